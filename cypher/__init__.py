@@ -1,0 +1,98 @@
+"""Every Cypher statement of the project, one per ``.cypher`` file, loaded by name.
+
+Resolution order for ``load(name, dialect)``: ``cypher/<dialect>/<name>.cypher`` if it exists,
+else ``cypher/<name>.cypher``. Dialect folders hold only what differs between Neo4j and the
+embedded database (DDL, bulk load, upserts); ``explore/`` holds the read-only queries analysts
+and the API's ``explore`` field may run.
+
+Each file starts with ``//`` header lines naming its parameters and returned columns. Values
+always travel as ``$parameters``. Identifiers (labels, relationship types, property names) that
+vary with the data model are written as ``__UPPER__`` placeholders — valid Cypher names, so the
+files lint as they are — and filled by :func:`render` only with names that pass
+:func:`check_identifier`; callers take those names from the schema allowlist (:mod:`graph.schema`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+
+from graph.errors import QueryError
+
+DIALECTS = ("embedded", "neo4j")
+_PLACEHOLDER = re.compile(r"__([A-Z][A-Z0-9_]*?)__")
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+@dataclass(frozen=True)
+class Statement:
+    name: str  # e.g. "count_nodes" or "explore/top_cited"
+    dialect: str | None  # None: shared by both backends
+    text: str  # the statement without its header
+    header: str  # the leading // lines
+
+    @property
+    def placeholders(self) -> frozenset[str]:
+        return frozenset(_PLACEHOLDER.findall(self.text))
+
+
+def check_identifier(name: str) -> str:
+    """``name`` if it is a plain Cypher identifier, else :class:`QueryError`; never quote-escaped."""
+    if not _IDENTIFIER.match(name):
+        raise QueryError(f"{name!r} is not a plain identifier; labels, types and properties come from the schema")
+    return name
+
+
+def _split_header(raw: str) -> tuple[str, str]:
+    lines = raw.strip().splitlines()
+    header = [line for line in lines if line.startswith("//")]
+    body = [line for line in lines if not line.startswith("//")]
+    return "\n".join(header), "\n".join(body).strip()
+
+
+@cache
+def load(name: str, dialect: str | None = None) -> Statement:
+    """The statement called ``name``, preferring the dialect's own version."""
+    if dialect is not None and dialect not in DIALECTS:
+        raise QueryError(f"unknown Cypher dialect {dialect!r}; expected one of {DIALECTS}")
+    root = resources.files(__name__)
+    candidates = ([(dialect, f"{dialect}/{name}.cypher")] if dialect else []) + [(None, f"{name}.cypher")]
+    for found_dialect, relative in candidates:
+        path = root.joinpath(relative)
+        if path.is_file():
+            header, text = _split_header(path.read_text(encoding="utf-8"))
+            if not header:
+                raise QueryError(f"cypher/{relative} has no // header naming its parameters and columns")
+            return Statement(name, found_dialect, text, header)
+    where = f" for dialect {dialect!r}" if dialect else ""
+    raise QueryError(f"no Cypher statement named {name!r}{where}; expected cypher/{candidates[0][1]}")
+
+
+def render(statement: Statement, identifiers: dict[str, str] | None = None) -> str:
+    """The statement text with every ``__NAME__`` placeholder replaced by ``identifiers[NAME]``.
+
+    Identifier values must be plain names (checked) or, for the few list-valued placeholders such
+    as ``__ASSIGNMENTS__``, text the caller assembled from checked names only.
+    """
+    identifiers = identifiers or {}
+    missing = statement.placeholders - identifiers.keys()
+    if missing:
+        raise QueryError(f"statement {statement.name!r} needs identifiers {sorted(missing)}")
+
+    def substitute(match: re.Match[str]) -> str:
+        return identifiers[match.group(1)]
+
+    return _PLACEHOLDER.sub(substitute, statement.text)
+
+
+def names(folder: str | None = None) -> list[str]:
+    """Names of the statements in ``cypher/`` (shared) or in one of its folders."""
+    root = resources.files(__name__)
+    base = root.joinpath(folder) if folder else root
+    prefix = f"{folder}/" if folder and folder not in DIALECTS else ""
+    return sorted(prefix + entry.name[: -len(".cypher")] for entry in base.iterdir() if entry.name.endswith(".cypher"))
+
+
+__all__ = ["DIALECTS", "Statement", "check_identifier", "load", "names", "render"]

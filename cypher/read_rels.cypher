@@ -1,0 +1,5 @@
+// Every relationship of one type with its endpoint keys and stored properties.
+// identifiers: __SOURCE__, __SOURCE_KEY__, __TYPE__, __TARGET__, __TARGET_KEY__, __COLUMNS__ (", r.p AS p" per property, or empty)
+// returns: source, target, one column per property
+MATCH (a:__SOURCE__)-[r:__TYPE__]->(b:__TARGET__)
+RETURN a.__SOURCE_KEY__ AS source, b.__TARGET_KEY__ AS target__COLUMNS__

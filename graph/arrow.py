@@ -1,0 +1,79 @@
+"""Typed Arrow tables from canonical pandas frames: one conversion, used by every bulk write.
+
+LadybugDB's COPY and LOAD FROM read Arrow directly. Building the Arrow columns with the schema's
+types (rather than letting pandas guess) keeps nullable integers, missing vectors and empty
+lists exact.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from graph.schema import Kind, Property
+
+_SCALAR_TYPES = {
+    Kind.STRING: pa.string(),
+    Kind.INT: pa.int64(),
+    Kind.FLOAT: pa.float64(),
+    Kind.BOOL: pa.bool_(),
+    Kind.STRING_LIST: pa.list_(pa.string()),
+    Kind.FLOAT_LIST: pa.list_(pa.float64()),
+}
+
+
+def arrow_type(prop: Property) -> pa.DataType:
+    if prop.kind is Kind.VECTOR32:
+        return pa.list_(pa.float32(), prop.size)
+    if prop.kind is Kind.VECTOR64:
+        return pa.list_(pa.float64(), prop.size)
+    return _SCALAR_TYPES[prop.kind]
+
+
+def _is_missing(value: object) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def arrow_column(values: pd.Series | None, prop: Property, length: int) -> pa.Array:
+    """One column as ``prop``'s Arrow type; ``None`` gives a column of nulls."""
+    kind = arrow_type(prop)
+    if values is None:
+        return pa.nulls(length, type=kind)
+    if prop.kind in (Kind.INT, Kind.FLOAT):
+        numeric = pd.to_numeric(values, errors="coerce") if not pd.api.types.is_bool_dtype(values) else values.astype("float64")
+        array = numeric.to_numpy(dtype="float64", na_value=np.nan)
+        mask = np.isnan(array)
+        if prop.kind is Kind.INT:
+            return pa.array(np.where(mask, 0, array).astype(np.int64), type=kind, mask=mask)
+        return pa.array(array, type=kind, mask=mask)
+    if prop.kind is Kind.STRING:
+        if values.dtype == object:
+            return pa.array(values.to_numpy(), type=kind, from_pandas=True)
+        return pa.array(values.astype(object).where(values.notna(), None).to_numpy(), type=kind)
+    if prop.kind is Kind.BOOL:
+        return pa.array([None if _is_missing(v) else bool(v) for v in values.to_numpy()], type=kind)
+    if prop.is_vector:
+        dtype = np.float32 if prop.kind is Kind.VECTOR32 else np.float64
+        raw = values.to_numpy()
+        present = np.fromiter((not _is_missing(v) for v in raw), dtype=bool, count=len(raw))
+        if present.all() and len(raw):
+            flat = np.stack([np.asarray(v, dtype=dtype) for v in raw]).reshape(-1)  # (n * size,)
+            return pa.FixedSizeListArray.from_arrays(pa.array(flat), prop.size)
+        return pa.array([np.asarray(v, dtype=dtype) if ok else None for v, ok in zip(raw, present)], type=kind)
+    return pa.array([None if _is_missing(v) else list(v) for v in values.to_numpy()], type=kind)
+
+
+def arrow_table(frame: pd.DataFrame, columns: list[tuple[str, Property]]) -> pa.Table:
+    """A table with exactly ``columns`` (frame column, property) in that order; absent ones are nulls.
+
+    Arrow column names are the property names, so a frame column can be stored under another name.
+    """
+    length = len(frame)
+    arrays = [arrow_column(frame[name] if name in frame.columns else None, prop, length) for name, prop in columns]
+    return pa.Table.from_arrays(arrays, names=[prop.name for _, prop in columns])
+
+
+__all__ = ["arrow_column", "arrow_table", "arrow_type"]

@@ -1,0 +1,147 @@
+"""The store interface every backend implements, and what it returns.
+
+A :class:`GraphStore` knows the schema, runs named statements from :mod:`cypher`, applies a
+validated batch atomically, and writes computed properties back. Callers never see driver
+objects or Cypher strings; they pass labels/types (checked against the schema) and frames.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from graph.errors import SchemaError
+from graph.schema import ORIGIN_COLUMN, Schema
+
+
+@dataclass(frozen=True)
+class WriteResult:
+    created: int  # rows that became new nodes/edges
+    matched: int  # rows that were already there (their given properties now set)
+
+
+class GraphStore(ABC):
+    """One graph, one schema, two backends (:class:`~graph.embedded.EmbeddedStore`, :class:`~graph.neo4j.Neo4jStore`)."""
+
+    backend: str = ""
+    dialect: str = ""
+
+    def __init__(self, schema: Schema, *, read_only: bool) -> None:
+        self.schema = schema
+        self.read_only = read_only
+
+    # lifecycle -------------------------------------------------------------------------------
+    @abstractmethod
+    def ensure_schema(self) -> None:
+        """Create missing tables/constraints (idempotent) and check existing ones against the schema."""
+
+    @abstractmethod
+    def close(self) -> None: ...
+
+    def __enter__(self) -> GraphStore:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        self.close()
+
+    @abstractmethod
+    def describe(self) -> str:
+        """Where this store lives, for messages (path or URI, never credentials)."""
+
+    # reads -----------------------------------------------------------------------------------
+    @abstractmethod
+    def query(self, name: str, params: Mapping[str, Any] | None = None, identifiers: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
+        """Rows of the named statement from ``cypher/`` (read-only statements only through the API)."""
+
+    @abstractmethod
+    def read_only_query(self, text: str, params: Mapping[str, Any] | None = None) -> tuple[list[str], list[list[Any]]]:
+        """Columns and rows of a user's query, refused if it would write."""
+
+    @abstractmethod
+    def has_nodes(self, label: str, keys: pd.Series) -> np.ndarray:
+        """Boolean mask over ``keys``: which nodes of ``label`` exist in the store."""
+
+    @abstractmethod
+    def read_edges(self, rel_type: str) -> pd.DataFrame:
+        """Every edge of ``rel_type``: ``source``, ``target`` and each property of the type."""
+
+    def count_nodes(self, label: str) -> int:
+        self.schema.node(label)
+        return int(self.query("count_nodes", identifiers={"LABEL": label})[0]["n"])
+
+    def count_rels(self, rel_type: str) -> int:
+        self.schema.rel(rel_type)
+        return int(self.query("count_rels", identifiers={"TYPE": rel_type})[0]["n"])
+
+    def stats(self) -> dict[str, dict[str, int]]:
+        """Node counts per label and relationship counts per type."""
+        return {
+            "nodes": {label: self.count_nodes(label) for label in self.schema.nodes},
+            "relationships": {rel: self.count_rels(rel) for rel in self.schema.rels},
+        }
+
+    # writes ----------------------------------------------------------------------------------
+    @abstractmethod
+    def apply(self, nodes: Mapping[str, pd.DataFrame], rels: Mapping[str, pd.DataFrame]) -> dict[str, WriteResult]:
+        """Upsert validated node and relationship tables, all or nothing.
+
+        Nodes merge on their key; a null in a frame keeps the stored value. Edges merge on
+        ``(source, target, *identity)``. Callers go through :func:`graph.ingest.ingest`, which validates.
+        """
+
+    @abstractmethod
+    def _set_node_properties(self, label: str, frame: pd.DataFrame) -> None:
+        """Set the frame's properties on nodes that exist (keys already checked)."""
+
+    @abstractmethod
+    def _replace_edges(self, rel_type: str, frame: pd.DataFrame) -> int:
+        """Replace every edge of ``rel_type`` by the frame's (validated) edges, atomically."""
+
+    def replace_edges(self, rel_type: str, frame: pd.DataFrame) -> int:
+        """Replace every edge of ``rel_type`` by ``frame`` (``source``, ``target``, properties), atomically.
+
+        For recomputed edges such as CO_CITED: re-running replaces, never duplicates. The frame is
+        validated first; any reject raises :class:`~graph.errors.ValidationError` and nothing changes.
+        """
+        from graph.ingest import require_valid_rels  # local: ingest builds on this module
+
+        clean = require_valid_rels(self, rel_type, frame)
+        return self._replace_edges(rel_type, clean)
+
+    def upsert_edges(self, rel_type: str, frame: pd.DataFrame) -> WriteResult:
+        """Add or update edges of ``rel_type`` by identity; validated first, all or nothing."""
+        from graph.ingest import require_valid_rels
+
+        clean = require_valid_rels(self, rel_type, frame)
+        return self.apply({}, {rel_type: clean})[rel_type]
+
+    def write_node_properties(self, label: str, key: str, frame: pd.DataFrame) -> int:
+        """Write computed properties (``frame``: the key column plus properties) onto existing nodes.
+
+        Unlike ingest, a null here is written as a null: a recomputation replaces old values.
+        Returns how many nodes were updated; keys that match no node raise :class:`SchemaError`
+        naming a few of them, since a write-back for a node that does not exist is a bug upstream.
+        """
+        node = self.schema.node(label)
+        if key != node.key:
+            raise SchemaError(f"{label} nodes are keyed by `{node.key}`, not `{key}`")
+        self.schema.check_properties(node, [c for c in frame.columns if c not in (key, ORIGIN_COLUMN)])
+        if frame.empty:
+            return 0
+        if frame[key].duplicated().any():
+            raise SchemaError(f"write-back for {label} repeats keys, e.g. {frame[key][frame[key].duplicated()].iloc[0]!r}")
+        present = self.has_nodes(label, frame[key])
+        if not present.all():
+            missing = frame[key][~present].head(3).tolist()
+            raise SchemaError(f"write-back for {label}: {int((~present).sum())} keys match no node, e.g. {missing}")
+        self._set_node_properties(label, frame.drop(columns=[ORIGIN_COLUMN], errors="ignore"))
+        return len(frame)
+
+
+__all__ = ["GraphStore", "WriteResult"]
