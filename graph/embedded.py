@@ -96,12 +96,16 @@ class EmbeddedStore(GraphStore):
 
     def query(self, name: str, params: Mapping[str, Any] | None = None, identifiers: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
         result = self._run(name, params, identifiers)
+        if not result.get_column_names():  # DDL and writes return no columns
+            return []
         return result.get_as_arrow().to_pylist()
 
     def read_only_query(self, text: str, params: Mapping[str, Any] | None = None) -> tuple[list[str], list[list[Any]]]:
         if not self.read_only:
             raise QueryError("ad-hoc queries run only on a store opened read-only (the CLI and the server do that)")
         result = self._execute(text, params, what="query")
+        if not result.get_column_names():
+            return [], []
         table: pa.Table = result.get_as_arrow()
         return table.column_names, [list(row.values()) for row in table.to_pylist()]
 

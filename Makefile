@@ -1,0 +1,49 @@
+# citegraph — the two commands are `make demo` and `make test`; the rest are their parts.
+PYTHON       ?= python3
+VENV         ?= .venv
+BIN          := $(VENV)/bin
+export CITEGRAPH_DATA ?= ../shared/data
+export CITEGRAPH_DB   ?= var/citegraph.db
+# FULL=1 builds every step at full scale; the default scope is documented in README.md.
+FULL         ?=
+
+.PHONY: demo test install lint-tools build serve lint clean
+
+demo: install build serve
+
+test: install lint-tools
+	$(BIN)/python -m pytest
+
+install: $(VENV)/.installed
+
+# The torch pin goes in as a constraint: only torch==2.13.0 resolves to the local CPU wheel.
+$(VENV)/.installed: pyproject.toml constraints.txt
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev]'
+	touch $@
+
+# Neo4j's own Cypher linter, used by the tests on cypher/neo4j (pinned in cypher/lint/package-lock.json).
+lint-tools: cypher/lint/node_modules/.installed
+
+cypher/lint/node_modules/.installed: cypher/lint/package-lock.json
+	@if command -v npm >/dev/null 2>&1; then \
+		npm ci --prefix cypher/lint --no-audit --no-fund --loglevel=error && touch $@; \
+	else \
+		echo "npm not found: the Neo4j Cypher lint tests will be skipped"; \
+	fi
+
+build: install
+	$(BIN)/citegraph ingest all
+	$(BIN)/citegraph compute all
+	$(BIN)/citegraph stats
+
+serve: install
+	$(BIN)/citegraph serve
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/mypy
+
+clean:
+	rm -rf var/citegraph.db var/citegraph.db.wal var/rejects

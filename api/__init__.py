@@ -1,0 +1,1 @@
+"""The application: CLI, GraphQL schema and ASGI app, and the services that compose graph + gnn."""

@@ -1,0 +1,247 @@
+"""The ``citegraph`` command line.
+
+Every subcommand opens the store from ``--db`` / ``CITEGRAPH_DB`` (or Neo4j with ``--backend neo4j``
+and ``NEO4J_*``), does one job, and exits non-zero with a one-line error on failure (the
+traceback only with ``--debug``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import logging
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from tqdm import tqdm
+
+from api.settings import AppSettings
+from graph import CitegraphError, GraphStore, StoreConfig, ingest, open_store
+from graph.errors import ConfigError
+from graph.ingest import ON_ERROR
+
+log = logging.getLogger("citegraph")
+
+COMPUTE_STEPS = ("citation-counts",)
+
+
+def _open(args: argparse.Namespace, *, read_only: bool = False) -> GraphStore:
+    return open_store(StoreConfig.from_env(db_path=args.db, backend=args.backend, read_only=read_only))
+
+
+# ingest ---------------------------------------------------------------------------------------
+def cmd_ingest(args: argparse.Namespace) -> int:
+    import loaders
+
+    settings = AppSettings.from_env()
+    data_dir = Path(args.data) if args.data else settings.data_dir
+    if args.source == "all":
+        if args.path:
+            raise ConfigError("`citegraph ingest all` takes no PATH; it reads every source under --data / CITEGRAPH_DATA")
+        sources = [(source, data_dir / source.path) for source in loaders.available(data_dir)]
+        if not sources:
+            raise ConfigError(
+                f"no known source under {data_dir}; set CITEGRAPH_DATA to the data folder (see ../shared/data/README.md)"
+            )
+    else:
+        if args.source not in loaders.SOURCES:
+            raise ConfigError(f"unknown source {args.source!r}; known: all, {', '.join(loaders.SOURCES)}")
+        source = loaders.SOURCES[args.source]
+        sources = [(source, Path(args.path) if args.path else data_dir / source.path)]
+    rejects_dir = Path(args.rejects_dir) if args.rejects_dir else settings.rejects_dir
+    reports = []
+    with _open(args) as store:
+        for source, path in tqdm(sources, desc="ingest", unit="source", disable=len(sources) < 2 or args.quiet):
+            if not path.exists():
+                raise ConfigError(f"{source.name}: {path} does not exist; pass the right PATH or set CITEGRAPH_DATA")
+            batch = source.load(path)
+            report = ingest(store, batch, on_error=args.on_error, rejects_dir=rejects_dir)
+            reports.append(report)
+            if not args.json:
+                print(report.summary())
+    if args.json:
+        print(json.dumps([r.as_dict() for r in reports], indent=2))
+    return 0
+
+
+# compute --------------------------------------------------------------------------------------
+def cmd_compute(args: argparse.Namespace) -> int:
+    from gnn import compute_citation_counts
+
+    steps = COMPUTE_STEPS if args.step == "all" else (args.step,)
+    with _open(args) as store:
+        for step in steps:
+            started = time.perf_counter()
+            if step == "citation-counts":
+                written = compute_citation_counts(store)
+                print(f"citation-counts: n_cited written on {written} papers ({time.perf_counter() - started:.1f}s)")
+    return 0
+
+
+# stats / cypher / export ----------------------------------------------------------------------
+def cmd_stats(args: argparse.Namespace) -> int:
+    with _open(args, read_only=True) as store:
+        stats = store.stats()
+    if args.json:
+        print(json.dumps(stats, indent=2))
+    else:
+        for section, counts in stats.items():
+            print(section)
+            for name, count in counts.items():
+                print(f"  {name:<16}{count:>12,}")
+    return 0
+
+
+def _parse_param(text: str) -> tuple[str, Any]:
+    name, sep, raw = text.partition("=")
+    if not sep or not name.isidentifier():
+        raise ConfigError(f"--param {text!r} is not NAME=VALUE (VALUE is JSON, or plain text)")
+    try:
+        return name, json.loads(raw)
+    except json.JSONDecodeError:
+        return name, raw
+
+
+def _format_rows(columns: list[str], rows: list[list[Any]], fmt: str) -> str:
+    if fmt == "json":
+        return json.dumps([dict(zip(columns, row)) for row in rows], indent=2, default=str)
+    if fmt == "csv":
+        import io
+
+        buffer = io.StringIO()
+        writer = csv.writer(buffer)
+        writer.writerow(columns)
+        writer.writerows(rows)
+        return buffer.getvalue().rstrip("\n")
+    cells = [[str(c) for c in columns]] + [["" if v is None else str(v) for v in row] for row in rows]
+    widths = [min(60, max(len(r[i]) for r in cells)) for i in range(len(columns))]
+    lines = [" | ".join(v[:60].ljust(w) for v, w in zip(r, widths)) for r in cells]
+    lines.insert(1, "-+-".join("-" * w for w in widths))
+    return "\n".join([*lines, f"({len(rows)} rows)"])
+
+
+def cmd_cypher(args: argparse.Namespace) -> int:
+    if (args.query is None) == (args.file is None):
+        raise ConfigError("give a query string or --file FILE (one of the two)")
+    text = Path(args.file).read_text(encoding="utf-8") if args.file else args.query
+    params = dict(_parse_param(p) for p in args.param)
+    with _open(args, read_only=True) as store:
+        columns, rows = store.read_only_query(text, params)
+    print(_format_rows(columns, rows, args.format))
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    out = Path(args.out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    with _open(args, read_only=True) as store:
+        written = export_tables(store, out, args.format)
+    for path, rows in written:
+        print(f"{path}\t{rows} rows")
+    return 0
+
+
+def export_tables(store: GraphStore, out: Path, fmt: str) -> list[tuple[Path, int]]:
+    """Every relationship type as a table (source, target, properties) for pandas/Gephi/VOSviewer users."""
+    written = []
+    for rel_type in store.schema.rels:
+        frame = store.read_edges(rel_type)
+        path = out / f"{rel_type}.{fmt}"
+        if fmt == "parquet":
+            frame.to_parquet(path, index=False)
+        else:
+            frame.to_csv(path, index=False)
+        written.append((path, len(frame)))
+    return written
+
+
+# serve ----------------------------------------------------------------------------------------
+def cmd_serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from api.app import create_app
+
+    settings = AppSettings.from_env()
+    host, port = args.host or settings.host, args.port or settings.port
+    config = StoreConfig.from_env(db_path=args.db, backend=args.backend, read_only=True)
+    app = create_app(config, settings)
+    print(f"citegraph GraphQL API on http://{host}:{port}/graphql  (health: /healthz, ready: /readyz)")
+    print('  try: curl -s http://%s:%d/graphql -H "content-type: application/json" \\' % (host, port))
+    print("         -d '{\"query\": \"{ stats { label count } }\"}'")
+    print("       { papers(search: \"machine translation\", first: 3) { id title year nCited authors { name } } }")
+    uvicorn.run(app, host=host, port=port, log_level="warning" if args.quiet else "info")
+    return 0
+
+
+# parser ---------------------------------------------------------------------------------------
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="citegraph", description="Build, compute, query and serve the citation graph.")
+    parser.add_argument("--db", help="embedded store file (default: $CITEGRAPH_DB or var/citegraph.db)")
+    parser.add_argument("--backend", choices=["embedded", "neo4j"], help="store backend (default: $CITEGRAPH_BACKEND or embedded)")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    parser.add_argument("-q", "--quiet", action="store_true", help="less output (no progress bars)")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("ingest", help="load a source (or all sources) into the store")
+    p.add_argument("source", help="'all' or a source name (see `citegraph ingest --help`)")
+    p.add_argument("path", nargs="?", help="file or folder of the source (default: its place under --data)")
+    p.add_argument("--data", help="data folder (default: $CITEGRAPH_DATA or ../shared/data)")
+    p.add_argument("--on-error", choices=ON_ERROR, default="fail", help="fail: stop before writing on any bad record; skip: load the rest")
+    p.add_argument("--rejects-dir", help="where to write rejected records (default: var/rejects)")
+    p.add_argument("--json", action="store_true", help="print the ingest reports as JSON")
+    p.set_defaults(func=cmd_ingest)
+
+    p = sub.add_parser("compute", help="run compute steps that write results back into the graph")
+    p.add_argument("step", choices=["all", *COMPUTE_STEPS], help="which step")
+    p.set_defaults(func=cmd_compute)
+
+    p = sub.add_parser("stats", help="node and relationship counts")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_stats)
+
+    p = sub.add_parser("cypher", help="run a read-only Cypher query against the store")
+    p.add_argument("query", nargs="?", help="the query text")
+    p.add_argument("--file", help="read the query from a file")
+    p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help="query parameter (VALUE as JSON or text)")
+    p.add_argument("--format", choices=["table", "json", "csv"], default="table")
+    p.set_defaults(func=cmd_cypher)
+
+    p = sub.add_parser("export", help="export the graph (tables: every relationship type as an edge list)")
+    p.add_argument("kind", choices=["tables"], help="tables: edge lists for pandas, Gephi, VOSviewer")
+    p.add_argument("out_dir")
+    p.add_argument("--format", choices=["csv", "parquet"], default="csv")
+    p.set_defaults(func=cmd_export)
+
+    p = sub.add_parser("serve", help="serve the GraphQL API")
+    p.add_argument("--host", help="bind address (default: $CITEGRAPH_HOST or 127.0.0.1)")
+    p.add_argument("--port", type=int, help="port (default: $CITEGRAPH_PORT or 8000)")
+    p.set_defaults(func=cmd_serve)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    try:
+        return int(args.func(args))
+    except CitegraphError as exc:
+        if args.debug:
+            raise
+        print(f"citegraph: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("citegraph: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # a bug: say so in one line, the traceback is one flag away
+        if args.debug:
+            raise
+        print(f"citegraph: internal error: {type(exc).__name__}: {exc} (rerun with --debug for the traceback)", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,34 @@
+"""Application settings read from the environment once, at the edge (CLI entry, server start)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from graph.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class AppSettings:
+    data_dir: Path  # CITEGRAPH_DATA: the public corpora (default ../shared/data beside the checkout)
+    cache_dir: Path  # CITEGRAPH_CACHE: embeddings and trained models, shared by every checkout
+    rejects_dir: Path  # where ingest writes its reports of rejected records
+    host: str = "127.0.0.1"  # CITEGRAPH_HOST: loopback by default; expose deliberately
+    port: int = 8000  # CITEGRAPH_PORT
+    max_results: int = 200  # cap on any list a client can ask for (first/k/limit)
+
+    @classmethod
+    def from_env(cls) -> AppSettings:
+        env = os.environ
+        try:
+            port = int(env.get("CITEGRAPH_PORT", "8000"))
+        except ValueError as exc:
+            raise ConfigError(f"CITEGRAPH_PORT is {env['CITEGRAPH_PORT']!r}; expected a port number") from exc
+        return cls(
+            data_dir=Path(env.get("CITEGRAPH_DATA", "../shared/data")),
+            cache_dir=Path(env.get("CITEGRAPH_CACHE", Path.home() / ".cache" / "citegraph")),
+            rejects_dir=Path(env.get("CITEGRAPH_REJECTS", "var/rejects")),
+            host=env.get("CITEGRAPH_HOST", "127.0.0.1"),
+            port=port,
+        )

@@ -1,0 +1,10 @@
+// Papers whose title contains the given text (case-insensitive) within a year range, most cited first.
+// parameters: $text (lower-case), $year_min, $year_max (integers; pass wide bounds for open ends), $limit
+// returns: id
+MATCH (p:Paper)
+WHERE lower(p.title) CONTAINS $text
+  AND coalesce(p.year, 0) >= $year_min
+  AND coalesce(p.year, 0) <= $year_max
+RETURN p.id AS id, coalesce(p.n_cited, 0) AS rank_key
+ORDER BY rank_key DESC, id
+LIMIT $limit

@@ -1,0 +1,431 @@
+"""The Neo4j backend: the same store interface over the official ``neo4j`` driver.
+
+Reads go through ``driver.execute_query(..., routing_=READ)``; every write is a managed
+transaction (``session.execute_write``) made of ``UNWIND $rows`` batches of
+:attr:`StoreConfig.batch_size <graph.config.StoreConfig.batch_size>` rows. The statements only
+MERGE (or delete before re-merging), so the driver may retry a transaction function safely, and
+each function consumes its results before it returns. :meth:`Neo4jStore.apply` runs the whole
+batch in ONE transaction: a failure anywhere leaves the store as it was.
+
+Driver errors are translated where they enter (:meth:`Neo4jStore._calling`): users see a
+:class:`~graph.errors.StoreUnavailableError` that names ``NEO4J_URI`` or ``NEO4J_USER`` /
+``NEO4J_PASSWORD``, or a :class:`~graph.errors.QueryError` / :class:`~graph.errors.StoreError`
+naming the statement, never a driver traceback.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, TypeVar
+from urllib.parse import urlsplit, urlunsplit
+
+import numpy as np
+import pandas as pd
+from neo4j import READ_ACCESS, Driver, GraphDatabase, ManagedTransaction, RoutingControl
+from neo4j.exceptions import (
+    AuthError,
+    ClientError,
+    ConfigurationError,
+    CypherSyntaxError,
+    DriverError,
+    Neo4jError,
+    ServiceUnavailable,
+    SessionExpired,
+    TransientError,
+)
+
+import cypher
+from graph.arrow import arrow_table
+from graph.config import StoreConfig
+from graph.errors import CitegraphError, ConfigError, QueryError, StoreError, StoreUnavailableError
+from graph.schema import SOURCE_COLUMN, TARGET_COLUMN, Kind, Property, RelType, Schema
+from graph.store import GraphStore, WriteResult
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+Row = dict[str, Any]
+
+_DATABASE_NOT_FOUND = "Neo.ClientError.Database.DatabaseNotFound"
+_ACCESS_MODE = "Neo.ClientError.Statement.AccessMode"  # a write in a read-access transaction
+_ENDPOINTS = [(SOURCE_COLUMN, Property(SOURCE_COLUMN, Kind.STRING)), (TARGET_COLUMN, Property(TARGET_COLUMN, Kind.STRING))]
+
+
+@dataclass
+class _Step:
+    """The statement running now, so an error raised later in a transaction names it."""
+
+    name: str
+
+
+def constraint_name(label: str, key: str) -> str:
+    """Name of the uniqueness constraint on ``label``'s key: ``ArxivCategory``, ``code`` -> ``arxiv_category_code_unique``."""
+    snake = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", label).lower()
+    return cypher.check_identifier(f"{snake}_{key}_unique")
+
+
+def _public_uri(uri: str) -> str:
+    """``uri`` without any ``user:password@`` part, for messages."""
+    parts = urlsplit(uri)
+    if parts.username is None and parts.password is None:
+        return uri
+    host = parts.hostname or ""
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+def _reason(exc: BaseException) -> str:
+    """The driver's or server's own message, first line only."""
+    message = getattr(exc, "message", None)
+    # Errors built locally (not from a server reply) carry a placeholder message; their args say more.
+    if not isinstance(message, str) or not message or message.startswith("An unknown error"):
+        message = str(exc)
+    lines = message.strip().splitlines()
+    return lines[0] if lines else type(exc).__name__
+
+
+class Neo4jStore(GraphStore):
+    """A :class:`GraphStore` on a Neo4j server (5.x or later).
+
+    Args:
+        driver: an open :class:`neo4j.Driver`; the store closes it in :meth:`close`.
+        schema: the data model (labels, types, properties allowed in statements).
+        uri: where ``driver`` points, for messages (credentials are stripped).
+        database: the database to use; ``None`` lets the server pick its default.
+        user: the user name, for messages about refused credentials.
+        batch_size: rows per ``UNWIND $rows`` statement (default: 2000).
+        read_only: refuse writes and skip creating constraints (default: ``False``).
+    """
+
+    backend = "neo4j"
+    dialect = "neo4j"
+
+    def __init__(
+        self,
+        driver: Driver,
+        schema: Schema,
+        *,
+        uri: str,
+        database: str | None = None,
+        user: str = "neo4j",
+        batch_size: int = 2_000,
+        read_only: bool = False,
+    ) -> None:
+        super().__init__(schema, read_only=read_only)
+        self._driver: Driver | None = driver
+        self.uri = _public_uri(uri)
+        self.database = database
+        self.user = user
+        self.batch_size = batch_size
+
+    @classmethod
+    def from_config(cls, config: StoreConfig, schema: Schema) -> Neo4jStore:
+        """A store on ``config.neo4j_uri`` (no connection is made until the first statement)."""
+        uri = config.neo4j_uri
+        if not uri:
+            raise ConfigError("the neo4j backend needs NEO4J_URI (e.g. neo4j://localhost:7687) and NEO4J_PASSWORD")
+        if _public_uri(uri) != uri:
+            raise ConfigError("NEO4J_URI must not carry credentials; set NEO4J_USER and NEO4J_PASSWORD instead")
+        # No password: connect without authentication (a server with auth disabled accepts that).
+        auth = (config.neo4j_user, config.neo4j_password) if config.neo4j_password is not None else None
+        try:
+            driver = GraphDatabase.driver(uri, auth=auth)
+        except (ConfigurationError, ValueError) as exc:
+            raise ConfigError(
+                f"NEO4J_URI {uri!r} is not usable: {_reason(exc)}; expected e.g. neo4j://localhost:7687 or bolt://host:7687"
+            ) from exc
+        return cls(
+            driver,
+            schema,
+            uri=uri,
+            database=config.neo4j_database,
+            user=config.neo4j_user,
+            batch_size=config.batch_size,
+            read_only=config.read_only,
+        )
+
+    def describe(self) -> str:
+        database = f"database {self.database}" if self.database else "the server's default database"
+        return f"Neo4j {self.uri} ({database})"
+
+    def close(self) -> None:
+        if self._driver is not None:
+            self._driver.close()
+            self._driver = None
+
+    @property
+    def driver(self) -> Driver:
+        if self._driver is None:
+            raise StoreError(f"{self.describe()} is closed; open the store again")
+        return self._driver
+
+    # errors ----------------------------------------------------------------------------------
+    @contextmanager
+    def _calling(self, what: str, *, user_query: bool = False) -> Iterator[_Step]:
+        """Translate driver errors raised in the block; the block may advance ``step.name``."""
+        step = _Step(what)
+        try:
+            yield step
+        except (Neo4jError, DriverError) as exc:
+            raise self._translate(exc, step.name, user_query=user_query) from exc
+
+    def _translate(self, exc: Neo4jError | DriverError, what: str, *, user_query: bool = False) -> CitegraphError:
+        reason = _reason(exc)
+        code = exc.code if isinstance(exc, Neo4jError) else ""
+        if isinstance(exc, AuthError):  # a ClientError too: check it first
+            return StoreUnavailableError(
+                f"Neo4j at {self.uri} refused the credentials of user {self.user!r}: {reason}; "
+                "check NEO4J_USER / NEO4J_PASSWORD"
+            )
+        if isinstance(exc, (ServiceUnavailable, SessionExpired)):
+            return StoreUnavailableError(
+                f"cannot reach Neo4j at {self.uri}: {reason}; check NEO4J_URI and that the server is running"
+            )
+        if code == _DATABASE_NOT_FOUND:
+            return StoreUnavailableError(
+                f"{self.describe()}: {reason}; check NEO4J_DATABASE (unset it to use the server's default database)"
+            )
+        if code == _ACCESS_MODE:
+            return QueryError(f"`{what}` would write, and {self.describe()} runs it read-only: {reason}")
+        if isinstance(exc, CypherSyntaxError):
+            if user_query:
+                return QueryError(f"the query is not valid Cypher: {reason}")
+            return QueryError(
+                f"statement `{what}` is not valid Neo4j Cypher: {reason}; fix cypher/neo4j/{what}.cypher "
+                f"(or cypher/{what}.cypher) and run tests/cypher/test_statements_lint.py"
+            )
+        if isinstance(exc, ClientError):
+            if user_query:
+                return QueryError(f"Neo4j refused the query: {reason}")
+            return StoreError(f"{self.describe()}: `{what}` was refused: {reason}")
+        if isinstance(exc, TransientError):
+            return StoreError(f"{self.describe()}: `{what}` failed after retries: {reason}; try again later")
+        return StoreError(f"{self.describe()}: `{what}` failed: {reason}")
+
+    # statements ------------------------------------------------------------------------------
+    def _text(self, name: str, identifiers: Mapping[str, str] | None = None) -> str:
+        return cypher.render(cypher.load(name, self.dialect), dict(identifiers or {}))
+
+    def _read(self, name: str, text: str, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+        with self._calling(name):
+            records, _, _ = self.driver.execute_query(
+                text, dict(params or {}), routing_=RoutingControl.READ, database_=self.database
+            )
+        return [record.data() for record in records]
+
+    def query(self, name: str, params: Mapping[str, Any] | None = None, identifiers: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
+        """Rows of a named statement, run in a read transaction (a statement that writes is refused by the server)."""
+        return self._read(name, self._text(name, identifiers), params)
+
+    def read_only_query(self, text: str, params: Mapping[str, Any] | None = None) -> tuple[list[str], list[list[Any]]]:
+        """Columns and rows of a user's query; refused unless Neo4j plans it as a pure read.
+
+        ``EXPLAIN`` plans the query without running it and the summary's ``query_type`` says what
+        it would do (``r``, ``rw``, ``w``, or ``s`` for schema changes). Only ``r`` runs, in a
+        session opened with read access, so the server refuses a write that slipped past the plan.
+        """
+        parameters = dict(params or {})
+        with self._calling("query", user_query=True):
+            planned = self.driver.execute_query(
+                f"EXPLAIN {text}", parameters, routing_=RoutingControl.READ, database_=self.database
+            )
+        query_type = planned.summary.query_type
+        if query_type != "r":
+            kind = {"w": "writes", "rw": "reads and writes", "s": "changes the schema"}.get(str(query_type), "may write")
+            raise QueryError(
+                f"this query {kind} (Neo4j plans it as {query_type!r}); `citegraph cypher` runs read-only queries only"
+            )
+
+        def work(tx: ManagedTransaction) -> tuple[list[str], list[list[Any]]]:
+            result = tx.run(text, parameters)
+            rows = [list(record.data().values()) for record in result]
+            return list(result.keys()), rows
+
+        with (
+            self._calling("query", user_query=True),
+            self.driver.session(database=self.database, default_access_mode=READ_ACCESS) as session,
+        ):
+            return session.execute_read(work)
+
+    # schema ----------------------------------------------------------------------------------
+    def ensure_schema(self) -> None:
+        """A uniqueness constraint (and so an index) on every label's key; read-only: only connect."""
+        if self.read_only:
+            with self._calling("connect"):
+                self.driver.verify_connectivity()
+            return
+        for node in self.schema.nodes.values():
+            name = constraint_name(node.label, node.key)
+            text = self._text(
+                "create_key_constraint",
+                {"NAME": name, "LABEL": cypher.check_identifier(node.label), "KEY": cypher.check_identifier(node.key)},
+            )
+            with self._calling("create_key_constraint"):
+                self.driver.execute_query(text, routing_=RoutingControl.WRITE, database_=self.database)
+            log.debug("%s: constraint %s in place", self.describe(), name)
+
+    # reads used by ingest --------------------------------------------------------------------
+    def has_nodes(self, label: str, keys: pd.Series) -> np.ndarray:
+        node = self.schema.node(label)
+        text = self._text("node_keys", {"LABEL": cypher.check_identifier(label), "KEY": cypher.check_identifier(node.key)})
+        wanted = [key for key in pd.unique(keys.to_numpy(dtype=object)) if not pd.isna(key)]
+        found: set[Any] = set()
+        for start in range(0, len(wanted), self.batch_size):
+            rows = self._read("node_keys", text, {"keys": wanted[start : start + self.batch_size]})
+            found.update(row["key"] for row in rows)
+        return np.asarray(keys.isin(found), dtype=bool)
+
+    def read_edges(self, rel_type: str) -> pd.DataFrame:
+        rel = self.schema.rel(rel_type)
+        source, target = self.schema.node(rel.source), self.schema.node(rel.target)
+        names = [cypher.check_identifier(p.name) for p in rel.properties]
+        text = self._text(
+            "read_rels",
+            {
+                "SOURCE": cypher.check_identifier(rel.source), "SOURCE_KEY": cypher.check_identifier(source.key),
+                "TYPE": cypher.check_identifier(rel.type),
+                "TARGET": cypher.check_identifier(rel.target), "TARGET_KEY": cypher.check_identifier(target.key),
+                "COLUMNS": "".join(f", r.{name} AS {name}" for name in names),
+            },
+        )
+        rows = self._read("read_rels", text)
+        frame = pd.DataFrame(rows, columns=[SOURCE_COLUMN, TARGET_COLUMN, *names])
+        # The same typed columns as the embedded store returns (nullable ints as floats, etc.).
+        return arrow_table(frame, [*_ENDPOINTS, *((p.name, p) for p in rel.properties)]).to_pandas()
+
+    # writes ----------------------------------------------------------------------------------
+    def _require_writable(self) -> None:
+        if self.read_only:
+            raise QueryError(f"{self.describe()} is open read-only; writes need a store opened for writing")
+
+    def _write(self, what: str, work: Callable[[ManagedTransaction, _Step], T]) -> T:
+        """``work`` in one managed write transaction (retried by the driver on transient errors)."""
+        self._require_writable()
+        with self._calling(what) as step, self.driver.session(database=self.database) as session:
+            return session.execute_write(work, step)
+
+    def _unwind(self, tx: ManagedTransaction, step: _Step, name: str, text: str, rows: list[Row], counter: str = "") -> int:
+        """Run ``text`` once per batch of ``rows``; the sum of ``counter`` over the batches' summaries."""
+        step.name = name
+        total = 0
+        for start in range(0, len(rows), self.batch_size):
+            summary = tx.run(text, {"rows": rows[start : start + self.batch_size]}).consume()
+            if counter:
+                total += int(getattr(summary.counters, counter))
+        return total
+
+    def _node_rows(self, label: str, frame: pd.DataFrame, *, keep_nulls: bool) -> list[Row]:
+        """``{key, props}`` rows; without ``keep_nulls`` props hold only known values (a null keeps the stored one)."""
+        node = self.schema.node(label)
+        columns = [(node.key, node.prop(node.key)), *((name, node.prop(name)) for name in self._node_properties(label, frame))]
+        rows = []
+        for record in arrow_table(frame, columns).to_pylist():  # native ints, floats and lists
+            key = record.pop(node.key)
+            rows.append({"key": key, "props": record if keep_nulls else {k: v for k, v in record.items() if v is not None}})
+        return rows
+
+    def _node_properties(self, label: str, frame: pd.DataFrame) -> list[str]:
+        """The frame's property columns (not the key, not ``_origin``)."""
+        node = self.schema.node(label)
+        known = {p.name for p in node.properties}
+        return [c for c in frame.columns if c != node.key and c in known]
+
+    def _node_statement(self, name: str, label: str) -> str:
+        node = self.schema.node(label)
+        return self._text(name, {"LABEL": cypher.check_identifier(label), "KEY": cypher.check_identifier(node.key)})
+
+    def _rel_statement(self, rel: RelType) -> str:
+        source, target = self.schema.node(rel.source), self.schema.node(rel.target)
+        identity = ", ".join(f"{cypher.check_identifier(p)}: row.identity.{p}" for p in rel.identity)
+        return self._text(
+            "merge_rels",
+            {
+                "SOURCE": cypher.check_identifier(rel.source), "SOURCE_KEY": cypher.check_identifier(source.key),
+                "TARGET": cypher.check_identifier(rel.target), "TARGET_KEY": cypher.check_identifier(target.key),
+                "TYPE": cypher.check_identifier(rel.type),
+                "IDENTITY": f" {{{identity}}}" if identity else "",
+            },
+        )
+
+    def _rel_rows(self, rel: RelType, frame: pd.DataFrame) -> list[Row]:
+        """``{source, target, identity, props}`` rows; props hold only known, non-identity values."""
+        names = [c for c in frame.columns if c in {p.name for p in rel.properties} and c not in rel.identity]
+        columns = [*_ENDPOINTS, *((name, rel.prop(name)) for name in (*rel.identity, *names))]
+        rows = []
+        for record in arrow_table(frame, columns).to_pylist():
+            rows.append(
+                {
+                    "source": record[SOURCE_COLUMN],
+                    "target": record[TARGET_COLUMN],
+                    # A missing identity property is "" (none given), as validation makes it.
+                    "identity": {name: "" if record[name] is None else record[name] for name in rel.identity},
+                    "props": {name: record[name] for name in names if record[name] is not None},
+                }
+            )
+        return rows
+
+    def apply(self, nodes: Mapping[str, pd.DataFrame], rels: Mapping[str, pd.DataFrame]) -> dict[str, WriteResult]:
+        """Merge every table in ONE write transaction: nodes first, then the edges between them."""
+        self._require_writable()
+        # Converted once, outside the transaction function, which the driver may call again on retry.
+        node_plan = {
+            label: (self._node_statement("merge_nodes", label), self._node_rows(label, frame, keep_nulls=False))
+            for label, frame in nodes.items()
+        }
+        rel_plan: dict[str, tuple[str, list[Row]]] = {}
+        for rel_type, frame in rels.items():
+            rel = self.schema.rel(rel_type)
+            rel_plan[rel_type] = (self._rel_statement(rel), self._rel_rows(rel, frame))
+
+        def work(tx: ManagedTransaction, step: _Step) -> dict[str, WriteResult]:
+            results: dict[str, WriteResult] = {}
+            for label, (text, rows) in node_plan.items():
+                created = self._unwind(tx, step, "merge_nodes", text, rows, "nodes_created")
+                results[label] = WriteResult(created=created, matched=len(rows) - created)
+            for rel_type, (text, rows) in rel_plan.items():
+                created = self._unwind(tx, step, "merge_rels", text, rows, "relationships_created")
+                results[rel_type] = WriteResult(created=created, matched=len(rows) - created)
+            return results
+
+        results = self._write("apply", work)
+        log.debug("%s: applied %s", self.describe(), results)
+        return results
+
+    def _set_node_properties(self, label: str, frame: pd.DataFrame) -> None:
+        """One write transaction per batch; a null removes the property (a recomputation replaces it)."""
+        if not self._node_properties(label, frame):
+            return
+        text = self._node_statement("set_node_properties", label)
+        rows = self._node_rows(label, frame, keep_nulls=True)
+        for start in range(0, len(rows), self.batch_size):
+            batch = rows[start : start + self.batch_size]
+
+            def work(tx: ManagedTransaction, step: _Step, batch: list[Row] = batch) -> None:
+                self._unwind(tx, step, "set_node_properties", text, batch)
+
+            self._write("set_node_properties", work)
+
+    def _replace_edges(self, rel_type: str, frame: pd.DataFrame) -> int:
+        """Delete every edge of the type in batches, then merge the frame's, in one write transaction."""
+        rel = self.schema.rel(rel_type)
+        delete = self._text("delete_rels_batch", {"TYPE": cypher.check_identifier(rel.type)})
+        merge = self._rel_statement(rel)
+        rows = self._rel_rows(rel, frame)
+
+        def work(tx: ManagedTransaction, step: _Step) -> int:
+            step.name = "delete_rels_batch"
+            while True:
+                record = tx.run(delete, {"batch": self.batch_size}).single(strict=True)
+                if int(record["deleted"]) == 0:
+                    break
+            return self._unwind(tx, step, "merge_rels", merge, rows, "relationships_created")
+
+        self._write("replace_edges", work)
+        return len(rows)
+
+
+__all__ = ["Neo4jStore", "constraint_name"]

@@ -1,0 +1,157 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import tiny_batch
+
+from graph import GraphBatch, GraphStore, StoreConfig, ValidationError, ingest, open_store
+from graph.errors import SchemaError, StoreError
+from graph.validate import Reject
+
+
+def test_ingest_counts_every_record(empty_store: GraphStore) -> None:
+    report = ingest(empty_store, tiny_batch())
+    assert report.records == report.stored + report.rejected == 5 + 2 + 3 + 6
+    assert report.tables["Paper"].created == 5
+    assert empty_store.stats()["relationships"]["CITES"] == 6
+
+
+def test_ingest_twice_gives_the_same_graph(empty_store: GraphStore) -> None:
+    ingest(empty_store, tiny_batch())
+    first = empty_store.stats()
+    edges = empty_store.read_edges("CITES").sort_values(["source", "target"]).reset_index(drop=True)
+    report = ingest(empty_store, tiny_batch())
+    assert empty_store.stats() == first
+    assert report.tables["Paper"].created == 0 and report.tables["Paper"].matched == 5
+    assert report.tables["CITES"].created == 0 and report.tables["CITES"].matched == 6
+    again = empty_store.read_edges("CITES").sort_values(["source", "target"]).reset_index(drop=True)
+    pd.testing.assert_frame_equal(edges, again)
+
+
+def test_bad_record_in_fail_mode_leaves_store_unchanged(store: GraphStore, tmp_path: Path) -> None:
+    before = store.stats()
+    bad = GraphBatch(
+        "bad",
+        nodes={"Paper": pd.DataFrame({"id": ["p6", "p7"], "year": [2006, "n.d."], "_origin": ["new.jsonl:1", "new.jsonl:2"]})},
+        rels={"CITES": pd.DataFrame({"source": ["p6"], "target": ["p1"]})},
+    )
+    with pytest.raises(ValidationError) as caught:
+        ingest(store, bad, rejects_dir=tmp_path)
+    message = str(caught.value)
+    assert "new.jsonl:2" in message and "`year` is 'n.d.', expected an integer" in message
+    assert "--on-error skip" in message and "nothing was written" in message
+    assert store.stats() == before
+    assert (tmp_path / "bad.rejects.jsonl").exists()
+
+
+def test_skip_mode_loads_the_rest_and_reports_rejects(store: GraphStore, tmp_path: Path) -> None:
+    batch = GraphBatch(
+        "mixed",
+        nodes={"Paper": pd.DataFrame({"id": ["p6", "p7", "p6", ""], "year": [2006, "n.d.", 2007, 1]})},
+        rels={"CITES": pd.DataFrame({"source": ["p6", "p6", "p6"], "target": ["p1", "ghost", "p1"]})},
+        rejects=[Reject("Paper", "new.jsonl:9", "line is not JSON: Expecting value")],
+    )
+    report = ingest(store, batch, on_error="skip", rejects_dir=tmp_path)
+    assert report.tables["Paper"].records == 5 and report.tables["Paper"].rejected == 4
+    assert report.tables["Paper"].created == 1
+    assert report.tables["CITES"].records == 3 and report.tables["CITES"].created == 1
+    lines = [json.loads(line) for line in (tmp_path / "mixed.rejects.jsonl").read_text().splitlines()]
+    reasons = " | ".join(r["reason"] for r in lines)
+    assert len(lines) == report.rejected == 6
+    assert "not JSON" in reasons and "duplicate Paper `id`" in reasons and "'ghost' is neither in this load nor in the store" in reasons
+    assert store.count_nodes("Paper") == 6
+
+
+def test_failure_during_write_rolls_back_everything(store: GraphStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    before = store.stats()
+
+    def explode(*_: object) -> None:
+        raise StoreError("disk full")
+
+    monkeypatch.setattr(store, "_upsert_rels", explode)
+    batch = GraphBatch("half", nodes={"Paper": pd.DataFrame({"id": ["p8"]})}, rels={"CITES": pd.DataFrame({"source": ["p8"], "target": ["p1"]})})
+    with pytest.raises(StoreError):
+        ingest(store, batch)
+    monkeypatch.undo()
+    assert store.stats() == before  # the Paper copied before the failure is gone too
+
+
+def test_null_keeps_the_stored_value(store: GraphStore) -> None:
+    ingest(store, GraphBatch("partial", nodes={"Paper": pd.DataFrame({"id": ["p1"], "title": [None], "venue": ["ACL"]})}))
+    row = store.query("paper_by_ids", {"ids": ["p1"]})[0]
+    assert row["title"] == "Statistical machine translation" and row["venue"] == "ACL"
+
+
+def test_changed_edge_properties_are_updated_without_duplicates(store: GraphStore) -> None:
+    result = store.upsert_edges("CITES", pd.DataFrame({"source": ["p1", "p5"], "target": ["p2", "p1"], "n_contexts": [7, 1]}))
+    assert (result.created, result.matched) == (1, 1)
+    edges = store.read_edges("CITES").set_index(["source", "target"])
+    assert len(edges) == 7 and edges.loc[("p1", "p2"), "n_contexts"] == 7 and edges.loc[("p4", "p1"), "n_contexts"] == 3
+
+
+def test_links_to_identity_keeps_one_edge_per_method(empty_store: GraphStore) -> None:
+    sentences = pd.DataFrame({"id": ["c#1", "r#5"], "paper_id": ["c", "r"], "sid": [1, 5], "text": ["cites", "cited"]})
+    links = pd.DataFrame(
+        {"source": ["c#1", "c#1", "c#1"], "target": ["r#5"] * 3, "method": ["gold", "silver", "gold"],
+         "annotator": ["A", None, "B"], "score": [1.0, 0.8, 1.0]}
+    )
+    ingest(empty_store, GraphBatch("links", nodes={"Sentence": sentences}, rels={"LINKS_TO": links}))
+    ingest(empty_store, GraphBatch("links", nodes={"Sentence": sentences}, rels={"LINKS_TO": links}))
+    assert empty_store.count_rels("LINKS_TO") == 3
+
+
+def test_write_node_properties_and_replace_edges(store: GraphStore) -> None:
+    vectors = np.eye(5, 384, dtype=np.float32)
+    frame = pd.DataFrame({"id": ["p1", "p2", "p3", "p4", "p5"], "embedding": list(vectors), "cluster": [0, 1, 1, 0, 2]})
+    assert store.write_node_properties("Paper", "id", frame) == 5
+    store.write_node_properties("Paper", "id", pd.DataFrame({"id": ["p2"], "cluster": [None]}))  # write-back nulls replace
+    columns, rows = _read(store, "MATCH (p:Paper) RETURN p.id, p.cluster, p.embedding[1] ORDER BY p.id")
+    assert [r[1] for r in rows] == [0, None, 1, 0, 2] and rows[0][2] == pytest.approx(1.0)
+    with pytest.raises(SchemaError, match="match no node"):
+        store.write_node_properties("Paper", "id", pd.DataFrame({"id": ["nope"], "cluster": [1]}))
+    pairs = pd.DataFrame({"source": ["p2"], "target": ["p3"], "count": [2], "cosine": [1.0]})
+    assert store.replace_edges("CO_CITED", pairs) == 1
+    assert store.replace_edges("CO_CITED", pairs) == 1
+    assert store.count_rels("CO_CITED") == 1
+    with pytest.raises(ValidationError):
+        store.replace_edges("CO_CITED", pd.DataFrame({"source": ["p2"], "target": ["ghost"]}))
+    assert store.count_rels("CO_CITED") == 1
+
+
+def _read(store: GraphStore, text: str) -> tuple[list[str], list[list[object]]]:
+    result = store._execute(text, what="test")  # type: ignore[attr-defined]
+    table = result.get_as_arrow()
+    return table.column_names, [list(r.values()) for r in table.to_pylist()]
+
+
+def test_unknown_column_is_a_schema_error(empty_store: GraphStore) -> None:
+    with pytest.raises(SchemaError, match="colour"):
+        ingest(empty_store, GraphBatch("x", nodes={"Paper": pd.DataFrame({"id": ["a"], "colour": ["red"]})}))
+
+
+def test_store_with_other_vector_sizes_is_refused(store_path: Path) -> None:
+    open_store(StoreConfig(db_path=store_path)).close()
+    from graph.schema import VectorSizes
+
+    with pytest.raises(SchemaError, match="CITEGRAPH_EMBEDDING_DIM"):
+        open_store(StoreConfig(db_path=store_path, sizes=VectorSizes(embedding=768)))
+
+
+def test_read_only_store_refuses_writes(store: GraphStore, store_path: Path) -> None:
+    store.close()
+    reader = open_store(StoreConfig(db_path=store_path, read_only=True))
+    try:
+        columns, rows = reader.read_only_query("MATCH (p:Paper) WHERE p.year > $y RETURN p.id ORDER BY p.id", {"y": 2003})
+        assert rows == [["p4"], ["p5"]]
+        from graph.errors import QueryError
+
+        with pytest.raises(QueryError, match="read-only"):
+            reader.read_only_query("CREATE (p:Paper {id: 'x'})")
+        with pytest.raises(QueryError):
+            ingest(reader, tiny_batch())
+    finally:
+        reader.close()
