@@ -41,11 +41,14 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     data_dir = Path(args.data) if args.data else settings.data_dir
     if args.source == "all":
         if args.path:
-            raise ConfigError("`citegraph ingest all` takes no PATH; it reads every source under --data / CITEGRAPH_DATA")
+            raise ConfigError(
+                "`citegraph ingest all` takes no PATH; it reads every source under --data / CITEGRAPH_DATA"
+            )
         sources = [(source, data_dir / source.path) for source in loaders.available(data_dir)]
         if not sources:
             raise ConfigError(
-                f"no known source under {data_dir}; set CITEGRAPH_DATA to the data folder (see ../shared/data/README.md)"
+                f"no known source under {data_dir}; "
+                "set CITEGRAPH_DATA to the data folder (see ../shared/data/README.md)"
             )
     else:
         if args.source not in loaders.SOURCES:
@@ -170,18 +173,26 @@ def cmd_serve(args: argparse.Namespace) -> int:
     config = StoreConfig.from_env(db_path=args.db, backend=args.backend, read_only=True)
     app = create_app(config, settings)
     print(f"citegraph GraphQL API on http://{host}:{port}/graphql  (health: /healthz, ready: /readyz)")
-    print('  try: curl -s http://%s:%d/graphql -H "content-type: application/json" \\' % (host, port))
-    print("         -d '{\"query\": \"{ stats { label count } }\"}'")
-    print("       { papers(search: \"machine translation\", first: 3) { id title year nCited authors { name } } }")
+    print("Two example queries (paste into GraphiQL at /graphql, or POST them as JSON):")
+    print("  { stats { kind label count } }")
+    print(
+        '  { papers(search: "machine translation", first: 3) { id title year nCited authors { name } citedBy { id } } }'
+    )
+    print(f"  curl -s http://{host}:{port}/graphql -H 'content-type: application/json' \\")
+    print("""       -d '{"query": "{ stats { kind label count } }"}'""")
     uvicorn.run(app, host=host, port=port, log_level="warning" if args.quiet else "info")
     return 0
 
 
 # parser ---------------------------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="citegraph", description="Build, compute, query and serve the citation graph.")
+    parser = argparse.ArgumentParser(
+        prog="citegraph", description="Build, compute, query and serve the citation graph."
+    )
     parser.add_argument("--db", help="embedded store file (default: $CITEGRAPH_DB or var/citegraph.db)")
-    parser.add_argument("--backend", choices=["embedded", "neo4j"], help="store backend (default: $CITEGRAPH_BACKEND or embedded)")
+    parser.add_argument(
+        "--backend", choices=["embedded", "neo4j"], help="store backend (default: $CITEGRAPH_BACKEND or embedded)"
+    )
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     parser.add_argument("-q", "--quiet", action="store_true", help="less output (no progress bars)")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -190,7 +201,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("source", help="'all' or a source name (see `citegraph ingest --help`)")
     p.add_argument("path", nargs="?", help="file or folder of the source (default: its place under --data)")
     p.add_argument("--data", help="data folder (default: $CITEGRAPH_DATA or ../shared/data)")
-    p.add_argument("--on-error", choices=ON_ERROR, default="fail", help="fail: stop before writing on any bad record; skip: load the rest")
+    p.add_argument(
+        "--on-error",
+        choices=ON_ERROR,
+        default="fail",
+        help="fail: stop before writing on any bad record; skip: load the rest",
+    )
     p.add_argument("--rejects-dir", help="where to write rejected records (default: var/rejects)")
     p.add_argument("--json", action="store_true", help="print the ingest reports as JSON")
     p.set_defaults(func=cmd_ingest)
@@ -206,7 +222,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("cypher", help="run a read-only Cypher query against the store")
     p.add_argument("query", nargs="?", help="the query text")
     p.add_argument("--file", help="read the query from a file")
-    p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help="query parameter (VALUE as JSON or text)")
+    p.add_argument(
+        "--param", action="append", default=[], metavar="NAME=VALUE", help="query parameter (VALUE as JSON or text)"
+    )
     p.add_argument("--format", choices=["table", "json", "csv"], default="table")
     p.set_defaults(func=cmd_cypher)
 
@@ -225,7 +243,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.WARNING if args.quiet else logging.INFO, format="%(levelname)s %(name)s: %(message)s"
+    )
     try:
         return int(args.func(args))
     except CitegraphError as exc:
@@ -239,7 +259,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # a bug: say so in one line, the traceback is one flag away
         if args.debug:
             raise
-        print(f"citegraph: internal error: {type(exc).__name__}: {exc} (rerun with --debug for the traceback)", file=sys.stderr)
+        print(
+            f"citegraph: internal error: {type(exc).__name__}: {exc} (rerun with --debug for the traceback)",
+            file=sys.stderr,
+        )
         return 2
 
 

@@ -7,13 +7,13 @@ reach clients) except :class:`UserInputError`, whose message is written for the 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import strawberry
 from graphql import GraphQLError
 from strawberry.dataloader import DataLoader
 from strawberry.extensions import MaskErrors, MaxAliasesLimiter, MaxTokensLimiter, QueryDepthLimiter
+from strawberry.fastapi import BaseContext
 from strawberry.types import Info
 
 from api.services import AuthorRecord, GraphService, PaperRecord
@@ -27,22 +27,26 @@ class UserInputError(Exception):
     """A client's argument is out of range; its message is shown to the client."""
 
 
-@dataclass
-class Context:
-    service: GraphService
-    max_results: int
-    papers: DataLoader[str, PaperRecord | None]
-    authors: DataLoader[str, list[AuthorRecord]]
+class Context(BaseContext):
+    """Per-request state: the service, the result cap, and DataLoaders that live for one request."""
 
-    @classmethod
-    def create(cls, service: GraphService, max_results: int) -> Context:
+    def __init__(self, service: GraphService, max_results: int) -> None:
+        super().__init__()
+        self.service = service
+        self.max_results = max_results
+
         async def load_papers(ids: list[str]) -> list[PaperRecord | None]:
             return service.papers(ids)
 
         async def load_authors(ids: list[str]) -> list[list[AuthorRecord]]:
             return service.authors(ids)
 
-        return cls(service, max_results, DataLoader(load_fn=load_papers), DataLoader(load_fn=load_authors))
+        self.papers: DataLoader[str, PaperRecord | None] = DataLoader(load_fn=load_papers)
+        self.authors: DataLoader[str, list[AuthorRecord]] = DataLoader(load_fn=load_authors)
+
+    @classmethod
+    def create(cls, service: GraphService, max_results: int) -> Context:
+        return cls(service, max_results)
 
     def cap(self, first: int) -> int:
         if first < 1 or first > self.max_results:
@@ -89,8 +93,15 @@ async def _neighbours(info: Info[Context, Any], paper_id: str, direction: str, f
 
 def _paper(record: PaperRecord) -> Paper:
     return Paper(
-        id=strawberry.ID(record.id), title=record.title, abstract=record.abstract, year=record.year,
-        venue=record.venue, doi=record.doi, arxiv_id=record.arxiv_id, n_cited=record.n_cited, stub=record.stub,
+        id=strawberry.ID(record.id),
+        title=record.title,
+        abstract=record.abstract,
+        year=record.year,
+        venue=record.venue,
+        doi=record.doi,
+        arxiv_id=record.arxiv_id,
+        n_cited=record.n_cited,
+        stub=record.stub,
     )
 
 
@@ -110,7 +121,12 @@ class Query:
 
     @strawberry.field(description="Papers whose title contains `search`, most cited first.")
     async def papers(
-        self, info: Info[Context, Any], search: str, year_min: int | None = None, year_max: int | None = None, first: int = 10
+        self,
+        info: Info[Context, Any],
+        search: str,
+        year_min: int | None = None,
+        year_max: int | None = None,
+        first: int = 10,
     ) -> list[Paper]:
         ctx = info.context
         if not search.strip() or len(search) > 200:

@@ -26,7 +26,7 @@ class StoreConfig:
     neo4j_database: str | None = None  # NEO4J_DATABASE; None lets the server pick its default
     batch_size: int = 2_000  # rows per UNWIND batch on Neo4j: large enough to amortise round trips,
     #                          small enough to keep each parameter map well under the server's limits
-    sizes: VectorSizes = VectorSizes()  # lengths of the vector properties (encoder, fusion, ball)
+    sizes: VectorSizes = field(default_factory=VectorSizes)  # lengths of the vector properties (encoder, fusion, ball)
 
     def __post_init__(self) -> None:
         if self.backend not in BACKENDS:
@@ -37,7 +37,9 @@ class StoreConfig:
             raise ConfigError("the neo4j backend needs NEO4J_URI (e.g. neo4j://localhost:7687) and NEO4J_PASSWORD")
 
     @classmethod
-    def from_env(cls, *, db_path: str | Path | None = None, backend: str | None = None, read_only: bool = False) -> StoreConfig:
+    def from_env(
+        cls, *, db_path: str | Path | None = None, backend: str | None = None, read_only: bool = False
+    ) -> StoreConfig:
         """Settings from CITEGRAPH_* and NEO4J_* variables; explicit arguments (CLI flags) win."""
         env = os.environ
         try:

@@ -11,6 +11,7 @@ re-create, COPY the merged edges) inside the same transaction.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Mapping
 from pathlib import Path
@@ -59,7 +60,9 @@ class EmbeddedStore(GraphStore):
         super().__init__(schema, read_only=read_only)
         self.path = Path(path)
         if read_only and not self.path.exists():
-            raise StoreUnavailableError(f"no store at {self.path}; build one first with `make build` (or `citegraph ingest all`)")
+            raise StoreUnavailableError(
+                f"no store at {self.path}; build one first with `make build` (or `citegraph ingest all`)"
+            )
         if not read_only:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
@@ -81,7 +84,9 @@ class EmbeddedStore(GraphStore):
             self._conn = None  # type: ignore[assignment]
 
     # statements ------------------------------------------------------------------------------
-    def _run(self, name: str, params: Mapping[str, Any] | None = None, identifiers: Mapping[str, str] | None = None) -> Any:
+    def _run(
+        self, name: str, params: Mapping[str, Any] | None = None, identifiers: Mapping[str, str] | None = None
+    ) -> Any:
         text = cypher.render(cypher.load(name, self.dialect), dict(identifiers or {}))
         return self._execute(text, params, what=name)
 
@@ -94,7 +99,9 @@ class EmbeddedStore(GraphStore):
                 raise QueryError(f"the store is open read-only and `{what}` would write: {message}") from exc
             raise StoreError(f"{self.describe()}: `{what}` failed: {message}") from exc
 
-    def query(self, name: str, params: Mapping[str, Any] | None = None, identifiers: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
+    def query(
+        self, name: str, params: Mapping[str, Any] | None = None, identifiers: Mapping[str, str] | None = None
+    ) -> list[dict[str, Any]]:
         result = self._run(name, params, identifiers)
         if not result.get_column_names():  # DDL and writes return no columns
             return []
@@ -128,7 +135,8 @@ class EmbeddedStore(GraphStore):
             for rel in self.schema.rels.values():
                 if rel.type not in tables:
                     self._create_rel_table(rel)
-        for owner in [*self.schema.nodes.values(), *self.schema.rels.values()]:
+        owners: list[NodeType | RelType] = [*self.schema.nodes.values(), *self.schema.rels.values()]
+        for owner in owners:
             self._check_columns(owner)
 
     def _create_node_table(self, node: NodeType) -> None:
@@ -145,12 +153,16 @@ class EmbeddedStore(GraphStore):
     def _check_columns(self, owner: NodeType | RelType) -> None:
         """Add properties the schema gained; refuse a store whose column types differ (e.g. vector sizes)."""
         table = owner.label if isinstance(owner, NodeType) else owner.type
-        stored = {row["name"]: _normalise_type(row["type"]) for row in self.query("table_info", identifiers={"TABLE": table})}
+        stored = {
+            row["name"]: _normalise_type(row["type"]) for row in self.query("table_info", identifiers={"TABLE": table})
+        }
         for prop in owner.properties:
             expected = _normalise_type(ddl_type(prop))
             if prop.name not in stored:
                 if self.read_only:
-                    raise StoreUnavailableError(f"{self.describe()}: {table} lacks `{prop.name}`; rebuild with `make build`")
+                    raise StoreUnavailableError(
+                        f"{self.describe()}: {table} lacks `{prop.name}`; rebuild with `make build`"
+                    )
                 self._run("add_column", identifiers={"TABLE": table, "COLUMN": prop.name, "DATATYPE": ddl_type(prop)})
                 stored[prop.name] = expected
             elif stored[prop.name] != expected:
@@ -191,8 +203,12 @@ class EmbeddedStore(GraphStore):
         result = self._run(
             "read_rels",
             identifiers={
-                "SOURCE": rel.source, "SOURCE_KEY": source.key, "TYPE": rel.type,
-                "TARGET": rel.target, "TARGET_KEY": target.key, "COLUMNS": columns,
+                "SOURCE": rel.source,
+                "SOURCE_KEY": source.key,
+                "TYPE": rel.type,
+                "TARGET": rel.target,
+                "TARGET_KEY": target.key,
+                "COLUMNS": columns,
             },
         )
         return result.get_as_arrow().to_pandas()
@@ -205,10 +221,8 @@ class EmbeddedStore(GraphStore):
         self._execute("COMMIT", what="commit")
 
     def _rollback(self) -> None:
-        try:
+        with contextlib.suppress(RuntimeError):  # a failed statement already rolled the transaction back
             self._conn.execute("ROLLBACK")
-        except RuntimeError:
-            pass  # a failed statement already rolled the transaction back
 
     def _transaction(self, work: Any) -> Any:
         if self.read_only:

@@ -73,10 +73,11 @@ class IngestReport:
         return sum(t.rejected for t in self.tables.values())
 
     def summary(self) -> str:
-        lines = [f"{self.source}: {self.records} records in = {self.stored} stored + {self.rejected} rejected ({self.seconds:.1f}s)"]
-        for name, count in self.tables.items():
+        total = f"{self.records} records in = {self.stored} stored + {self.rejected} rejected"
+        lines = [f"{self.source}: {total} ({self.seconds:.1f}s)"]
+        for name, c in self.tables.items():
             lines.append(
-                f"  {name:<14} in {count.records:>9}  new {count.created:>9}  existing {count.matched:>9}  rejected {count.rejected:>6}"
+                f"  {name:<14} in {c.records:>9}  new {c.created:>9}  existing {c.matched:>9}  rejected {c.rejected:>6}"
             )
         if self.rejects_path is not None and self.rejects:
             lines.append(f"  rejects written to {self.rejects_path}")
@@ -102,7 +103,9 @@ def write_rejects(rejects: list[Reject], path: Path) -> None:
             out.write(json.dumps({"table": reject.table, "origin": reject.origin, "reason": reject.reason}) + "\n")
 
 
-def validate_batch(store: GraphStore, batch: GraphBatch) -> tuple[dict[str, pd.DataFrame], dict[str, pd.DataFrame], list[Reject]]:
+def validate_batch(
+    store: GraphStore, batch: GraphBatch
+) -> tuple[dict[str, pd.DataFrame], dict[str, pd.DataFrame], list[Reject]]:
     """Clean node and relationship tables and every reject, without writing anything."""
     rejects = list(batch.rejects)
     nodes: dict[str, pd.DataFrame] = {}
@@ -121,7 +124,9 @@ def require_valid_rels(store: GraphStore, rel_type: str, frame: pd.DataFrame) ->
     """The frame's edges if every one is valid against the store, else :class:`ValidationError`."""
     clean, rejects = validate_rels(frame, store.schema.rel(rel_type), {}, store.has_nodes)
     if rejects:
-        raise ValidationError(f"{rel_type}: {len(rejects)} of {len(frame)} edges rejected; first: {_first(rejects)}", rejects)
+        raise ValidationError(
+            f"{rel_type}: {len(rejects)} of {len(frame)} edges rejected; first: {_first(rejects)}", rejects
+        )
     return clean
 
 
@@ -167,4 +172,13 @@ def ingest(
     return report
 
 
-__all__ = ["ON_ERROR", "GraphBatch", "IngestReport", "Reject", "TableCount", "ingest", "validate_batch", "write_rejects"]
+__all__ = [
+    "ON_ERROR",
+    "GraphBatch",
+    "IngestReport",
+    "Reject",
+    "TableCount",
+    "ingest",
+    "validate_batch",
+    "write_rejects",
+]

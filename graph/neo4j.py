@@ -52,7 +52,11 @@ Row = dict[str, Any]
 
 _DATABASE_NOT_FOUND = "Neo.ClientError.Database.DatabaseNotFound"
 _ACCESS_MODE = "Neo.ClientError.Statement.AccessMode"  # a write in a read-access transaction
-_ENDPOINTS = [(SOURCE_COLUMN, Property(SOURCE_COLUMN, Kind.STRING)), (TARGET_COLUMN, Property(TARGET_COLUMN, Kind.STRING))]
+_QUERY_KINDS = {"w": "writes", "rw": "reads and writes", "s": "changes the schema"}  # summary.query_type
+_ENDPOINTS = [
+    (SOURCE_COLUMN, Property(SOURCE_COLUMN, Kind.STRING)),
+    (TARGET_COLUMN, Property(TARGET_COLUMN, Kind.STRING)),
+]
 
 
 @dataclass
@@ -63,7 +67,7 @@ class _Step:
 
 
 def constraint_name(label: str, key: str) -> str:
-    """Name of the uniqueness constraint on ``label``'s key: ``ArxivCategory``, ``code`` -> ``arxiv_category_code_unique``."""
+    """Name of the key constraint: ``("ArxivCategory", "code")`` -> ``arxiv_category_code_unique``."""
     snake = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", label).lower()
     return cypher.check_identifier(f"{snake}_{key}_unique")
 
@@ -217,7 +221,9 @@ class Neo4jStore(GraphStore):
             )
         return [record.data() for record in records]
 
-    def query(self, name: str, params: Mapping[str, Any] | None = None, identifiers: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
+    def query(
+        self, name: str, params: Mapping[str, Any] | None = None, identifiers: Mapping[str, str] | None = None
+    ) -> list[dict[str, Any]]:
         """Rows of a named statement, run in a read transaction (a statement that writes is refused by the server)."""
         return self._read(name, self._text(name, identifiers), params)
 
@@ -235,7 +241,7 @@ class Neo4jStore(GraphStore):
             )
         query_type = planned.summary.query_type
         if query_type != "r":
-            kind = {"w": "writes", "rw": "reads and writes", "s": "changes the schema"}.get(str(query_type), "may write")
+            kind = _QUERY_KINDS.get(str(query_type), "may write")
             raise QueryError(
                 f"this query {kind} (Neo4j plans it as {query_type!r}); `citegraph cypher` runs read-only queries only"
             )
@@ -271,7 +277,9 @@ class Neo4jStore(GraphStore):
     # reads used by ingest --------------------------------------------------------------------
     def has_nodes(self, label: str, keys: pd.Series) -> np.ndarray:
         node = self.schema.node(label)
-        text = self._text("node_keys", {"LABEL": cypher.check_identifier(label), "KEY": cypher.check_identifier(node.key)})
+        text = self._text(
+            "node_keys", {"LABEL": cypher.check_identifier(label), "KEY": cypher.check_identifier(node.key)}
+        )
         wanted = [key for key in pd.unique(keys.to_numpy(dtype=object)) if not pd.isna(key)]
         found: set[Any] = set()
         for start in range(0, len(wanted), self.batch_size):
@@ -286,9 +294,11 @@ class Neo4jStore(GraphStore):
         text = self._text(
             "read_rels",
             {
-                "SOURCE": cypher.check_identifier(rel.source), "SOURCE_KEY": cypher.check_identifier(source.key),
+                "SOURCE": cypher.check_identifier(rel.source),
+                "SOURCE_KEY": cypher.check_identifier(source.key),
                 "TYPE": cypher.check_identifier(rel.type),
-                "TARGET": cypher.check_identifier(rel.target), "TARGET_KEY": cypher.check_identifier(target.key),
+                "TARGET": cypher.check_identifier(rel.target),
+                "TARGET_KEY": cypher.check_identifier(target.key),
                 "COLUMNS": "".join(f", r.{name} AS {name}" for name in names),
             },
         )
@@ -308,7 +318,9 @@ class Neo4jStore(GraphStore):
         with self._calling(what) as step, self.driver.session(database=self.database) as session:
             return session.execute_write(work, step)
 
-    def _unwind(self, tx: ManagedTransaction, step: _Step, name: str, text: str, rows: list[Row], counter: str = "") -> int:
+    def _unwind(
+        self, tx: ManagedTransaction, step: _Step, name: str, text: str, rows: list[Row], counter: str = ""
+    ) -> int:
         """Run ``text`` once per batch of ``rows``; the sum of ``counter`` over the batches' summaries."""
         step.name = name
         total = 0
@@ -321,11 +333,16 @@ class Neo4jStore(GraphStore):
     def _node_rows(self, label: str, frame: pd.DataFrame, *, keep_nulls: bool) -> list[Row]:
         """``{key, props}`` rows; without ``keep_nulls`` props hold only known values (a null keeps the stored one)."""
         node = self.schema.node(label)
-        columns = [(node.key, node.prop(node.key)), *((name, node.prop(name)) for name in self._node_properties(label, frame))]
+        columns = [
+            (node.key, node.prop(node.key)),
+            *((name, node.prop(name)) for name in self._node_properties(label, frame)),
+        ]
         rows = []
         for record in arrow_table(frame, columns).to_pylist():  # native ints, floats and lists
             key = record.pop(node.key)
-            rows.append({"key": key, "props": record if keep_nulls else {k: v for k, v in record.items() if v is not None}})
+            rows.append(
+                {"key": key, "props": record if keep_nulls else {k: v for k, v in record.items() if v is not None}}
+            )
         return rows
 
     def _node_properties(self, label: str, frame: pd.DataFrame) -> list[str]:
@@ -344,8 +361,10 @@ class Neo4jStore(GraphStore):
         return self._text(
             "merge_rels",
             {
-                "SOURCE": cypher.check_identifier(rel.source), "SOURCE_KEY": cypher.check_identifier(source.key),
-                "TARGET": cypher.check_identifier(rel.target), "TARGET_KEY": cypher.check_identifier(target.key),
+                "SOURCE": cypher.check_identifier(rel.source),
+                "SOURCE_KEY": cypher.check_identifier(source.key),
+                "TARGET": cypher.check_identifier(rel.target),
+                "TARGET_KEY": cypher.check_identifier(target.key),
                 "TYPE": cypher.check_identifier(rel.type),
                 "IDENTITY": f" {{{identity}}}" if identity else "",
             },

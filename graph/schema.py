@@ -69,9 +69,7 @@ class NodeType:
         for prop in self.properties:
             if prop.name == name:
                 return prop
-        raise SchemaError(
-            f"{self.label} has no property {name!r}; known: {', '.join(p.name for p in self.properties)}"
-        )
+        raise SchemaError(f"{self.label} has no property {name!r}; known: {', '.join(p.name for p in self.properties)}")
 
 
 @dataclass(frozen=True)
@@ -142,15 +140,25 @@ def build_schema(sizes: VectorSizes = VectorSizes()) -> Schema:
             "Paper",
             "id",
             (
-                _p("id", S), _p("title", S), _p("abstract", S), _p("summary", S), _p("year", I),
-                _p("venue", S), _p("doi", S), _p("arxiv_id", S), _p("dataset", S),  # which loader made it
+                _p("id", S),
+                _p("title", S),
+                _p("abstract", S),
+                _p("summary", S),
+                _p("year", I),
+                _p("venue", S),
+                _p("doi", S),
+                _p("arxiv_id", S),
+                _p("dataset", S),  # which loader made it
                 _p("stub", B),  # known only as a citation target, no metadata of its own yet
                 _p("n_cited", I),
                 _p("embedding", Kind.VECTOR32, sizes.embedding),
                 _p("taxonomy", Kind.VECTOR32, sizes.taxonomy),
                 _p("poincare", Kind.VECTOR64, sizes.poincare),
-                _p("cocite_partners", Kind.STRING_LIST), _p("cocite_probs", Kind.FLOAT_LIST),
-                _p("cocite_tail", F), _p("negative_weight", F), _p("cluster", I),
+                _p("cocite_partners", Kind.STRING_LIST),
+                _p("cocite_probs", Kind.FLOAT_LIST),
+                _p("cocite_tail", F),
+                _p("negative_weight", F),
+                _p("cluster", I),
             ),
             "A scholarly work; one node per work across all sources.",
         ),
@@ -160,7 +168,10 @@ def build_schema(sizes: VectorSizes = VectorSizes()) -> Schema:
             "id",
             (
                 _p("id", S),  # "<paper_id>#<sid>"
-                _p("paper_id", S), _p("sid", I), _p("section", S), _p("text", S),
+                _p("paper_id", S),
+                _p("sid", I),
+                _p("section", S),
+                _p("text", S),
                 _p("embedding", Kind.VECTOR32, sizes.embedding),
             ),
             "One sentence of a full-text paper.",
@@ -176,7 +187,11 @@ def build_schema(sizes: VectorSizes = VectorSizes()) -> Schema:
             "id",
             (
                 _p("id", S),  # "<scheme>:<code>", e.g. "1998:I.2.10", so schemes never collide
-                _p("code", S), _p("name", S), _p("scheme", S), _p("level", I), _p("description", S),
+                _p("code", S),
+                _p("name", S),
+                _p("scheme", S),
+                _p("level", I),
+                _p("description", S),
                 *taxonomy_point,
             ),
             "A class of the ACM Computing Classification System (1998 or 2012) or another hierarchy.",
@@ -192,8 +207,12 @@ def build_schema(sizes: VectorSizes = VectorSizes()) -> Schema:
             "Paper",
             "Paper",
             (
-                _p("count", I), _p("sentence_count", I), _p("association", F), _p("cosine", F),
-                _p("jaccard", F), _p("inclusion", F),
+                _p("count", I),
+                _p("sentence_count", I),
+                _p("association", F),
+                _p("cosine", F),
+                _p("jaccard", F),
+                _p("inclusion", F),
             ),
             description="Stored once per unordered pair, source id < target id.",
         ),

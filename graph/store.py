@@ -27,7 +27,10 @@ class WriteResult:
 
 
 class GraphStore(ABC):
-    """One graph, one schema, two backends (:class:`~graph.embedded.EmbeddedStore`, :class:`~graph.neo4j.Neo4jStore`)."""
+    """One graph, one schema, two backends.
+
+    :class:`~graph.embedded.EmbeddedStore` (LadybugDB, default) and :class:`~graph.neo4j.Neo4jStore`.
+    """
 
     backend: str = ""
     dialect: str = ""
@@ -56,7 +59,9 @@ class GraphStore(ABC):
 
     # reads -----------------------------------------------------------------------------------
     @abstractmethod
-    def query(self, name: str, params: Mapping[str, Any] | None = None, identifiers: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
+    def query(
+        self, name: str, params: Mapping[str, Any] | None = None, identifiers: Mapping[str, str] | None = None
+    ) -> list[dict[str, Any]]:
         """Rows of the named statement from ``cypher/`` (read-only statements only through the API)."""
 
     @abstractmethod
@@ -135,7 +140,9 @@ class GraphStore(ABC):
         if frame.empty:
             return 0
         if frame[key].duplicated().any():
-            raise SchemaError(f"write-back for {label} repeats keys, e.g. {frame[key][frame[key].duplicated()].iloc[0]!r}")
+            raise SchemaError(
+                f"write-back for {label} repeats keys, e.g. {frame[key][frame[key].duplicated()].iloc[0]!r}"
+            )
         present = self.has_nodes(label, frame[key])
         if not present.all():
             missing = frame[key][~present].head(3).tolist()

@@ -118,8 +118,11 @@ def author_key(name: str) -> str | None:
     Names are taken in the order given ("First Last"); a source that writes "Last, First" has to
     reorder them first, or the two forms get different keys.
     """
-    decomposed = unicodedata.normalize("NFKD", name.lower())
-    stripped = "".join(ch for ch in decomposed if not unicodedata.combining(ch)).translate(_FOLD)
+    if name.isascii():  # most names: nothing to decompose or fold
+        stripped = name.lower()
+    else:
+        decomposed = unicodedata.normalize("NFKD", name.lower())
+        stripped = "".join(ch for ch in decomposed if not unicodedata.combining(ch)).translate(_FOLD)
     key = _NOT_WORD.sub(" ", stripped).strip()
     return AUTHOR_PREFIX + key if key else None
 

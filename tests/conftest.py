@@ -22,8 +22,13 @@ def tiny_batch() -> GraphBatch:
     papers = pd.DataFrame(
         {
             "id": ["p1", "p2", "p3", "p4", "p5"],
-            "title": ["Statistical machine translation", "Word alignment models", "Phrase tables",
-                      "Neural machine translation", "Attention for translation"],
+            "title": [
+                "Statistical machine translation",
+                "Word alignment models",
+                "Phrase tables",
+                "Neural machine translation",
+                "Attention for translation",
+            ],
             "abstract": ["We translate.", None, "Tables of phrases.", None, "Attend."],
             "year": [2001, 1993, 1999, 2004, 2005],
             "_origin": [f"papers.jsonl:{i}" for i in range(1, 6)],

@@ -45,7 +45,10 @@ def test_missing_store_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFi
 def test_compute_citation_counts_is_idempotent(built: Path, capsys: pytest.CaptureFixture[str]) -> None:
     for _ in range(2):
         assert main(["--db", str(built), "compute", "citation-counts"]) == 0
-    assert main(["--db", str(built), "cypher", "MATCH (p:Paper) RETURN p.id, p.n_cited ORDER BY p.id", "--format", "json"]) == 0
+    assert (
+        main(["--db", str(built), "cypher", "MATCH (p:Paper) RETURN p.id, p.n_cited ORDER BY p.id", "--format", "json"])
+        == 0
+    )
     rows = json.loads(capsys.readouterr().out.split("\n", 2)[-1])
     assert [r["p.n_cited"] for r in rows] == [1, 2, 2, 1, 0]
 

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -11,7 +12,9 @@ from graph import GraphStore
 
 
 def run(service: GraphService, query: str, variables: dict[str, Any] | None = None, max_results: int = 50) -> Any:
-    return asyncio.run(schema.execute(query, variable_values=variables, context_value=Context.create(service, max_results)))
+    return asyncio.run(
+        schema.execute(query, variable_values=variables, context_value=Context.create(service, max_results))
+    )
 
 
 @pytest.fixture
@@ -54,7 +57,7 @@ def test_first_is_capped_with_a_client_message(service: GraphService) -> None:
 
 
 def test_depth_limit(service: GraphService) -> None:
-    deep = "{ paper(id: \"p5\") { " + "citations { " * 9 + "id" + " }" * 9 + " } }"
+    deep = '{ paper(id: "p5") { ' + "citations { " * 9 + "id" + " }" * 9 + " } }"
     result = run(service, deep)
     assert result.errors and "exceeds maximum operation depth" in result.errors[0].message
 
@@ -66,3 +69,21 @@ def test_internal_errors_are_masked(service: GraphService, monkeypatch: pytest.M
     monkeypatch.setattr(service, "search", broken)
     result = run(service, '{ papers(search: "x") { id } }')
     assert result.errors and "secret" not in result.errors[0].message and "MATCH" not in result.errors[0].message
+
+
+def test_http_app_serves_graphql_and_health(store: GraphStore, store_path: Path) -> None:
+    from fastapi.testclient import TestClient
+
+    from api.app import create_app
+    from api.settings import AppSettings
+    from graph import StoreConfig
+
+    store.close()
+    app = create_app(StoreConfig(db_path=store_path, read_only=True), AppSettings.from_env())
+    with TestClient(app) as client:
+        assert client.get("/healthz").json() == {"status": "ok"}
+        ready = client.get("/readyz").json()
+        assert ready["status"] == "ready" and ready["papers"] == 5
+        response = client.post("/graphql", json={"query": '{ paper(id: "p5") { title citations { id } } }'})
+        assert response.status_code == 200
+        assert response.json()["data"]["paper"] == {"title": "Attention for translation", "citations": [{"id": "p4"}]}

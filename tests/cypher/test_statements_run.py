@@ -7,6 +7,7 @@ test_statements_lint.py.
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import pyarrow as pa
@@ -17,9 +18,19 @@ from graph import GraphStore
 from graph.errors import QueryError
 
 IDENTIFIERS = {
-    "LABEL": "Paper", "KEY": "id", "TYPE": "CITES", "SOURCE": "Paper", "TARGET": "Paper", "SOURCE_KEY": "id",
-    "TARGET_KEY": "id", "TABLE": "CITES", "COLUMN": "note", "DATATYPE": "STRING", "NAME": "paper_id_unique",
-    "COLUMNS": ", r.n_contexts AS n_contexts", "ASSIGNMENTS": "n.title = title",
+    "LABEL": "Paper",
+    "KEY": "id",
+    "TYPE": "CITES",
+    "SOURCE": "Paper",
+    "TARGET": "Paper",
+    "SOURCE_KEY": "id",
+    "TARGET_KEY": "id",
+    "TABLE": "CITES",
+    "COLUMN": "note",
+    "DATATYPE": "STRING",
+    "NAME": "paper_id_unique",
+    "COLUMNS": ", r.n_contexts AS n_contexts",
+    "ASSIGNMENTS": "n.title = title",
 }
 # Statements whose identifiers need other samples than the defaults above.
 OVERRIDES: dict[str, dict[str, str]] = {
@@ -32,8 +43,11 @@ PARAMS: dict[str, dict[str, Any]] = {
     "copy_table": {"frame": pa.table({"id": ["a9"], "name": ["New Author"]})},
     "merge_nodes": {"frame": pa.table({"id": ["p1", "p9"], "title": ["T1", "T9"]})},
     "set_node_properties": {"frame": pa.table({"id": ["p1"], "title": ["T1"]})},
-    "paper_by_ids": {"ids": ["p1"]}, "authors_of_papers": {"ids": ["p1"]}, "cited_papers": {"ids": ["p1"]},
-    "citing_papers": {"ids": ["p2"]}, "node_keys": {"keys": ["p1"]},
+    "paper_by_ids": {"ids": ["p1"]},
+    "authors_of_papers": {"ids": ["p1"]},
+    "cited_papers": {"ids": ["p1"]},
+    "citing_papers": {"ids": ["p2"]},
+    "node_keys": {"keys": ["p1"]},
     "search_papers_by_title": {"text": "translation", "year_min": 0, "year_max": 9999, "limit": 5},
 }
 
@@ -61,10 +75,8 @@ def test_statement_runs_on_the_embedded_store(store: GraphStore, name: str) -> N
         if result.get_column_names():
             result.get_as_arrow()
     finally:
-        try:
+        with contextlib.suppress(RuntimeError):  # a failing statement already rolled back
             conn.execute("ROLLBACK")
-        except RuntimeError:
-            pass
     assert store.count_nodes("Paper") == 5  # rolled back
 
 

@@ -36,7 +36,11 @@ def test_bad_record_in_fail_mode_leaves_store_unchanged(store: GraphStore, tmp_p
     before = store.stats()
     bad = GraphBatch(
         "bad",
-        nodes={"Paper": pd.DataFrame({"id": ["p6", "p7"], "year": [2006, "n.d."], "_origin": ["new.jsonl:1", "new.jsonl:2"]})},
+        nodes={
+            "Paper": pd.DataFrame(
+                {"id": ["p6", "p7"], "year": [2006, "n.d."], "_origin": ["new.jsonl:1", "new.jsonl:2"]}
+            )
+        },
         rels={"CITES": pd.DataFrame({"source": ["p6"], "target": ["p1"]})},
     )
     with pytest.raises(ValidationError) as caught:
@@ -62,7 +66,11 @@ def test_skip_mode_loads_the_rest_and_reports_rejects(store: GraphStore, tmp_pat
     lines = [json.loads(line) for line in (tmp_path / "mixed.rejects.jsonl").read_text().splitlines()]
     reasons = " | ".join(r["reason"] for r in lines)
     assert len(lines) == report.rejected == 6
-    assert "not JSON" in reasons and "duplicate Paper `id`" in reasons and "'ghost' is neither in this load nor in the store" in reasons
+    assert (
+        "not JSON" in reasons
+        and "duplicate Paper `id`" in reasons
+        and "'ghost' is neither in this load nor in the store" in reasons
+    )
     assert store.count_nodes("Paper") == 6
 
 
@@ -73,7 +81,11 @@ def test_failure_during_write_rolls_back_everything(store: GraphStore, monkeypat
         raise StoreError("disk full")
 
     monkeypatch.setattr(store, "_upsert_rels", explode)
-    batch = GraphBatch("half", nodes={"Paper": pd.DataFrame({"id": ["p8"]})}, rels={"CITES": pd.DataFrame({"source": ["p8"], "target": ["p1"]})})
+    batch = GraphBatch(
+        "half",
+        nodes={"Paper": pd.DataFrame({"id": ["p8"]})},
+        rels={"CITES": pd.DataFrame({"source": ["p8"], "target": ["p1"]})},
+    )
     with pytest.raises(StoreError):
         ingest(store, batch)
     monkeypatch.undo()
@@ -81,13 +93,17 @@ def test_failure_during_write_rolls_back_everything(store: GraphStore, monkeypat
 
 
 def test_null_keeps_the_stored_value(store: GraphStore) -> None:
-    ingest(store, GraphBatch("partial", nodes={"Paper": pd.DataFrame({"id": ["p1"], "title": [None], "venue": ["ACL"]})}))
+    ingest(
+        store, GraphBatch("partial", nodes={"Paper": pd.DataFrame({"id": ["p1"], "title": [None], "venue": ["ACL"]})})
+    )
     row = store.query("paper_by_ids", {"ids": ["p1"]})[0]
     assert row["title"] == "Statistical machine translation" and row["venue"] == "ACL"
 
 
 def test_changed_edge_properties_are_updated_without_duplicates(store: GraphStore) -> None:
-    result = store.upsert_edges("CITES", pd.DataFrame({"source": ["p1", "p5"], "target": ["p2", "p1"], "n_contexts": [7, 1]}))
+    result = store.upsert_edges(
+        "CITES", pd.DataFrame({"source": ["p1", "p5"], "target": ["p2", "p1"], "n_contexts": [7, 1]})
+    )
     assert (result.created, result.matched) == (1, 1)
     edges = store.read_edges("CITES").set_index(["source", "target"])
     assert len(edges) == 7 and edges.loc[("p1", "p2"), "n_contexts"] == 7 and edges.loc[("p4", "p1"), "n_contexts"] == 3
@@ -96,8 +112,13 @@ def test_changed_edge_properties_are_updated_without_duplicates(store: GraphStor
 def test_links_to_identity_keeps_one_edge_per_method(empty_store: GraphStore) -> None:
     sentences = pd.DataFrame({"id": ["c#1", "r#5"], "paper_id": ["c", "r"], "sid": [1, 5], "text": ["cites", "cited"]})
     links = pd.DataFrame(
-        {"source": ["c#1", "c#1", "c#1"], "target": ["r#5"] * 3, "method": ["gold", "silver", "gold"],
-         "annotator": ["A", None, "B"], "score": [1.0, 0.8, 1.0]}
+        {
+            "source": ["c#1", "c#1", "c#1"],
+            "target": ["r#5"] * 3,
+            "method": ["gold", "silver", "gold"],
+            "annotator": ["A", None, "B"],
+            "score": [1.0, 0.8, 1.0],
+        }
     )
     ingest(empty_store, GraphBatch("links", nodes={"Sentence": sentences}, rels={"LINKS_TO": links}))
     ingest(empty_store, GraphBatch("links", nodes={"Sentence": sentences}, rels={"LINKS_TO": links}))
@@ -108,8 +129,10 @@ def test_write_node_properties_and_replace_edges(store: GraphStore) -> None:
     vectors = np.eye(5, 384, dtype=np.float32)
     frame = pd.DataFrame({"id": ["p1", "p2", "p3", "p4", "p5"], "embedding": list(vectors), "cluster": [0, 1, 1, 0, 2]})
     assert store.write_node_properties("Paper", "id", frame) == 5
-    store.write_node_properties("Paper", "id", pd.DataFrame({"id": ["p2"], "cluster": [None]}))  # write-back nulls replace
-    columns, rows = _read(store, "MATCH (p:Paper) RETURN p.id, p.cluster, p.embedding[1] ORDER BY p.id")
+    store.write_node_properties(
+        "Paper", "id", pd.DataFrame({"id": ["p2"], "cluster": [None]})
+    )  # write-back nulls replace
+    _, rows = _read(store, "MATCH (p:Paper) RETURN p.id, p.cluster, p.embedding[1] ORDER BY p.id")
     assert [r[1] for r in rows] == [0, None, 1, 0, 2] and rows[0][2] == pytest.approx(1.0)
     with pytest.raises(SchemaError, match="match no node"):
         store.write_node_properties("Paper", "id", pd.DataFrame({"id": ["nope"], "cluster": [1]}))
@@ -145,7 +168,7 @@ def test_read_only_store_refuses_writes(store: GraphStore, store_path: Path) -> 
     store.close()
     reader = open_store(StoreConfig(db_path=store_path, read_only=True))
     try:
-        columns, rows = reader.read_only_query("MATCH (p:Paper) WHERE p.year > $y RETURN p.id ORDER BY p.id", {"y": 2003})
+        _, rows = reader.read_only_query("MATCH (p:Paper) WHERE p.year > $y RETURN p.id ORDER BY p.id", {"y": 2003})
         assert rows == [["p4"], ["p5"]]
         from graph.errors import QueryError
 

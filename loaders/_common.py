@@ -1,0 +1,75 @@
+"""Helpers every loader shares: reading files, naming origins, assembling canonical tables."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import zlib
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from graph.errors import IngestError
+from graph.ingest import GraphBatch
+from graph.schema import ORIGIN_COLUMN
+
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+def origin(path: Path, line: int) -> str:
+    """``<file name>:<line>`` (1-based), the form reject messages point at."""
+    return f"{path.name}:{line}"
+
+
+def require_file(path: Path, what: str) -> None:
+    """:class:`IngestError` naming ``path`` unless it is a readable file."""
+    if not path.is_file():
+        raise IngestError(
+            f"{what}: {path} is not a file; pass the right path or set CITEGRAPH_DATA to the data folder "
+            "(see ../shared/data/README.md)"
+        )
+
+
+def iter_raw_lines(path: Path) -> Iterator[bytes]:
+    """The file's lines as bytes (newline removed), gunzipped when the file is gzip.
+
+    Bytes, not text: a line that is not UTF-8 is then one reject, not a failed file. A damaged or
+    truncated gzip stream is an :class:`IngestError` naming the file.
+    """
+    with path.open("rb") as probe:
+        compressed = probe.read(2) == GZIP_MAGIC
+    try:
+        with (gzip.open(path, "rb") if compressed else path.open("rb")) as raw:
+            for line in io.BufferedReader(raw, buffer_size=1 << 20):  # type: ignore[arg-type]
+                yield line.rstrip(b"\r\n")
+    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+        raise IngestError(
+            f"{path}: the gzip stream is damaged or truncated ({exc}); download the file again"
+        ) from exc
+
+
+def table(columns: Mapping[str, Sequence[object]]) -> pd.DataFrame:
+    """A frame from equal-length column lists (built once, never row by row)."""
+    return pd.DataFrame({name: values if len(values) else pd.Series([], dtype=object) for name, values in columns.items()})
+
+
+def nullable_ints(values: list[object]) -> pd.Series:
+    """``Int64`` when every value is an int or None; else the values as they are (validation rejects the odd ones)."""
+    if all(v is None or (isinstance(v, int) and not isinstance(v, bool)) for v in values):
+        return pd.Series(values, dtype="Int64")
+    return pd.Series(values, dtype=object)
+
+
+def merge_batches(source: str, batches: Sequence[GraphBatch]) -> GraphBatch:
+    """One batch with the tables of ``batches`` concatenated per label / type, rejects in order."""
+    merged = GraphBatch(source)
+    for part in batches:
+        for tables, into in ((part.nodes, merged.nodes), (part.rels, merged.rels)):
+            for name, frame in tables.items():
+                into[name] = pd.concat([into[name], frame], ignore_index=True) if name in into else frame
+        merged.rejects.extend(part.rejects)
+    return merged
+
+
+__all__ = ["ORIGIN_COLUMN", "iter_raw_lines", "merge_batches", "nullable_ints", "origin", "require_file", "table"]
