@@ -37,6 +37,20 @@ def _is_missing(value: object) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value))
 
 
+def arrow_strings(values: pd.Series) -> pa.Array | pa.ChunkedArray | None:
+    """The Arrow array behind a pyarrow-backed string column (pandas 3's default ``str``), else ``None``.
+
+    Such a column already holds Arrow strings with nulls for missing values, so it needs no trip
+    through Python objects (at 10M rows that trip costs seconds).
+    """
+    dtype = values.dtype
+    if isinstance(dtype, pd.StringDtype) and dtype.storage == "pyarrow":
+        return pa.array(values.array)
+    if isinstance(dtype, pd.ArrowDtype) and (pa.types.is_string(dtype.pyarrow_dtype) or pa.types.is_large_string(dtype.pyarrow_dtype)):
+        return pa.array(values.array)
+    return None
+
+
 def arrow_column(values: pd.Series | None, prop: Property, length: int) -> pa.Array:
     """One column as ``prop``'s Arrow type; ``None`` gives a column of nulls."""
     kind = arrow_type(prop)
@@ -52,6 +66,14 @@ def arrow_column(values: pd.Series | None, prop: Property, length: int) -> pa.Ar
     if prop.kind is Kind.STRING:
         if values.dtype == object:
             return pa.array(values.to_numpy(), type=kind, from_pandas=True)
+        strings = arrow_strings(values)
+        if strings is not None:
+            if isinstance(strings, pa.ChunkedArray):
+                strings = strings.combine_chunks()
+            try:
+                return strings.cast(kind)  # large_string -> string: the offsets narrow, the text is shared
+            except pa.ArrowInvalid:  # over 2 GiB of text: too much for 32-bit offsets in one array
+                pass
         return pa.array(values.astype(object).where(values.notna(), None).to_numpy(), type=kind)
     if prop.kind is Kind.BOOL:
         return pa.array([None if _is_missing(v) else bool(v) for v in values.to_numpy()], type=kind)
@@ -76,4 +98,4 @@ def arrow_table(frame: pd.DataFrame, columns: list[tuple[str, Property]]) -> pa.
     return pa.Table.from_arrays(arrays, names=[prop.name for _, prop in columns])
 
 
-__all__ = ["arrow_column", "arrow_table", "arrow_type"]
+__all__ = ["arrow_column", "arrow_strings", "arrow_table", "arrow_type"]

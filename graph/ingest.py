@@ -168,7 +168,7 @@ def ingest(
     for name in rejected.keys() - tables.keys():  # tables whose every record was rejected
         tables[name] = TableCount(rejected[name], 0, 0, rejected[name])
     report = IngestReport(batch.source, tables, rejects, time.perf_counter() - started, rejects_path)
-    log.info("%s", report.summary())
+    log.debug("%s", report.summary())
     return report
 
 

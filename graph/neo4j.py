@@ -259,10 +259,13 @@ class Neo4jStore(GraphStore):
 
     # schema ----------------------------------------------------------------------------------
     def ensure_schema(self) -> None:
-        """A uniqueness constraint (and so an index) on every label's key; read-only: only connect."""
+        """A uniqueness constraint (and so an index) on every label's key; read-only: only connect.
+
+        Connecting first fails fast on a wrong URI or password; statements would retry for ~30 s.
+        """
+        with self._calling("connect"):
+            self.driver.verify_connectivity()
         if self.read_only:
-            with self._calling("connect"):
-                self.driver.verify_connectivity()
             return
         for node in self.schema.nodes.values():
             name = constraint_name(node.label, node.key)

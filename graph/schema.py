@@ -198,7 +198,7 @@ def build_schema(sizes: VectorSizes = VectorSizes()) -> Schema:
         ),
     ]
     rels = [
-        RelType("WROTE", "Author", "Paper", (_p("position", I),)),
+        RelType("WROTE", "Author", "Paper", (_p("position", I),), description="position: 1 for the first author."),
         RelType("HAS_SENTENCE", "Paper", "Sentence"),
         RelType("CITES", "Paper", "Paper", (_p("n_contexts", I), _p("dataset", S))),
         RelType("MENTIONS", "Sentence", "Paper", (_p("marker", S),), description="A citing sentence (citance)."),

@@ -1,0 +1,57 @@
+"""Loaders: real sources -> canonical tables (:class:`graph.ingest.GraphBatch`); they parse, never write.
+
+Each source is a :class:`Source` in :data:`SOURCES`, in the order ``citegraph ingest all`` loads
+them. A loader is ``load(path) -> GraphBatch``: it turns one file or folder into node and
+relationship tables with an ``_origin`` (``file:line``) on every row, and lists what it could not
+even parse in :attr:`GraphBatch.rejects`; :func:`graph.ingest.ingest` validates and writes.
+
+>>> from pathlib import Path
+>>> [s.name for s in available(Path("../shared/data"))]   # doctest: +SKIP
+['taxonomy', 'anthology']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from graph.ingest import GraphBatch
+from loaders import anthology, taxonomy
+from loaders.ids import PaperIdError, author_key, canonical_paper_id
+
+
+@dataclass(frozen=True)
+class Source:
+    name: str  # what the CLI calls it: `citegraph ingest <name> [PATH]`; also names the rejects report
+    path: str  # default location relative to the data folder ($CITEGRAPH_DATA), a file or a folder
+    load: Callable[[Path], GraphBatch]  # parses that path into canonical tables, writes nothing
+    description: str  # one line for `citegraph ingest --help` and docs/data.md
+
+
+SOURCES: dict[str, Source] = {
+    source.name: source
+    for source in (
+        # Taxonomy first: it has no edges to papers yet, and later sources (IN_CATEGORY) will point at it.
+        Source(
+            "taxonomy",
+            "taxonomy",
+            taxonomy.load,
+            "arXiv categories, ACM CCS 1998 and 2012 classes with BROADER, arXiv -> ACM 1998 MAPS_TO",
+        ),
+        Source(
+            "anthology",
+            "anthology/papers.jsonl.gz",
+            anthology.load,
+            "ACL Anthology metadata: papers, authors and WROTE edges",
+        ),
+    )
+}
+
+
+def available(data_dir: Path) -> list[Source]:
+    """The sources whose default path exists under ``data_dir``, in ingest order."""
+    return [source for source in SOURCES.values() if (Path(data_dir) / source.path).exists()]
+
+
+__all__ = ["SOURCES", "PaperIdError", "Source", "author_key", "available", "canonical_paper_id"]

@@ -40,18 +40,18 @@ def iter_raw_lines(path: Path) -> Iterator[bytes]:
     with path.open("rb") as probe:
         compressed = probe.read(2) == GZIP_MAGIC
     try:
-        with (gzip.open(path, "rb") if compressed else path.open("rb")) as raw:
-            for line in io.BufferedReader(raw, buffer_size=1 << 20):  # type: ignore[arg-type]
+        with gzip.open(path, "rb") if compressed else path.open("rb") as raw:
+            for line in io.BufferedReader(raw, buffer_size=1 << 20):
                 yield line.rstrip(b"\r\n")
     except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
-        raise IngestError(
-            f"{path}: the gzip stream is damaged or truncated ({exc}); download the file again"
-        ) from exc
+        raise IngestError(f"{path}: the gzip stream is damaged or truncated ({exc}); download the file again") from exc
 
 
 def table(columns: Mapping[str, Sequence[object]]) -> pd.DataFrame:
     """A frame from equal-length column lists (built once, never row by row)."""
-    return pd.DataFrame({name: values if len(values) else pd.Series([], dtype=object) for name, values in columns.items()})
+    return pd.DataFrame(
+        {name: values if len(values) else pd.Series([], dtype=object) for name, values in columns.items()}
+    )
 
 
 def nullable_ints(values: list[object]) -> pd.Series:

@@ -68,7 +68,7 @@ def _year(value: object) -> object:
 
 
 def load(path: Path) -> GraphBatch:
-    """Parse ``papers.jsonl.gz`` (or an uncompressed ``.jsonl``) into a :class:`GraphBatch`; see the module docstring."""
+    """Parse ``papers.jsonl.gz`` (or the same lines uncompressed) into a batch; see the module docstring."""
     path = Path(path)
     require_file(path, SOURCE)
     started = time.perf_counter()
@@ -89,8 +89,12 @@ def load(path: Path) -> GraphBatch:
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
-            reject("Paper", where, f"line is not UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1}); "
-                   "re-export the file as UTF-8")
+            reject(
+                "Paper",
+                where,
+                f"line is not UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1}); "
+                "re-export the file as UTF-8",
+            )
             continue
         try:
             record = json.loads(text)
@@ -111,7 +115,9 @@ def load(path: Path) -> GraphBatch:
             except PaperIdError:
                 paper_id = None
             if paper_id is None or paper_id.startswith((ARXIV_PREFIX, DOI_PREFIX)):
-                reject("Paper", where, f"`id` {_preview(raw_id)} is not an ACL Anthology id (P98-1081 or 2020.acl-main.1)")
+                reject(
+                    "Paper", where, f"`id` {_preview(raw_id)} is not an ACL Anthology id (P98-1081 or 2020.acl-main.1)"
+                )
                 continue
 
         paper_cols["id"].append(paper_id)
@@ -125,7 +131,11 @@ def load(path: Path) -> GraphBatch:
         if names is None:
             continue
         if not isinstance(names, list):
-            reject("WROTE", where, f"`authors` is {_preview(names)}, expected a list of names; the paper is loaded without authors")
+            reject(
+                "WROTE",
+                where,
+                f"`authors` is {_preview(names)}, expected a list of names; the paper is loaded without authors",
+            )
             continue
         on_paper: set[str] = set()
         for position, name in enumerate(names, start=1):
@@ -159,7 +169,13 @@ def load(path: Path) -> GraphBatch:
     wrote = table({**wrote_cols, "position": nullable_ints(wrote_cols["position"])})
     log.info(
         "%s: %d papers, %d authors, %d WROTE edges, %d rejected lines/entries, %d repeated names collapsed (%.1fs)",
-        path.name, len(papers), len(author_table), len(wrote), len(rejects), repeated, time.perf_counter() - started,
+        path.name,
+        len(papers),
+        len(author_table),
+        len(wrote),
+        len(rejects),
+        repeated,
+        time.perf_counter() - started,
     )
     return GraphBatch(SOURCE, nodes={"Paper": papers, "Author": author_table}, rels={"WROTE": wrote}, rejects=rejects)
 

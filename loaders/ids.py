@@ -102,6 +102,9 @@ def canonical_paper_id(raw: str) -> str:
 # Letters NFKD does not decompose into base letter + accent; folded by hand so that, for
 # example, "Søgaard" and "Sogaard" get one key.
 _FOLD = str.maketrans({"ø": "o", "ł": "l", "đ": "d", "ð": "d", "ı": "i", "ß": "ss", "æ": "ae", "œ": "oe", "þ": "th"})
+# Look-alikes from other scripts typed into Latin names ("Gonҫalves" with Cyrillic ҫ, "Grieβhaber"
+# with Greek beta for ß); replaced only when every other letter of the name is Latin.
+_HOMOGLYPHS = str.maketrans({"ҫ": "c", "β": "ss"})
 _NOT_WORD = re.compile(r"[\W_]+")  # punctuation and whitespace runs (Unicode-aware: CJK letters stay)
 
 
@@ -109,8 +112,9 @@ _NOT_WORD = re.compile(r"[\W_]+")  # punctuation and whitespace runs (Unicode-aw
 def author_key(name: str) -> str | None:
     """``author:<normalised name>``, or ``None`` when the name has no letter or digit at all.
 
-    Normalisation: lower-case; NFKD then drop combining marks (é → e); fold ø ł đ ß æ œ þ;
-    every run of punctuation or whitespace becomes one space.
+    Normalisation: lower-case; NFKD then drop combining marks (é → e); fold ø ł đ ß æ œ þ, and
+    the look-alikes ҫ β in otherwise Latin names; every run of punctuation or whitespace becomes
+    one space.
 
     >>> author_key("  José  GARCÍA-Pérez "), author_key("W. F. Loomis")
     ('author:jose garcia perez', 'author:w f loomis')
@@ -123,6 +127,8 @@ def author_key(name: str) -> str | None:
     else:
         decomposed = unicodedata.normalize("NFKD", name.lower())
         stripped = "".join(ch for ch in decomposed if not unicodedata.combining(ch)).translate(_FOLD)
+        if stripped.translate(_HOMOGLYPHS).isascii():
+            stripped = stripped.translate(_HOMOGLYPHS)
     key = _NOT_WORD.sub(" ", stripped).strip()
     return AUTHOR_PREFIX + key if key else None
 

@@ -35,7 +35,7 @@ def tiny_batch() -> GraphBatch:
         }
     )
     authors = pd.DataFrame({"id": ["a1", "a2"], "name": ["Ada Lovelace", "Alan Turing"]})
-    wrote = pd.DataFrame({"source": ["a1", "a2", "a1"], "target": ["p1", "p1", "p4"], "position": [0, 1, 0]})
+    wrote = pd.DataFrame({"source": ["a1", "a2", "a1"], "target": ["p1", "p1", "p4"], "position": [1, 2, 1]})
     cites = pd.DataFrame(
         {
             "source": ["p1", "p1", "p4", "p4", "p4", "p5"],

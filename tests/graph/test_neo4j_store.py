@@ -60,7 +60,9 @@ class FakeServer:
         return neo4j.EagerResult([neo4j.Record({"n": 3})], summary, ["n"])
 
 
-def make_store(batch_size: int = 2, read_only: bool = False, existing: Iterable[str] = ()) -> tuple[Neo4jStore, MagicMock, FakeServer]:
+def make_store(
+    batch_size: int = 2, read_only: bool = False, existing: Iterable[str] = ()
+) -> tuple[Neo4jStore, MagicMock, FakeServer]:
     server = FakeServer(existing=set(existing))
     driver = MagicMock(spec=neo4j.Driver)
     driver.execute_query.side_effect = server.execute_query
@@ -101,7 +103,10 @@ def test_apply_writes_nodes_before_edges_and_consumes_every_result() -> None:
     cites = pd.DataFrame({"source": ["p0", "p1", "p2"], "target": ["p1", "p2", "p0"], "n_contexts": [1, None, 3]})
     results = store.apply({"Paper": papers(3)}, {"CITES": cites})
     assert [("MERGE (n:Paper" in text, "MERGE (a)-[r:CITES]->(b)" in text) for text, _ in server.runs] == [
-        (True, False), (True, False), (False, True), (False, True),
+        (True, False),
+        (True, False),
+        (False, True),
+        (False, True),
     ]
     assert all(result.consume.call_count == 1 for result in server.results)
     assert results["CITES"].created == 3
@@ -121,8 +126,14 @@ def test_node_rows_carry_only_known_properties_as_plain_values() -> None:
 def test_links_to_merges_on_its_identity_properties() -> None:
     store, _, server = make_store()
     links = pd.DataFrame(
-        {"source": ["c#1", "c#1"], "target": ["r#5", "r#5"], "method": ["gold", "silver"], "annotator": ["A", None],
-         "score": [1.0, None], "_origin": ["links.tsv:1", "links.tsv:2"]}
+        {
+            "source": ["c#1", "c#1"],
+            "target": ["r#5", "r#5"],
+            "method": ["gold", "silver"],
+            "annotator": ["A", None],
+            "score": [1.0, None],
+            "_origin": ["links.tsv:1", "links.tsv:2"],
+        }
     )
     store.apply({}, {"LINKS_TO": links})
     text, params = server.runs[0]
@@ -197,6 +208,7 @@ def test_read_only_store_refuses_writes_before_reaching_the_driver() -> None:
 def test_ensure_schema_creates_one_key_constraint_per_label() -> None:
     store, driver, _ = make_store()
     store.ensure_schema()
+    driver.verify_connectivity.assert_called_once()
     texts = [call.args[0] for call in driver.execute_query.call_args_list]
     assert len(texts) == len(SCHEMA.nodes)
     assert "CREATE CONSTRAINT paper_id_unique IF NOT EXISTS FOR (n:Paper) REQUIRE n.id IS UNIQUE" in texts
@@ -233,7 +245,9 @@ def test_counts_are_read_queries() -> None:
     store, driver, _ = make_store()
     assert store.count_nodes("Paper") == 3
     call = driver.execute_query.call_args
-    assert call.args[0] == "MATCH (n:Paper) RETURN count(n) AS n" and call.kwargs["routing_"] == neo4j.RoutingControl.READ
+    assert (
+        call.args[0] == "MATCH (n:Paper) RETURN count(n) AS n" and call.kwargs["routing_"] == neo4j.RoutingControl.READ
+    )
 
 
 @pytest.mark.parametrize("query_type", ["w", "rw", "s"])
@@ -249,7 +263,9 @@ def test_read_only_query_refuses_anything_but_a_read(query_type: str) -> None:
 def test_read_only_query_runs_a_read_in_a_read_access_session() -> None:
     store, driver, _ = make_store()
     result = MagicMock(spec=neo4j.Result)
-    result.__iter__.return_value = iter([neo4j.Record({"id": "p1", "year": 2001}), neo4j.Record({"id": "p2", "year": None})])
+    result.__iter__.return_value = iter(
+        [neo4j.Record({"id": "p1", "year": 2001}), neo4j.Record({"id": "p2", "year": None})]
+    )
     result.keys.return_value = ("id", "year")
     tx = MagicMock(spec=neo4j.ManagedTransaction)
     tx.run.return_value = result
@@ -278,7 +294,7 @@ def test_unreachable_server_says_what_to_check() -> None:
 def test_refused_credentials_say_what_to_check_and_hide_the_password() -> None:
     driver = MagicMock(spec=neo4j.Driver)
     original = AuthError("The client is unauthorized due to authentication failure.")
-    driver.execute_query.side_effect = original
+    driver.verify_connectivity.side_effect = original
     config = StoreConfig(backend="neo4j", neo4j_uri=URI, neo4j_password=PASSWORD)
     with patch("graph.neo4j.GraphDatabase.driver", return_value=driver) as connect:
         store = Neo4jStore.from_config(config, SCHEMA)
@@ -288,6 +304,7 @@ def test_refused_credentials_say_what_to_check_and_hide_the_password() -> None:
     message = str(caught.value)
     assert "check NEO4J_USER / NEO4J_PASSWORD" in message and PASSWORD not in message
     assert caught.value.__cause__ is original
+    driver.execute_query.assert_not_called()  # no constraint attempted without a connection
 
 
 def test_syntax_error_in_a_statement_names_it() -> None:
