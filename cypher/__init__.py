@@ -91,6 +91,8 @@ def names(folder: str | None = None) -> list[str]:
     """Names of the statements in ``cypher/`` (shared) or in one of its folders."""
     root = resources.files(__name__)
     base = root.joinpath(folder) if folder else root
+    if not base.is_dir():
+        return []
     prefix = f"{folder}/" if folder and folder not in DIALECTS else ""
     return sorted(prefix + entry.name[: -len(".cypher")] for entry in base.iterdir() if entry.name.endswith(".cypher"))
 

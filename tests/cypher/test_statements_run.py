@@ -49,6 +49,22 @@ PARAMS: dict[str, dict[str, Any]] = {
     "citing_papers": {"ids": ["p2"]},
     "node_keys": {"keys": ["p1"]},
     "search_papers_by_title": {"text": "translation", "year_min": 0, "year_max": 9999, "limit": 5},
+    "explore/most_cited_papers": {"year_min": 1990, "year_max": 2010, "limit": 5},
+    "explore/coauthors": {"author_id": "a1", "limit": 5},
+    "explore/papers_of_author": {"author_id": "a1", "limit": 5},
+    "explore/acm_subtree": {"class_id": "1998:I.2", "limit": 5},
+    "explore/arxiv_acm_mapping": {"code": "cs.CL"},
+    "explore/citation_neighbourhood": {"paper_id": "p1", "limit": 10},
+}
+# What some explore queries must return on the tiny graph (the others return nothing there).
+EXPECTED = {
+    "explore/coauthors": [{"coauthor_id": "a2", "name": "Alan Turing", "shared_papers": 1}],
+    "explore/citation_neighbourhood": [
+        {"id": "p2", "title": "Word alignment models", "year": 1993, "hops": 1},
+        {"id": "p3", "title": "Phrase tables", "year": 1999, "hops": 1},
+        {"id": "p4", "title": "Neural machine translation", "year": 2004, "hops": 1},
+        {"id": "p5", "title": "Attention for translation", "year": 2005, "hops": 2},
+    ],
 }
 
 
@@ -72,12 +88,13 @@ def test_statement_runs_on_the_embedded_store(store: GraphStore, name: str) -> N
     conn.execute("BEGIN TRANSACTION")
     try:
         result = conn.execute(text, PARAMS.get(name, {}))
-        if result.get_column_names():
-            result.get_as_arrow()
+        rows = result.get_as_arrow().to_pylist() if result.get_column_names() else []
     finally:
         with contextlib.suppress(RuntimeError):  # a failing statement already rolled back
             conn.execute("ROLLBACK")
     assert store.count_nodes("Paper") == 5  # rolled back
+    if name in EXPECTED:
+        assert rows == EXPECTED[name]
 
 
 def test_identifiers_are_checked() -> None:
