@@ -198,7 +198,10 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     p = sub.add_parser("ingest", help="load a source (or all sources) into the store")
-    p.add_argument("source", help="'all' or a source name (see `citegraph ingest --help`)")
+    import loaders
+
+    known = "; ".join(f"{s.name}: {s.description}" for s in loaders.SOURCES.values())
+    p.add_argument("source", help=f"'all' or one source ({known})")
     p.add_argument("path", nargs="?", help="file or folder of the source (default: its place under --data)")
     p.add_argument("--data", help="data folder (default: $CITEGRAPH_DATA or ../shared/data)")
     p.add_argument(

@@ -51,11 +51,28 @@ def arrow_strings(values: pd.Series) -> pa.Array | pa.ChunkedArray | None:
     return None
 
 
+def null_column(kind: pa.DataType, length: int) -> pa.Array:
+    """``pa.nulls(length, type=kind)``, without materialising the values of fixed-size lists.
+
+    ``pa.nulls`` fills a fixed-size list's child array with ``length * size`` values: for 1M
+    papers' absent 384-float embeddings that is 1.5 GiB and about 3 s per column. Here the child
+    values are ``np.zeros`` (calloc: pages the kernel maps only when written, and nothing writes
+    them) behind an all-null validity bitmap; the array is the same, null in every slot.
+    """
+    if pa.types.is_fixed_size_list(kind) and length:
+        child_length = length * kind.list_size
+        values = np.zeros(child_length, dtype=kind.value_type.to_pandas_dtype())
+        child = pa.Array.from_buffers(kind.value_type, child_length, [None, pa.py_buffer(values)])
+        validity = pa.py_buffer(np.zeros((length + 7) // 8, dtype=np.uint8))
+        return pa.Array.from_buffers(kind, length, [validity], null_count=length, children=[child])
+    return pa.nulls(length, type=kind)
+
+
 def arrow_column(values: pd.Series | None, prop: Property, length: int) -> pa.Array:
     """One column as ``prop``'s Arrow type; ``None`` gives a column of nulls."""
     kind = arrow_type(prop)
     if values is None:
-        return pa.nulls(length, type=kind)
+        return null_column(kind, length)
     if prop.kind in (Kind.INT, Kind.FLOAT):
         numeric = pd.to_numeric(values, errors="coerce") if not pd.api.types.is_bool_dtype(values) else values.astype("float64")
         array = numeric.to_numpy(dtype="float64", na_value=np.nan)
@@ -98,4 +115,4 @@ def arrow_table(frame: pd.DataFrame, columns: list[tuple[str, Property]]) -> pa.
     return pa.Table.from_arrays(arrays, names=[prop.name for _, prop in columns])
 
 
-__all__ = ["arrow_column", "arrow_strings", "arrow_table", "arrow_type"]
+__all__ = ["arrow_column", "arrow_strings", "arrow_table", "arrow_type", "null_column"]

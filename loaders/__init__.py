@@ -7,7 +7,7 @@ even parse in :attr:`GraphBatch.rejects`; :func:`graph.ingest.ingest` validates 
 
 >>> from pathlib import Path
 >>> [s.name for s in available(Path("../shared/data"))]   # doctest: +SKIP
-['taxonomy', 'anthology']
+['taxonomy', 'scisumm2018', 'scisummnet', 'anthology']
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from graph.ingest import GraphBatch
-from loaders import anthology, taxonomy
+from loaders import anthology, scisumm, scisummnet, taxonomy
 from loaders.ids import PaperIdError, author_key, canonical_paper_id
 
 
@@ -38,6 +38,20 @@ SOURCES: dict[str, Source] = {
             "taxonomy",
             taxonomy.load,
             "arXiv categories, ACM CCS 1998 and 2012 classes with BROADER, arXiv -> ACM 1998 MAPS_TO",
+        ),
+        # The SciSumm corpora before the Anthology: where both describe a paper, the Anthology's
+        # clean metadata is written last (a non-null value overwrites; a null keeps the stored one).
+        Source(
+            "scisumm2018",
+            "scisumm/Training-Set-2018",
+            scisumm.load,
+            "CL-SciSumm 2018: 40 reference papers, citing papers' full texts, citances and gold sentence links",
+        ),
+        Source(
+            "scisummnet",
+            "scisumm/ScisummNet-2019",
+            scisummnet.load,
+            "ScisummNet: 978 reference papers with abstract and summary, 13,701 citing sentences, authors, silver links",
         ),
         Source(
             "anthology",

@@ -54,6 +54,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 import pandas as pd
@@ -154,9 +155,18 @@ def load(path: Path) -> GraphBatch:
     log.info(
         "%s: %d RPs, %d citing papers, %d sentences, %d annotation lines, %d MENTIONS, %d gold LINKS_TO, "
         "%d rejects, %d empty <S> dropped, %d files with non-UTF-8 bytes, %d non-XML files skipped (%.1fs)",
-        root.name, counts["rp"], counts["citing"], len(batch.nodes["Sentence"]), counts["annotations"],
-        len(batch.rels["MENTIONS"]), len(batch.rels["LINKS_TO"]), len(out.rejects), counts["empty"],
-        counts["non_utf8_files"], counts["skipped_files"], time.perf_counter() - started,
+        root.name,
+        counts["rp"],
+        counts["citing"],
+        len(batch.nodes["Sentence"]),
+        counts["annotations"],
+        len(batch.rels["MENTIONS"]),
+        len(batch.rels["LINKS_TO"]),
+        len(out.rejects),
+        counts["empty"],
+        counts["non_utf8_files"],
+        counts["skipped_files"],
+        time.perf_counter() - started,
     )
     return batch
 
@@ -174,7 +184,7 @@ def _load_folder(folder: Path, out: _Tables) -> None:
             Reject("Paper", f"{folder.name}/Reference_XML", f"no {folder.name}.xml in Reference_XML; the RP is skipped")
         )
         return
-    rp = _read_text(reference, rp_id, folder.parent, out, lambda sid: sentence_id(rp_id, sid))
+    rp = _read_text(reference, rp_id, folder.parent, out, partial(sentence_id, rp_id))
     _add_paper(out, rp, front=True)
     out.counts["rp"] += 1
 
@@ -192,9 +202,7 @@ def _load_folder(folder: Path, out: _Tables) -> None:
                 Reject("Paper", where, f"{file.name} names the same citing paper as {citing[key].where}; skipped")
             )
             continue
-        text = _read_text(
-            file, citing_id, folder.parent, out, lambda sid, c=citing_id: citing_sentence_id(c, rp_id, sid)
-        )
+        text = _read_text(file, citing_id, folder.parent, out, partial(citing_sentence_id, citing_id, rp_id))
         citing[key] = text
         if citing_id != file.stem:
             citing.setdefault(_file_key(citing_id), text)
@@ -303,7 +311,9 @@ def _read_annotations(file: Path, folder: Path, rp: _Text, citing: dict[str, _Te
         found = []
         for sid in citation_sids:
             if sid not in source.ids:
-                reject("MENTIONS", f"`Citation Offset` names {_missing(source, sid)}; its mention and links are dropped")
+                reject(
+                    "MENTIONS", f"`Citation Offset` names {_missing(source, sid)}; its mention and links are dropped"
+                )
                 continue
             found.append(sid)
             sentence = source.ids[sid]

@@ -43,9 +43,11 @@ Not loaded (no place in the data model): ``citing_paper_authority``, ``keep_for_
 Rejected, with ``<RP>/<file>:<line>`` and a reason: an ``<S>`` that cannot be recovered
 (``Sentence``); a ``citing_sentences.json`` that is not JSON or not a list (``Sentence``, the RP
 is kept without citances); an entry without ``citing_paper_id``/``raw_text``, or whose id is not
-a paper id (``Sentence``); an author entry with no letter (``Author``); an annotation line that is
-not a record, names a ``Citance Number`` the JSON lacks, or a ``Reference Offset`` sentence the XML
-lacks or has empty (``LINKS_TO``). A missing summary or abstract file leaves the field null.
+a paper id (``Sentence``); an entry whose citing paper is the RP itself (``MENTIONS``: ``D07-1104``
+lists sentences of its own that cite another Lopez 2007 paper); an author entry with no letter
+(``Author``); an annotation line that is not a record, names a ``Citance Number`` the JSON lacks
+or rejected, or a ``Reference Offset`` sentence the XML lacks or has empty (``LINKS_TO``). A
+missing summary or abstract file leaves the field null.
 """
 
 from __future__ import annotations
@@ -135,9 +137,18 @@ def load(path: Path, *, text_field: TextField = "raw_text") -> GraphBatch:
     log.info(
         "%s: %d RPs, %d RP sentences, %d citing entries -> %d citing sentences from %d citing papers, "
         "%d MENTIONS, %d silver LINKS_TO, %d authors, %d rejects, %d empty <S> dropped (%.1fs)",
-        root.name, len(out.papers), counts["rp_sentences"], counts["citing_entries"], len(out.citances),
-        len(out.citing_papers), len(out.mentions), len(out.links), len(out.authors), len(out.rejects),
-        counts["empty"], time.perf_counter() - started,
+        root.name,
+        len(out.papers),
+        counts["rp_sentences"],
+        counts["citing_entries"],
+        len(out.citances),
+        len(out.citing_papers),
+        len(out.mentions),
+        len(out.links),
+        len(out.authors),
+        len(out.rejects),
+        counts["empty"],
+        time.perf_counter() - started,
     )
     return batch
 
@@ -208,8 +219,8 @@ def _lines(path: Path) -> list[str]:
     return [cleaned for line in text.splitlines() if (cleaned := clean_text(line))]
 
 
-def _read_citing_sentences(folder: Path, rp_id: str, out: _Tables, text_field: TextField) -> dict[int, str]:
-    """Add the RP's citing sentences; returns citance_No -> Sentence.id for the annotation lines."""
+def _read_citing_sentences(folder: Path, rp_id: str, out: _Tables, text_field: TextField) -> dict[int, str | Reject]:
+    """Add the RP's citing sentences; returns citance_No -> Sentence.id (or its reject) for the annotation lines."""
     path = folder / "citing_sentences.json"
     where_file = f"{folder.name}/{path.name}"
     if not path.is_file():
@@ -217,29 +228,40 @@ def _read_citing_sentences(folder: Path, rp_id: str, out: _Tables, text_field: T
         return {}
     text, _ = decode_lenient(path.read_bytes())
     entries = _json_array(text, where_file, out)
-    numbered: dict[int, str] = {}
+    numbered: dict[int, str | Reject] = {}
     for line, entry in entries:
         where = f"{where_file}:{line}"
         out.counts["citing_entries"] += 1
+        number = entry.get("citance_No") if isinstance(entry, dict) else None
+        if not isinstance(number, int) or isinstance(number, bool):
+            number = None
+
+        def reject(table_name: str, reason: str, where: str = where, number: int | None = number) -> None:
+            out.rejects.append(found := Reject(table_name, where, reason))
+            if number is not None:
+                numbered.setdefault(number, found)
+
         if not isinstance(entry, dict):
-            out.rejects.append(Reject("Sentence", where, f"entry is a JSON {type(entry).__name__}, expected an object"))
+            reject("Sentence", f"entry is a JSON {type(entry).__name__}, expected an object")
             continue
         raw_id, body = entry.get("citing_paper_id"), entry.get(text_field)
         if not isinstance(raw_id, str) or not raw_id.strip():
-            out.rejects.append(Reject("Sentence", where, f"`citing_paper_id` is {raw_id!r}, expected a paper id"))
+            reject("Sentence", f"`citing_paper_id` is {raw_id!r}, expected a paper id")
             continue
         try:
             citing_id = canonical_paper_id(raw_id)
         except PaperIdError:
-            out.rejects.append(Reject("Sentence", where, f"`citing_paper_id` {raw_id!r} is not a paper id"))
+            reject("Sentence", f"`citing_paper_id` {raw_id!r} is not a paper id")
             continue
         sentence_text = clean_text(body) if isinstance(body, str) else ""
         if not sentence_text:
-            out.rejects.append(Reject("Sentence", where, f"`{text_field}` is {body!r}, expected the sentence"))
+            reject("Sentence", f"`{text_field}` is {body!r}, expected the sentence")
+            continue
+        if citing_id == rp_id:
+            reject("MENTIONS", f"`citing_paper_id` is the reference paper {rp_id} itself; a paper cannot cite itself")
             continue
         key = citance_id(citing_id, sentence_text)
-        number = entry.get("citance_No")
-        if isinstance(number, int) and not isinstance(number, bool):
+        if number is not None:
             numbered.setdefault(number, key)
         if key not in out.citances:
             out.citances[key] = where
@@ -269,7 +291,9 @@ def _json_array(text: str, where_file: str, out: _Tables) -> list[tuple[int, obj
             reason = f"file holds a JSON {type(value).__name__}, expected a list of citing sentences"
         except json.JSONDecodeError as exc:
             reason = f"file is not JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
-        out.rejects.append(Reject("Sentence", f"{where_file}:1", reason + "; the RP is loaded without citing sentences"))
+        out.rejects.append(
+            Reject("Sentence", f"{where_file}:1", reason + "; the RP is loaded without citing sentences")
+        )
         return []
     entries: list[tuple[int, object]] = []
     position = _skip_space(text, position + 1)
@@ -325,7 +349,9 @@ def _add_authors(raw: object, paper_id: str, where: str, out: _Tables) -> None:
         name = author_name(entry)
         key = author_key(name) if name else None
         if key is None:
-            out.rejects.append(Reject("Author", where, f"author {position} {entry!r} has no letter or digit to key it by"))
+            out.rejects.append(
+                Reject("Author", where, f"author {position} {entry!r} has no letter or digit to key it by")
+            )
             continue
         out.authors.setdefault(key, (name, where))
         out.wrote.setdefault((key, paper_id), (position, where))
@@ -337,7 +363,7 @@ def _read_silver_links(
     rp_id: str,
     parsed: ParsedXml,
     rp_ids: dict[int, str],
-    numbered: dict[int, str],
+    numbered: dict[int, str | Reject],
     out: _Tables,
 ) -> None:
     where_file = f"{folder.name}/annotation/{path.name}"
@@ -352,15 +378,20 @@ def _read_silver_links(
             out.rejects.append(Reject("LINKS_TO", where, f"no usable `Citance Number` ({raw_number!r}): {line[:60]!r}"))
             continue
         source = numbered.get(int(raw_number))
-        if source is None:
-            out.rejects.append(
-                Reject("LINKS_TO", where, f"`Citance Number` {raw_number} is not in {folder.name}/citing_sentences.json")
+        if not isinstance(source, str):
+            reason = (
+                f"`Citance Number` {raw_number} is not in {folder.name}/citing_sentences.json"
+                if source is None
+                else f"the citing sentence of `Citance Number` {raw_number} was rejected at {source.origin}"
             )
+            out.rejects.append(Reject("LINKS_TO", where, reason))
             continue
         sids = parse_offsets(fields.get("Reference Offset", ""))
         if not sids:
             out.rejects.append(
-                Reject("LINKS_TO", where, f"`Reference Offset` {fields.get('Reference Offset', '')!r} names no sentence")
+                Reject(
+                    "LINKS_TO", where, f"`Reference Offset` {fields.get('Reference Offset', '')!r} names no sentence"
+                )
             )
             continue
         annotator = fields.get("Annotator") or None
