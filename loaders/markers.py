@@ -83,12 +83,17 @@ _LETTER = r"[^\W\d_]"
 # Capitalised words that precede a year without being anyone's name.
 _STOPWORDS = (
     "A An And As At About After Also Around Before Between But By Ch Chapter Cf Circa CoNLL Conference Corpus "
-    "Data During Ed Edition Eq Equation Eg Ie Fig Figs Figure Figures Following For From Ii If In Like No Note "
-    "Number Of On Or Page Proceedings Release Sec Section Sections See Senseval SemEval Since Spring Summer Table "
-    "Tables Task The Then This Through Till To Track Unlike Until Up Version Vol Volume Winter Autumn Fall With "
-    "Within Without Workshop Year Years January February March April May June July August September October "
-    "November December Jan Feb Mar Apr Jun Jul Aug Sep Sept Oct Nov Dec"
+    "Data During Edition Eq Equation Eg Ie Fig Figs Figure Figures Following For From Ii If In Like Note "
+    "Number Of On Or Proceedings Release Sec Section Sections See Senseval SemEval Since Table "
+    "Tables Task The Then This Through Till To Track Unlike Until Up Version Vol Volume With "
+    "Within Without Workshop Year Years Jan Feb Mar Apr Jun Jul Aug Sep Sept Oct Nov Dec"
 ).split()
+# Words that are dates alone ("(May 2010)", "in Spring, 2003") but surnames with co-authors
+# ("(May and Knight, 2007)", "Winter et al."): a one-name item made of one of these is no marker.
+_DATE_WORDS = frozenset(
+    "january february march april may june july august september october november december "
+    "spring summer autumn fall winter page".split()
+)
 _NOT_A_NAME = rf"(?!(?:{'|'.join(_STOPWORDS)})(?!{_LETTER}|['’-]{_LETTER}))"
 _ALL_CAPS = rf"(?!{_UPPER}+(?!{_LETTER}|['’]))"  # ACL, MUC, WSJ: acronyms, not surnames
 # One capitalised word: Brants, Màrquez, Callison-Burch, Costa-jussà, O'Connor (not followed by a letter).
@@ -122,7 +127,8 @@ _NO_LETTER_BEFORE = r"(?<![^\W\d_])"  # a digit may precede: footnote marks glue
 # Brants (2000) | Och and Ney (2003a, b) | Koehn et al. (2003) | Collins's (1999, p. 3) | Ge et al. [1998]
 # | a sentence cut after "Brill and Wu (1998, Sec"
 _NARRATIVE = re.compile(
-    rf"{_NO_LETTER_BEFORE}{_authors(_SURNAME, _MORE_AUTHORS)}(?:['’]s?)?\s*,?\s*[(\[]\s*(?P<years>{_YEARS})\s*(?:[,;:][^()\[\]]*)?(?:[)\]]|$)"
+    rf"{_NO_LETTER_BEFORE}{_authors(_SURNAME, _MORE_AUTHORS)}(?:['’]s?)?\s*,?\s*"
+    rf"[(\[]\s*(?P<years>{_YEARS})\s*(?:[,;:][^()\[\]]*)?(?:[)\]]|$)"
 )
 # Brants, 2000 | Brill 1995a | Och and Ney, 2000; 2003 | Seneff,1992 | Lin et al, 2006
 _ITEM_PAREN = re.compile(
@@ -183,8 +189,9 @@ class MaskResult:
     ``reason`` says why. ``how`` is ``"marker"`` (first surname, year and co-authors agree),
     ``"first_author"`` (first surname and year agree, the co-authors as written do not: ``Och,
     2003`` for Och and Ney 2003), ``"near_name"`` (the first surname is one letter off, the
-    year and co-authors agree: metadata that misspells a name), ``"loose"`` (no marker parsed; the surname followed closely by
-    the year, as in the glued ``fromCharniak and Johnson (2005)``), or ``"none"``.
+    year and co-authors agree: metadata that misspells a name), ``"loose"`` (no marker parsed;
+    the surname followed closely by the year, as in the glued ``fromCharniak and Johnson
+    (2005)``), or ``"none"``.
     """
 
     text: str
@@ -305,7 +312,13 @@ def _year_items(
 
 def _author_year_item(match: re.Match[str], offset: int, ref: tuple[int, int]) -> list[Item]:
     surnames, et_al = _parse_authors(match.group("authors"))
+    if _is_date(surnames, et_al):
+        return []
     return _year_items(match, offset, surnames, et_al, ref)
+
+
+def _is_date(surnames: tuple[str, ...], et_al: bool) -> bool:
+    return len(surnames) == 1 and not et_al and surnames[0].lower() in _DATE_WORDS
 
 
 def find_markers(text: str) -> list[Marker]:
