@@ -10,6 +10,16 @@ always travel as ``$parameters``. Identifiers (labels, relationship types, prope
 vary with the data model are written as ``__UPPER__`` placeholders — valid Cypher names, so the
 files lint as they are — and filled by :func:`render` only with names that pass
 :func:`check_identifier`; callers take those names from the schema allowlist (:mod:`graph.schema`).
+
+Known traps of the embedded engine (LadybugDB 0.22), avoided in every statement here:
+
+* ``count(DISTINCT x)`` after an equality filter on a primary key (``MATCH (p:Paper {id: $id})-...``
+  or ``WHERE p.id = $id``) ignores the filter and counts over every match; ``count(x)`` /
+  ``count(*)`` and ``IN`` filters are correct.
+* ``UNWIND ... MATCH (a {...}), (b {...}) CREATE`` runs at tens of rows per second; bulk writes
+  go through COPY / LOAD FROM (see :mod:`graph.embedded`).
+* ``ORDER BY`` inside ``WITH`` needs a ``LIMIT``; ``null`` parameters compared with integers are a
+  type error (pass explicit bounds).
 """
 
 from __future__ import annotations

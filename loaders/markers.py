@@ -35,7 +35,7 @@ capitalised words that are not names (``In 2000``, ``(CoNLL 2003)``, all-capital
 Numeric markers (kind ``numeric``): ``[12]``, ``[3-5]``, ``[3–5]``, ``[3, 7, 12]``, ``[2; 4]``;
 numbers 1–999 (``[0, 1]`` is an interval, not a marker), ranges increasing.
 
-Every :class:`Marker` lists its :class:`Item` s, one per cited year (or number), each with the span
+Every :class:`Marker` lists its items (:class:`Item`), one per cited year (or number), each with the span
 of its year token and of the reference it belongs to (authors and all their years). Masking
 replaces a whole reference when all its years are the target (``Brants 2000a, b`` → ``[CIT]``
 when the target is Brants 2000, suffix not given), and only the year token when the same authors
@@ -82,23 +82,26 @@ _UPPER = _char_class("isupper")
 _LETTER = r"[^\W\d_]"
 # Capitalised words that precede a year without being anyone's name.
 _STOPWORDS = (
-    "A An And As At About After Also Around Before Between But By Ch Chapter Cf Circa CoNLL Conference Corpus "
-    "Data During Edition Eq Equation Eg Ie Fig Figs Figure Figures Following For From Ii If In Like Note "
-    "Number Of On Or Proceedings Release Sec Section Sections See Senseval SemEval Since Table "
-    "Tables Task The Then This Through Till To Track Unlike Until Up Version Vol Volume With "
-    "Within Without Workshop Year Years Jan Feb Mar Apr Jun Jul Aug Sep Sept Oct Nov Dec"
-).split()
+    "A|An|And|As|At|About|After|Also|Around|Before|Between|But|By|Ch|Chapter|Cf|Circa|CoNLL|Conference|Corpus|"
+    "Data|During|Edition|Eq|Equation|Eg|Ie|Fig|Figs|Figure|Figures|Following|For|From|Ii|If|In|Like|Note|"
+    "Number|Of|On|Or|Proceedings|Release|Sec|Section|Sections|See|Senseval|SemEval|Since|Table|"
+    "Tables|Task|The|Then|This|Through|Till|To|Track|Unlike|Until|Up|Version|Vol|Volume|With|"
+    "Within|Without|Workshop|Year|Years|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec"
+)
 # Words that are dates alone ("(May 2010)", "in Spring, 2003") but surnames with co-authors
 # ("(May and Knight, 2007)", "Winter et al."): a one-name item made of one of these is no marker.
-_DATE_WORDS = frozenset(
-    "january february march april may june july august september october november december "
-    "spring summer autumn fall winter page".split()
+_DATE_WORD = re.compile(
+    r"january|february|march|april|may|june|july|august|september|october|november|december|"
+    r"spring|summer|autumn|fall|winter|page",
+    re.IGNORECASE,
 )
-_NOT_A_NAME = rf"(?!(?:{'|'.join(_STOPWORDS)})(?!{_LETTER}|['’-]{_LETTER}))"
+_NOT_A_NAME = rf"(?!(?:{_STOPWORDS})(?!{_LETTER}|['’-]{_LETTER}))"
 _ALL_CAPS = rf"(?!{_UPPER}+(?!{_LETTER}|['’]))"  # ACL, MUC, WSJ: acronyms, not surnames
 # One capitalised word: Brants, Màrquez, Callison-Burch, Costa-jussà, O'Connor (not followed by a letter).
 _WORD = rf"{_NOT_A_NAME}{_ALL_CAPS}{_UPPER}(?:{_LETTER}|['’-](?={_LETTER}))*"
-_LEADING = r"(?:[Dd]e|[Dd]el|[Dd]ella|[Dd]er|[Dd]en|[Dd]i|[Dd]a|[Dd]u|[Dd]os|[Dd]as|[Vv]an|[Vv]on|[Ll]e|[Ll]a|[Tt]er|Mc|Mac)"
+_LEADING = (
+    r"(?:[Dd]e|[Dd]el|[Dd]ella|[Dd]er|[Dd]en|[Dd]i|[Dd]a|[Dd]u|[Dd]os|[Dd]as|[Vv]an|[Vv]on|[Ll]e|[Ll]a|[Tt]er|Mc|Mac)"
+)
 _INNER = r"(?:de|del|della|der|den|da|dos|das|van|von|y|la|le)"  # Lopez de Lacalle, Ramón y Cajal
 _GENERATION = r"(?:\s+(?:Jr\.?|Sr\.?|II|III|IV)(?![^\W\d_]))?"  # Headden III et al. (2009)
 _SURNAME = rf"(?:{_LEADING}\s+)*{_WORD}(?:\s+{_INNER}(?:\s+(?:la|der|den))?\s+{_WORD})*{_GENERATION}"
@@ -134,7 +137,9 @@ _NARRATIVE = re.compile(
 _ITEM_PAREN = re.compile(
     rf"{_NO_LETTER_BEFORE}{_authors(_FIRST_SURNAME_PAREN, _MORE_AUTHORS_PAREN)}(?P<sep>\s*,\s*|\s+)(?P<years>{_YEARS})"
 )
-_ITEM_BARE = re.compile(rf"{_NO_LETTER_BEFORE}{_authors(_SURNAME, _MORE_AUTHORS)}(?P<sep>\s*,\s*|\s+)(?P<years>{_YEARS})")
+_ITEM_BARE = re.compile(
+    rf"{_NO_LETTER_BEFORE}{_authors(_SURNAME, _MORE_AUTHORS)}(?P<sep>\s*,\s*|\s+)(?P<years>{_YEARS})"
+)
 # Innermost parentheses, or square brackets as some styles write author-year groups: [Wu 1997]; a
 # sentence cut inside a group ("Knight, 1999) showed", "as in (Brants, 2000") has half a group.
 _GROUP = re.compile(r"\(([^()]*)\)|\[([^\[\]]*)\]|^([^()]*)\)|\(([^()]*)$")
@@ -144,9 +149,7 @@ _TRAILING_ET_AL = re.compile(rf"\s*{_ET_AL}\s*$")
 _POSSESSIVE = re.compile(r"['’]s?$")
 
 _NUMBER = r"[1-9]\d{0,2}"
-_NUMERIC = re.compile(
-    rf"\[\s*{_NUMBER}(?:\s*[-–—]\s*{_NUMBER})?(?:\s*[,;]\s*{_NUMBER}(?:\s*[-–—]\s*{_NUMBER})?)*\s*\]"
-)
+_NUMERIC = re.compile(rf"\[\s*{_NUMBER}(?:\s*[-–—]\s*{_NUMBER})?(?:\s*[,;]\s*{_NUMBER}(?:\s*[-–—]\s*{_NUMBER})?)*\s*\]")
 _NUMERIC_PART = re.compile(rf"(?P<lo>{_NUMBER})(?:\s*[-–—]\s*(?P<hi>{_NUMBER}))?")
 
 
@@ -272,7 +275,9 @@ def _one_edit(x: str, y: str) -> bool:
         return False
     if len(x) == len(y):
         diff = [i for i in range(len(x)) if x[i] != y[i]]
-        return len(diff) == 1 or (len(diff) == 2 and diff[1] == diff[0] + 1 and x[diff[0]] == y[diff[1]] and x[diff[1]] == y[diff[0]])
+        return len(diff) == 1 or (
+            len(diff) == 2 and diff[1] == diff[0] + 1 and x[diff[0]] == y[diff[1]] and x[diff[1]] == y[diff[0]]
+        )
     short, long = sorted((x, y), key=len)
     i = next((k for k in range(len(short)) if short[k] != long[k]), len(short))
     return short[i:] == long[i + 1 :]
@@ -318,15 +323,16 @@ def _author_year_item(match: re.Match[str], offset: int, ref: tuple[int, int]) -
 
 
 def _is_date(surnames: tuple[str, ...], et_al: bool) -> bool:
-    return len(surnames) == 1 and not et_al and surnames[0].lower() in _DATE_WORDS
+    return len(surnames) == 1 and not et_al and _DATE_WORD.fullmatch(surnames[0]) is not None
 
 
 def find_markers(text: str) -> list[Marker]:
     """Every citation marker of ``text``, in order; see the module docstring for the forms.
 
-    >>> [(m.style, [(i.surnames, i.year, i.suffix) for i in m.items]) for m in find_markers(
-    ...     "Och and Ney (2003) and (Brants 2000a, b)")]
-    [('narrative', [(('Och', 'Ney'), 2003, '')]), ('parenthetical', [(('Brants',), 2000, 'a'), (('Brants',), 2000, 'b')])]
+    >>> for m in find_markers("Och and Ney (2003) and (Brants 2000a, b)"):
+    ...     print(m.style, m.text, [(i.surnames, i.year, i.suffix) for i in m.items])
+    narrative Och and Ney (2003) [(('Och', 'Ney'), 2003, '')]
+    parenthetical (Brants 2000a, b) [(('Brants',), 2000, 'a'), (('Brants',), 2000, 'b')]
     """
     markers: list[Marker] = []
     taken: list[tuple[int, int]] = []
@@ -380,7 +386,7 @@ def _numeric_markers(text: str) -> list[Marker]:
                 ok = False
                 break
             start, end = match.start() + part.start(), match.start() + part.end()
-            items += [Item((), False, None, "", part.group(), start, end, start, end, n) for n in range(lo, hi + 1)]
+            items += [Item((), False, None, "", str(n), start, end, start, end, n) for n in range(lo, hi + 1)]
         if ok and items:
             markers.append(Marker(*match.span(), match.group(), "numeric", "numeric", tuple(items)))
     return markers
@@ -389,14 +395,18 @@ def _numeric_markers(text: str) -> list[Marker]:
 # --- masking --------------------------------------------------------------------------------------
 
 
+_TARGET_YEAR = re.compile(r"(?:19|20)\d\d[a-z]?")
+_PENDING = re.compile(r"in\s+press|forthcoming|to\s+appear")
+
+
 def _target_year(year: int | str) -> tuple[int | None, str, bool]:
     """(year, suffix, is_pending) from 2000, "2000", "2000b" or "in press"."""
     if isinstance(year, int):
         return year, "", False
     text = str(year).strip().lower()
-    if re.fullmatch(r"(?:19|20)\d\d[a-z]?", text):
+    if _TARGET_YEAR.fullmatch(text):
         return int(text[:4]), text[4:], False
-    if re.fullmatch(r"in\s+press|forthcoming|to\s+appear", text):
+    if _PENDING.fullmatch(text):
         return None, "", True
     raise ValueError(f"year {year!r} is not a year (2000, '2000b') nor 'in press' / 'forthcoming' / 'to appear'")
 
@@ -479,15 +489,19 @@ def mask_target(text: str, surnames: list[str], year: int | str, mask: str = MAS
         and _year_matches(item, target_year, suffix, pending)
     ]
     agreeing = [item for item in first if _coauthors_agree(item, surnames)]
-    near = [] if first else [
-        item
-        for marker in markers
-        for item in marker.items
-        if item.surnames
-        and _near_surname(item.surnames[0], surnames[0])
-        and _year_matches(item, target_year, suffix, pending)
-        and _coauthors_agree(item, surnames)
-    ]
+    near = (
+        []
+        if first
+        else [
+            item
+            for marker in markers
+            for item in marker.items
+            if item.surnames
+            and _near_surname(item.surnames[0], surnames[0])
+            and _year_matches(item, target_year, suffix, pending)
+            and _coauthors_agree(item, surnames)
+        ]
+    )
     steps: tuple[tuple[Literal["marker", "first_author", "near_name"], list[Item]], ...] = (
         ("marker", agreeing),
         ("first_author", first),
@@ -530,7 +544,9 @@ def _fold(text: str) -> tuple[str, list[int]]:
 
 
 # Between the surname and the year: co-authors, "and", "et al", commas, garbled letters ("Pas? ca").
-_LOOSE_MIDDLE = r"(?:[\s,.&?'’-]|and(?![a-z])|et\.?\s*als?(?![a-z])|[A-Z][^\W\d_]*|[^\W\d_]{1,3}\?|(?<=\?)\s?[^\W\d_]{1,4}\b)*?"
+_LOOSE_MIDDLE = (
+    r"(?:[\s,.&?'’-]|and(?![a-z])|et\.?\s*als?(?![a-z])|[A-Z][^\W\d_]*|[^\W\d_]{1,3}\?|(?<=\?)\s?[^\W\d_]{1,4}\b)*?"
+)
 
 
 _CO_AUTHOR_SEPARATOR = re.compile(r",|&|\band\b")
@@ -612,4 +628,4 @@ def mask_numeric(text: str, number: int, mask: str = MASK) -> MaskResult:
     return MaskResult(out, len(pieces), "marker", tuple(spans))
 
 
-__all__ = ["MASK", "Item", "MaskResult", "Marker", "find_markers", "mask_numeric", "mask_target", "surname"]
+__all__ = ["MASK", "Item", "Marker", "MaskResult", "find_markers", "mask_numeric", "mask_target", "surname"]

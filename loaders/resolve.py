@@ -45,6 +45,7 @@ takes the best-scoring piece.
 from __future__ import annotations
 
 import gc
+import itertools
 import logging
 import re
 import time
@@ -273,7 +274,7 @@ def title_candidates(raw: str, min_chars: int = 12) -> list[str]:
     pieces = [m.group(1) for m in _QUOTED.finditer(raw)]
     segments = [s for s in _SEGMENT_END.split(raw.strip()) if s]
     pieces += segments
-    pieces += [f"{a} {b}" for a, b in zip(segments, segments[1:])]
+    pieces += [f"{a} {b}" for a, b in itertools.pairwise(segments)]
     seen: set[str] = set()
     out: list[str] = []
     for piece in pieces:
