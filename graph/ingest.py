@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -146,7 +147,8 @@ def ingest(
         raise ConfigError(f"--on-error is {on_error!r}; expected one of {', '.join(ON_ERROR)}")
     started = time.perf_counter()
     nodes, rels, rejects = validate_batch(store, batch)
-    rejects_path = rejects_dir / f"{batch.source}.rejects.jsonl" if rejects_dir is not None else None
+    safe_name = re.sub(r"[^A-Za-z0-9._-]+", "_", batch.source)  # e.g. "jsonl:my corpus" -> "jsonl_my_corpus"
+    rejects_path = rejects_dir / f"{safe_name}.rejects.jsonl" if rejects_dir is not None else None
     if rejects_path is not None:
         if rejects:
             write_rejects(rejects, rejects_path)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from graph.ingest import GraphBatch
-from loaders import anthology, scisumm, scisummnet, taxonomy
+from loaders import anthology, jsonl, scisumm, scisummnet, taxonomy
 from loaders.ids import PaperIdError, author_key, canonical_paper_id
 
 
@@ -58,6 +58,13 @@ SOURCES: dict[str, Source] = {
             "anthology/papers.jsonl.gz",
             anthology.load,
             "ACL Anthology metadata: papers, authors and WROTE edges",
+        ),
+        # A user's own corpus last: its citations can point at papers loaded above, and its values win.
+        Source(
+            "jsonl",
+            "jsonl/corpus.jsonl",
+            jsonl.load,
+            "your own corpus in the JSON Lines format of docs/data.md (papers, citations with contexts, sentences)",
         ),
     )
 }
