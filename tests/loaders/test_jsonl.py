@@ -222,7 +222,7 @@ def test_skip_mode_loads_the_rest_and_validation_keeps_the_origin(
     assert report.records == report.stored + report.rejected
     assert empty_store.count_nodes("Paper") == 2  # good-1, odd
     assert empty_store.count_rels("CITES") == 1  # odd -> good-1 (line 17, without contexts)
-    assert (tmp_path / "rejects" / "jsonl:broken.jsonl.rejects.jsonl").is_file()
+    assert (tmp_path / "rejects" / "jsonl_broken.jsonl.rejects.jsonl").is_file()
 
 
 def test_unknown_fields_are_ignored_with_a_warning(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
