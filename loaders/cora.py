@@ -198,12 +198,11 @@ def _authors(
     authors: dict[str, tuple[str | None, str]] = {}  # id -> (name, origin)
     key_of: dict[str, str] = {}  # code -> author id
 
-    def author(code: str) -> str:
+    def author(code: str, where: str) -> str:
         if code not in key_of:
             name = names.get(code)
             display = first_last(name) if isinstance(name, str) else None
             key = author_key(display) if display else None
-            where = f"{AUTHOR_NAMES_FILE}#{code}" if code in names else f"{PAPER_AUTHORS_FILE}#{code}"
             if key is None:
                 key, display = f"{AUTHOR_PREFIX}{code}", None
             key_of[code] = key
@@ -211,7 +210,7 @@ def _authors(
         return key_of[code]
 
     for code in names:  # every named author, in file order, even one without papers
-        author(code)
+        author(code, f"{AUTHOR_NAMES_FILE}#{code}")
     wrote: dict[str, list[object]] = {k: [] for k in (SOURCE_COLUMN, TARGET_COLUMN, "position", ORIGIN_COLUMN)}
     collapsed = 0
     for raw_paper, codes in paper_authors.items():
@@ -228,7 +227,7 @@ def _authors(
             continue
         on_paper: set[str] = set()
         for position, code in enumerate(codes, start=1):
-            key = author(code)
+            key = author(code, where)  # a code without a name is first met here
             if key in on_paper:
                 collapsed += 1
                 continue

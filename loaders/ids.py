@@ -17,9 +17,10 @@ given                  canonical                       rule
 URL forms (``https://aclanthology.org/P98-1081.pdf``, ``https://arxiv.org/abs/2101.00001``,
 ``https://doi.org/10....``) are accepted too. Anything else is a :class:`PaperIdError`.
 
-Not done here yet: the Anthology renumbered some SemEval volumes, so an old SemEval id cited in
-another corpus may name a paper the Anthology now lists under another id. Mapping those needs
-the Anthology's renumbering table; until a loader needs it, such ids are kept as they are.
+Renumbered volumes: the Anthology moved the SemEval-2007 proceedings from ``W07-20NN`` to
+``S07-10NN`` (same paper numbers; checked on the 7 SemEval-2007 reference papers of CL-SciSumm,
+whose ``sid=0`` titles equal the Anthology's ``S07-10NN`` titles, and the Anthology lists no
+``W07-20NN`` id any more). Older corpora still use the old ids; both map to ``S07-10NN``.
 
 Author keys (:func:`author_key`) are normalised names, because no source here has author ids:
 two spellings that differ only in case, accents or punctuation are one author, and two different
@@ -82,7 +83,10 @@ def canonical_paper_id(raw: str) -> str:
     if kind in (None, "acl"):
         if match := _ACL_OLD.fullmatch(text):
             letter, year, number = match.groups()
-            return f"{letter.upper()}{year}-{number}"
+            letter = letter.upper()
+            if (letter, year) == ("W", "07") and number.startswith("20"):  # SemEval-2007, renumbered
+                letter, number = "S", "10" + number[2:]
+            return f"{letter}{year}-{number}"
         if _ACL_NEW.fullmatch(text):
             return text
     if kind in (None, "arxiv"):

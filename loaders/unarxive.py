@@ -64,7 +64,6 @@ entry are skipped (the entry may have others) and counted in the report.
 
 from __future__ import annotations
 
-import io
 import itertools
 import json
 import logging
@@ -278,7 +277,7 @@ def _openalex_id(raw: str) -> str:
 
 def _entry_ids(entry: dict[str, Any]) -> tuple[list[tuple[str, str]], int]:
     """``[(kind, canonical id), ...]`` of a bibliography entry in :data:`ID_KINDS` order, and the malformed count."""
-    ids = entry.get("ids") if isinstance(entry.get("ids"), dict) else {}
+    ids = _dict(entry.get("ids"))
     found: list[tuple[str, str]] = []
     malformed = 0
 
@@ -340,10 +339,15 @@ def _records(path: Path) -> Iterator[tuple[str, int, bytes]]:
                 handle = archive.extractfile(member)
                 if handle is None:
                     continue
-                for number, raw in enumerate(io.BufferedReader(handle, buffer_size=1 << 20), start=1):  # type: ignore[arg-type]
+                for number, raw in enumerate(handle, start=1):  # a buffered reader: lines as bytes
                     yield member.name, number, raw.rstrip(b"\r\n")
     except (tarfile.TarError, EOFError, OSError) as exc:
         raise IngestError(f"{path}: the tar archive is damaged or truncated ({exc}); download it again") from exc
+
+
+def _dict(value: object) -> dict[str, Any]:
+    """``value`` if it is a JSON object, else an empty one (a missing or malformed part reads as absent)."""
+    return value if isinstance(value, dict) else {}
 
 
 def _preview(value: object) -> str:
@@ -490,7 +494,7 @@ def _read_record(where: str, raw: bytes, out: _Tables, categories: frozenset[str
     if not isinstance(record, dict):
         reject("Paper", f"line is a JSON {type(record).__name__}, expected an object with a `paper_id`")
         return
-    metadata = record.get("metadata") if isinstance(record.get("metadata"), dict) else {}
+    metadata = _dict(record.get("metadata"))
     raw_id = record.get("paper_id") or metadata.get("id")
     if not isinstance(raw_id, str) or not raw_id.strip():
         reject("Paper", f"record has no `paper_id` (title {_preview(metadata.get('title'))}); every paper needs one")
@@ -604,14 +608,14 @@ def _read_body(paper_id: str, body: object, entries: dict[str, _Entry], where: s
             if not isinstance(span, dict):
                 continue
             out.spans += 1
-            entry = entries.get(span.get("ref_id"))  # type: ignore[arg-type]
-            start = span.get("start")
-            if entry is None or not isinstance(start, int) or not ids:
+            entry = entries.get(str(span.get("ref_id")))
+            offset = span.get("start")
+            if entry is None or not isinstance(offset, int) or not ids:
                 out.spans_without_entry += 1
                 continue
-            index = next((i for i, end in enumerate(ends) if start < end), len(ids) - 1)
-            marker = span.get("text") if isinstance(span.get("text"), str) else text[start : span.get("end", start)]
-            entry.mentions.append((ids[index], marker))
+            index = next((i for i, end in enumerate(ends) if offset < end), len(ids) - 1)
+            marker = span.get("text")
+            entry.mentions.append((ids[index], marker if isinstance(marker, str) else text[offset : span.get("end")]))
 
 
 def _resolve(out: _Tables, title_index: TitleIndex | None) -> tuple[GraphBatch, ResolutionReport]:

@@ -84,3 +84,10 @@ def test_author_key(name: str, expected: str) -> None:
 @pytest.mark.parametrize("name", ["", "   ", "--", "?."])
 def test_author_key_without_letters_is_none(name: str) -> None:
     assert author_key(name) is None
+
+
+def test_semeval_2007_ids_follow_the_anthology_renumbering() -> None:
+    assert canonical_paper_id("W07-2002") == "S07-1002"
+    assert canonical_paper_id("w07-2018") == "S07-1018"
+    assert canonical_paper_id("W07-1001") == "W07-1001"  # other W07 volumes keep their ids
+    assert canonical_paper_id("S07-1002") == "S07-1002"

@@ -13,6 +13,7 @@ import pytest
 
 from api.cli import main
 from graph import GraphStore, StoreConfig, open_store
+from loaders.ids import canonical_paper_id
 
 pytestmark = pytest.mark.shared_data
 
@@ -39,8 +40,10 @@ def test_every_anthology_paper_is_there(built: GraphStore) -> None:
 
 
 def test_reference_papers_have_their_sentences(built: GraphStore, data_dir: Path) -> None:
-    training = sorted(p.name for p in (data_dir / "scisumm" / "Training-Set-2018").iterdir() if p.is_dir())
-    summnet = sorted(p.name for p in (data_dir / "scisumm" / "ScisummNet-2019").iterdir() if p.is_dir())
+    # Folder names are the ids the corpora use; the graph holds canonical ids (W07-20NN -> S07-10NN).
+    folders = data_dir / "scisumm"
+    training = sorted(canonical_paper_id(p.name) for p in (folders / "Training-Set-2018").iterdir() if p.is_dir())
+    summnet = sorted(canonical_paper_id(p.name) for p in (folders / "ScisummNet-2019").iterdir() if p.is_dir())
     assert len(training) == 40 and len(summnet) == 978
     with_sentences = "UNWIND $ids AS rp MATCH (p:Paper {id: rp})-[:HAS_SENTENCE]->(:Sentence) RETURN count(DISTINCT p)"
     assert count(built, with_sentences, ids=training) == 40

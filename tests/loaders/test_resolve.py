@@ -30,7 +30,9 @@ def index() -> TitleIndex:
 
 
 def test_normalise_title() -> None:
-    assert normalise_title("  {BERT}: Pre-training of Deep_Bidirectional  ") == "bert pre training of deep bidirectional"
+    assert (
+        normalise_title("  {BERT}: Pre-training of Deep_Bidirectional  ") == "bert pre training of deep bidirectional"
+    )
     assert normalise_title("Café au LAIT!") == "cafe au lait"
 
 

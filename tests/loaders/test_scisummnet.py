@@ -13,7 +13,7 @@ import graph
 from graph.errors import IngestError
 from graph.ingest import GraphBatch, ingest
 from loaders import scisumm, scisummnet
-from loaders.ids import author_key
+from loaders.ids import author_key, canonical_paper_id
 from loaders.sentences import citance_id, clean_text
 
 
@@ -274,7 +274,12 @@ def test_real_scisummnet(real: tuple[GraphBatch, float], scisumm_root: Path) -> 
         for entry in json.loads(path.read_bytes()):
             entries += 1
             if entry["raw_text"] and entry["citing_paper_id"] != path.parent.name:
-                expected.add((citance_id(entry["citing_paper_id"], clean_text(entry["raw_text"])), path.parent.name))
+                expected.add(
+                    (
+                        citance_id(canonical_paper_id(entry["citing_paper_id"]), clean_text(entry["raw_text"])),
+                        canonical_paper_id(path.parent.name),
+                    )
+                )
     assert entries == 13_701
     assert _pairs(mentions) == expected
     from_json = [r for r in batch.rejects if "citing_sentences.json" in r.origin]

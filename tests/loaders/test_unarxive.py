@@ -35,7 +35,14 @@ def _paragraph(section: str, text: str) -> dict[str, object]:
 
 
 def _ids(arxiv: str = "", doi: str = "", openalex: str = "") -> dict[str, str]:
-    return {"open_alex_id": openalex, "sem_open_alex_id": "", "pubmed_id": "", "pmc_id": "", "doi": doi, "arxiv_id": arxiv}
+    return {
+        "open_alex_id": openalex,
+        "sem_open_alex_id": "",
+        "pubmed_id": "",
+        "pmc_id": "",
+        "doi": doi,
+        "arxiv_id": arxiv,
+    }
 
 
 def _entry(raw: str, ids: dict[str, str] | None = None, **extra: object) -> dict[str, object]:
@@ -66,7 +73,9 @@ FIRST = {
         _paragraph("", "A final sentence without citations."),
     ],
     "bib_entries": {
-        "b1": _entry("A. Author. Some arXiv paper. 2021.", _ids(arxiv="2101.00001v1", openalex="https://openalex.org/W1")),
+        "b1": _entry(
+            "A. Author. Some arXiv paper. 2021.", _ids(arxiv="2101.00001v1", openalex="https://openalex.org/W1")
+        ),
         "b2": _entry("B. Author. A DOI paper. J. X, 2020.", _ids(doi="10.5555/XYZ")),
         "b3": _entry("J. Doe. Statistical phrase-based translation. In NAACL, 2003."),  # no ids: by title
         "b4": _entry(  # the DOI of b2 in a link with its prefix twice: one work, one CITES edge
@@ -212,7 +221,12 @@ def test_sentences(sample_tar: Path) -> None:
     sentences = batch.nodes["Sentence"]
     shown = sentences.fillna({"section": "-"})  # null section shown as "-"
     assert shown[["id", "sid", "section", "text"]].values.tolist()[:5] == [
-        ["arxiv:2212.00001#1", 1, "Introduction", "We follow Smith et al. {{cite:b1}} and e.g. Fig. 2 shows 3.5 units."],
+        [
+            "arxiv:2212.00001#1",
+            1,
+            "Introduction",
+            "We follow Smith et al. {{cite:b1}} and e.g. Fig. 2 shows 3.5 units.",
+        ],
         ["arxiv:2212.00001#2", 2, "Introduction", "Prior work {{cite:b2}}{{cite:b3}} differs."],
         ["arxiv:2212.00001#3", 3, "Introduction", "Then {{cite:b1}} again."],
         ["arxiv:2212.00001#4", 4, "-", "A final sentence without citations."],
