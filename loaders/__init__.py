@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from graph.ingest import GraphBatch
-from loaders import anthology, jsonl, scisumm, scisummnet, taxonomy
+from loaders import anthology, cora, jsonl, scisumm, scisummnet, taxonomy, unarxive
+from loaders.resolve import TitleIndex
 from loaders.ids import PaperIdError, author_key, canonical_paper_id
 
 
@@ -59,6 +60,18 @@ SOURCES: dict[str, Source] = {
             anthology.load,
             "ACL Anthology metadata: papers, authors and WROTE edges",
         ),
+        Source(
+            "unarxive",
+            "unarxive/unarXive_data_sample_2022.tar.gz",
+            lambda path: unarxive.load(path, title_index=_anthology_titles(path.parent.parent)),
+            "unarXive full-text sample: arXiv papers, authors, categories, sentences, citations resolved by id or title",
+        ),
+        Source(
+            "cora",
+            "cora",
+            cora.load,
+            "CoRA citation graph without text: papers, citations, authors, 3-level topic hierarchy",
+        ),
         # A user's own corpus last: its citations can point at papers loaded above, and its values win.
         Source(
             "jsonl",
@@ -68,6 +81,18 @@ SOURCES: dict[str, Source] = {
         ),
     )
 }
+
+
+def _anthology_titles(data_dir: Path) -> TitleIndex | None:
+    """A title index over the Anthology beside a source (``<data>/anthology/papers.jsonl.gz``), if present.
+
+    unarXive bibliography entries without any id are resolved against it (MinHash LSH candidates,
+    accepted at a normalised similarity >= 0.9; see :mod:`loaders.resolve`); ~20 s to build.
+    """
+    papers = data_dir / SOURCES["anthology"].path
+    if not papers.exists():
+        return None
+    return TitleIndex.from_papers(anthology.load(papers).nodes["Paper"])
 
 
 def available(data_dir: Path) -> list[Source]:

@@ -4,8 +4,9 @@ A reference without an arXiv id or DOI can still name a paper the graph knows: i
 :class:`TitleIndex` holds ``(paper_id, title)`` pairs and answers :meth:`TitleIndex.resolve` with
 the paper whose title is a near-duplicate of the query, or ``None``. Two stages:
 
-1. **Candidates** from MinHash LSH (``datasketch``) over the set of character ``k``-grams
-   (shingles, :attr:`TitleIndexConfig.shingle`) of the normalised title. LSH finds, in sub-linear
+1. **Candidates** from MinHash LSH (``datasketch``) over the set of ``k``-grams (shingles,
+   :attr:`TitleIndexConfig.shingle`) of the normalised title's UTF-8 bytes, which are its
+   character ``k``-grams when the title is ASCII. LSH finds, in sub-linear
    time, titles whose shingle sets have a Jaccard index
 
    .. math::
@@ -31,10 +32,15 @@ characters that are not letters or digits one space (``"{BERT}: Pre-training"`` 
 ``"bert pre training"``).
 
 Ambiguity is not guessed away: titles that normalise to the same string under different paper
-ids (the Anthology lists some papers twice, and every "Preface" shares one title), or two
-different candidates with the same best score, resolve to ``None``. Titles shorter than
+ids (682 in the Anthology: "Proceedings of ..." volumes, papers listed twice), or two different
+candidates with the same best score, resolve to ``None``. Titles shorter than
 :attr:`TitleIndexConfig.min_chars` after normalisation are neither indexed nor resolved: "Introduction"
-says nothing about which paper is meant.
+or "Preface" says nothing about which paper is meant.
+
+Measured on the Anthology (103,514 papers, 102,331 distinct titles, 2 CPU cores): building the
+index takes 10-19 s (most of it LSH insertion and MinHash); 1,000 titles with one character
+dropped, hyphens dropped and upper-cased, or a full stop added came back to their paper 975 times,
+never to another paper, and the 25 misses were all ambiguous titles; 5,000-8,000 queries/s.
 
 Bibliography entries that are one raw string (unarXive's ``bib_entry_raw``) have no title field;
 :func:`title_candidates` cuts such a string into the pieces a title can be (quoted text, the

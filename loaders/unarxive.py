@@ -60,6 +60,10 @@ object, without a ``paper_id`` or with one that is not an arXiv id, or a paper a
 (``Author``); a bibliography entry that resolves to the citing paper itself (``CITES``); a category
 not in ``categories`` when that is given (``IN_CATEGORY``). Malformed ids inside a bibliography
 entry are skipped (the entry may have others) and counted in the report.
+
+On the shared sample (49 papers, 1,786 entries): 1,156 entries resolve by id (arXiv 146, arXiv id in
+the text 108, DOI 375, DOI link 416, OpenAlex 111), 630 have no id; with an Anthology title index
+1 of those resolves by title (the sample is mostly physics and mathematics). 0.5 s.
 """
 
 from __future__ import annotations
