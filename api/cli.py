@@ -12,7 +12,6 @@ import csv
 import json
 import logging
 import sys
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -26,7 +25,7 @@ from graph.ingest import ON_ERROR
 
 log = logging.getLogger("citegraph")
 
-COMPUTE_STEPS = ("citation-counts",)
+COMPUTE_STEPS = ("cocitation",)  # in the order `compute all` runs them
 
 
 def _open(args: argparse.Namespace, *, read_only: bool = False) -> GraphStore:
@@ -73,15 +72,21 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
 # compute --------------------------------------------------------------------------------------
 def cmd_compute(args: argparse.Namespace) -> int:
-    from gnn import compute_citation_counts
+    from gnn.cocitation import CocitationSettings, compute_cocitation
 
     steps = COMPUTE_STEPS if args.step == "all" else (args.step,)
     with _open(args) as store:
         for step in steps:
-            started = time.perf_counter()
-            if step == "citation-counts":
-                written = compute_citation_counts(store)
-                print(f"citation-counts: n_cited written on {written} papers ({time.perf_counter() - started:.1f}s)")
+            if step == "cocitation":
+                settings = CocitationSettings(
+                    min_count=args.min_count,
+                    top_m=args.top_m,
+                    power=args.power,
+                    resolution=args.resolution,
+                    seed=args.seed,
+                    device=args.device,
+                )
+                print(compute_cocitation(store, settings).summary())
     return 0
 
 
@@ -139,12 +144,26 @@ def cmd_cypher(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    out = Path(args.out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    out = Path(args.out)
     with _open(args, read_only=True) as store:
-        written = export_tables(store, out, args.format)
-    for path, rows in written:
-        print(f"{path}\t{rows} rows")
+        if args.kind == "tables":
+            fmt = args.format or "csv"
+            if fmt not in ("csv", "parquet"):
+                raise ConfigError(f"`export tables` writes csv or parquet, not {fmt}")
+            out.mkdir(parents=True, exist_ok=True)
+            for path, rows in export_tables(store, out, fmt):
+                print(f"{path}\t{rows} rows")
+            return 0
+        from gnn.export import export_cocitation, export_coupling
+
+        options = {"fmt": args.format or "csv", "measure": args.measure, "min_count": args.min_count}
+        if args.kind == "cocitation":
+            report = export_cocitation(store, out, seed_paper=args.seed_paper, depth=args.depth, **options)
+        else:
+            if args.seed_paper:
+                raise ConfigError("--seed-paper applies to `export cocitation` only")
+            report = export_coupling(store, out, **options)
+    print(report.summary())
     return 0
 
 
@@ -160,6 +179,23 @@ def export_tables(store: GraphStore, out: Path, fmt: str) -> list[tuple[Path, in
             frame.to_csv(path, index=False)
         written.append((path, len(frame)))
     return written
+
+
+# fetch-data -----------------------------------------------------------------------------------
+def cmd_fetch_data(args: argparse.Namespace) -> int:
+    from loaders.fetch import fetch_data
+
+    settings = AppSettings.from_env()
+    report = fetch_data(
+        Path(args.dest) if args.dest else settings.data_dir,
+        args.sources or None,
+        timeout=args.timeout,
+        cache_dir=Path(args.cache) if args.cache else settings.cache_dir / "downloads",
+        mirror=args.mirror,
+        force=args.force,
+    )
+    print(json.dumps(report.as_dict(), indent=2) if args.json else report.summary())
+    return 0 if report.complete else 3  # 3: some files must be copied by hand (see the summary)
 
 
 # serve ----------------------------------------------------------------------------------------
@@ -215,7 +251,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_ingest)
 
     p = sub.add_parser("compute", help="run compute steps that write results back into the graph")
-    p.add_argument("step", choices=["all", *COMPUTE_STEPS], help="which step")
+    p.add_argument("step", choices=["all", *COMPUTE_STEPS], help="which step (all: every step, in order)")
+    g = p.add_argument_group("cocitation")
+    g.add_argument("--min-count", type=int, default=1, help="smallest co-citation count kept as a CO_CITED edge")
+    g.add_argument("--top-m", type=int, default=32, help="co-citation partners stored per paper (cocite_partners)")
+    g.add_argument("--power", type=float, default=0.75, help="exponent of the noise distributions (MP-BERT4CR: 0.75)")
+    g.add_argument("--resolution", type=float, default=1.0, help="Louvain resolution (higher: more, smaller clusters)")
+    g.add_argument("--seed", type=int, default=0, help="seed of the clustering")
+    g.add_argument("--device", choices=["cpu", "cuda"], help="torch device (default: cuda when present, else cpu)")
     p.set_defaults(func=cmd_compute)
 
     p = sub.add_parser("stats", help="node and relationship counts")
@@ -231,11 +274,35 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=["table", "json", "csv"], default="table")
     p.set_defaults(func=cmd_cypher)
 
-    p = sub.add_parser("export", help="export the graph (tables: every relationship type as an edge list)")
-    p.add_argument("kind", choices=["tables"], help="tables: edge lists for pandas, Gephi, VOSviewer")
-    p.add_argument("out_dir")
-    p.add_argument("--format", choices=["csv", "parquet"], default="csv")
+    from gnn.cocitation import MEASURES
+    from gnn.export import FORMATS
+
+    p = sub.add_parser("export", help="export tables or co-citation / coupling networks for analysts")
+    p.add_argument(
+        "kind",
+        choices=["tables", "cocitation", "coupling"],
+        help="tables: every relationship type as an edge list (OUT is a folder); cocitation: the CO_CITED "
+        "network; coupling: bibliographic coupling (computed on demand)",
+    )
+    p.add_argument(
+        "out", help="output folder (tables) or file (networks; vosviewer writes OUT_map.txt + OUT_network.txt)"
+    )
+    p.add_argument("--format", choices=FORMATS, help="graphml|gexf (Gephi), vosviewer, csv, parquet (default csv)")
+    p.add_argument("--measure", choices=MEASURES, default="association", help="edge weight of network exports")
+    p.add_argument("--min-count", type=int, default=1, help="smallest co-citation/coupling count exported")
+    p.add_argument("--seed-paper", help="export only the neighbourhood of this paper (cocitation)")
+    p.add_argument("--depth", type=int, default=1, help="hops around --seed-paper (1 or 2)")
     p.set_defaults(func=cmd_export)
+
+    p = sub.add_parser("fetch-data", help="download the public corpora (pinned commits, checked digests)")
+    p.add_argument("sources", nargs="*", help="which sources (default: all)")
+    p.add_argument("--dest", help="data folder to fill (default: $CITEGRAPH_DATA)")
+    p.add_argument("--cache", help="download cache (default: $CITEGRAPH_CACHE/downloads)")
+    p.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for a server")
+    p.add_argument("--mirror", help="a server holding <host>/<path> copies of the pinned URLs")
+    p.add_argument("--force", action="store_true", help="replace files that exist but differ")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_fetch_data)
 
     p = sub.add_parser("serve", help="serve the GraphQL API")
     p.add_argument("--host", help="bind address (default: $CITEGRAPH_HOST or 127.0.0.1)")

@@ -20,7 +20,9 @@ def select_device(name: str | None = None) -> torch.device:
     except RuntimeError as exc:
         raise ConfigError(f"device {name!r} is not a torch device; use 'cpu', 'cuda' or 'cuda:N'") from exc
     if device.type == "cuda" and not torch.cuda.is_available():
-        raise ConfigError(f"device {name!r} asked for, but this machine has no CUDA device; use 'cpu' or leave it unset")
+        raise ConfigError(
+            f"device {name!r} asked for, but this machine has no CUDA device; use 'cpu' or leave it unset"
+        )
     return device
 
 

@@ -46,7 +46,7 @@ def arrow_strings(values: pd.Series) -> pa.Array | pa.ChunkedArray | None:
     dtype = values.dtype
     if isinstance(dtype, pd.StringDtype) and dtype.storage == "pyarrow":
         return pa.array(values.array)
-    if isinstance(dtype, pd.ArrowDtype) and (pa.types.is_string(dtype.pyarrow_dtype) or pa.types.is_large_string(dtype.pyarrow_dtype)):
+    if isinstance(dtype, pd.ArrowDtype) and dtype.pyarrow_dtype in (pa.string(), pa.large_string()):
         return pa.array(values.array)
     return None
 
@@ -74,7 +74,11 @@ def arrow_column(values: pd.Series | None, prop: Property, length: int) -> pa.Ar
     if values is None:
         return null_column(kind, length)
     if prop.kind in (Kind.INT, Kind.FLOAT):
-        numeric = pd.to_numeric(values, errors="coerce") if not pd.api.types.is_bool_dtype(values) else values.astype("float64")
+        numeric = (
+            pd.to_numeric(values, errors="coerce")
+            if not pd.api.types.is_bool_dtype(values)
+            else values.astype("float64")
+        )
         array = numeric.to_numpy(dtype="float64", na_value=np.nan)
         mask = np.isnan(array)
         if prop.kind is Kind.INT:

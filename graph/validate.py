@@ -83,7 +83,7 @@ class _Values:
             self._array = self._values.to_numpy()
         return self._array
 
-    def __getitem__(self, position: int) -> object:
+    def __getitem__(self, position: int | np.integer) -> object:
         return self.array[position]
 
     def __len__(self) -> int:
@@ -95,17 +95,25 @@ def _check_key_column(values: pd.Series, name: str, out: _Collector) -> None:
     if values.dtype == object:
         is_text = np.fromiter((isinstance(v, str) and v != "" for v in raw.array), dtype=bool, count=len(raw))
     else:
-        is_text = np.zeros(len(raw), dtype=bool) if not pd.api.types.is_string_dtype(values) else (
-            values.notna() & (values != "")
-        ).to_numpy()
+        is_text = (
+            np.zeros(len(raw), dtype=bool)
+            if not pd.api.types.is_string_dtype(values)
+            else (values.notna() & (values != "")).to_numpy()
+        )
     out.add(~is_text, lambda p: f"`{name}` is {_preview(raw[p])}, expected a non-empty string")
 
 
 def _check_property(values: pd.Series, prop: Property, out: _Collector) -> None:
     """Reject values that cannot be stored as ``prop.kind``; nulls are always allowed."""
     raw = _Values(values)
-    present = values.notna().to_numpy() if not prop.is_list else np.fromiter(
-        (v is not None and not (isinstance(v, float) and math.isnan(v)) for v in raw.array), dtype=bool, count=len(raw)
+    present = (
+        values.notna().to_numpy()
+        if not prop.is_list
+        else np.fromiter(
+            (v is not None and not (isinstance(v, float) and math.isnan(v)) for v in raw.array),
+            dtype=bool,
+            count=len(raw),
+        )
     )
     if not present.any():
         return
@@ -156,7 +164,8 @@ def _check_property(values: pd.Series, prop: Property, out: _Collector) -> None:
         element = str if kind is Kind.STRING_LIST else (int, float, np.integer, np.floating)
         ok = np.fromiter(
             (
-                isinstance(v, (list, tuple, np.ndarray)) and all(isinstance(x, element) and not isinstance(x, bool) for x in v)
+                isinstance(v, (list, tuple, np.ndarray))
+                and all(isinstance(x, element) and not isinstance(x, bool) for x in v)
                 for v in raw.array
             ),
             dtype=bool,
@@ -192,7 +201,9 @@ def _clean_rows(frame: pd.DataFrame, bad: np.ndarray) -> pd.DataFrame:
     return frame.copy(deep=False) if not bad.any() else frame.loc[~bad]
 
 
-def _reject_duplicates(frame: pd.DataFrame, columns: list[str], out: _Collector, what: str, codes: np.ndarray | None = None) -> None:
+def _reject_duplicates(
+    frame: pd.DataFrame, columns: list[str], out: _Collector, what: str, codes: np.ndarray | None = None
+) -> None:
     keyed = pd.Series(codes) if codes is not None else (frame[columns[0]] if len(columns) == 1 else frame[columns])
     valid = ~out.bad  # duplicates only among otherwise valid rows: the first valid one is kept
     dup = np.zeros(len(frame), dtype=bool)
@@ -202,8 +213,12 @@ def _reject_duplicates(frame: pd.DataFrame, columns: list[str], out: _Collector,
     first_origin: dict[object, str] = {}
     subset = keyed[valid]
     firsts = subset[~subset.duplicated(keep="first")]
-    dup_keys = set(map(_hashable, keyed[dup].itertuples(index=False) if isinstance(keyed, pd.DataFrame) else keyed[dup]))
-    for position, value in zip(firsts.index, firsts.itertuples(index=False) if isinstance(firsts, pd.DataFrame) else firsts):
+    dup_keys = set(
+        map(_hashable, keyed[dup].itertuples(index=False) if isinstance(keyed, pd.DataFrame) else keyed[dup])
+    )
+    for position, value in zip(
+        firsts.index, firsts.itertuples(index=False) if isinstance(firsts, pd.DataFrame) else firsts
+    ):
         value = _hashable(value)
         if value in dup_keys:
             first_origin[value] = _origins(frame, out.table, np.array([position]))[0]
@@ -252,13 +267,7 @@ def validate_rels(
     codes = []
     for column, label in ((SOURCE_COLUMN, rel.source), (TARGET_COLUMN, rel.target)):
         code = _endpoint_codes(frame[column], label, batch_keys.get(label), has_nodes, ~out.bad)
-        raw = _Values(frame[column])
-        out.add(
-            code < 0,
-            lambda p, column=column, label=label, raw=raw: (
-                f"`{column}` {label} {_preview(raw[p])} is neither in this load nor in the store"
-            ),
-        )
+        out.add(code < 0, _dangling_reason(column, label, _Values(frame[column])))
         codes.append(code)
     if identity:
         _reject_duplicates(frame, list(rel.key_columns), out, f"duplicate {rel.type}")
@@ -266,6 +275,13 @@ def validate_rels(
         combined = codes[0].astype(np.int64) * (int(max(codes[1].max(initial=0), 0)) + 1) + codes[1]
         _reject_duplicates(frame, list(rel.key_columns), out, f"duplicate {rel.type}", codes=combined)
     return _clean_rows(frame, out.bad), out.rejects()
+
+
+def _dangling_reason(column: str, label: str, raw: _Values) -> Callable[[int], str]:
+    def reason(position: int) -> str:
+        return f"`{column}` {label} {_preview(raw[position])} is neither in this load nor in the store"
+
+    return reason
 
 
 def _endpoint_codes(

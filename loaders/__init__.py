@@ -18,8 +18,8 @@ from pathlib import Path
 
 from graph.ingest import GraphBatch
 from loaders import anthology, cora, jsonl, scisumm, scisummnet, taxonomy, unarxive
-from loaders.resolve import TitleIndex
 from loaders.ids import PaperIdError, author_key, canonical_paper_id
+from loaders.resolve import TitleIndex
 
 
 @dataclass(frozen=True)

@@ -42,19 +42,25 @@ def test_missing_store_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFi
     assert "make build" in capsys.readouterr().err
 
 
-def test_compute_citation_counts_is_idempotent(built: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_compute_cocitation_is_idempotent(built: Path, capsys: pytest.CaptureFixture[str]) -> None:
     for _ in range(2):
-        assert main(["--db", str(built), "compute", "citation-counts"]) == 0
-    assert (
-        main(["--db", str(built), "cypher", "MATCH (p:Paper) RETURN p.id, p.n_cited ORDER BY p.id", "--format", "json"])
-        == 0
-    )
-    rows = json.loads(capsys.readouterr().out.split("\n", 2)[-1])
-    assert [r["p.n_cited"] for r in rows] == [1, 2, 2, 1, 0]
+        assert main(["--db", str(built), "compute", "all"]) == 0
+    assert "co-citation" in capsys.readouterr().out
+    query = "MATCH (p:Paper) RETURN p.id AS id, p.n_cited AS n ORDER BY id"
+    assert main(["--db", str(built), "cypher", query, "--format", "json"]) == 0
+    assert [r["n"] for r in json.loads(capsys.readouterr().out)] == [1, 2, 2, 1, 0]
+    query = "MATCH (x:Paper)-[c:CO_CITED]->(y:Paper) RETURN x.id AS a, y.id AS b, c.count AS n ORDER BY a, b"
+    assert main(["--db", str(built), "cypher", query, "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out) == [
+        {"a": "p1", "b": "p2", "n": 1},
+        {"a": "p1", "b": "p3", "n": 1},
+        {"a": "p2", "b": "p3", "n": 2},
+    ]
 
 
 def test_export_tables(built: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "out"
     assert main(["--db", str(built), "export", "tables", str(out)]) == 0
+    assert main(["--db", str(built), "export", "cocitation", str(tmp_path / "net.graphml"), "--format", "graphml"]) == 0
     assert (out / "CITES.csv").read_text().splitlines()[0].startswith("source,target")
     assert len((out / "CITES.csv").read_text().splitlines()) == 7

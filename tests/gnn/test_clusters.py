@@ -1,0 +1,108 @@
+"""Louvain clusters of the co-citation network and their c-TF-IDF labels."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from gnn.clusters import (
+    ClusterLabel,
+    ctfidf,
+    label_clusters,
+    louvain_clusters,
+    read_cluster_labels,
+    title_terms,
+    write_cluster_labels,
+)
+
+
+def two_triangles() -> pd.DataFrame:
+    """Two dense triangles joined by one weak edge: Louvain must split them."""
+    edges = [("a", "b", 5), ("a", "c", 5), ("b", "c", 5), ("d", "e", 4), ("d", "f", 4), ("e", "f", 4), ("c", "d", 1)]
+    return pd.DataFrame(edges, columns=["source", "target", "count"])
+
+
+def test_louvain_finds_the_two_triangles() -> None:
+    clusters = louvain_clusters(two_triangles(), seed=0)
+    # equal sizes: numbered by smallest id, so {a, b, c} is 0
+    assert clusters.to_dict() == {"a": 0, "b": 0, "c": 0, "d": 1, "e": 1, "f": 1}
+
+
+def test_louvain_is_seeded_and_resolution_matters() -> None:
+    edges = two_triangles()
+    assert louvain_clusters(edges, seed=3).equals(louvain_clusters(edges, seed=3))
+    assert louvain_clusters(edges, resolution=0.01, seed=0).nunique() == 1  # low γ: one community
+    assert louvain_clusters(edges, resolution=50.0, seed=0).nunique() > 2  # high γ: smaller ones
+
+
+def test_clusters_are_numbered_by_size() -> None:
+    edges = pd.DataFrame(
+        [("a", "b", 1), ("p", "q", 3), ("q", "r", 3), ("p", "r", 3)], columns=["source", "target", "count"]
+    )
+    assert louvain_clusters(edges).to_dict() == {"a": 1, "b": 1, "p": 0, "q": 0, "r": 0}
+
+
+def test_no_edges_no_clusters() -> None:
+    empty = pd.DataFrame({"source": [], "target": [], "count": []})
+    assert louvain_clusters(empty).empty
+
+
+def test_title_terms() -> None:
+    assert title_terms("Using Word Alignment for Statistical Machine Translation") == [
+        "word",
+        "alignment",
+        "statistical",
+        "machine",
+        "translation",
+    ]
+    assert title_terms("Part-of-speech tagging of BERT-based models") == [
+        "part-of-speech",
+        "tagging",
+        "bert-based",
+        "models",
+    ]
+    assert title_terms(None) == []
+
+
+def test_ctfidf_by_hand() -> None:
+    # tf: class 0 = translation 2, alignment 1; class 1 = parsing 1, translation 1
+    # f: translation 3, alignment 1, parsing 1; A = 5 terms / 2 classes = 2.5
+    weights = ctfidf({0: ["translation", "translation", "alignment"], 1: ["parsing", "translation"]})
+    assert weights[0] == [
+        ("alignment", pytest.approx(math.log(1 + 2.5 / 1))),
+        ("translation", pytest.approx(2 * math.log(1 + 2.5 / 3))),
+    ]
+    assert weights[1] == [
+        ("parsing", pytest.approx(math.log(3.5))),
+        ("translation", pytest.approx(math.log(1 + 2.5 / 3))),
+    ]
+
+
+def test_label_clusters() -> None:
+    membership = pd.Series({"a": 0, "b": 0, "c": 1, "d": 1, "e": 1})
+    titles = pd.Series(
+        {
+            "a": "Machine translation with phrases",
+            "b": "Phrase-based machine translation",
+            "c": "Dependency parsing",
+            "d": "Parsing with graphs",
+            "e": None,
+        }
+    )
+    labels = label_clusters(membership, titles, popularity=pd.Series({"a": 1, "b": 5, "d": 2}), top_k=2)
+    assert [(label.cluster, label.size) for label in labels] == [(0, 2), (1, 3)]
+    assert labels[0].terms == ("machine", "translation")
+    assert labels[0].papers == ("b", "a")  # most cited first
+    assert labels[1].terms[0] == "parsing" and labels[1].papers == ("d", "c", "e")
+    assert labels[1].label == ", ".join(labels[1].terms)
+
+
+def test_labels_json_round_trip(tmp_path: Path) -> None:
+    labels = [ClusterLabel(0, 3, ("parsing", "dependency"), ("p1", "p2")), ClusterLabel(1, 2, (), ("p3",))]
+    path = write_cluster_labels(tmp_path / "db.clusters.json", labels, settings={"seed": 0})
+    assert read_cluster_labels(path) == labels
+    assert labels[1].label == "cluster 1"
+    assert read_cluster_labels(tmp_path / "missing.json") == []

@@ -1,0 +1,343 @@
+"""Co-citation counts, normalised strengths and write-back, on the hand-checkable graph of conftest.py."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from cocite_graph import CITES, MENTIONS, open_cocite_store
+
+from gnn.clusters import read_cluster_labels
+from gnn.cocitation import (
+    CocitationSettings,
+    association_strength,
+    cocitation_edges,
+    cocitation_table,
+    compute_cocitation,
+    cooccurrence,
+    coupling_table,
+    inclusion_index,
+    jaccard_index,
+    salton_cosine,
+)
+from graph import GraphStore
+from graph.errors import ConfigError
+
+CPU = torch.device("cpu")
+
+
+@pytest.fixture
+def cocite_store(tmp_path: Path) -> Iterator[GraphStore]:
+    with open_cocite_store(tmp_path) as store:
+        yield store
+
+
+COCITED = {("a", "b"): 2, ("a", "c"): 1, ("b", "c"): 1, ("b", "d"): 1, ("b", "y"): 1, ("d", "y"): 1}
+SENTENCE = {("a", "b"): 2, ("b", "d"): 1}
+CITED_BY = {"a": 2, "b": 3, "c": 1, "d": 1, "y": 1}
+
+
+def pairs_of(counts) -> dict[tuple[str, str], int]:
+    return {(counts.ids[i], counts.ids[j]): int(c) for i, j, c in zip(counts.i, counts.j, counts.count)}
+
+
+def citations() -> pd.DataFrame:
+    return pd.DataFrame(CITES, columns=["citing", "cited"])
+
+
+# counts ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("engine", ["torch", "scipy"])
+def test_cocitation_counts_by_hand(engine: str) -> None:
+    frame = citations()
+    counts = cooccurrence(frame["citing"], frame["cited"], device=CPU, engine=engine)
+    assert list(counts.ids) == ["a", "b", "c", "d", "y"]
+    assert pairs_of(counts) == COCITED
+    assert dict(zip(counts.ids, counts.occurrences.tolist())) == CITED_BY
+    assert counts.n_members == 3
+    assert all(counts.ids[i] < counts.ids[j] for i, j in zip(counts.i, counts.j))
+
+
+@pytest.mark.parametrize("engine", ["torch", "scipy"])
+def test_sentence_level_and_coupling_counts_by_hand(engine: str) -> None:
+    frame = citations()
+    cocite = cooccurrence(frame["citing"], frame["cited"], device=CPU, engine=engine)
+    mentions = pd.DataFrame(MENTIONS, columns=["sentence", "cited"])
+    sentence = cooccurrence(mentions["sentence"], mentions["cited"], ids=cocite.ids, device=CPU, engine=engine)
+    assert pairs_of(sentence) == SENTENCE
+    coupling = cooccurrence(frame["cited"], frame["citing"], device=CPU, engine=engine)
+    assert pairs_of(coupling) == {("x", "y"): 2, ("x", "z"): 1, ("y", "z"): 1}
+    assert coupling.occurrences.tolist() == [3, 2, 3]  # references of x, y, z
+
+
+def test_repeated_incidence_counts_once() -> None:
+    counts = cooccurrence(["x", "x", "x", "y"], ["a", "b", "a", "b"], device=CPU)
+    assert pairs_of(counts) == {("a", "b"): 1}
+    assert counts.occurrences.tolist() == [1, 2]
+
+
+def test_ids_outside_the_index_are_dropped() -> None:
+    counts = cooccurrence(["s", "s", "s"], ["a", "b", "q"], ids=pd.Index(["b", "a"]), device=CPU)
+    assert list(counts.ids) == ["a", "b"] and pairs_of(counts) == {("a", "b"): 1}
+
+
+def test_empty_input_gives_no_pairs() -> None:
+    for engine in ("torch", "scipy"):
+        counts = cooccurrence([], [], device=CPU, engine=engine)
+        assert len(counts) == 0 and len(counts.ids) == 0
+
+
+def random_incidence(seed: int, members: int = 3000, items: int = 800, nnz: int = 20000) -> tuple[np.ndarray, ...]:
+    rng = np.random.default_rng(seed)
+    # Zipf-like item popularity, as citation counts are: many pairs, a few heavy ones.
+    popularity = 1.0 / np.arange(1, items + 1) ** 0.8
+    cited = rng.choice(items, size=nnz, p=popularity / popularity.sum())
+    return rng.integers(0, members, size=nnz), cited
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_torch_and_scipy_paths_agree_exactly(seed: int) -> None:
+    members, items = random_incidence(seed)
+    by_torch = cooccurrence(members, items, device=CPU, engine="torch")
+    by_scipy = cooccurrence(members, items, engine="scipy")
+    assert by_torch.ids.equals(by_scipy.ids)
+    for name in ("i", "j", "count", "occurrences"):
+        np.testing.assert_array_equal(getattr(by_torch, name), getattr(by_scipy, name))
+    assert by_torch.n_members == by_scipy.n_members
+    assert len(by_torch) > 10_000  # a real test, not two empty results
+
+
+def test_counts_match_a_dense_product() -> None:
+    members, items = random_incidence(2, members=200, items=60, nnz=1500)
+    counts = cooccurrence(members, items, device=CPU)
+    dense = np.zeros((200, 60), dtype=np.int64)
+    dense[members, counts.ids.get_indexer(items)] = 1
+    gram = dense.T @ dense
+    upper = np.triu(gram, k=1)
+    assert int(upper.sum()) == int(counts.count.sum())
+    np.testing.assert_array_equal(upper[counts.i, counts.j], counts.count)
+    np.testing.assert_array_equal(np.diag(gram), counts.occurrences)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_cuda_and_cpu_paths_agree_exactly() -> None:
+    members, items = random_incidence(3, members=50_000, items=5_000, nnz=400_000)
+    on_gpu = cooccurrence(members, items, device="cuda")
+    on_cpu = cooccurrence(members, items, engine="scipy")
+    for name in ("i", "j", "count", "occurrences"):
+        np.testing.assert_array_equal(getattr(on_gpu, name), getattr(on_cpu, name))
+
+
+def test_unknown_engine_is_refused() -> None:
+    with pytest.raises(ConfigError, match="engine"):
+        cooccurrence(["x"], ["a"], engine="dense")
+
+
+# normalised strengths --------------------------------------------------------------------------
+
+
+def test_each_normalisation_by_hand() -> None:
+    # (a, b): c = 2, s = 2, 3, N = 3;  (d, y): c = 1, s = 1, 1
+    c, s_i, s_j = np.array([2, 1]), np.array([2, 1]), np.array([3, 1])
+    np.testing.assert_allclose(association_strength(c, s_i, s_j, total=3), [1.0, 3.0])
+    np.testing.assert_allclose(salton_cosine(c, s_i, s_j), [2 / math.sqrt(6), 1.0])
+    np.testing.assert_allclose(jaccard_index(c, s_i, s_j), [2 / 3, 1.0])
+    np.testing.assert_allclose(inclusion_index(c, s_i, s_j), [1.0, 1.0])
+
+
+def test_inclusion_and_jaccard_differ_when_one_paper_is_popular() -> None:
+    # 1 co-citation between a paper cited once and one cited 10 times: fully included, barely overlapping
+    assert inclusion_index([1], [1], [10])[0] == 1.0
+    assert jaccard_index([1], [1], [10])[0] == pytest.approx(0.1)
+    assert salton_cosine([1], [1], [10])[0] == pytest.approx(1 / math.sqrt(10))
+    assert association_strength([1], [1], [10], total=20)[0] == pytest.approx(2.0)
+
+
+def test_cocitation_table_by_hand(cocite_store: GraphStore) -> None:
+    table = cocitation_table(cocite_store, device="cpu").set_index(["source", "target"])
+    assert table["count"].to_dict() == COCITED
+    assert table["sentence_count"].to_dict() == {pair: SENTENCE.get(pair, 0) for pair in COCITED}
+    expected = {
+        ("a", "b"): (1.0, 2 / math.sqrt(6), 2 / 3, 1.0),
+        ("a", "c"): (1.5, 1 / math.sqrt(2), 1 / 2, 1.0),
+        ("b", "c"): (1.0, 1 / math.sqrt(3), 1 / 3, 1.0),
+        ("b", "d"): (1.0, 1 / math.sqrt(3), 1 / 3, 1.0),
+        ("b", "y"): (1.0, 1 / math.sqrt(3), 1 / 3, 1.0),
+        ("d", "y"): (3.0, 1.0, 1.0, 1.0),
+    }
+    for pair, values in expected.items():
+        got = table.loc[pair, ["association", "cosine", "jaccard", "inclusion"]].to_numpy(dtype=float)
+        np.testing.assert_allclose(got, values, rtol=1e-12, err_msg=str(pair))
+
+
+def test_coupling_table_by_hand(cocite_store: GraphStore) -> None:
+    table = coupling_table(cocite_store, device="cpu").set_index(["source", "target"])
+    # s = references: x 3, y 2, z 3; N = 5 cited papers
+    expected = {
+        ("x", "y"): (2, 5 * 2 / 6, 2 / math.sqrt(6), 2 / 3, 1.0),
+        ("x", "z"): (1, 5 / 9, 1 / 3, 1 / 5, 1 / 3),
+        ("y", "z"): (1, 5 / 6, 1 / math.sqrt(6), 1 / 4, 1 / 2),
+    }
+    assert set(table.index) == set(expected)
+    for pair, values in expected.items():
+        got = table.loc[pair, ["count", "association", "cosine", "jaccard", "inclusion"]].to_numpy(dtype=float)
+        np.testing.assert_allclose(got, values, rtol=1e-12, err_msg=str(pair))
+    assert len(coupling_table(cocite_store, min_count=2, device="cpu")) == 1
+
+
+def test_sentence_pairs_without_a_paper_level_pair_are_left_out() -> None:
+    cocite = cooccurrence(["x", "y"], ["a", "b"], device=CPU)  # a and b never cited together
+    sentence = cooccurrence(["s", "s"], ["a", "b"], ids=cocite.ids, device=CPU)
+    assert cocitation_edges(cocite, sentence).empty
+
+
+def test_sentence_count_counts_sentences() -> None:
+    cocite = cooccurrence(["x", "x"], ["a", "b"], device=CPU)
+    sentence = cooccurrence(["x#1", "x#1", "x#2", "x#2"], ["a", "b", "a", "b"], ids=cocite.ids, device=CPU)
+    edges = cocitation_edges(cocite, sentence)
+    assert edges[["count", "sentence_count"]].values.tolist() == [[1, 2]]
+
+
+def test_min_count_filters_edges() -> None:
+    frame = citations()
+    counts = cooccurrence(frame["citing"], frame["cited"], device=CPU)
+    edges = cocitation_edges(counts, min_count=2)
+    assert edges[["source", "target", "count"]].values.tolist() == [["a", "b", 2]]
+
+
+# settings --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "field, value",
+    [("min_count", 0), ("top_m", 0), ("power", 1.5), ("power", -0.1), ("resolution", 0.0), ("label_terms", 0)],
+)
+def test_settings_refuse_bad_values(field: str, value: float) -> None:
+    with pytest.raises(ConfigError, match=field):
+        CocitationSettings(**{field: value})
+
+
+def test_cuda_without_cuda_is_refused(cocite_store: GraphStore) -> None:
+    if torch.cuda.is_available():
+        pytest.skip("this machine has CUDA")
+    with pytest.raises(ConfigError, match="no CUDA device"):
+        compute_cocitation(cocite_store, CocitationSettings(device="cuda"))
+
+
+# write-back ------------------------------------------------------------------------------------
+
+
+def paper_properties(store: GraphStore) -> pd.DataFrame:
+    columns, rows = _read(
+        store,
+        "MATCH (p:Paper) RETURN p.id AS id, p.n_cited AS n_cited, p.negative_weight AS negative_weight, "
+        "p.cocite_partners AS partners, p.cocite_probs AS probs, p.cocite_tail AS tail, "
+        "p.cocite_cluster AS cluster ORDER BY id",
+    )
+    return pd.DataFrame(rows, columns=columns).set_index("id")
+
+
+def _read(store: GraphStore, text: str) -> tuple[list[str], list[list]]:
+    result = store._conn.execute(text)  # type: ignore[attr-defined]  # test-only peek at the embedded store
+    table = result.get_as_arrow()
+    return table.column_names, [list(row.values()) for row in table.to_pylist()]
+
+
+def test_compute_writes_edges_and_paper_properties(cocite_store: GraphStore) -> None:
+    report = compute_cocitation(cocite_store, CocitationSettings(device="cpu", top_m=2))
+    assert (report.citations, report.citing_papers, report.cited_papers) == (8, 3, 5)
+    assert (report.pairs, report.edges, report.sentence_pairs) == (6, 6, 2)
+    assert report.papers_written == 7 and report.device == "cpu"
+    assert cocite_store.count_rels("CO_CITED") == 6
+
+    edges = cocite_store.read_edges("CO_CITED").set_index(["source", "target"])
+    assert edges["count"].to_dict() == COCITED
+    assert edges.loc[("d", "y"), "association"] == pytest.approx(3.0)
+
+    papers = paper_properties(cocite_store)
+    assert papers["n_cited"].to_dict() == {**CITED_BY, "x": 0, "z": 0}
+    # b's partners: a (freq 2), then c, d, y (freq 1, ties by id); top_m = 2 keeps a, c
+    b = papers.loc["b"]
+    w = 2**0.75
+    assert b["partners"] == ["a", "c"]
+    np.testing.assert_allclose(b["probs"], [w / (w + 3), 1 / (w + 3)], rtol=1e-12)
+    assert b["tail"] == pytest.approx(2 / (w + 3), rel=1e-12)
+    assert sum(b["probs"]) + b["tail"] == pytest.approx(1.0, abs=1e-12)
+    weights = {p: n**0.75 for p, n in CITED_BY.items()}
+    for paper, weight in weights.items():
+        assert papers.loc[paper, "negative_weight"] == pytest.approx(weight / sum(weights.values()), rel=1e-12)
+    for uncited in ("x", "z"):
+        row = papers.loc[uncited]
+        assert row["negative_weight"] == 0.0
+        assert row["partners"] is None and row["probs"] is None and pd.isna(row["tail"])
+        assert pd.isna(row["cluster"])  # x and z are never co-cited
+    assert papers.loc[list(CITED_BY), "cluster"].notna().all()
+
+
+def test_compute_is_idempotent(cocite_store: GraphStore) -> None:
+    settings = CocitationSettings(device="cpu")
+    compute_cocitation(cocite_store, settings)
+    edges_once = cocite_store.read_edges("CO_CITED").sort_values(["source", "target"], ignore_index=True)
+    papers_once = paper_properties(cocite_store)
+    compute_cocitation(cocite_store, settings)
+    assert cocite_store.count_rels("CO_CITED") == 6
+    edges_twice = cocite_store.read_edges("CO_CITED").sort_values(["source", "target"], ignore_index=True)
+    pd.testing.assert_frame_equal(edges_once, edges_twice)
+    pd.testing.assert_frame_equal(papers_once, paper_properties(cocite_store))
+
+
+def test_rerun_with_other_settings_replaces(cocite_store: GraphStore) -> None:
+    compute_cocitation(cocite_store, CocitationSettings(device="cpu"))
+    report = compute_cocitation(cocite_store, CocitationSettings(device="cpu", min_count=2))
+    assert report.edges == 1
+    edges = cocite_store.read_edges("CO_CITED")
+    assert edges[["source", "target", "count"]].values.tolist() == [["a", "b", 2]]
+    papers = paper_properties(cocite_store)
+    # the noise distributions still use every co-cited pair; clusters follow the (now single) edge
+    assert papers.loc["b", "partners"] == ["a", "c", "d", "y"]
+    assert papers.loc["a", "cluster"] == papers.loc["b", "cluster"] == 0
+    assert papers.loc[["c", "d", "y"], "cluster"].isna().all()
+
+
+def test_cluster_labels_are_written_next_to_the_store(cocite_store: GraphStore) -> None:
+    report = compute_cocitation(cocite_store, CocitationSettings(device="cpu"))
+    path = cocite_store.path.with_name(cocite_store.path.name + ".clusters.json")  # type: ignore[attr-defined]
+    assert report.clusters_path == path and path.is_file()
+    labels = read_cluster_labels(path)
+    assert labels == list(report.clusters)
+    assert sum(label.size for label in labels) == 5
+    papers = paper_properties(cocite_store)
+    for label in labels:
+        assert set(papers.index[papers["cluster"] == label.cluster]) >= set(label.papers)
+        assert label.terms  # every cluster here has titled papers
+
+
+def test_explore_queries_on_the_computed_graph(cocite_store: GraphStore) -> None:
+    compute_cocitation(cocite_store, CocitationSettings(device="cpu"))
+    top = cocite_store.query("explore/top_cocited_pairs", {"min_count": 1, "limit": 3})
+    assert [(r["source"], r["target"], r["count"]) for r in top] == [("a", "b", 2), ("d", "y", 1), ("a", "c", 1)]
+    near = cocite_store.query("explore/cocitation_neighbourhood", {"paper_id": "b", "limit": 10})
+    assert [(r["id"], r["count"], r["sentence_count"]) for r in near] == [
+        ("a", 2, 2),
+        ("c", 1, 0),
+        ("d", 1, 1),
+        ("y", 1, 0),
+    ]
+    over_time = cocite_store.query("explore/cocitation_over_time", {"paper_a": "a", "paper_b": "b"})
+    assert over_time == [{"year": 2001, "citing_papers": 1}, {"year": 2003, "citing_papers": 1}]
+    papers = paper_properties(cocite_store)
+    cluster_a, cluster_d = int(papers.loc["a", "cluster"]), int(papers.loc["d", "cluster"])
+    bridges = cocite_store.query(
+        "explore/cluster_bridges", {"cluster_a": cluster_a, "cluster_b": cluster_d, "limit": 5}
+    )
+    # b is co-cited with a (cluster of a) and with d (cluster of d): always a bridge
+    assert "b" in [r["id"] for r in bridges]
+    assert all(r["partners_a"] >= 1 and r["partners_b"] >= 1 for r in bridges)
+    assert all(r["strength"] == min(r["cocitations_a"], r["cocitations_b"]) for r in bridges)
