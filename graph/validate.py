@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -264,9 +265,14 @@ def validate_rels(
     for prop in _property_columns(frame, rel, {SOURCE_COLUMN, TARGET_COLUMN}):
         _check_property(frame[prop.name], prop, out)
 
+    ends = ((SOURCE_COLUMN, rel.source), (TARGET_COLUMN, rel.target))
+    # Arrow's hash lookups release the GIL: the two endpoint columns are looked up on two cores
+    # (10M edges into 1M papers: ~2.8 s one after the other). Store lookups stay on this thread.
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        in_batch = list(pool.map(lambda end: _batch_positions(frame[end[0]], batch_keys.get(end[1])), ends))
     codes = []
-    for column, label in ((SOURCE_COLUMN, rel.source), (TARGET_COLUMN, rel.target)):
-        code = _endpoint_codes(frame[column], label, batch_keys.get(label), has_nodes, ~out.bad)
+    for (column, label), positions in zip(ends, in_batch):
+        code = _endpoint_codes(positions, frame[column], label, batch_keys.get(label), has_nodes, ~out.bad)
         out.add(code < 0, _dangling_reason(column, label, _Values(frame[column])))
         codes.append(code)
     if identity:
@@ -284,12 +290,27 @@ def _dangling_reason(column: str, label: str, raw: _Values) -> Callable[[int], s
     return reason
 
 
+def _batch_positions(keys: pd.Series, batch: pd.Index | None) -> np.ndarray:
+    """Each key's position among this load's nodes of the endpoint's label; -1 where absent."""
+    if batch is None or not len(batch):
+        return np.full(len(keys), -1, dtype=np.int64)
+    return _positions(batch, keys).astype(np.int64)
+
+
 def _endpoint_codes(
-    keys: pd.Series, label: str, batch: pd.Index | None, has_nodes: HasNodes, checkable: np.ndarray
+    positions: np.ndarray,
+    keys: pd.Series,
+    label: str,
+    batch: pd.Index | None,
+    has_nodes: HasNodes,
+    checkable: np.ndarray,
 ) -> np.ndarray:
-    """An integer code per endpoint (equal keys, equal codes); -1 where the node exists nowhere."""
-    codes = _positions(batch, keys) if batch is not None and len(batch) else np.full(len(keys), -1, dtype=np.int64)
-    codes = codes.astype(np.int64)
+    """An integer code per endpoint (equal keys, equal codes); -1 where the node exists nowhere.
+
+    ``positions`` are the keys' places in this load (:func:`_batch_positions`); keys not found
+    there are looked up in the store.
+    """
+    codes = positions.copy()
     unresolved = (codes < 0) & checkable
     if unresolved.any():
         candidates = keys[unresolved]

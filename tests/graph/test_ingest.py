@@ -178,3 +178,22 @@ def test_read_only_store_refuses_writes(store: GraphStore, store_path: Path) -> 
             ingest(reader, tiny_batch())
     finally:
         reader.close()
+
+
+def test_first_load_failure_leaves_the_empty_store_usable(
+    empty_store: GraphStore, store_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A first load is built in a new file and swapped in; a failure leaves no trace."""
+    from graph.embedded import EmbeddedStore
+
+    def explode(*_: object) -> None:
+        raise StoreError("disk full")
+
+    monkeypatch.setattr(EmbeddedStore, "_upsert_rels", explode)
+    with pytest.raises(StoreError, match="disk full"):
+        ingest(empty_store, tiny_batch())
+    monkeypatch.undo()
+    assert not store_path.with_name(store_path.name + ".building").exists()
+    assert empty_store.count_nodes("Paper") == 0
+    ingest(empty_store, tiny_batch())  # the store is still open and takes the load
+    assert empty_store.count_nodes("Paper") == 5 and empty_store.count_rels("CITES") == 6
