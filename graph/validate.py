@@ -34,7 +34,8 @@ class Reject:
 HasNodes = Callable[[str, pd.Series], np.ndarray]
 
 
-def _preview(value: object) -> str:
+def preview(value: object) -> str:
+    """A value as shown in a reject reason: its repr, cut to 60 characters."""
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 
@@ -101,7 +102,7 @@ def _check_key_column(values: pd.Series, name: str, out: _Collector) -> None:
             if not pd.api.types.is_string_dtype(values)
             else (values.notna() & (values != "")).to_numpy()
         )
-    out.add(~is_text, lambda p: f"`{name}` is {_preview(raw[p])}, expected a non-empty string")
+    out.add(~is_text, lambda p: f"`{name}` is {preview(raw[p])}, expected a non-empty string")
 
 
 def _check_property(values: pd.Series, prop: Property, out: _Collector) -> None:
@@ -122,9 +123,9 @@ def _check_property(values: pd.Series, prop: Property, out: _Collector) -> None:
     if kind is Kind.STRING:
         if values.dtype == object:
             ok = np.fromiter((isinstance(v, str) for v in raw.array), dtype=bool, count=len(raw))
-            out.add(present & ~ok, lambda p: f"`{prop.name}` is {_preview(raw[p])}, expected a string")
+            out.add(present & ~ok, lambda p: f"`{prop.name}` is {preview(raw[p])}, expected a string")
         elif not pd.api.types.is_string_dtype(values):
-            out.add(present, lambda p: f"`{prop.name}` is {_preview(raw[p])}, expected a string")
+            out.add(present, lambda p: f"`{prop.name}` is {preview(raw[p])}, expected a string")
     elif kind in (Kind.INT, Kind.FLOAT):
         if pd.api.types.is_integer_dtype(values):
             return  # every present value of an integer column is an integer (and a number)
@@ -138,11 +139,11 @@ def _check_property(values: pd.Series, prop: Property, out: _Collector) -> None:
         if kind is Kind.INT:
             with np.errstate(invalid="ignore"):
                 bad |= present & ~np.isnan(number) & (np.mod(number, 1) != 0)
-        out.add(bad, lambda p: f"`{prop.name}` is {_preview(raw[p])}, expected {expected}")
+        out.add(bad, lambda p: f"`{prop.name}` is {preview(raw[p])}, expected {expected}")
     elif kind is Kind.BOOL:
         if not pd.api.types.is_bool_dtype(values):
             ok = np.fromiter((isinstance(v, (bool, np.bool_)) for v in raw.array), dtype=bool, count=len(raw))
-            out.add(present & ~ok, lambda p: f"`{prop.name}` is {_preview(raw[p])}, expected true or false")
+            out.add(present & ~ok, lambda p: f"`{prop.name}` is {preview(raw[p])}, expected true or false")
     elif prop.is_vector:
         size = prop.size
         ok = np.zeros(len(raw), dtype=bool)
@@ -160,7 +161,7 @@ def _check_property(values: pd.Series, prop: Property, out: _Collector) -> None:
                     ok[p] = vector.shape == (size,) and bool(np.isfinite(vector).all())
                 except (ValueError, TypeError):
                     ok[p] = False
-        out.add(present & ~ok, lambda p: f"`{prop.name}` must be {size} finite numbers, got {_preview(raw[p])}")
+        out.add(present & ~ok, lambda p: f"`{prop.name}` must be {size} finite numbers, got {preview(raw[p])}")
     else:  # STRING_LIST, FLOAT_LIST
         element = str if kind is Kind.STRING_LIST else (int, float, np.integer, np.floating)
         ok = np.fromiter(
@@ -173,7 +174,7 @@ def _check_property(values: pd.Series, prop: Property, out: _Collector) -> None:
             count=len(raw),
         )
         what = "strings" if kind is Kind.STRING_LIST else "numbers"
-        out.add(present & ~ok, lambda p: f"`{prop.name}` is {_preview(raw[p])}, expected a list of {what}")
+        out.add(present & ~ok, lambda p: f"`{prop.name}` is {preview(raw[p])}, expected a list of {what}")
 
 
 def _property_columns(frame: pd.DataFrame, owner: NodeType | RelType, fixed: set[str]) -> list[Property]:
@@ -227,7 +228,7 @@ def _reject_duplicates(
 
     def reason(p: int) -> str:
         key = _hashable(keyed.iloc[p] if not isinstance(keyed, pd.DataFrame) else tuple(keyed.iloc[p]))
-        shown = ", ".join(_preview(v) for v in values.iloc[p])
+        shown = ", ".join(preview(v) for v in values.iloc[p])
         return f"{what} ({shown}) already at {first_origin.get(key, 'an earlier record')}"
 
     out.add(dup, reason)
@@ -285,7 +286,7 @@ def validate_rels(
 
 def _dangling_reason(column: str, label: str, raw: _Values) -> Callable[[int], str]:
     def reason(position: int) -> str:
-        return f"`{column}` {label} {_preview(raw[position])} is neither in this load nor in the store"
+        return f"`{column}` {label} {preview(raw[position])} is neither in this load nor in the store"
 
     return reason
 
@@ -338,4 +339,4 @@ def _positions(batch: pd.Index, keys: pd.Series) -> np.ndarray:
     return batch.get_indexer(keys)
 
 
-__all__ = ["HasNodes", "Reject", "validate_nodes", "validate_rels"]
+__all__ = ["HasNodes", "Reject", "preview", "validate_nodes", "validate_rels"]

@@ -73,3 +73,20 @@ def merge_batches(source: str, batches: Sequence[GraphBatch]) -> GraphBatch:
 
 
 __all__ = ["ORIGIN_COLUMN", "iter_raw_lines", "merge_batches", "nullable_ints", "origin", "require_file", "table"]
+
+
+def text_or_null(value: object) -> object:
+    """Strings stripped, with empty meaning unknown (null); other types as they are (validation judges)."""
+    if isinstance(value, str):
+        return value.strip() or None
+    return value
+
+
+def integer_or_as_is(value: object) -> object:
+    """``"1998"`` -> 1998; ``""`` -> null; anything else as it is, so validation rejects it with its origin."""
+    if isinstance(value, str):
+        text = value.strip()
+        if not text:
+            return None
+        return int(text) if text.isascii() and text.isdigit() else value
+    return value

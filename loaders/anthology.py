@@ -34,37 +34,14 @@ from tqdm import tqdm
 
 from graph.ingest import GraphBatch
 from graph.schema import ORIGIN_COLUMN, SOURCE_COLUMN, TARGET_COLUMN
-from graph.validate import Reject
-from loaders._common import iter_raw_lines, nullable_ints, origin, require_file, table
+from graph.validate import Reject, preview
+from loaders._common import integer_or_as_is, iter_raw_lines, nullable_ints, origin, require_file, table, text_or_null
 from loaders.ids import ARXIV_PREFIX, DOI_PREFIX, PaperIdError, author_key, canonical_paper_id
 
 log = logging.getLogger(__name__)
 
 SOURCE = "anthology"
 DATASET = "anthology"  # Paper.dataset: which loader made the node
-
-
-def _preview(value: object) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _text_or_null(value: object) -> object:
-    """Strings stripped, with empty meaning unknown (null); other types as they are."""
-    if isinstance(value, str):
-        value = value.strip()
-        return value or None
-    return value
-
-
-def _year(value: object) -> object:
-    """``"1998"`` -> 1998; empty -> null; anything else as it is (validation judges it)."""
-    if isinstance(value, str):
-        text = value.strip()
-        if not text:
-            return None
-        return int(text) if text.isascii() and text.isdigit() else value
-    return value
 
 
 def load(path: Path) -> GraphBatch:
@@ -99,14 +76,14 @@ def load(path: Path) -> GraphBatch:
         try:
             record = json.loads(text)
         except json.JSONDecodeError as exc:
-            reject("Paper", where, f"line is not JSON ({exc.msg} at column {exc.colno}): {_preview(text)}")
+            reject("Paper", where, f"line is not JSON ({exc.msg} at column {exc.colno}): {preview(text)}")
             continue
         if not isinstance(record, dict):
             reject("Paper", where, f"line is a JSON {type(record).__name__}, expected an object with an `id`")
             continue
         raw_id = record.get("id")
         if raw_id is None or (isinstance(raw_id, str) and not raw_id.strip()):
-            reject("Paper", where, f"record has no `id` (title {_preview(record.get('title'))}); every paper needs one")
+            reject("Paper", where, f"record has no `id` (title {preview(record.get('title'))}); every paper needs one")
             continue
         paper_id = raw_id  # a non-string id passes on; validation rejects it with this origin
         if isinstance(raw_id, str):
@@ -116,15 +93,15 @@ def load(path: Path) -> GraphBatch:
                 paper_id = None
             if paper_id is None or paper_id.startswith((ARXIV_PREFIX, DOI_PREFIX)):
                 reject(
-                    "Paper", where, f"`id` {_preview(raw_id)} is not an ACL Anthology id (P98-1081 or 2020.acl-main.1)"
+                    "Paper", where, f"`id` {preview(raw_id)} is not an ACL Anthology id (P98-1081 or 2020.acl-main.1)"
                 )
                 continue
 
         paper_cols["id"].append(paper_id)
-        paper_cols["title"].append(_text_or_null(record.get("title")))
-        paper_cols["abstract"].append(_text_or_null(record.get("abstract")))
-        paper_cols["year"].append(_year(record.get("year")))
-        paper_cols["venue"].append(_text_or_null(record.get("venue")))
+        paper_cols["title"].append(text_or_null(record.get("title")))
+        paper_cols["abstract"].append(text_or_null(record.get("abstract")))
+        paper_cols["year"].append(integer_or_as_is(record.get("year")))
+        paper_cols["venue"].append(text_or_null(record.get("venue")))
         paper_cols[ORIGIN_COLUMN].append(where)
 
         names = record.get("authors")
@@ -134,17 +111,17 @@ def load(path: Path) -> GraphBatch:
             reject(
                 "WROTE",
                 where,
-                f"`authors` is {_preview(names)}, expected a list of names; the paper is loaded without authors",
+                f"`authors` is {preview(names)}, expected a list of names; the paper is loaded without authors",
             )
             continue
         on_paper: set[str] = set()
         for position, name in enumerate(names, start=1):
             if not isinstance(name, str):
-                reject("Author", where, f"author {position} is {_preview(name)}, expected a name (a string)")
+                reject("Author", where, f"author {position} is {preview(name)}, expected a name (a string)")
                 continue
             key = author_key(name)
             if key is None:
-                reject("Author", where, f"author {position} {_preview(name)} has no letter or digit to key it by")
+                reject("Author", where, f"author {position} {preview(name)} has no letter or digit to key it by")
                 continue
             if key in on_paper:
                 repeated += 1

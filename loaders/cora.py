@@ -54,7 +54,7 @@ import pandas as pd
 from graph.errors import IngestError
 from graph.ingest import GraphBatch
 from graph.schema import ORIGIN_COLUMN, SOURCE_COLUMN, TARGET_COLUMN
-from graph.validate import Reject
+from graph.validate import Reject, preview
 from loaders._common import nullable_ints, require_file, table
 from loaders.ids import author_key
 
@@ -124,11 +124,6 @@ def _read_json(path: Path, expected: type) -> Any:
     if not isinstance(data, expected):
         raise IngestError(f"{path}: the document is a JSON {type(data).__name__}, expected a {expected.__name__}")
     return data
-
-
-def _preview(value: object) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def load(path: Path) -> GraphBatch:
@@ -217,12 +212,12 @@ def _authors(
         where = f"{PAPER_AUTHORS_FILE}#{raw_paper}"
         number = _number(raw_paper)
         if number is None:
-            rejects.append(Reject("WROTE", where, f"paper {_preview(raw_paper)} is not a paper number"))
+            rejects.append(Reject("WROTE", where, f"paper {preview(raw_paper)} is not a paper number"))
             continue
         see(number, where, stub=False)
         if not isinstance(codes, list) or not all(isinstance(c, str) and c for c in codes):
             rejects.append(
-                Reject("WROTE", where, f"authors {_preview(codes)} are not a list of author codes; paper kept without")
+                Reject("WROTE", where, f"authors {preview(codes)} are not a list of author codes; paper kept without")
             )
             continue
         on_paper: set[str] = set()
@@ -252,7 +247,7 @@ def _topics(classes: dict[str, Any], rejects: list[Reject], see: _See) -> tuple[
         where = f"{CLASSIFICATION_FILE}#{path}"
         parts = path.split("/")
         if not all(part.strip() for part in parts):
-            rejects.append(Reject("AcmClass", where, f"topic path {_preview(path)} has an empty part"))
+            rejects.append(Reject("AcmClass", where, f"topic path {preview(path)} has an empty part"))
             continue
         for depth in range(1, len(parts)):  # ancestors first, so that levels come out in order
             ancestor = "/".join(parts[:depth])
@@ -263,7 +258,7 @@ def _topics(classes: dict[str, Any], rejects: list[Reject], see: _See) -> tuple[
         for member in members if isinstance(members, list) else [members]:
             number = _number(member)
             if number is None:
-                rejects.append(Reject("Paper", where, f"member {_preview(member)} of {path} is not a paper number"))
+                rejects.append(Reject("Paper", where, f"member {preview(member)} of {path} is not a paper number"))
                 continue
             see(number, where, stub=False)
     ordered = sorted(paths, key=lambda p: p.count("/"))  # by level; stable, so file order within a level
@@ -296,7 +291,7 @@ def _citations(references: list[Any], rejects: list[Reject], see: _See) -> tuple
         where = f"{REFERENCES_FILE}#{index}"
         numbers = [_number(v) for v in pair] if isinstance(pair, list) and len(pair) == 2 else [None]
         if any(n is None for n in numbers):
-            rejects.append(Reject("CITES", where, f"{_preview(pair)} is not a pair [citing, cited] of paper numbers"))
+            rejects.append(Reject("CITES", where, f"{preview(pair)} is not a pair [citing, cited] of paper numbers"))
             continue
         citing, cited = numbers[0], numbers[1]
         assert citing is not None and cited is not None

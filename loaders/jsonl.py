@@ -64,8 +64,8 @@ from tqdm import tqdm
 
 from graph.ingest import GraphBatch
 from graph.schema import ORIGIN_COLUMN, SOURCE_COLUMN, TARGET_COLUMN
-from graph.validate import Reject
-from loaders._common import iter_raw_lines, nullable_ints, origin, require_file, table
+from graph.validate import Reject, preview
+from loaders._common import integer_or_as_is, iter_raw_lines, nullable_ints, origin, require_file, table, text_or_null
 from loaders.ids import ARXIV_PREFIX, DOI_PREFIX, PaperIdError, author_key, canonical_paper_id
 
 log = logging.getLogger(__name__)
@@ -88,11 +88,6 @@ REQUIRED: dict[str, tuple[str, ...]] = {
 TABLE = {"paper": "Paper", "citation": "CITES", "sentence": "Sentence"}  # a record's main table
 
 
-def _preview(value: object) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
 def paper_id(raw: str) -> str:
     """The canonical id when ``raw`` reads as an ACL, arXiv or DOI id; else ``raw`` stripped.
 
@@ -105,26 +100,9 @@ def paper_id(raw: str) -> str:
         return raw.strip()
 
 
-def _text_or_null(value: object) -> object:
-    """Strings stripped, with empty meaning unknown (null); other types as they are (validation judges)."""
-    if isinstance(value, str):
-        return value.strip() or None
-    return value
-
-
-def _integer(value: object) -> object:
-    """``"1998"`` -> 1998; ``""`` -> null; anything else as it is."""
-    if isinstance(value, str):
-        text = value.strip()
-        if not text:
-            return None
-        return int(text) if text.isascii() and text.isdigit() else value
-    return value
-
-
 def _external_id(value: object, prefix: str) -> object:
     """A DOI or arXiv id without its prefix (``doi:``/``arxiv:``, URL forms, versions); else as given."""
-    value = _text_or_null(value)
+    value = text_or_null(value)
     if not isinstance(value, str):
         return value
     try:
@@ -240,7 +218,7 @@ def _parse_line(raw: bytes, where: str, out: _Tables) -> dict[str, Any] | None:
         out.reject(
             LINE_TABLE,
             where,
-            f"line is not JSON ({exc.msg}: column {exc.colno}) {_preview(text)}; "
+            f"line is not JSON ({exc.msg}: column {exc.colno}) {preview(text)}; "
             "each line must be one complete JSON object",
         )
         return None
@@ -252,7 +230,7 @@ def _parse_line(raw: bytes, where: str, out: _Tables) -> dict[str, Any] | None:
         return None
     kind = record.get("type")
     if kind not in FIELDS:
-        what = "has no `type`" if kind is None else f"has `type` {_preview(kind)}"
+        what = "has no `type`" if kind is None else f"has `type` {preview(kind)}"
         out.reject(LINE_TABLE, where, f"record {what}; expected one of {kinds}")
         return None
     return record
@@ -261,7 +239,7 @@ def _parse_line(raw: bytes, where: str, out: _Tables) -> dict[str, Any] | None:
 def _id_or_reject(record: dict[str, Any], name: str, kind: str, where: str, out: _Tables) -> str | None:
     value = record[name]
     if not isinstance(value, str):
-        out.reject(TABLE[kind], where, f"`{name}` is {_preview(value)}, expected a paper id (a string)")
+        out.reject(TABLE[kind], where, f"`{name}` is {preview(value)}, expected a paper id (a string)")
         return None
     return paper_id(value)
 
@@ -273,10 +251,10 @@ def _paper(record: dict[str, Any], where: str, out: _Tables) -> None:
     _append(
         out.papers,
         id=pid,
-        title=_text_or_null(record["title"]),
-        abstract=_text_or_null(record.get("abstract")),
-        year=_integer(record.get("year")),
-        venue=_text_or_null(record.get("venue")),
+        title=text_or_null(record["title"]),
+        abstract=text_or_null(record.get("abstract")),
+        year=integer_or_as_is(record.get("year")),
+        venue=text_or_null(record.get("venue")),
         doi=_external_id(record.get("doi"), DOI_PREFIX),
         arxiv_id=_external_id(record.get("arxiv_id"), ARXIV_PREFIX),
         **{ORIGIN_COLUMN: where},
@@ -287,7 +265,7 @@ def _paper(record: dict[str, Any], where: str, out: _Tables) -> None:
         for position, name in enumerate(names, start=1):
             key = author_key(name) if isinstance(name, str) else None
             if key is None:
-                out.reject("Author", where, f"author {position} is {_preview(name)}, expected a name such as 'Ann Lee'")
+                out.reject("Author", where, f"author {position} is {preview(name)}, expected a name such as 'Ann Lee'")
                 continue
             if key in on_paper:
                 continue
@@ -295,17 +273,17 @@ def _paper(record: dict[str, Any], where: str, out: _Tables) -> None:
             out.authors.setdefault(key, (" ".join(name.split()), where))
             _append(out.wrote, source=key, target=pid, position=position, **{ORIGIN_COLUMN: where})
     elif names is not None:
-        out.reject("WROTE", where, f"`authors` is {_preview(names)}, expected a list of names; loaded without authors")
+        out.reject("WROTE", where, f"`authors` is {preview(names)}, expected a list of names; loaded without authors")
     codes = record.get("categories")
     if isinstance(codes, list):
         for code in dict.fromkeys(c.strip() if isinstance(c, str) else c for c in codes):
             if not isinstance(code, str) or not code:
-                out.reject("IN_CATEGORY", where, f"category {_preview(code)} is not an arXiv code such as 'cs.CL'")
+                out.reject("IN_CATEGORY", where, f"category {preview(code)} is not an arXiv code such as 'cs.CL'")
                 continue
             _append(out.in_category, source=pid, target=code, score=1.0, inferred=False, **{ORIGIN_COLUMN: where})
     elif codes is not None:
         out.reject(
-            "IN_CATEGORY", where, f"`categories` is {_preview(codes)}, expected a list of arXiv codes such as ['cs.CL']"
+            "IN_CATEGORY", where, f"`categories` is {preview(codes)}, expected a list of arXiv codes such as ['cs.CL']"
         )
 
 
@@ -322,14 +300,14 @@ def _citation(record: dict[str, Any], where: str, out: _Tables) -> None:
     if isinstance(contexts, list):
         for n, text in enumerate(contexts, start=1):
             if not isinstance(text, str) or not text.strip():
-                out.reject("Sentence", where, f"context {n} is {_preview(text)}, expected a sentence text")
+                out.reject("Sentence", where, f"context {n} is {preview(text)}, expected a sentence text")
             elif text.strip() not in texts:
                 texts.append(text.strip())
     elif contexts is not None:
         out.reject(
             "MENTIONS",
             where,
-            f"`contexts` is {_preview(contexts)}, expected a list of sentence texts; "
+            f"`contexts` is {preview(contexts)}, expected a list of sentence texts; "
             "the citation is loaded without them",
         )
     n_contexts = len(texts) if isinstance(contexts, list) else None
@@ -348,10 +326,10 @@ def _sentence(record: dict[str, Any], where: str, out: _Tables) -> None:
     pid = _id_or_reject(record, "paper", "sentence", where, out)
     if pid is None:
         return
-    sid = _integer(record["sid"])
+    sid = integer_or_as_is(record["sid"])
     if not isinstance(sid, int) or isinstance(sid, bool):
         out.reject(
-            "Sentence", where, f"`sid` is {_preview(record['sid'])}, expected an integer (the sentence's position)"
+            "Sentence", where, f"`sid` is {preview(record['sid'])}, expected an integer (the sentence's position)"
         )
         return
     sentence_id = f"{pid}#{sid}"
@@ -360,7 +338,7 @@ def _sentence(record: dict[str, Any], where: str, out: _Tables) -> None:
         id=sentence_id,
         paper_id=pid,
         sid=sid,
-        section=_text_or_null(record.get("section")),
+        section=text_or_null(record.get("section")),
         text=record["text"],
         **{ORIGIN_COLUMN: where},
     )

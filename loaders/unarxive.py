@@ -86,7 +86,7 @@ from tqdm import tqdm
 from graph.errors import IngestError
 from graph.ingest import GraphBatch
 from graph.schema import ORIGIN_COLUMN, SOURCE_COLUMN, TARGET_COLUMN
-from graph.validate import Reject
+from graph.validate import Reject, preview
 from loaders._common import iter_raw_lines, nullable_ints, table
 from loaders.ids import ARXIV_PREFIX, DOI_PREFIX, PaperIdError, author_key, canonical_paper_id
 from loaders.resolve import TitleIndex
@@ -354,11 +354,6 @@ def _dict(value: object) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _preview(value: object) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
 def _clean(value: object) -> str | None:
     """Whitespace runs collapsed; empty or not a string -> null."""
     if not isinstance(value, str):
@@ -493,7 +488,7 @@ def _read_record(where: str, raw: bytes, out: _Tables, categories: frozenset[str
     try:
         record = json.loads(text)
     except json.JSONDecodeError as exc:
-        reject("Paper", f"line is not JSON ({exc.msg} at column {exc.colno}): {_preview(text)}")
+        reject("Paper", f"line is not JSON ({exc.msg} at column {exc.colno}): {preview(text)}")
         return
     if not isinstance(record, dict):
         reject("Paper", f"line is a JSON {type(record).__name__}, expected an object with a `paper_id`")
@@ -501,14 +496,14 @@ def _read_record(where: str, raw: bytes, out: _Tables, categories: frozenset[str
     metadata = _dict(record.get("metadata"))
     raw_id = record.get("paper_id") or metadata.get("id")
     if not isinstance(raw_id, str) or not raw_id.strip():
-        reject("Paper", f"record has no `paper_id` (title {_preview(metadata.get('title'))}); every paper needs one")
+        reject("Paper", f"record has no `paper_id` (title {preview(metadata.get('title'))}); every paper needs one")
         return
     try:
         paper_id = canonical_paper_id(raw_id)
     except PaperIdError:
         paper_id = ""
     if not paper_id.startswith(ARXIV_PREFIX):
-        reject("Paper", f"`paper_id` {_preview(raw_id)} is not an arXiv id (2212.11867 or hep-th/9901001)")
+        reject("Paper", f"`paper_id` {preview(raw_id)} is not an arXiv id (2212.11867 or hep-th/9901001)")
         return
     if paper_id in out.seen:
         reject("Paper", f"paper {paper_id} was already read at {out.seen[paper_id]}; the repeat is skipped whole")
@@ -553,7 +548,7 @@ def _read_authors(paper_id: str, metadata: dict[str, Any], where: str, out: _Tab
             Reject(
                 "WROTE",
                 where,
-                f"`authors_parsed` is {_preview(metadata.get('authors_parsed'))}, expected a list of "
+                f"`authors_parsed` is {preview(metadata.get('authors_parsed'))}, expected a list of "
                 "[last, first, suffix]; the paper is loaded without authors",
             )
         )
@@ -562,7 +557,7 @@ def _read_authors(paper_id: str, metadata: dict[str, Any], where: str, out: _Tab
     for position, name in enumerate(names, start=1):
         key = author_key(name) if isinstance(name, str) else None
         if key is None:
-            out.rejects.append(Reject("Author", where, f"author {position} {_preview(name)} has no name to key it by"))
+            out.rejects.append(Reject("Author", where, f"author {position} {preview(name)} has no name to key it by"))
             continue
         if key in on_paper:
             continue
