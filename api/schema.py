@@ -7,6 +7,7 @@ reach clients) except :class:`UserInputError`, whose message is written for the 
 
 from __future__ import annotations
 
+from enum import Enum
 from typing import Any
 
 import strawberry
@@ -16,7 +17,7 @@ from strawberry.extensions import MaskErrors, MaxAliasesLimiter, MaxTokensLimite
 from strawberry.fastapi import BaseContext
 from strawberry.types import Info
 
-from api.services import AuthorRecord, GraphService, PaperRecord
+from api.services import AuthorRecord, CoCitation, GraphService, PaperRecord
 
 MAX_DEPTH = 8  # deep enough for paper -> citations -> citedBy -> authors, shallow enough to bound fan-out
 MAX_TOKENS = 2_000
@@ -41,8 +42,12 @@ class Context(BaseContext):
         async def load_authors(ids: list[str]) -> list[list[AuthorRecord]]:
             return service.authors(ids)
 
+        async def load_cocited(ids: list[str]) -> list[list[CoCitation]]:
+            return service.cocited(ids)
+
         self.papers: DataLoader[str, PaperRecord | None] = DataLoader(load_fn=load_papers)
         self.authors: DataLoader[str, list[AuthorRecord]] = DataLoader(load_fn=load_authors)
+        self.cocited: DataLoader[str, list[CoCitation]] = DataLoader(load_fn=load_cocited)
 
     @classmethod
     def create(cls, service: GraphService, max_results: int) -> Context:
@@ -58,6 +63,27 @@ class Context(BaseContext):
 class Author:
     id: strawberry.ID
     name: str | None
+
+
+@strawberry.enum(description="Co-citation strengths (docs/cocitation.md).")
+class CoCitationMeasure(Enum):
+    COUNT = "count"  # papers citing both
+    SENTENCE_COUNT = "sentence_count"  # sentences citing both
+    ASSOCIATION = "association"  # N c_ij / (s_i s_j); 1 = chance
+    COSINE = "cosine"  # c_ij / sqrt(s_i s_j)
+    JACCARD = "jaccard"  # c_ij / (s_i + s_j - c_ij)
+    INCLUSION = "inclusion"  # c_ij / min(s_i, s_j)
+
+
+@strawberry.type
+class CoCitedPaper:
+    paper: Paper
+    count: int = strawberry.field(description="Papers citing both.")
+    sentence_count: int | None = strawberry.field(description="Citing sentences citing both.")
+    association: float | None
+    cosine: float | None
+    jaccard: float | None
+    inclusion: float | None
 
 
 @strawberry.type
@@ -83,6 +109,31 @@ class Paper:
     @strawberry.field(description="Papers citing this paper, newest first.")
     async def cited_by(self, info: Info[Context, Any], first: int = 20) -> list[Paper]:
         return await _neighbours(info, self.id, "in", first)
+
+    @strawberry.field(
+        description="Papers co-cited with this one, strongest first by `measure` (needs compute cocitation)."
+    )
+    async def co_cited(
+        self, info: Info[Context, Any], measure: CoCitationMeasure = CoCitationMeasure.ASSOCIATION, first: int = 10
+    ) -> list[CoCitedPaper]:
+        ctx = info.context
+        limit = ctx.cap(first)
+        partners = await ctx.cocited.load(self.id)
+        ranked = sorted(partners, key=lambda c: (-(getattr(c, measure.value) or 0), -c.count, c.other_id))[:limit]
+        records = await ctx.papers.load_many([c.other_id for c in ranked])
+        return [
+            CoCitedPaper(
+                paper=_paper(record),
+                count=c.count,
+                sentence_count=c.sentence_count,
+                association=c.association,
+                cosine=c.cosine,
+                jaccard=c.jaccard,
+                inclusion=c.inclusion,
+            )
+            for c, record in zip(ranked, records)
+            if record is not None
+        ]
 
 
 async def _neighbours(info: Info[Context, Any], paper_id: str, direction: str, first: int) -> list[Paper]:

@@ -32,6 +32,17 @@ class PaperRecord:
 
 
 @dataclass(frozen=True)
+class CoCitation:
+    other_id: str
+    count: int
+    sentence_count: int | None
+    association: float | None
+    cosine: float | None
+    jaccard: float | None
+    inclusion: float | None
+
+
+@dataclass(frozen=True)
 class AuthorRecord:
     id: str
     name: str | None
@@ -68,6 +79,14 @@ class GraphService:
             bucket = grouped[row["paper_id"]]
             if len(bucket) < limit:
                 bucket.append(row[column])
+        return [grouped.get(i, []) for i in paper_ids]
+
+    def cocited(self, paper_ids: Sequence[str]) -> list[list[CoCitation]]:
+        """Every co-cited partner of each paper with the stored strengths (CO_CITED, both directions)."""
+        grouped: dict[str, list[CoCitation]] = defaultdict(list)
+        for row in self._query("cocited_with", {"ids": list(paper_ids)}):
+            paper_id = row.pop("paper_id")
+            grouped[paper_id].append(CoCitation(**row))
         return [grouped.get(i, []) for i in paper_ids]
 
     def search(self, text: str, *, year_min: int | None, year_max: int | None, limit: int) -> list[str]:

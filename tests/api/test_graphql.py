@@ -87,3 +87,22 @@ def test_http_app_serves_graphql_and_health(store: GraphStore, store_path: Path)
         response = client.post("/graphql", json={"query": '{ paper(id: "p5") { title citations { id } } }'})
         assert response.status_code == 200
         assert response.json()["data"]["paper"] == {"title": "Attention for translation", "citations": [{"id": "p4"}]}
+
+
+def test_cocited_papers_ranked_by_measure(store: GraphStore) -> None:
+    from gnn.cocitation import compute_cocitation
+
+    compute_cocitation(store)
+    service = GraphService(store)
+    query = '{ paper(id: "p2") { coCited(measure: JACCARD) { paper { id } count jaccard association } } }'
+    result = run(service, query)
+    assert result.errors is None
+    assert result.data["paper"]["coCited"] == [
+        {"paper": {"id": "p3"}, "count": 2, "jaccard": 1.0, "association": 1.5},
+        {"paper": {"id": "p1"}, "count": 1, "jaccard": 0.5, "association": 1.5},
+    ]
+    # The co-citations of every listed paper load in one batch: paper(p4), its citations, the cited
+    # papers, their co-citations; the partners are those same papers, already in the request's loader.
+    service.round_trips = 0
+    result = run(service, '{ paper(id: "p4") { citations { id coCited(first: 2) { paper { id } } } } }')
+    assert result.errors is None and service.round_trips == 4

@@ -45,7 +45,7 @@ PARAMS: dict[str, dict[str, Any]] = {
     "copy_columns": {"frame": pa.table({"id": ["a8"]})},
     "merge_nodes": {"frame": pa.table({"id": ["p1", "p9"], "title": ["T1", "T9"]})},
     "set_node_properties": {"frame": pa.table({"id": ["p1"], "title": ["T1"]})},
-    "paper_by_ids": {"ids": ["p1"]},
+    "paper_by_ids": {"ids": ["p1"]}, "cocited_with": {"ids": ["p1"]},
     "authors_of_papers": {"ids": ["p1"]},
     "cited_papers": {"ids": ["p1"]},
     "citing_papers": {"ids": ["p2"]},
