@@ -152,6 +152,7 @@ def build_schema(sizes: VectorSizes = VectorSizes()) -> Schema:
                 _p("stub", B),  # known only as a citation target, no metadata of its own yet
                 _p("n_cited", I),
                 _p("embedding", Kind.VECTOR32, sizes.embedding),
+                _p("embedding_hash", S),  # hash of the text `embedding` was computed from (incremental re-runs)
                 _p("taxonomy", Kind.VECTOR32, sizes.taxonomy),
                 _p("poincare", Kind.VECTOR64, sizes.poincare),
                 _p("cocite_partners", Kind.STRING_LIST),
@@ -174,6 +175,7 @@ def build_schema(sizes: VectorSizes = VectorSizes()) -> Schema:
                 _p("section", S),
                 _p("text", S),
                 _p("embedding", Kind.VECTOR32, sizes.embedding),
+                _p("embedding_hash", S),  # hash of the text `embedding` was computed from (incremental re-runs)
             ),
             "One sentence of a full-text paper.",
         ),

@@ -72,3 +72,16 @@ def data_dir() -> Path:
     if not path.is_dir():
         pytest.skip(f"shared data not found at {path}; set CITEGRAPH_DATA")
     return path
+
+
+@pytest.fixture(scope="session")
+def encoder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
+    """The project's text encoder (all-MiniLM-L6-v2, offline) with a cache private to this test session."""
+    from gnn.encoder import EncoderSettings, TextEncoder
+
+    base = EncoderSettings.from_env(device="cpu", cache=False)
+    text_encoder = TextEncoder(
+        EncoderSettings(base.model, base.max_length, 16, "cpu", tmp_path_factory.mktemp("embedding-cache"))
+    )
+    yield text_encoder
+    text_encoder.close()

