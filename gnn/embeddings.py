@@ -94,7 +94,9 @@ def _embed_label(
 ) -> EmbeddingReport:
     start = time.perf_counter()
     has_text = rows["text"] != ""
-    hashes = pd.Series([encoder.text_hash(t) if ok else None for t, ok in zip(rows["text"], has_text)], index=rows.index)
+    hashes = pd.Series(
+        [encoder.text_hash(t) if ok else None for t, ok in zip(rows["text"], has_text)], index=rows.index
+    )
     stored = rows["embedding_hash"]
     changed = has_text & ((stored != hashes) | stored.isna() | settings.force)
     gone = ~has_text & stored.notna()
@@ -103,12 +105,11 @@ def _embed_label(
     bar = tqdm(total=len(todo), desc=f"embed {label.lower()}s", unit="text", disable=not progress)
     for begin in range(0, len(todo), settings.write_batch):
         part = todo.iloc[begin : begin + settings.write_batch]
-        vectors = encoder.encode(part["text"].tolist())
+        vectors = encoder.encode(part["text"].tolist(), bar=bar)
         frame = pd.DataFrame(
             {"id": part["id"].to_numpy(), "embedding": list(vectors), "embedding_hash": hashes[part.index].to_numpy()}
         )
         store.write_node_properties(label, "id", frame)
-        bar.update(len(part))
     bar.close()
     if gone.any():
         cleared = rows.loc[gone, ["id"]].assign(embedding=None, embedding_hash=None)
@@ -126,7 +127,11 @@ def _embed_label(
 
 
 def compute_embeddings(
-    store: GraphStore, encoder: TextEncoder, settings: EmbeddingSettings = EmbeddingSettings(), *, progress: bool = False
+    store: GraphStore,
+    encoder: TextEncoder,
+    settings: EmbeddingSettings = EmbeddingSettings(),
+    *,
+    progress: bool = False,
 ) -> list[EmbeddingReport]:
     """Embed papers and/or sentences and write ``embedding`` + ``embedding_hash`` back (see module docstring)."""
     if store.schema.sizes.embedding != encoder.dim:

@@ -104,7 +104,9 @@ class EmbeddingCache:
         self._lock = threading.Lock()
         self._db = sqlite3.connect(path, check_same_thread=False)
         self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("CREATE TABLE IF NOT EXISTS vectors (key BLOB PRIMARY KEY, vector BLOB NOT NULL) WITHOUT ROWID")
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS vectors (key BLOB PRIMARY KEY, vector BLOB NOT NULL) WITHOUT ROWID"
+        )
         self._db.commit()
 
     def get_many(self, keys: Sequence[bytes]) -> dict[bytes, np.ndarray]:
@@ -201,11 +203,14 @@ class TextEncoder:
         """Hex cache key of ``text`` under this model and max length (stored as ``embedding_hash``)."""
         return self._key(text).hex()
 
-    def encode(self, texts: Sequence[str], *, progress: bool = False, desc: str = "encode") -> np.ndarray:
+    def encode(
+        self, texts: Sequence[str], *, progress: bool = False, desc: str = "encode", bar: tqdm | None = None
+    ) -> np.ndarray:
         """``(len(texts), dim)`` float32 unit vectors; cached texts are not re-encoded.
 
         Equal texts are encoded once. An empty text encodes like any other (the [CLS]/[SEP] pair);
-        callers decide whether such a node should get a vector at all.
+        callers decide whether such a node should get a vector at all. ``bar``: a caller's progress
+        bar to advance by every text (cached ones at once, encoded ones per batch) instead of a new one.
         """
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         if not texts:
@@ -220,17 +225,21 @@ class TextEncoder:
         for j, key in enumerate(keys):
             if key in cached:
                 out[unique[distinct[j]]] = cached[key]
+        own_bar = bar is None
+        if bar is None:
+            bar = tqdm(total=len(texts), desc=desc, unit="text", disable=not progress or not missing)
+        bar.update(len(texts) - sum(len(unique[distinct[j]]) for j in missing))
         if missing:
             log.info("encoding %d texts (%d served by the cache)", len(missing), len(distinct) - len(missing))
             fresh_texts = [distinct[j] for j in missing]
-            bar = tqdm(total=len(fresh_texts), desc=desc, unit="text", disable=not progress)
             for positions, vectors in self._encode_stream(fresh_texts):
                 for position, vector in zip(positions, vectors):
                     out[unique[fresh_texts[position]]] = vector
                 if self.cache is not None:
                     self.cache.put_many([keys[missing[p]] for p in positions], vectors)
                 self.encoded += len(positions)
-                bar.update(len(positions))
+                bar.update(sum(len(unique[fresh_texts[p]]) for p in positions))
+        if own_bar:
             bar.close()
         return out
 

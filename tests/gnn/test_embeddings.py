@@ -65,8 +65,6 @@ def test_write_back_and_incremental_rerun(store: GraphStore, encoder: TextEncode
     ingest(store, batch)
     third = compute_embeddings(store, encoder, EmbeddingSettings(targets=("papers",)))[0]
     assert (third.written, third.unchanged) == (1, 4)
-    np.testing.assert_allclose(
-        _vectors(store, "Paper")["p4"], encoder.encode(["Neural parsing."])[0], atol=1e-6
-    )
+    np.testing.assert_allclose(_vectors(store, "Paper")["p4"], encoder.encode(["Neural parsing."])[0], atol=1e-6)
     forced = compute_embeddings(store, encoder, EmbeddingSettings(targets=("papers",), force=True))[0]
     assert forced.written == 5 and forced.from_cache == 5
