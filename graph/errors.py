@@ -7,7 +7,8 @@
     ├── SchemaError            unknown label/type/property, or a store built with other vector sizes
     ├── QueryError             a named statement is missing, or a read-only query tried to write
     ├── StoreError             the backend failed (translated from ladybug / neo4j errors)
-    │   └── StoreUnavailableError   cannot open or reach the store
+    │   ├── StoreUnavailableError   cannot open or reach the store
+    │   └── TransientStoreError     a failure that may pass (deadlock, leader switch): an idempotent write may be retried
     └── IngestError            input rejected before anything was written
         └── ValidationError        records failed validation in ``--on-error fail`` mode
 
@@ -47,6 +48,13 @@ class StoreUnavailableError(StoreError):
     """The store cannot be opened or reached (missing file, lock held, server down, bad credentials)."""
 
 
+class TransientStoreError(StoreError):
+    """The backend failed for a reason that may pass (a deadlock, a leader switch, a timeout).
+
+    The backend's own retries are spent; a caller whose write is idempotent (MERGE) may try again.
+    """
+
+
 class IngestError(CitegraphError):
     """Input was rejected before anything was written; the store is unchanged."""
 
@@ -70,5 +78,6 @@ __all__ = [
     "SchemaError",
     "StoreError",
     "StoreUnavailableError",
+    "TransientStoreError",
     "ValidationError",
 ]

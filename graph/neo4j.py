@@ -25,6 +25,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 from neo4j import READ_ACCESS, Driver, GraphDatabase, ManagedTransaction, RoutingControl
 from neo4j.exceptions import (
     AuthError,
@@ -41,7 +42,15 @@ from neo4j.exceptions import (
 import cypher
 from graph.arrow import arrow_table
 from graph.config import StoreConfig
-from graph.errors import CitegraphError, ConfigError, QueryError, StoreError, StoreUnavailableError
+from graph.errors import (
+    CitegraphError,
+    ConfigError,
+    QueryError,
+    SchemaError,
+    StoreError,
+    StoreUnavailableError,
+    TransientStoreError,
+)
 from graph.schema import SOURCE_COLUMN, TARGET_COLUMN, Kind, Property, RelType, Schema
 from graph.store import GraphStore, WriteResult
 
@@ -49,6 +58,8 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 Row = dict[str, Any]
+# Records converted to Arrow at once by query_arrow: bounds the Python objects alive together.
+ARROW_BATCH_ROWS = 100_000
 
 _DATABASE_NOT_FOUND = "Neo.ClientError.Database.DatabaseNotFound"
 _ACCESS_MODE = "Neo.ClientError.Statement.AccessMode"  # a write in a read-access transaction
@@ -66,10 +77,34 @@ class _Step:
     name: str
 
 
+def _snake(label: str) -> str:
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", label).lower()
+
+
 def constraint_name(label: str, key: str) -> str:
     """Name of the key constraint: ``("ArxivCategory", "code")`` -> ``arxiv_category_code_unique``."""
-    snake = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", label).lower()
-    return cypher.check_identifier(f"{snake}_{key}_unique")
+    return cypher.check_identifier(f"{_snake(label)}_{key}_unique")
+
+
+# Node properties that get a Neo4j vector index, so Cypher users can ask for neighbours directly
+# (``CALL db.index.vector.queryNodes('paper_embedding_vector', 10, $vector)``); the project's own
+# retrieval keeps faiss. Dimensions come from the store's VectorSizes.
+VECTOR_PROPERTIES = (("Paper", "embedding"), ("Sentence", "embedding"))
+VECTOR_SIMILARITY = "cosine"  # text-encoder vectors are compared by angle
+
+
+def vector_index_name(label: str, prop: str) -> str:
+    """Name of a vector index: ``("Paper", "embedding")`` -> ``paper_embedding_vector``."""
+    return cypher.check_identifier(f"{_snake(label)}_{prop}_vector")
+
+
+@dataclass(frozen=True)
+class VectorIndex:
+    name: str  # e.g. paper_embedding_vector
+    label: str
+    property: str
+    dimensions: int  # the vector size the store was built with (VectorSizes)
+    similarity: str  # vector.similarity_function: "cosine"
 
 
 def _public_uri(uri: str) -> str:
@@ -207,7 +242,7 @@ class Neo4jStore(GraphStore):
                 return QueryError(f"Neo4j refused the query: {reason}")
             return StoreError(f"{self.describe()}: `{what}` was refused: {reason}")
         if isinstance(exc, TransientError):
-            return StoreError(f"{self.describe()}: `{what}` failed after retries: {reason}; try again later")
+            return TransientStoreError(f"{self.describe()}: `{what}` failed after retries: {reason}; try again later")
         return StoreError(f"{self.describe()}: `{what}` failed: {reason}")
 
     # statements ------------------------------------------------------------------------------
@@ -226,6 +261,36 @@ class Neo4jStore(GraphStore):
     ) -> list[dict[str, Any]]:
         """Rows of a named statement, run in a read transaction (a statement that writes is refused by the server)."""
         return self._read(name, self._text(name, identifiers), params)
+
+    def query_arrow(
+        self, name: str, params: Mapping[str, Any] | None = None, identifiers: Mapping[str, str] | None = None
+    ) -> pa.Table:
+        """A named statement's rows as Arrow, converted :data:`ARROW_BATCH_ROWS` records at a time as they stream.
+
+        The driver has no Arrow output, so each record is still a Python object once; batching
+        bounds how many are alive together (``query`` keeps every row as a dict).
+        """
+        text = self._text(name, identifiers)
+
+        def work(tx: ManagedTransaction) -> pa.Table:
+            result = tx.run(text, dict(params or {}))
+            keys = list(result.keys())
+            batches: list[pa.Table] = []
+            rows: list[list[Any]] = []
+            for record in result:
+                rows.append(list(record.values()))
+                if len(rows) == ARROW_BATCH_ROWS:
+                    batches.append(_arrow_batch(keys, rows))
+                    rows = []
+            if rows or not batches:
+                batches.append(_arrow_batch(keys, rows))
+            return pa.concat_tables(batches, promote_options="default")  # a batch of nulls takes the others' types
+
+        with (
+            self._calling(name),
+            self.driver.session(database=self.database, default_access_mode=READ_ACCESS) as session,
+        ):
+            return session.execute_read(work)
 
     def read_only_query(self, text: str, params: Mapping[str, Any] | None = None) -> tuple[list[str], list[list[Any]]]:
         """Columns and rows of a user's query; refused unless Neo4j plans it as a pure read.
@@ -259,7 +324,8 @@ class Neo4jStore(GraphStore):
 
     # schema ----------------------------------------------------------------------------------
     def ensure_schema(self) -> None:
-        """A uniqueness constraint (and so an index) on every label's key; read-only: only connect.
+        """A uniqueness constraint (and so an index) on every label's key and the vector indexes of
+        :data:`VECTOR_PROPERTIES` (checked against the schema's sizes); read-only: only connect.
 
         Connecting first fails fast on a wrong URI or password; statements would retry for ~30 s.
         """
@@ -276,6 +342,63 @@ class Neo4jStore(GraphStore):
             with self._calling("create_key_constraint"):
                 self.driver.execute_query(text, routing_=RoutingControl.WRITE, database_=self.database)
             log.debug("%s: constraint %s in place", self.describe(), name)
+        self._ensure_vector_indexes()
+
+    def vector_indexes(self) -> list[VectorIndex]:
+        """The vector indexes this store keeps: one per :data:`VECTOR_PROPERTIES` entry, sized by the schema."""
+        indexes = []
+        for label, name in VECTOR_PROPERTIES:
+            prop = self.schema.node(label).prop(name)
+            if not prop.is_vector or prop.size is None:
+                raise SchemaError(f"{label}.{name} is not a fixed-size vector; it cannot carry a vector index")
+            indexes.append(VectorIndex(vector_index_name(label, name), label, name, prop.size, VECTOR_SIMILARITY))
+        return indexes
+
+    def _ensure_vector_indexes(self) -> None:
+        """Create the vector indexes (idempotent), then check that existing ones have the schema's sizes.
+
+        ``IF NOT EXISTS`` keeps an index built with other dimensions as it is, so the sizes are read
+        back: like the embedded store's column types, they record the sizes the store was built with.
+        """
+        wanted = self.vector_indexes()
+        for index in wanted:
+            text = self._text(
+                "create_vector_index",
+                {
+                    "NAME": cypher.check_identifier(index.name),
+                    "LABEL": cypher.check_identifier(index.label),
+                    "PROPERTY": cypher.check_identifier(index.property),
+                },
+            )
+            params = {"dimensions": index.dimensions, "similarity": index.similarity}
+            try:
+                with self._calling("create_vector_index"):
+                    self.driver.execute_query(text, params, routing_=RoutingControl.WRITE, database_=self.database)
+            except QueryError as exc:  # a syntax error here means a server without vector indexes
+                raise StoreError(
+                    f"{self.describe()} cannot create vector index {index.name}: {exc}; vector indexes need "
+                    "Neo4j 5.13 or later: upgrade the server"
+                ) from exc
+        rows = self._read("show_indexes", self._text("show_indexes"), {"names": [index.name for index in wanted]})
+        found = {row["name"]: row for row in rows}
+        for index in wanted:
+            row = found.get(index.name)
+            if row is None:
+                raise StoreError(f"{self.describe()}: vector index {index.name} is missing after creating it")
+            if str(row.get("type", "")).upper() != "VECTOR" or row.get("labels") != [index.label]:
+                raise SchemaError(
+                    f"{self.describe()}: index {index.name} exists but is not a vector index on "
+                    f":{index.label}({index.property}); drop it (DROP INDEX {index.name}) and open the store again"
+                )
+            config = (row.get("options") or {}).get("indexConfig") or {}
+            dimensions = config.get("vector.dimensions")
+            if dimensions is not None and int(dimensions) != index.dimensions:
+                raise SchemaError(
+                    f"{self.describe()}: vector index {index.name} has {dimensions} dimensions but the settings say "
+                    f"{index.dimensions}; set CITEGRAPH_EMBEDDING_DIM to match the store, or drop the index "
+                    f"(DROP INDEX {index.name}) after re-embedding"
+                )
+            log.debug("%s: vector index %s in place (%s dimensions)", self.describe(), index.name, dimensions)
 
     # reads used by ingest --------------------------------------------------------------------
     def has_nodes(self, label: str, keys: pd.Series) -> np.ndarray:
@@ -450,4 +573,10 @@ class Neo4jStore(GraphStore):
         return len(rows)
 
 
-__all__ = ["Neo4jStore", "constraint_name"]
+def _arrow_batch(keys: list[str], rows: list[list[Any]]) -> pa.Table:
+    """Rows (one list of values per record, in ``keys`` order) as an Arrow table with those columns."""
+    columns = list(zip(*rows)) if rows else [() for _ in keys]
+    return pa.table({key: pa.array(list(values)) for key, values in zip(keys, columns)})
+
+
+__all__ = ["VECTOR_PROPERTIES", "Neo4jStore", "VectorIndex", "constraint_name", "vector_index_name"]

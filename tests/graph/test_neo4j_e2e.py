@@ -2,7 +2,12 @@
 
 Needs ``NEO4J_URI`` (and ``NEO4J_PASSWORD``, optionally ``NEO4J_USER`` / ``NEO4J_DATABASE``); run with
 ``pytest -m neo4j``. The database must start empty: these tests replace every CO_CITED edge and
-delete every node of the data model's labels when they finish, so point them at a scratch database.
+delete every node of the data model's labels when they finish, and drop and re-create the vector
+indexes ``paper_embedding_vector`` / ``sentence_embedding_vector``, so point them at a scratch database.
+
+Besides the store's own behaviour (ingest, write-back, edge replacement, read-only refusals), they
+copy the graph of tests/rich_graph.py embedded -> Neo4j -> embedded and compare every property, and
+run every recipe of cypher/explore/ on both backends and compare the rows.
 """
 
 from __future__ import annotations
@@ -10,13 +15,16 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Iterator
+from decimal import Decimal
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 from conftest import tiny_batch
 
-from graph import GraphBatch, StoreConfig, ingest, open_store
+from graph import GraphBatch, GraphStore, StoreConfig, ingest, open_store
+from graph.copy import CopySettings, copy_store
 from graph.errors import QueryError, SchemaError, StoreError, ValidationError
 from graph.neo4j import Neo4jStore
 
@@ -149,3 +157,105 @@ def test_read_only_store_reads_and_refuses_writes(neo4j_store: Neo4jStore) -> No
         assert reader.stats() == neo4j_store.stats()
         with pytest.raises(QueryError, match="read-only"):
             ingest(reader, tiny_batch())
+
+
+# Issue #10: schema objects, copy in both directions, and the cookbook on both backends ---------------
+DROP_VECTOR_INDEXES = ["DROP INDEX paper_embedding_vector IF EXISTS", "DROP INDEX sentence_embedding_vector IF EXISTS"]
+# Every recipe of cypher/explore/ with parameters that find something in tests/rich_graph.py.
+RECIPES: list[tuple[str, dict[str, object]]] = [
+    ("ego_network", {"paper_id": "p4", "limit": 20}),
+    ("citation_paths", {"from_id": "p5", "to_id": "p2", "limit": 5}),
+    ("papers_citing_both", {"paper_a": "p2", "paper_b": "p3", "limit": 5}),
+    ("top_cocited_pairs_in_years", {"year_min": 1990, "year_max": 2010, "min_count": 1, "limit": 10}),
+    ("cocitation_cluster", {"paper_id": "p1", "limit": 10}),
+    ("linked_sentences", {"sentence_id": "p1#1"}),
+    ("taxonomy_neighbours", {"class_id": "1998:I.2", "limit": 10}),
+    ("category_acm_neighbours", {"code": "cs.CL", "limit": 10}),
+    ("most_cited_papers", {"year_min": 1990, "year_max": 2010, "limit": 5}),
+    ("coauthors", {"author_id": "a1", "limit": 5}),
+    ("papers_of_author", {"author_id": "a1", "limit": 5}),
+    ("acm_subtree", {"class_id": "1998:I", "limit": 5}),
+    ("arxiv_acm_mapping", {"code": "cs.CL"}),
+    ("citation_neighbourhood", {"paper_id": "p1", "limit": 10}),
+    ("top_cocited_pairs", {"min_count": 1, "limit": 5}),
+    ("cocitation_neighbourhood", {"paper_id": "p2", "limit": 5}),
+    ("cluster_bridges", {"cluster_a": 0, "cluster_b": 1, "limit": 5}),
+    ("cocitation_over_time", {"paper_a": "p2", "paper_b": "p3"}),
+]
+
+
+def test_ensure_schema_is_idempotent_and_creates_vector_indexes(neo4j_store: Neo4jStore) -> None:
+    neo4j_store.ensure_schema()  # a second time: IF NOT EXISTS everywhere
+    names = [index.name for index in neo4j_store.vector_indexes()]
+    rows = neo4j_store.query("show_indexes", {"names": names})
+    assert sorted(row["name"] for row in rows) == sorted(names)
+    for row in rows:
+        assert row["type"] == "VECTOR" and row["properties"] == ["embedding"]
+        config = row["options"]["indexConfig"]
+        assert config["vector.dimensions"] == neo4j_store.schema.sizes.embedding
+        assert config["vector.similarity_function"].lower() == "cosine"
+
+
+@pytest.fixture
+def rich_neo4j(neo4j_store: Neo4jStore) -> Iterator[Neo4jStore]:
+    """The scratch database opened with tests/rich_graph.py's small vector sizes (its vector indexes rebuilt)."""
+    from rich_graph import SIZES
+
+    for text in DROP_VECTOR_INDEXES:
+        neo4j_store.driver.execute_query(text, database_=neo4j_store.database)
+    store = open_store(_config(batch_size=2, sizes=SIZES))
+    assert isinstance(store, Neo4jStore)
+    try:
+        yield store
+    finally:
+        store.driver.execute_query(WIPE, {"labels": list(store.schema.nodes)}, database_=store.database)
+        for text in DROP_VECTOR_INDEXES:  # the default sizes' indexes come back with the next store
+            store.driver.execute_query(text, database_=store.database)
+        store.close()
+
+
+@pytest.fixture
+def rich_embedded(tmp_path: Path) -> Iterator[GraphStore]:
+    from rich_graph import SIZES, fill
+
+    store = fill(open_store(StoreConfig(db_path=tmp_path / "rich.db", sizes=SIZES)))
+    yield store
+    store.close()
+
+
+def test_copy_embedded_to_neo4j_and_back(rich_neo4j: Neo4jStore, rich_embedded: GraphStore, tmp_path: Path) -> None:
+    from rich_graph import SIZES, snapshot
+
+    there = copy_store(rich_embedded, rich_neo4j, CopySettings(batch_size=3, progress_path=tmp_path / "a.json"))
+    assert rich_neo4j.stats() == rich_embedded.stats() and not there.skipped
+    assert snapshot(rich_neo4j) == snapshot(rich_embedded)
+    with open_store(StoreConfig(db_path=tmp_path / "back.db", sizes=SIZES)) as back:
+        copy_store(rich_neo4j, back, CopySettings(batch_size=3, progress_path=tmp_path / "b.json"))
+        assert snapshot(back) == snapshot(rich_embedded)
+
+
+def _comparable(value: object) -> object:
+    if isinstance(value, list):
+        return [_comparable(v) for v in value]
+    if isinstance(value, float):
+        return round(value, 9)
+    if isinstance(value, Decimal):
+        return float(value)
+    return value
+
+
+@pytest.mark.parametrize(("name", "params"), RECIPES, ids=[name for name, _ in RECIPES])
+def test_cookbook_gives_the_same_rows_on_both_backends(
+    rich_neo4j: Neo4jStore, rich_embedded: GraphStore, tmp_path: Path, name: str, params: dict[str, object]
+) -> None:
+    from rich_graph import SIZES
+
+    copy_store(rich_embedded, rich_neo4j, CopySettings(progress_path=tmp_path / "p.json"), progress=False)
+    text = (Path(__file__).resolve().parents[2] / "cypher" / "explore" / f"{name}.cypher").read_text()
+    rich_embedded.close()
+    with open_store(StoreConfig(db_path=tmp_path / "rich.db", sizes=SIZES, read_only=True)) as reader:
+        columns, rows = reader.read_only_query(text, params)
+    neo_columns, neo_rows = rich_neo4j.read_only_query(text, params)
+    assert neo_columns == columns
+    assert [_comparable(r) for r in neo_rows] == [_comparable(r) for r in rows]
+    assert rows or name == "cluster_bridges", f"{name} found nothing: the comparison compared nothing"

@@ -6,6 +6,7 @@ and how it reacts to driver errors; the real round trip is in test_neo4j_e2e.py 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,11 +16,18 @@ import neo4j
 import numpy as np
 import pandas as pd
 import pytest
-from neo4j.exceptions import AuthError, ClientError, CypherSyntaxError, ServiceUnavailable
+from neo4j.exceptions import AuthError, ClientError, CypherSyntaxError, ServiceUnavailable, TransientError
 
 from graph import StoreConfig
-from graph.errors import ConfigError, QueryError, StoreError, StoreUnavailableError
-from graph.neo4j import Neo4jStore, constraint_name
+from graph.errors import (
+    ConfigError,
+    QueryError,
+    SchemaError,
+    StoreError,
+    StoreUnavailableError,
+    TransientStoreError,
+)
+from graph.neo4j import Neo4jStore, constraint_name, vector_index_name
 from graph.schema import VectorSizes, build_schema
 
 URI = "neo4j://graph.example:7687"
@@ -36,6 +44,7 @@ class FakeServer:
     results: list[MagicMock] = field(default_factory=list)  # what each tx.run returned
     query_type: str = "r"  # summary.query_type of an EXPLAIN
     deletes_left: list[int] = field(default_factory=lambda: [2, 1, 0])  # delete_rels_batch answers
+    indexes: dict[str, dict[str, Any]] = field(default_factory=dict)  # SHOW INDEXES rows by name
 
     def run(self, text: str, params: dict[str, Any]) -> MagicMock:
         self.runs.append((text, params))
@@ -54,6 +63,15 @@ class FakeServer:
         params = params or {}
         summary = MagicMock(spec=neo4j.ResultSummary)
         summary.query_type = self.query_type
+        if text.startswith("CREATE VECTOR INDEX"):  # IF NOT EXISTS: an existing index stays as it is
+            name, label, prop = re.findall(r"INDEX (\w+) IF NOT EXISTS\nFOR \(n:(\w+)\) ON \(n\.(\w+)\)", text)[0]
+            config = {"vector.dimensions": params["dimensions"], "vector.similarity_function": params["similarity"]}
+            row = {"name": name, "type": "VECTOR", "labels": [label], "properties": [prop]}
+            self.indexes.setdefault(name, {**row, "options": {"indexConfig": config}})
+            return neo4j.EagerResult([], summary, [])
+        if text.startswith("SHOW INDEXES"):
+            records = [neo4j.Record(self.indexes[n]) for n in params["names"] if n in self.indexes]
+            return neo4j.EagerResult(records, summary, ["name", "type", "labels", "properties", "options"])
         if "keys" in params:
             records = [neo4j.Record({"key": k}) for k in params["keys"] if k in self.existing]
             return neo4j.EagerResult(records, summary, ["key"])
@@ -209,11 +227,92 @@ def test_ensure_schema_creates_one_key_constraint_per_label() -> None:
     store, driver, _ = make_store()
     store.ensure_schema()
     driver.verify_connectivity.assert_called_once()
-    texts = [call.args[0] for call in driver.execute_query.call_args_list]
+    texts = [call.args[0] for call in driver.execute_query.call_args_list if "CONSTRAINT" in call.args[0]]
     assert len(texts) == len(SCHEMA.nodes)
     assert "CREATE CONSTRAINT paper_id_unique IF NOT EXISTS FOR (n:Paper) REQUIRE n.id IS UNIQUE" in texts
     assert any("arxiv_category_code_unique" in text and "n.code IS UNIQUE" in text for text in texts)
     assert all(call.kwargs["database_"] == "citations" for call in driver.execute_query.call_args_list)
+
+
+def test_ensure_schema_creates_cosine_vector_indexes_sized_by_the_schema() -> None:
+    store, driver, server = make_store()
+    store.ensure_schema()
+    calls = [call for call in driver.execute_query.call_args_list if "VECTOR INDEX" in call.args[0]]
+    assert [call.args[0].splitlines()[0] for call in calls] == [
+        "CREATE VECTOR INDEX paper_embedding_vector IF NOT EXISTS",
+        "CREATE VECTOR INDEX sentence_embedding_vector IF NOT EXISTS",
+    ]
+    assert (
+        "FOR (n:Paper) ON (n.embedding)" in calls[0].args[0] and "FOR (n:Sentence) ON (n.embedding)" in calls[1].args[0]
+    )
+    assert all(call.args[1] == {"dimensions": 4, "similarity": "cosine"} for call in calls)  # SCHEMA: embedding=4
+    assert all(call.kwargs["routing_"] == neo4j.RoutingControl.WRITE for call in calls)
+    assert all(call.kwargs["database_"] == "citations" for call in calls)
+    assert "`vector.dimensions`: toInteger($dimensions)" in calls[0].args[0]
+    shown = [call for call in driver.execute_query.call_args_list if call.args[0].startswith("SHOW INDEXES")]
+    assert len(shown) == 1 and shown[0].kwargs["routing_"] == neo4j.RoutingControl.READ
+    store.ensure_schema()  # idempotent: the same statements again, nothing refused
+    assert sorted(server.indexes) == ["paper_embedding_vector", "sentence_embedding_vector"]
+
+
+def test_ensure_schema_refuses_a_vector_index_of_other_dimensions() -> None:
+    store, _, server = make_store()
+    server.indexes["paper_embedding_vector"] = {
+        "name": "paper_embedding_vector",
+        "type": "VECTOR",
+        "labels": ["Paper"],
+        "properties": ["embedding"],
+        "options": {"indexConfig": {"vector.dimensions": 384, "vector.similarity_function": "cosine"}},
+    }
+    with pytest.raises(SchemaError, match="has 384 dimensions but the settings say 4; set CITEGRAPH_EMBEDDING_DIM"):
+        store.ensure_schema()
+
+
+def test_ensure_schema_refuses_a_non_vector_index_of_the_same_name() -> None:
+    store, _, server = make_store()
+    server.indexes["sentence_embedding_vector"] = {
+        "name": "sentence_embedding_vector",
+        "type": "RANGE",
+        "labels": ["Sentence"],
+        "properties": ["embedding"],
+        "options": {"indexConfig": {}},
+    }
+    with pytest.raises(SchemaError, match="not a vector index on :Sentence\\(embedding\\); drop it"):
+        store.ensure_schema()
+
+
+def test_server_without_vector_indexes_is_told_to_upgrade() -> None:
+    store, driver, server = make_store()
+    original = server.execute_query
+
+    def execute_query(text: str, params: dict[str, Any] | None = None, **kwargs: Any) -> neo4j.EagerResult:
+        if text.startswith("CREATE VECTOR INDEX"):
+            raise CypherSyntaxError("Invalid input 'VECTOR'")
+        return original(text, params, **kwargs)
+
+    driver.execute_query.side_effect = execute_query
+    with pytest.raises(StoreError, match=r"vector indexes need Neo4j 5\.13 or later") as caught:
+        store.ensure_schema()
+    assert isinstance(caught.value.__cause__.__cause__, CypherSyntaxError)  # type: ignore[union-attr]
+
+
+def test_vector_index_names() -> None:
+    assert vector_index_name("Paper", "embedding") == "paper_embedding_vector"
+    assert [(i.label, i.property, i.dimensions) for i in make_store()[0].vector_indexes()] == [
+        ("Paper", "embedding", 4),
+        ("Sentence", "embedding", 4),
+    ]
+
+
+def test_transient_failure_after_driver_retries_is_a_transient_store_error() -> None:
+    store, driver, _ = make_store()
+    session = driver.session.return_value.__enter__.return_value
+    session.execute_write.side_effect = TransientError("Deadlock detected while trying to acquire locks")
+    with pytest.raises(
+        TransientStoreError,
+        match="`apply` failed after retries: Deadlock detected while trying to acquire locks; try again",
+    ):
+        store.apply({"Paper": papers(1)}, {})
 
 
 def test_ensure_schema_read_only_only_checks_the_connection() -> None:
