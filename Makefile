@@ -7,14 +7,14 @@ export CITEGRAPH_DB   ?= var/citegraph.db
 # FULL=1 builds every step at full scale; the default scope is documented in README.md.
 FULL         ?=
 
-.PHONY: demo test install lint-tools build serve lint clean
+.PHONY: demo test install lint-tools api-assets browser-tools schema build serve lint clean
 
 demo: install build serve
 
-test: install lint-tools
+test: install lint-tools browser-tools
 	$(BIN)/python -m pytest
 
-install: $(VENV)/.installed
+install: $(VENV)/.installed api-assets
 
 # The torch pin goes in as a constraint: only torch==2.13.0 resolves to the local CPU wheel.
 $(VENV)/.installed: pyproject.toml constraints.txt
@@ -32,6 +32,27 @@ cypher/lint/node_modules/.installed: cypher/lint/package-lock.json
 	else \
 		echo "npm not found: the Neo4j Cypher lint tests will be skipped"; \
 	fi
+
+# Browser assets the API serves itself (GraphiQL, React, cytoscape.js), so its pages work offline;
+# pinned in api/static/package-lock.json, installed into api/static/node_modules (never committed).
+api-assets: api/static/node_modules/.installed
+
+api/static/node_modules/.installed: api/static/package-lock.json
+	@if command -v npm >/dev/null 2>&1; then \
+		npm ci --prefix api/static --no-audit --no-fund --loglevel=error && touch $@; \
+	else \
+		echo "npm not found: GraphiQL and the dashboard will not find their scripts (/assets)"; \
+	fi
+
+# Headless Chromium for the browser test (tests/api/test_browser.py skips with the reason when absent).
+browser-tools:
+	@command -v chromium >/dev/null 2>&1 || (apt-get install -y -q chromium >/dev/null 2>&1 \
+		|| (apt-get update -q >/dev/null 2>&1 && apt-get install -y -q chromium >/dev/null 2>&1)) \
+		|| echo "chromium could not be installed: the browser test will be skipped"
+
+# api/schema.graphql: the GraphQL schema as SDL, for clients and review (tests/api/test_schema_file.py keeps it current).
+schema: install
+	$(BIN)/strawberry export-schema api.schema:schema --output api/schema.graphql
 
 # Some records of the real corpora are broken (an <S sid=""> element, a link to an empty sentence):
 # the build skips them and reports every one under var/rejects/ rather than stopping.

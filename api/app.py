@@ -1,18 +1,118 @@
-"""The ASGI app: GraphQL at /graphql, health at /healthz, readiness at /readyz."""
+"""The ASGI app: GraphQL at /graphql, the dashboard at /, health at /healthz, readiness at /readyz.
+
+* ``/graphql``: POST (or GET with ``query``) runs GraphQL; GET from a browser shows GraphiQL, served
+  offline from local npm packages (:mod:`api.web`).
+* ``/``: the dashboard (``api/static/dashboard``), a static page built on the same API.
+* ``/assets``: the npm packages GraphiQL and the dashboard load (``api/static/node_modules``).
+* When ``CITEGRAPH_API_KEY`` is set, GraphQL requests must send it (``Authorization: Bearer <key>``
+  or ``X-API-Key: <key>``); pages, assets and health checks stay open. Browser origins allowed to
+  call the API cross-origin come from ``CITEGRAPH_CORS_ORIGINS``.
+"""
 
 from __future__ import annotations
 
+import hmac
+import json
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 from fastapi import FastAPI
-from fastapi.responses import JSONResponse
+from fastapi.middleware.cors import CORSMiddleware
+from fastapi.responses import FileResponse, JSONResponse
+from fastapi.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Receive, Scope, Send
 from strawberry.fastapi import GraphQLRouter
 
 from api.schema import Context, schema
 from api.services import GraphService
 from api.settings import AppSettings
+from api.web import DASHBOARD_DIR, NODE_MODULES, missing_assets, offline_graphiql_html
 from graph import CitegraphError, StoreConfig, open_store
+
+log = logging.getLogger(__name__)
+GRAPHQL_PATH = "/graphql"
+API_KEY_HEADERS = ("authorization", "x-api-key")
+
+
+class OfflineGraphQLRouter(GraphQLRouter[Context, None]):
+    """strawberry's router whose GraphiQL page loads its scripts from this server, not a CDN.
+
+    It also answers 400, as strawberry does for malformed JSON, to JSON that is not UTF-8 or not an
+    object (a body of ``null`` or ``[1]``, a ``variables`` of ``3``), which strawberry itself lets
+    escape as a 500 (found by tests/api/test_fuzz.py).
+    """
+
+    def decode_json(self, data: str | bytes) -> object:
+        try:
+            value = json.loads(data)
+        except UnicodeDecodeError as exc:
+            raise json.JSONDecodeError(f"not UTF-8: {exc.reason}", "", 0) from exc
+        if not isinstance(value, dict):
+            raise json.JSONDecodeError("expected a JSON object", "", 0)
+        return value
+
+    @property
+    def graphql_ide_html(self) -> str:
+        problems = missing_assets()
+        if problems:
+            items = "".join(f"<li>{p}</li>" for p in problems)
+            return f"<!doctype html><title>GraphiQL unavailable</title><h1>GraphiQL assets missing</h1><ul>{items}</ul>"
+        return offline_graphiql_html()
+
+
+class ApiKeyMiddleware:
+    """Refuses GraphQL requests without the configured key (401, code UNAUTHENTICATED).
+
+    The GraphiQL page itself (a browser's GET without a query) stays open so a person can type the
+    key into its Headers tab; so do the dashboard, assets and health checks.
+    """
+
+    def __init__(self, app: ASGIApp, api_key: str) -> None:
+        self.app = app
+        self.api_key = api_key.encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or not self._guarded(scope) or self._presented(scope):
+            await self.app(scope, receive, send)
+            return
+        body = json.dumps(
+            {
+                "errors": [
+                    {
+                        "message": "this API needs a key: send `Authorization: Bearer <key>` or `X-API-Key: <key>`",
+                        "extensions": {"code": "UNAUTHENTICATED"},
+                    }
+                ]
+            }
+        ).encode()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 401,
+                "headers": [(b"content-type", b"application/json"), (b"www-authenticate", b"Bearer")],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})
+
+    @staticmethod
+    def _guarded(scope: Scope) -> bool:
+        if scope["path"].rstrip("/") != GRAPHQL_PATH:
+            return False
+        if scope["method"] == "OPTIONS":  # CORS preflight carries no credentials
+            return False
+        if scope["method"] == "GET":
+            return b"query=" in scope.get("query_string", b"")  # GET without a query is the GraphiQL page
+        return True
+
+    def _presented(self, scope: Scope) -> bool:
+        headers = dict(scope["headers"])
+        given = headers.get(b"x-api-key", b"")
+        authorization = headers.get(b"authorization", b"")
+        if authorization[:7].lower() == b"bearer ":
+            given = given or authorization[7:].strip()
+        return bool(given) and hmac.compare_digest(given, self.api_key)
 
 
 def create_app(config: StoreConfig, settings: AppSettings) -> FastAPI:
@@ -23,6 +123,8 @@ def create_app(config: StoreConfig, settings: AppSettings) -> FastAPI:
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         store = open_store(config)
         state["service"] = GraphService(store)
+        for problem in missing_assets():
+            log.warning("GraphiQL will not load offline: %s", problem)
         try:
             yield
         finally:
@@ -30,10 +132,17 @@ def create_app(config: StoreConfig, settings: AppSettings) -> FastAPI:
 
     async def context_getter() -> Context:
         # DataLoaders live for one request: their cache never serves another client's query.
-        return Context.create(state["service"], settings.max_results)
+        return Context.create(state["service"], settings.max_results, settings.request_timeout_s)
 
-    app = FastAPI(title="citegraph", lifespan=lifespan, docs_url=None, redoc_url=None)
-    app.include_router(GraphQLRouter(schema, context_getter=context_getter), prefix="/graphql")
+    app = FastAPI(title="citegraph", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
+    app.include_router(OfflineGraphQLRouter(schema, context_getter=context_getter), prefix=GRAPHQL_PATH)
+    if NODE_MODULES.is_dir():
+        app.mount("/assets", StaticFiles(directory=NODE_MODULES), name="assets")
+    app.mount("/dashboard", StaticFiles(directory=DASHBOARD_DIR), name="dashboard")
+
+    @app.get("/", include_in_schema=False)
+    async def dashboard() -> FileResponse:
+        return FileResponse(DASHBOARD_DIR / "index.html", media_type="text/html")
 
     @app.get("/healthz")
     async def healthz() -> dict[str, str]:
@@ -48,6 +157,17 @@ def create_app(config: StoreConfig, settings: AppSettings) -> FastAPI:
             papers = service.store.count_nodes("Paper")
         except CitegraphError:
             return JSONResponse({"status": "store unavailable"}, status_code=503)
-        return JSONResponse({"status": "ready", "store": service.store.backend, "papers": papers})
+        body: dict[str, Any] = {"status": "ready", "store": service.store.backend, "papers": papers}
+        return JSONResponse(body)
 
+    if settings.api_key:
+        app.add_middleware(ApiKeyMiddleware, api_key=settings.api_key)
+    if settings.cors_origins:
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=list(settings.cors_origins),
+            allow_methods=["GET", "POST", "OPTIONS"],
+            allow_headers=["content-type", *API_KEY_HEADERS],
+            max_age=600,
+        )
     return app

@@ -25,7 +25,8 @@ from graph.ingest import ON_ERROR
 
 log = logging.getLogger("citegraph")
 
-COMPUTE_STEPS = ("cocitation",)  # in the order `compute all` runs them
+# in the order `compute all` runs them; hyperbolic reads the fused class vectors of taxonomy, so it stays after it
+COMPUTE_STEPS = ("embeddings", "cocitation", "taxonomy", "hyperbolic")
 
 
 def _open(args: argparse.Namespace, *, read_only: bool = False) -> GraphStore:
@@ -77,6 +78,16 @@ def cmd_compute(args: argparse.Namespace) -> int:
     steps = COMPUTE_STEPS if args.step == "all" else (args.step,)
     with _open(args) as store:
         for step in steps:
+            if step == "embeddings":
+                _compute_embeddings(store, args)
+            if step == "linkage":
+                from api.linkage_cli import compute_linkage_step
+
+                compute_linkage_step(store, args)
+            if step == "index":
+                from api.recommend_cli import compute_index_step
+
+                compute_index_step(store, args)
             if step == "cocitation":
                 settings = CocitationSettings(
                     min_count=args.min_count,
@@ -87,7 +98,52 @@ def cmd_compute(args: argparse.Namespace) -> int:
                     device=args.device,
                 )
                 print(compute_cocitation(store, settings).summary())
+            if step == "taxonomy":
+                _compute_taxonomy(store, args)
+            if step == "hyperbolic":
+                _compute_hyperbolic(store, args)
     return 0
+
+
+def _compute_taxonomy(store: GraphStore, args: argparse.Namespace) -> None:
+    from gnn.categories import CategorySettings
+    from gnn.encoder import EncoderSettings, TextEncoder
+    from gnn.fusion import FusionSettings
+    from gnn.taxonomy import TaxonomySettings, compute_taxonomy
+
+    settings = TaxonomySettings(
+        fusion=FusionSettings(method=args.fusion, seed=args.seed, device=args.device),
+        categories=CategorySettings(
+            top_k=args.top_k, min_score=args.min_score, infer_from=args.infer_from, seed=args.seed
+        ),
+    )
+    encoder = TextEncoder(EncoderSettings.from_env(device=args.device))
+    try:
+        print(compute_taxonomy(store, encoder, settings, progress=not args.quiet).summary())
+    finally:
+        encoder.close()
+
+
+def _compute_hyperbolic(store: GraphStore, args: argparse.Namespace) -> None:
+    from gnn.hyperbolic import HyperbolicSettings, compute_hyperbolic
+
+    settings = HyperbolicSettings(dim=args.dim, epochs=args.epochs, seed=args.seed, device=args.device)
+    models_dir = AppSettings.from_env().cache_dir / "models"
+    print(compute_hyperbolic(store, settings, models_dir=models_dir).summary())
+
+
+def _compute_embeddings(store: GraphStore, args: argparse.Namespace) -> None:
+    from gnn.embeddings import TARGETS, EmbeddingSettings, compute_embeddings
+    from gnn.encoder import EncoderSettings, TextEncoder
+
+    targets = TARGETS if args.embed == "all" else (args.embed,)
+    encoder = TextEncoder(EncoderSettings.from_env(device=args.device))
+    try:
+        settings = EmbeddingSettings(targets=targets, force=args.force, limit=args.limit)
+        for report in compute_embeddings(store, encoder, settings, progress=not args.quiet):
+            print(report.line())
+    finally:
+        encoder.close()
 
 
 # stats / cypher / export ----------------------------------------------------------------------
@@ -154,6 +210,11 @@ def cmd_export(args: argparse.Namespace) -> int:
             for path, rows in export_tables(store, out, fmt):
                 print(f"{path}\t{rows} rows")
             return 0
+        if args.kind == "neo4j-admin":
+            from graph.neo4j_admin import export_neo4j_admin
+
+            print(export_neo4j_admin(store, out, progress=not args.quiet).summary())
+            return 0
         from gnn.export import export_cocitation, export_coupling
 
         options = {"fmt": args.format or "csv", "measure": args.measure, "min_count": args.min_count}
@@ -179,6 +240,28 @@ def export_tables(store: GraphStore, out: Path, fmt: str) -> list[tuple[Path, in
             frame.to_csv(path, index=False)
         written.append((path, len(frame)))
     return written
+
+
+# copy -----------------------------------------------------------------------------------------
+def cmd_copy(args: argparse.Namespace) -> int:
+    from graph.copy import CopySettings, copy_store
+
+    if args.target == "embedded" and not args.to_db:
+        raise ConfigError("--to embedded needs --to-db PATH, the store file to write (the source is --from-db or --db)")
+    if args.source == args.target == "neo4j":
+        raise ConfigError("both stores would be the Neo4j database of NEO4J_*; use Neo4j's own tools for that")
+    source_config = StoreConfig.from_env(db_path=args.from_db or args.db, backend=args.source, read_only=True)
+    target_config = StoreConfig.from_env(db_path=args.to_db, backend=args.target)
+    default_progress = Path("var") / f"copy-{args.source}-to-{args.target}.progress.json"
+    settings = CopySettings(
+        batch_size=args.batch_size,
+        progress_path=Path(args.progress_file) if args.progress_file else default_progress,
+        restart=args.restart,
+    )
+    with open_store(source_config) as source, open_store(target_config) as target:
+        report = copy_store(source, target, settings, progress=not args.quiet)
+    print(report.summary())
+    return 0
 
 
 # fetch-data -----------------------------------------------------------------------------------
@@ -251,15 +334,64 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_ingest)
 
     p = sub.add_parser("compute", help="run compute steps that write results back into the graph")
-    p.add_argument("step", choices=["all", *COMPUTE_STEPS], help="which step (all: every step, in order)")
+    p.add_argument(
+        "step",
+        choices=["all", *COMPUTE_STEPS, "linkage", "index"],
+        help="which step (all: every step, in order; linkage runs only when named: it needs a trained linker; "
+        "index: the retrieval index beside the store, also built on the first `recommend`)",
+    )
+    g = p.add_argument_group("embeddings")
+    g.add_argument(
+        "--embed", choices=["all", "papers", "sentences"], default="all", help="which nodes get text embeddings"
+    )
+    g.add_argument("--force", action="store_true", help="re-write every embedding, even where the text is unchanged")
+    g.add_argument(
+        "--limit",
+        type=int,
+        help="embed at most N new texts per kind, most-cited papers first; a later run continues (default: all)",
+    )
     g = p.add_argument_group("cocitation")
     g.add_argument("--min-count", type=int, default=1, help="smallest co-citation count kept as a CO_CITED edge")
     g.add_argument("--top-m", type=int, default=32, help="co-citation partners stored per paper (cocite_partners)")
     g.add_argument("--power", type=float, default=0.75, help="exponent of the noise distributions (MP-BERT4CR: 0.75)")
     g.add_argument("--resolution", type=float, default=1.0, help="Louvain resolution (higher: more, smaller clusters)")
-    g.add_argument("--seed", type=int, default=0, help="seed of the clustering")
+    g.add_argument(
+        "--seed", type=int, default=0, help="seed of the clustering, the taxonomy fusion and the hyperbolic embedding"
+    )
     g.add_argument("--device", choices=["cpu", "cuda"], help="torch device (default: cuda when present, else cpu)")
+    g = p.add_argument_group("taxonomy")
+    g.add_argument(
+        "--fusion",
+        choices=["vector", "gat", "appnp"],
+        default="vector",
+        help="taxonomy fusion: SymTax's vector mean, or a GAT / APPNP trained by link prediction (default: vector)",
+    )
+    g.add_argument("--top-k", type=int, default=3, help="categories inferred per paper without given ones, at most")
+    g.add_argument(
+        "--min-score", type=float, help="fixed cosine threshold for inferred categories (default: tuned on unarXive)"
+    )
+    g.add_argument(
+        "--infer-from",
+        choices=["auto", "fused", "text"],
+        default="auto",
+        help="class vectors that inferred categories compare papers with (auto: better P@1 on tuning papers)",
+    )
+    g = p.add_argument_group("hyperbolic")
+    g.add_argument(
+        "--dim", type=int, help="dimension of the Poincaré embedding (default: the store's, CITEGRAPH_POINCARE_DIM=16)"
+    )
+    g.add_argument("--epochs", type=int, default=300, help="Nickel & Kiela refinement epochs after the tree init")
+    g = p.add_argument_group("linkage")
+    g.add_argument("--model", help="linker model (default: $CITEGRAPH_CACHE/models/linker.json)")
     p.set_defaults(func=cmd_compute)
+
+    from api.linkage_cli import add_commands as add_linkage_commands
+
+    add_linkage_commands(sub)
+
+    from api.recommend_cli import add_commands as add_recommend_commands
+
+    add_recommend_commands(sub)
 
     p = sub.add_parser("stats", help="node and relationship counts")
     p.add_argument("--json", action="store_true")
@@ -280,9 +412,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("export", help="export tables or co-citation / coupling networks for analysts")
     p.add_argument(
         "kind",
-        choices=["tables", "cocitation", "coupling"],
+        choices=["tables", "cocitation", "coupling", "neo4j-admin"],
         help="tables: every relationship type as an edge list (OUT is a folder); cocitation: the CO_CITED "
-        "network; coupling: bibliographic coupling (computed on demand)",
+        "network; coupling: bibliographic coupling (computed on demand); neo4j-admin: node and relationship "
+        "CSVs for `neo4j-admin database import full` plus OUT/import.sh (OUT is a folder)",
     )
     p.add_argument(
         "out", help="output folder (tables) or file (networks; vosviewer writes OUT_map.txt + OUT_network.txt)"
@@ -293,6 +426,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed-paper", help="export only the neighbourhood of this paper (cocitation)")
     p.add_argument("--depth", type=int, default=1, help="hops around --seed-paper (1 or 2)")
     p.set_defaults(func=cmd_export)
+
+    p = sub.add_parser("copy", help="copy the whole graph between stores (embedded <-> Neo4j), resumable")
+    p.add_argument("--from", dest="source", choices=["embedded", "neo4j"], required=True, help="the store to read")
+    p.add_argument("--to", dest="target", choices=["embedded", "neo4j"], required=True, help="the store to write")
+    p.add_argument("--from-db", help="embedded source file (default: --db or $CITEGRAPH_DB)")
+    p.add_argument("--to-db", help="embedded target file (required with --to embedded)")
+    p.add_argument("--batch-size", type=int, default=10_000, help="rows per write transaction (default 10000)")
+    p.add_argument(
+        "--progress-file", help="where finished labels/types are recorded (default: var/copy-FROM-to-TO.progress.json)"
+    )
+    p.add_argument("--restart", action="store_true", help="forget earlier progress and copy everything again")
+    p.set_defaults(func=cmd_copy)
 
     p = sub.add_parser("fetch-data", help="download the public corpora (pinned commits, checked digests)")
     p.add_argument("sources", nargs="*", help="which sources (default: all)")

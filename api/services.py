@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from gnn.clusters import ClusterLabel, cluster_labels_path, read_cluster_labels
 from graph.store import GraphStore
 
 YEAR_MIN, YEAR_MAX = 0, 9999  # open bounds for year filters (statements take integers)
@@ -48,6 +49,60 @@ class AuthorRecord:
     name: str | None
 
 
+@dataclass(frozen=True)
+class CoCitationPair:
+    source_id: str
+    cocitation: CoCitation  # other_id is the pair's second paper
+
+
+@dataclass(frozen=True)
+class SentenceRecord:
+    id: str  # "<paper_id>#<sid>"
+    sid: int | None
+    section: str | None
+    text: str | None
+
+
+@dataclass(frozen=True)
+class CategoryRecord:
+    code: str
+    name: str | None
+    description: str | None
+
+
+@dataclass(frozen=True)
+class CategoryAssignment:
+    code: str  # ArxivCategory code (IN_CATEGORY) or AcmClass id (MAPS_TO)
+    score: float | None
+    inferred: bool | None  # True: predicted by a model, False: given by the source
+
+
+@dataclass(frozen=True)
+class TaxonomyClassRecord:
+    id: str
+    code: str | None
+    name: str | None
+    level: int | None
+    scheme: str | None
+    description: str | None
+    parent_id: str | None  # BROADER; None for a root
+
+
+@dataclass(frozen=True)
+class Coordinates:
+    vector: list[float] | None  # Paper.taxonomy, or a class's fused vector; None until computed
+    poincare: list[float] | None  # Poincaré-ball coordinates; None until computed
+
+
+@dataclass(frozen=True)
+class NetworkNode:
+    id: str
+    title: str | None
+    year: int | None
+    n_cited: int | None
+    cluster: int | None  # Paper.cocite_cluster
+
+
 class GraphService:
     """The read side of the API over one store."""
 
@@ -55,6 +110,7 @@ class GraphService:
         self.store = store
         self._lock = threading.Lock()
         self.round_trips = 0  # store queries issued; tests assert on it (no N+1)
+        self._labels_cache: tuple[int, list[ClusterLabel]] | None = None  # (file mtime, labels)
 
     def _query(self, name: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
         with self._lock:
@@ -89,16 +145,157 @@ class GraphService:
             grouped[paper_id].append(CoCitation(**row))
         return [grouped.get(i, []) for i in paper_ids]
 
-    def search(self, text: str, *, year_min: int | None, year_max: int | None, limit: int) -> list[str]:
-        params = {
+    def search(
+        self,
+        text: str,
+        *,
+        year_min: int | None,
+        year_max: int | None,
+        limit: int,
+        skip: int = 0,
+        category: str | None = None,
+    ) -> list[str]:
+        """Ids of papers whose title contains ``text`` (and in ``category``), most cited first; one page."""
+        params = self._search_params(text, year_min, year_max, category)
+        name = "search_papers_in_category" if category else "search_papers_by_title"
+        return [row["id"] for row in self._query(name, {**params, "skip": skip, "limit": limit})]
+
+    def count_search(self, text: str, *, year_min: int | None, year_max: int | None, category: str | None) -> int:
+        """How many papers :meth:`search` finds without a limit."""
+        params = self._search_params(text, year_min, year_max, category)
+        name = "count_papers_in_category" if category else "count_papers_by_title"
+        return int(self._query(name, params)[0]["n"])
+
+    @staticmethod
+    def _search_params(text: str, year_min: int | None, year_max: int | None, category: str | None) -> dict[str, Any]:
+        params: dict[str, Any] = {
             "text": text.lower(),
             "year_min": YEAR_MIN if year_min is None else year_min,
             "year_max": YEAR_MAX if year_max is None else year_max,
-            "limit": limit,
         }
-        return [row["id"] for row in self._query("search_papers_by_title", params)]
+        if category:
+            params["category"] = category
+        return params
 
     def stats(self) -> dict[str, dict[str, int]]:
         with self._lock:
             self.round_trips += 1
             return self.store.stats()
+
+    # authors, sentences, categories, taxonomies -----------------------------------------------
+    def author_records(self, ids: Sequence[str]) -> list[AuthorRecord | None]:
+        rows = {
+            row["id"]: AuthorRecord(row["id"], row["name"]) for row in self._query("author_by_ids", {"ids": list(ids)})
+        }
+        return [rows.get(i) for i in ids]
+
+    def papers_of_authors(self, author_ids: Sequence[str]) -> list[list[str]]:
+        """Paper ids per author, newest first."""
+        grouped: dict[str, list[str]] = defaultdict(list)
+        for row in self._query("papers_of_authors", {"ids": list(author_ids)}):
+            grouped[row["author_id"]].append(row["paper_id"])
+        return [grouped.get(i, []) for i in author_ids]
+
+    def sentences(self, paper_ids: Sequence[str]) -> list[list[SentenceRecord]]:
+        """The full-text sentences of each paper, in reading order (empty without full text)."""
+        grouped: dict[str, list[SentenceRecord]] = defaultdict(list)
+        for row in self._query("sentences_of_papers", {"ids": list(paper_ids)}):
+            grouped[row.pop("paper_id")].append(SentenceRecord(**row))
+        return [grouped.get(i, []) for i in paper_ids]
+
+    def mentions(self, sentence_ids: Sequence[str]) -> list[list[tuple[str, str | None]]]:
+        """(cited paper id, marker) per citing sentence (MENTIONS)."""
+        grouped: dict[str, list[tuple[str, str | None]]] = defaultdict(list)
+        for row in self._query("papers_mentioned_by_sentences", {"ids": list(sentence_ids)}):
+            grouped[row["sentence_id"]].append((row["paper_id"], row["marker"]))
+        return [grouped.get(i, []) for i in sentence_ids]
+
+    def categories_of_papers(self, paper_ids: Sequence[str]) -> list[list[CategoryAssignment]]:
+        grouped: dict[str, list[CategoryAssignment]] = defaultdict(list)
+        for row in self._query("categories_of_papers", {"ids": list(paper_ids)}):
+            grouped[row["paper_id"]].append(CategoryAssignment(row["code"], row["score"], row["inferred"]))
+        return [grouped.get(i, []) for i in paper_ids]
+
+    def categories(self, codes: Sequence[str]) -> list[CategoryRecord | None]:
+        rows = {
+            r["code"]: CategoryRecord(**r) for r in self._query("arxiv_categories_by_codes", {"codes": list(codes)})
+        }
+        return [rows.get(c) for c in codes]
+
+    def all_categories(self) -> list[CategoryRecord]:
+        return [CategoryRecord(**row) for row in self._query("arxiv_categories")]
+
+    def category_mappings(self, codes: Sequence[str]) -> list[list[CategoryAssignment]]:
+        """The ACM classes (``code`` holds the AcmClass id) each arXiv category maps to."""
+        grouped: dict[str, list[CategoryAssignment]] = defaultdict(list)
+        for row in self._query("acm_mappings_of_categories", {"codes": list(codes)}):
+            grouped[row["code"]].append(CategoryAssignment(row["acm_id"], row["score"], row["inferred"]))
+        return [grouped.get(c, []) for c in codes]
+
+    def acm_classes(self, ids: Sequence[str]) -> list[TaxonomyClassRecord | None]:
+        rows = {r["id"]: TaxonomyClassRecord(**r) for r in self._query("acm_classes_by_ids", {"ids": list(ids)})}
+        return [rows.get(i) for i in ids]
+
+    def acm_schemes(self) -> dict[str, int]:
+        """Size per classification scheme held as AcmClass nodes (e.g. 1998, 2012)."""
+        return {row["scheme"]: int(row["size"]) for row in self._query("acm_schemes")}
+
+    def acm_scheme(self, scheme: str) -> list[TaxonomyClassRecord]:
+        """Every class of a scheme with its parent, roots first."""
+        return [
+            TaxonomyClassRecord(scheme=scheme, **row)
+            for row in self._query("acm_classes_of_scheme", {"scheme": scheme})
+        ]
+
+    def coordinates(self, kind: str, keys: Sequence[str]) -> list[Coordinates]:
+        """Stored vectors per node: ``kind`` is ``paper`` (taxonomy, poincare), ``category`` or ``acm`` (fused, poincare)."""
+        name, param, vector = {
+            "paper": ("paper_coordinates", "ids", "taxonomy"),
+            "category": ("arxiv_category_coordinates", "codes", "fused"),
+            "acm": ("acm_class_coordinates", "ids", "fused"),
+        }[kind]
+        rows = {row["key"]: Coordinates(row[vector], row["poincare"]) for row in self._query(name, {param: list(keys)})}
+        return [rows.get(k, Coordinates(None, None)) for k in keys]
+
+    # co-citation network ------------------------------------------------------------------------
+    def cluster_pairs(self, cluster: int, *, measure: str, min_count: int, limit: int) -> list[CoCitationPair]:
+        """The strongest co-cited pairs inside one co-citation cluster."""
+        params = {"cluster": cluster, "measure": measure, "min_count": min_count, "limit": limit}
+        pairs = []
+        for row in self._query("cocitation_pairs_of_cluster", params):
+            row.pop("rank_key")
+            source, target = row.pop("source"), row.pop("target")
+            pairs.append(CoCitationPair(source, CoCitation(other_id=target, **row)))
+        return pairs
+
+    def citations_among(self, ids: Sequence[str]) -> list[tuple[str, str, int | None]]:
+        """(citing, cited, n_contexts) for every citation with both ends in ``ids``."""
+        rows = self._query("citations_among", {"ids": list(ids)})
+        return [(r["source"], r["target"], r["n_contexts"]) for r in rows]
+
+    def cocitations_among(self, ids: Sequence[str]) -> list[tuple[str, str, int, float | None]]:
+        """(source, target, count, association) for every co-cited pair with both ends in ``ids``."""
+        rows = self._query("cocitations_among", {"ids": list(ids)})
+        return [(r["source"], r["target"], int(r["count"]), r["association"]) for r in rows]
+
+    def network_nodes(self, ids: Sequence[str]) -> list[NetworkNode | None]:
+        """Title, year, citation count and co-citation cluster per paper, for network views."""
+        rows = {r["id"]: NetworkNode(**r) for r in self._query("cocitation_nodes", {"ids": list(ids)})}
+        return [rows.get(i) for i in ids]
+
+    def cluster_labels(self) -> list[ClusterLabel]:
+        """The labels `compute cocitation` wrote beside the store (empty before, or on Neo4j)."""
+        path = cluster_labels_path(self.store)
+        if path is None or not path.is_file():
+            return []
+        stamp = path.stat().st_mtime_ns
+        cached = self._labels_cache
+        if cached is None or cached[0] != stamp:
+            cached = (stamp, read_cluster_labels(path))
+            self._labels_cache = cached
+        return cached[1]
+
+    # explore --------------------------------------------------------------------------------------
+    def explore(self, name: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+        """Rows of one named read-only query of ``cypher/explore`` (the caller validated ``params``)."""
+        return self._query(f"explore/{name}", params)

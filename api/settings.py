@@ -17,6 +17,9 @@ class AppSettings:
     host: str = "127.0.0.1"  # CITEGRAPH_HOST: loopback by default; expose deliberately
     port: int = 8000  # CITEGRAPH_PORT
     max_results: int = 200  # cap on any list a client can ask for (first/k/limit)
+    api_key: str | None = None  # CITEGRAPH_API_KEY: when set, every GraphQL request must present it
+    cors_origins: tuple[str, ...] = ()  # CITEGRAPH_CORS_ORIGINS (comma-separated): browser origins allowed to call
+    request_timeout_s: float = 10.0  # CITEGRAPH_REQUEST_TIMEOUT: seconds one GraphQL request may take
 
     @classmethod
     def from_env(cls) -> AppSettings:
@@ -25,10 +28,22 @@ class AppSettings:
             port = int(env.get("CITEGRAPH_PORT", "8000"))
         except ValueError as exc:
             raise ConfigError(f"CITEGRAPH_PORT is {env['CITEGRAPH_PORT']!r}; expected a port number") from exc
+        try:
+            timeout = float(env.get("CITEGRAPH_REQUEST_TIMEOUT", "10"))
+        except ValueError as exc:
+            raise ConfigError(
+                f"CITEGRAPH_REQUEST_TIMEOUT is {env['CITEGRAPH_REQUEST_TIMEOUT']!r}; expected seconds, e.g. 10"
+            ) from exc
+        if not 0 < timeout <= 3600:
+            raise ConfigError(f"CITEGRAPH_REQUEST_TIMEOUT is {timeout:g}; expected seconds between 0 and 3600")
+        origins = tuple(o.strip().rstrip("/") for o in env.get("CITEGRAPH_CORS_ORIGINS", "").split(",") if o.strip())
         return cls(
             data_dir=Path(env.get("CITEGRAPH_DATA", "../shared/data")),
             cache_dir=Path(env.get("CITEGRAPH_CACHE", Path.home() / ".cache" / "citegraph")),
             rejects_dir=Path(env.get("CITEGRAPH_REJECTS", "var/rejects")),
             host=env.get("CITEGRAPH_HOST", "127.0.0.1"),
             port=port,
+            api_key=env.get("CITEGRAPH_API_KEY") or None,
+            cors_origins=origins,
+            request_timeout_s=timeout,
         )

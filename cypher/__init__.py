@@ -18,6 +18,10 @@ Known traps of the embedded engine (LadybugDB 0.22), avoided in every statement 
   ``count(*)`` and ``IN`` filters are correct.
 * ``UNWIND ... MATCH (a {...}), (b {...}) CREATE`` runs at tens of rows per second; bulk writes
   go through COPY / LOAD FROM (see :mod:`graph.embedded`).
+* Batched lookups across a relationship (``UNWIND $ids AS wanted MATCH (a)-[:R]->(p {id: wanted})``)
+  scan the relationship table: 0.5 s on WROTE; ``MATCH (a)-[:R]->(p) WHERE p.id IN $ids`` takes 20 ms.
+  Node-only lookups are the other way round (the key index serves ``UNWIND ... {id: wanted}``).
+* ``x CONTAINS ''`` is false (not true as in Neo4j); test ``$text = '' OR ...`` first.
 * ``ORDER BY`` inside ``WITH`` needs a ``LIMIT``; ``null`` parameters compared with integers are a
   type error (pass explicit bounds).
 """

@@ -40,6 +40,10 @@ class EmbeddingSettings:
     targets: tuple[str, ...] = TARGETS  # which node kinds to embed: papers, sentences or both
     write_batch: int = 20_000  # nodes per write transaction: bounds memory, keeps progress on interrupt
     force: bool = False  # re-write every vector even when its text hash is unchanged
+    # At most this many papers/sentences get new vectors in one run, most-cited papers first (sentences:
+    # those of most-cited papers first); the rest stay for a later run. None: all. The demo's scaled-down
+    # default: every later run continues where this one stopped, since unchanged vectors are skipped.
+    limit: int | None = None
 
 
 @dataclass(frozen=True)
@@ -49,6 +53,7 @@ class EmbeddingReport:
     with_text: int  # nodes that have a text to encode
     unchanged: int  # stored vector already matches the text: skipped
     written: int  # vectors written (new or changed text)
+    deferred: int  # new or changed texts left for a later run by `limit`
     cleared: int  # vectors removed because the node no longer has a text
     from_cache: int  # of the written ones, served by the encoder's disk cache
     seconds: float
@@ -56,7 +61,8 @@ class EmbeddingReport:
     def line(self) -> str:
         return (
             f"{self.label:<9} {self.nodes:>8} nodes  {self.with_text:>8} with text  {self.unchanged:>8} unchanged  "
-            f"{self.written:>8} written ({self.from_cache} from cache)  {self.cleared} cleared  {self.seconds:.1f}s"
+            f"{self.written:>8} written ({self.from_cache} from cache)  {self.cleared} cleared  "
+            f"{self.deferred} left for a later run  {self.seconds:.1f}s"
         )
 
 
@@ -80,12 +86,28 @@ def paper_texts(store: GraphStore) -> pd.DataFrame:
     abstract = abstract.where(abstract != "", _clean(papers["id"].map(rebuilt)))
     title_dot = title.where(title.str.endswith((".", "?", "!")) | (title == ""), title + ".")
     text = (title_dot + " " + abstract).str.strip()
-    return pd.DataFrame({"id": papers["id"], "text": text, "embedding_hash": papers["embedding_hash"]})
+    n_cited = _citation_counts(store)
+    return pd.DataFrame(
+        {
+            "id": papers["id"],
+            "text": text,
+            "embedding_hash": papers["embedding_hash"],
+            "priority": papers["id"].map(n_cited).fillna(0).astype("int64"),
+        }
+    )
+
+
+def _citation_counts(store: GraphStore) -> pd.Series:
+    """Incoming CITES per paper id (papers never cited are absent)."""
+    rows = pd.DataFrame(store.query("in_degree"), columns=["id", "n_cited"])
+    return rows.set_index("id")["n_cited"]
 
 
 def sentence_texts(store: GraphStore) -> pd.DataFrame:
     rows = pd.DataFrame(store.query("sentence_texts"), columns=["id", "text", "embedding_hash"])
     rows["text"] = _clean(rows["text"])
+    paper_of_sentence = rows["id"].str.rsplit("#", n=1).str[0]  # Sentence.id is "<paper_id>#<sid>"
+    rows["priority"] = paper_of_sentence.map(_citation_counts(store)).fillna(0).astype("int64")
     return rows
 
 
@@ -101,6 +123,12 @@ def _embed_label(
     changed = has_text & ((stored != hashes) | stored.isna() | settings.force)
     gone = ~has_text & stored.notna()
     todo = rows[changed]
+    deferred = 0
+    if settings.limit is not None and len(todo) > settings.limit:
+        # Most-cited first: those are the papers recommendations and analyses reach most often.
+        order = todo.assign(_rank=todo["priority"]).sort_values(["_rank", "id"], ascending=[False, True])
+        deferred = len(todo) - settings.limit
+        todo = order.head(settings.limit).drop(columns="_rank")
     encoded_before = encoder.encoded
     bar = tqdm(total=len(todo), desc=f"embed {label.lower()}s", unit="text", disable=not progress)
     for begin in range(0, len(todo), settings.write_batch):
@@ -120,6 +148,7 @@ def _embed_label(
         with_text=int(has_text.sum()),
         unchanged=int((has_text & ~changed).sum()),
         written=len(todo),
+        deferred=deferred,
         cleared=int(gone.sum()),
         from_cache=len(todo) - (encoder.encoded - encoded_before),
         seconds=time.perf_counter() - start,

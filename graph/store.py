@@ -8,16 +8,18 @@ objects or Cypher strings; they pass labels/types (checked against the schema) a
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
-from graph.errors import SchemaError
-from graph.schema import ORIGIN_COLUMN, Schema
+import cypher
+from graph.errors import ConfigError, SchemaError
+from graph.schema import ORIGIN_COLUMN, SOURCE_COLUMN, TARGET_COLUMN, Schema
 
 
 @dataclass(frozen=True)
@@ -64,6 +66,17 @@ class GraphStore(ABC):
     ) -> list[dict[str, Any]]:
         """Rows of the named statement from ``cypher/`` (read-only statements only through the API)."""
 
+    def query_arrow(
+        self, name: str, params: Mapping[str, Any] | None = None, identifiers: Mapping[str, str] | None = None
+    ) -> pa.Table:
+        """The named statement's result as one Arrow table, for bulk reads (millions of rows).
+
+        Columns are typed Arrow arrays, with no Python object per value: the embedded store hands
+        over the engine's own Arrow result; this default (and Neo4j's override, which converts
+        record batches as they stream in) builds it from rows. An empty result may have no columns.
+        """
+        return pa.Table.from_pylist(self.query(name, params, identifiers))
+
     @abstractmethod
     def read_only_query(self, text: str, params: Mapping[str, Any] | None = None) -> tuple[list[str], list[list[Any]]]:
         """Columns and rows of a user's query, refused if it would write."""
@@ -75,6 +88,59 @@ class GraphStore(ABC):
     @abstractmethod
     def read_edges(self, rel_type: str) -> pd.DataFrame:
         """Every edge of ``rel_type``: ``source``, ``target`` and each property of the type."""
+
+    def iter_nodes(self, label: str, batch_size: int) -> Iterator[pd.DataFrame]:
+        """Every node of ``label`` with every stored property, ``batch_size`` nodes per frame, in key order.
+
+        Columns: the key, then each property of the schema (null where a node has none). Pages are
+        key lookups (``nodes_by_keys``), so every backend reads each node once, whatever its size.
+        """
+        node = self.schema.node(label)
+        if batch_size < 1:
+            raise ConfigError(f"batch size {batch_size} must be at least 1")
+        keys = sorted(row["key"] for row in self.query("every_key", identifiers={"LABEL": label, "KEY": node.key}))
+        others = [p for p in node.properties if p.name != node.key]
+        identifiers = {
+            "LABEL": cypher.check_identifier(label),
+            "KEY": cypher.check_identifier(node.key),
+            "NODE_COLUMNS": "".join(f", n.{cypher.check_identifier(p.name)} AS {p.name}" for p in others),
+        }
+        columns = [node.key, *(p.name for p in others)]
+        for start in range(0, len(keys), batch_size):
+            rows = self.query("nodes_by_keys", {"keys": keys[start : start + batch_size]}, identifiers)
+            frame = pd.DataFrame([[row["key"], *(row[p.name] for p in others)] for row in rows], columns=columns)
+            yield frame.sort_values(node.key, ignore_index=True)
+
+    def iter_edges(self, rel_type: str, batch_size: int) -> Iterator[pd.DataFrame]:
+        """Every edge of ``rel_type`` (``source``, ``target``, each property), at most ``batch_size`` per frame.
+
+        Edges are read by start node, ``batch_size`` start nodes per query (``rels_from_keys``), in key order.
+        """
+        rel = self.schema.rel(rel_type)
+        if batch_size < 1:
+            raise ConfigError(f"batch size {batch_size} must be at least 1")
+        source, target = self.schema.node(rel.source), self.schema.node(rel.target)
+        keys = sorted(
+            row["key"] for row in self.query("every_key", identifiers={"LABEL": rel.source, "KEY": source.key})
+        )
+        identifiers = {
+            "SOURCE": cypher.check_identifier(rel.source),
+            "SOURCE_KEY": cypher.check_identifier(source.key),
+            "TYPE": cypher.check_identifier(rel.type),
+            "TARGET": cypher.check_identifier(rel.target),
+            "TARGET_KEY": cypher.check_identifier(target.key),
+            "COLUMNS": "".join(f", r.{cypher.check_identifier(p.name)} AS {p.name}" for p in rel.properties),
+        }
+        columns = [SOURCE_COLUMN, TARGET_COLUMN, *(p.name for p in rel.properties)]
+        pending: list[list[Any]] = []
+        for start in range(0, len(keys), batch_size):
+            rows = self.query("rels_from_keys", {"keys": keys[start : start + batch_size]}, identifiers)
+            pending += [[row[name] for name in columns] for row in rows]
+            while len(pending) >= batch_size:
+                yield pd.DataFrame(pending[:batch_size], columns=columns)
+                pending = pending[batch_size:]
+        if pending:
+            yield pd.DataFrame(pending, columns=columns)
 
     def count_nodes(self, label: str) -> int:
         self.schema.node(label)

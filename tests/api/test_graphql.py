@@ -1,108 +1,486 @@
+"""Every query and error path of the GraphQL schema, through ``schema.execute`` on the tiny graph."""
+
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
+import time
 from typing import Any
 
 import pytest
 
+from api.errors import MASKED_MESSAGE
 from api.schema import Context, schema
 from api.services import GraphService
-from graph import GraphStore
+from api.types.common import encode_cursor
+from tests.api.conftest import run
 
 
-def run(service: GraphService, query: str, variables: dict[str, Any] | None = None, max_results: int = 50) -> Any:
-    return asyncio.run(
-        schema.execute(query, variable_values=variables, context_value=Context.create(service, max_results))
-    )
+def ok(service: GraphService, query: str, variables: dict[str, Any] | None = None, **kwargs: Any) -> Any:
+    result = run(service, query, variables, **kwargs)
+    assert result.errors is None, result.errors
+    return result.data
 
 
-@pytest.fixture
-def service(store: GraphStore) -> GraphService:
-    return GraphService(store)
+def error(service: GraphService, query: str, variables: dict[str, Any] | None = None, **kwargs: Any) -> tuple[str, str]:
+    result = run(service, query, variables, **kwargs)
+    assert result.errors, result.data
+    return result.errors[0].message, result.errors[0].extensions["code"]
 
 
+def ids(connection: dict[str, Any]) -> list[str]:
+    return [edge["node"]["id"] for edge in connection["edges"]]
+
+
+# papers and authors ---------------------------------------------------------------------------
 def test_paper_with_authors_and_citations(service: GraphService) -> None:
-    result = run(service, '{ paper(id: "p1") { title year authors { name } citations { id } citedBy { id title } } }')
-    assert result.errors is None
-    paper = result.data["paper"]
+    query = '{ paper(id: "p1") { title year authors { name } citations { totalCount edges { node { id } } } citedBy { edges { node { id title } } } } }'
+    paper = ok(service, query)["paper"]
     assert paper["title"] == "Statistical machine translation" and paper["year"] == 2001
     assert [a["name"] for a in paper["authors"]] == ["Ada Lovelace", "Alan Turing"]
-    assert sorted(c["id"] for c in paper["citations"]) == ["p2", "p3"]
-    assert paper["citedBy"] == [{"id": "p4", "title": "Neural machine translation"}]
+    assert sorted(ids(paper["citations"])) == ["p2", "p3"] and paper["citations"]["totalCount"] == 2
+    assert paper["citedBy"]["edges"] == [{"node": {"id": "p4", "title": "Neural machine translation"}}]
 
 
 def test_unknown_paper_is_null(service: GraphService) -> None:
-    result = run(service, '{ paper(id: "nope") { id } }')
-    assert result.errors is None and result.data == {"paper": None}
+    assert ok(service, '{ paper(id: "nope") { id } }') == {"paper": None}
 
 
-def test_search_filters_by_year(service: GraphService) -> None:
-    result = run(service, '{ papers(search: "Translation", yearMin: 2002, first: 5) { id } }')
-    assert result.errors is None
-    assert sorted(p["id"] for p in result.data["papers"]) == ["p4", "p5"]
+def test_citations_page_forward_with_cursors(service: GraphService) -> None:
+    """p4 cites p1, p2, p3: pages of one walk the whole list once, in order."""
+    query = 'query($after: String) { paper(id: "p4") { citations(first: 1, after: $after) { totalCount pageInfo { hasNextPage hasPreviousPage endCursor } edges { cursor node { id } } } } }'
+    seen, after, pages = [], None, 0
+    while True:
+        page = ok(service, query, {"after": after})["paper"]["citations"]
+        assert page["totalCount"] == 3 and page["pageInfo"]["hasPreviousPage"] == (after is not None)
+        seen += ids(page)
+        pages += 1
+        after = page["pageInfo"]["endCursor"]
+        if not page["pageInfo"]["hasNextPage"]:
+            break
+    assert pages == 3 and sorted(seen) == ["p1", "p2", "p3"] and len(set(seen)) == 3
+    # a cursor past the end gives an empty page, not an error
+    past = ok(service, query, {"after": encode_cursor(10)})["paper"]["citations"]
+    assert past["edges"] == [] and past["pageInfo"]["endCursor"] is None
+
+
+def test_search_filters_by_year_and_counts(service: GraphService) -> None:
+    data = ok(
+        service, '{ papers(search: "Translation", yearMin: 2002, first: 5) { totalCount edges { node { id } } } }'
+    )
+    assert sorted(ids(data["papers"])) == ["p4", "p5"] and data["papers"]["totalCount"] == 2
+
+
+def test_search_pages_and_skips_the_count_unless_asked(service: GraphService) -> None:
+    first = ok(
+        service,
+        '{ papers(search: "translation", first: 2) { pageInfo { endCursor hasNextPage } edges { node { id } } } }',
+    )
+    assert first["papers"]["pageInfo"]["hasNextPage"] is True
+    service.round_trips = 0
+    query = '{ papers(search: "translation", first: 2, after: "%s") { totalCount edges { node { id } } } }'
+    second = ok(service, query % first["papers"]["pageInfo"]["endCursor"])
+    assert len(ids(second["papers"])) == 1 and second["papers"]["totalCount"] == 3
+    assert not set(ids(first["papers"])) & set(ids(second["papers"]))
+    assert service.round_trips == 3  # the page, the count, the papers
+    service.round_trips = 0
+    ok(service, '{ papers(search: "translation", first: 2) { edges { node { id } } } }')
+    assert service.round_trips == 2  # no count query when totalCount is not selected
+
+
+def test_search_by_category(service: GraphService) -> None:
+    data = ok(service, '{ papers(category: "cs.CL") { edges { node { id } } } }')
+    assert sorted(ids(data["papers"])) == ["p1", "p4"]
+    data = ok(service, '{ papers(category: "cs.CL", search: "neural") { totalCount edges { node { id } } } }')
+    assert ids(data["papers"]) == ["p4"] and data["papers"]["totalCount"] == 1
+
+
+def test_author_with_papers(service: GraphService) -> None:
+    author = ok(service, '{ author(id: "a1") { name papers { totalCount edges { node { id year } } } } }')["author"]
+    assert author["name"] == "Ada Lovelace" and author["papers"]["totalCount"] == 2
+    assert ids(author["papers"]) == ["p4", "p1"]  # newest first
+    assert ok(service, '{ author(id: "nobody") { name } }') == {"author": None}
+
+
+def test_sentences_and_their_citations(service: GraphService) -> None:
+    query = '{ paper(id: "p1") { hasFullText sentences(first: 2) { totalCount pageInfo { hasNextPage } edges { node { id sid section text mentions { paper { id } marker } } } } } }'
+    paper = ok(service, query)["paper"]
+    assert paper["hasFullText"] is True and paper["sentences"]["totalCount"] == 3
+    assert paper["sentences"]["pageInfo"]["hasNextPage"] is True
+    first, second = (e["node"] for e in paper["sentences"]["edges"])
+    assert first == {"id": "p1#0", "sid": 0, "section": "abstract", "text": "We translate.", "mentions": []}
+    assert second["mentions"] == [
+        {"paper": {"id": "p2"}, "marker": "(Brown, 1993)"},
+        {"paper": {"id": "p3"}, "marker": None},
+    ]
+
+
+def test_paper_without_full_text_says_so(service: GraphService) -> None:
+    paper = ok(service, '{ paper(id: "p2") { hasFullText sentences { totalCount edges { cursor } } } }')["paper"]
+    assert paper == {"hasFullText": False, "sentences": {"totalCount": 0, "edges": []}}
+
+
+def test_paper_categories_and_coordinates(service: GraphService) -> None:
+    query = '{ paper(id: "p4") { categories { category { code name } score inferred } taxonomy poincare } }'
+    paper = ok(service, query)["paper"]
+    assert paper["categories"] == [
+        {"category": {"code": "cs.CL", "name": "Computation and Language"}, "score": 0.8, "inferred": True},
+        {"category": {"code": "cs.LG", "name": "Machine Learning"}, "score": 0.5, "inferred": True},
+    ]
+    assert paper["taxonomy"] is None and paper["poincare"] is None  # nothing computed yet
 
 
 def test_nested_lists_batch_their_store_round_trips(service: GraphService) -> None:
     """Authors of every cited paper load in one query, not one per paper (no N+1)."""
-    result = run(service, '{ paper(id: "p4") { citations { id authors { name } } } }')
-    assert result.errors is None and len(result.data["paper"]["citations"]) == 3
-    # paper(p4) + its citations + the cited papers (one batch) + their authors (one batch)
-    assert service.round_trips == 4
+    result = ok(
+        service, '{ paper(id: "p4") { citations { edges { node { id authors { name } categories { score } } } } } }'
+    )
+    assert len(result["paper"]["citations"]["edges"]) == 3
+    # paper(p4), its citations, the cited papers (one batch), their authors, their category assignments and
+    # those categories (one batch each): six, however many papers p4 cites
+    assert service.round_trips == 6
+
+
+def test_cocited_papers_ranked_by_measure(service: GraphService) -> None:
+    query = '{ paper(id: "p2") { coCited(measure: JACCARD) { paper { id } count jaccard association } } }'
+    assert ok(service, query)["paper"]["coCited"] == [
+        {"paper": {"id": "p3"}, "count": 2, "jaccard": 1.0, "association": 1.5},
+        {"paper": {"id": "p1"}, "count": 1, "jaccard": 0.5, "association": 1.5},
+    ]
+    service.round_trips = 0
+    result = ok(
+        service, '{ paper(id: "p4") { citations { edges { node { id coCited(first: 2) { paper { id } } } } } } }'
+    )
+    assert len(result["paper"]["citations"]["edges"]) == 3 and service.round_trips == 4
+
+
+# taxonomy -----------------------------------------------------------------------------------------
+def test_category_with_acm_mapping(service: GraphService) -> None:
+    query = '{ category(code: "cs.CL") { code name fused poincare acmClasses { taxonomyClass { id name level parent { id } } score inferred } } }'
+    category = ok(service, query)["category"]
+    assert category["name"] == "Computation and Language" and category["fused"] is None and category["poincare"] is None
+    assert category["acmClasses"] == [
+        {
+            "taxonomyClass": {
+                "id": "1998:I.2.7",
+                "name": "Natural Language Processing",
+                "level": 3,
+                "parent": {"id": "1998:I.2"},
+            },
+            "score": 1.0,
+            "inferred": False,
+        }
+    ]
+    assert ok(service, '{ category(code: "xx.YY") { code } }') == {"category": None}
+
+
+def test_taxonomy_tree(service: GraphService) -> None:
+    query = '{ taxonomy(scheme: "1998") { __typename ... on Taxonomy { scheme size roots { id children { id children { id fused poincare } } } classes(first: 2) { totalCount edges { node { id parentId } } } } } }'
+    tree = ok(service, query)["taxonomy"]
+    assert tree["__typename"] == "Taxonomy" and tree["size"] == 3
+    assert tree["roots"] == [
+        {
+            "id": "1998:I",
+            "children": [{"id": "1998:I.2", "children": [{"id": "1998:I.2.7", "fused": None, "poincare": None}]}],
+        }
+    ]
+    assert tree["classes"]["totalCount"] == 3
+    assert tree["classes"]["edges"] == [
+        {"node": {"id": "1998:I", "parentId": None}},
+        {"node": {"id": "1998:I.2", "parentId": "1998:I"}},
+    ]
+
+
+def test_arxiv_taxonomy_nests_by_archive(service: GraphService) -> None:
+    tree = ok(service, '{ taxonomy(scheme: "arxiv") { ... on Taxonomy { roots { id children { id } } } } }')["taxonomy"]
+    assert tree["roots"] == [{"id": "cs", "children": [{"id": "cs.CL"}, {"id": "cs.LG"}]}]
+
+
+def test_unknown_taxonomy_is_not_found_with_known_schemes(service: GraphService) -> None:
+    data = ok(
+        service,
+        '{ taxonomy(scheme: "2099") { __typename ... on NotFound { kind id message } } taxonomies { scheme size } }',
+    )
+    assert data["taxonomy"]["__typename"] == "NotFound" and data["taxonomy"]["kind"] == "Taxonomy"
+    assert "1998" in data["taxonomy"]["message"] and "arxiv" in data["taxonomy"]["message"]
+    assert data["taxonomies"] == [{"scheme": "1998", "size": 3}, {"scheme": "arxiv", "size": 3}]
+
+
+# network views ------------------------------------------------------------------------------------
+EGO = """query($id: ID!, $depth: Int! = 1, $direction: Direction! = BOTH, $limit: Int! = 50, $co: Boolean! = false) {
+  egoNetwork(paperId: $id, depth: $depth, direction: $direction, limit: $limit, includeCoCitation: $co) {
+    __typename
+    ... on EgoNetwork { seed truncated reached nodes { id label year cluster clusterLabel hops } edges { source target kind weight association } }
+    ... on NotFound { kind id message }
+  }
+}"""
+
+
+def test_ego_network_depth_one_both_directions(service: GraphService) -> None:
+    network = ok(service, EGO, {"id": "p1"})["egoNetwork"]
+    assert network["__typename"] == "EgoNetwork" and network["seed"] == "p1" and network["truncated"] is False
+    assert [(n["id"], n["hops"]) for n in network["nodes"]] == [("p1", 0), ("p2", 1), ("p4", 1), ("p3", 1)]
+    assert network["nodes"][0]["label"] == "Statistical machine translation"
+    assert {n["id"]: n["cluster"] for n in network["nodes"]} == {"p1": 0, "p2": 0, "p3": 0, "p4": None}
+    assert network["nodes"][1]["clusterLabel"].startswith("alignment")
+    # the induced citations among the four papers, weighted by citing contexts
+    assert sorted((e["source"], e["target"], e["weight"]) for e in network["edges"]) == [
+        ("p1", "p2", 1.0),
+        ("p1", "p3", 2.0),
+        ("p4", "p1", 3.0),
+        ("p4", "p2", 1.0),
+        ("p4", "p3", 1.0),
+    ]
+    assert {e["kind"] for e in network["edges"]} == {"CITES"}
+
+
+def test_ego_network_directions_depth_and_cocitation(service: GraphService) -> None:
+    out = ok(service, EGO, {"id": "p4", "direction": "OUT"})["egoNetwork"]
+    assert sorted(n["id"] for n in out["nodes"]) == ["p1", "p2", "p3", "p4"]
+    inward = ok(service, EGO, {"id": "p4", "direction": "IN", "depth": 2})["egoNetwork"]
+    assert [n["id"] for n in inward["nodes"]] == ["p4", "p5"]
+    deep = ok(service, EGO, {"id": "p1", "depth": 2, "co": True})["egoNetwork"]
+    assert [(n["id"], n["hops"]) for n in deep["nodes"]][-1] == ("p5", 2)
+    cocited = sorted((e["source"], e["target"], e["weight"]) for e in deep["edges"] if e["kind"] == "CO_CITED")
+    assert cocited == [("p1", "p2", 1.0), ("p1", "p3", 1.0), ("p2", "p3", 2.0)]
+    assert all(e["association"] == 1.5 for e in deep["edges"] if e["kind"] == "CO_CITED")
+
+
+def test_ego_network_truncation_is_flagged(service: GraphService) -> None:
+    network = ok(service, EGO, {"id": "p1", "depth": 2, "limit": 2})["egoNetwork"]
+    assert network["truncated"] is True and network["reached"] == 4
+    assert [n["id"] for n in network["nodes"]] == ["p1", "p2", "p4"]
+    kept = {"p1", "p2", "p4"}
+    assert all(e["source"] in kept and e["target"] in kept for e in network["edges"])
+
+
+def test_ego_network_unknown_paper_and_bad_arguments(service: GraphService) -> None:
+    missing = ok(service, EGO, {"id": "nope"})["egoNetwork"]
+    assert missing == {"__typename": "NotFound", "kind": "Paper", "id": "nope", "message": "no paper has id 'nope'"}
+    assert error(service, EGO, {"id": "p1", "depth": 3}) == ("`depth` must be 1 or 2, got 3", "BAD_USER_INPUT")
+    message, code = error(service, EGO, {"id": "p1", "limit": 0})
+    assert code == "BAD_USER_INPUT" and "`limit` must be between 1 and 50" in message
+
+
+COCITATIONS = """query($paper: ID, $cluster: Int, $measure: CoCitationMeasure! = ASSOCIATION, $min: Int! = 1, $first: Int! = 20) {
+  coCitations(paperId: $paper, clusterId: $cluster, measure: $measure, minCount: $min, first: $first) {
+    __typename
+    ... on CoCitationList { measure pairs { source { id } target { id } count jaccard } }
+    ... on NotFound { kind id }
+  }
+}"""
+
+
+def test_cocitations_of_a_paper(service: GraphService) -> None:
+    data = ok(service, COCITATIONS, {"paper": "p2", "measure": "JACCARD"})["coCitations"]
+    assert data["measure"] == "JACCARD"
+    assert [(p["source"]["id"], p["target"]["id"], p["count"], p["jaccard"]) for p in data["pairs"]] == [
+        ("p2", "p3", 2, 1.0),
+        ("p2", "p1", 1, 0.5),
+    ]
+    strong = ok(service, COCITATIONS, {"paper": "p2", "min": 2})["coCitations"]
+    assert [p["target"]["id"] for p in strong["pairs"]] == ["p3"]
+
+
+def test_cocitations_in_a_cluster(service: GraphService) -> None:
+    data = ok(service, COCITATIONS, {"cluster": 0, "measure": "COUNT", "first": 2})["coCitations"]
+    assert [(p["source"]["id"], p["target"]["id"], p["count"]) for p in data["pairs"]] == [
+        ("p2", "p3", 2),
+        ("p1", "p2", 1),
+    ]
+
+
+def test_cocitations_not_found_and_argument_errors(service: GraphService) -> None:
+    assert ok(service, COCITATIONS, {"paper": "nope"})["coCitations"] == {
+        "__typename": "NotFound",
+        "kind": "Paper",
+        "id": "nope",
+    }
+    assert ok(service, COCITATIONS, {"cluster": 7})["coCitations"] == {
+        "__typename": "NotFound",
+        "kind": "Cluster",
+        "id": "7",
+    }
+    assert error(service, COCITATIONS, {})[1] == "BAD_USER_INPUT"
+    assert (
+        error(service, COCITATIONS, {"paper": "p1", "cluster": 0})[0] == "give exactly one of `paperId` and `clusterId`"
+    )
+    assert error(service, COCITATIONS, {"paper": "p1", "min": 0})[1] == "BAD_USER_INPUT"
+
+
+def test_clusters_with_labels_and_sizes(service: GraphService) -> None:
+    clusters = ok(service, "{ clusters { id label terms size topPapers { id } } }")["clusters"]
+    assert len(clusters) == 1
+    assert clusters[0]["id"] == 0 and clusters[0]["size"] == 3
+    assert clusters[0]["label"] == ", ".join(clusters[0]["terms"]) and "alignment" in clusters[0]["terms"]
+    assert sorted(p["id"] for p in clusters[0]["topPapers"]) == ["p1", "p2", "p3"]
+
+
+def test_clusters_empty_before_compute(store: Any) -> None:
+    assert ok(GraphService(store), "{ clusters { id } }") == {"clusters": []}
+
+
+# explore ------------------------------------------------------------------------------------------
+def test_explore_queries_are_listed_with_parameters(service: GraphService) -> None:
+    listed = {
+        q["name"]: q
+        for q in ok(
+            service, "{ exploreQueries { name description parameters { name type required minimum } columns } }"
+        )["exploreQueries"]
+    }
+    assert {"coauthors", "most_cited_papers", "top_cocited_pairs"} <= set(listed)
+    assert listed["coauthors"]["parameters"] == [
+        {"name": "author_id", "type": "string", "required": True, "minimum": None},
+        {"name": "limit", "type": "int", "required": False, "minimum": 1},
+    ]
+    assert listed["top_cocited_pairs"]["parameters"][0] == {
+        "name": "min_count",
+        "type": "int",
+        "required": True,
+        "minimum": 1,
+    }
+    assert listed["coauthors"]["columns"] == ["coauthor_id", "name", "shared_papers"]
+
+
+EXPLORE = """query($name: String!, $params: JSON) {
+  explore(name: $name, params: $params) {
+    __typename
+    ... on ExploreRows { name columns rows rowCount truncated }
+    ... on InvalidArgument { argument message }
+    ... on NotFound { kind id message }
+  }
+}"""
+
+
+def test_explore_runs_a_named_query(service: GraphService) -> None:
+    rows = ok(service, EXPLORE, {"name": "coauthors", "params": {"author_id": "a1"}})["explore"]
+    assert rows["__typename"] == "ExploreRows" and rows["truncated"] is False
+    assert rows["rows"] == [{"coauthor_id": "a2", "name": "Alan Turing", "shared_papers": 1}]
+    cited = ok(
+        service, EXPLORE, {"name": "most_cited_papers", "params": {"year_min": 1990, "year_max": 2010, "limit": 2}}
+    )
+    assert [r["id"] for r in cited["explore"]["rows"]] == ["p2", "p3"]
+
+
+def test_explore_caps_rows(service: GraphService) -> None:
+    rows = ok(
+        service, EXPLORE, {"name": "citation_neighbourhood", "params": {"paper_id": "p1", "limit": 3}}, max_results=3
+    )
+    assert rows["explore"]["rowCount"] == 3
+
+
+@pytest.mark.parametrize(
+    ("params", "argument", "fragment"),
+    [
+        ({}, "author_id", "needs `author_id`"),
+        ({"author_id": "a1", "cypher": "MATCH (n) DETACH DELETE n"}, "cypher", "takes no parameter 'cypher'"),
+        ({"author_id": 7}, "author_id", "must be a string"),
+        ({"author_id": "a1", "limit": "5"}, "limit", "must be an integer"),
+        ({"author_id": "a1", "limit": True}, "limit", "must be an integer"),
+        ({"author_id": "a1", "limit": 0}, "limit", "between 1 and 50"),
+        ({"author_id": "a1", "limit": 10**30}, "limit", "between 1 and 50"),
+        ({"author_id": "x" * 501}, "author_id", "at most 500"),
+    ],
+)
+def test_explore_rejects_parameters_that_do_not_fit(
+    service: GraphService, params: dict[str, Any], argument: str, fragment: str
+) -> None:
+    result = ok(service, EXPLORE, {"name": "coauthors", "params": params})["explore"]
+    assert (
+        result["__typename"] == "InvalidArgument" and result["argument"] == argument and fragment in result["message"]
+    )
+
+
+def test_explore_minimum_from_the_header(service: GraphService) -> None:
+    result = ok(service, EXPLORE, {"name": "top_cocited_pairs", "params": {"min_count": 0}})["explore"]
+    assert result["__typename"] == "InvalidArgument" and "between 1 and" in result["message"]
+
+
+def test_explore_never_runs_arbitrary_cypher(service: GraphService) -> None:
+    for name in ["MATCH (n) RETURN n", "../count_nodes", "explore/coauthors", "count_nodes"]:
+        result = ok(service, EXPLORE, {"name": name, "params": {}})["explore"]
+        assert result["__typename"] == "NotFound" and result["kind"] == "ExploreQuery"
+    not_an_object = ok(service, EXPLORE, {"name": "coauthors", "params": [1, 2]})["explore"]
+    assert not_an_object["__typename"] == "InvalidArgument" and not_an_object["argument"] == "params"
+
+
+# limits and errors --------------------------------------------------------------------------------
+def test_stats(service: GraphService) -> None:
+    counts = {(c["kind"], c["label"]): c["count"] for c in ok(service, "{ stats { kind label count } }")["stats"]}
+    assert counts[("node", "Paper")] == 5 and counts[("relationship", "CITES")] == 6
 
 
 def test_first_is_capped_with_a_client_message(service: GraphService) -> None:
-    result = run(service, '{ papers(search: "translation", first: 1000) { id } }', max_results=50)
-    assert result.errors and "between 1 and 50" in result.errors[0].message
+    message, code = error(service, '{ papers(search: "translation", first: 1000) { totalCount } }', max_results=50)
+    assert "between 1 and 50" in message and code == "BAD_USER_INPUT"
+
+
+@pytest.mark.parametrize(
+    ("query", "fragment"),
+    [
+        ("{ papers { totalCount } }", "give `search`"),
+        ('{ papers(search: "   ") { totalCount } }', "give `search`"),
+        ('{ papers(search: "%s") { totalCount } }' % ("x" * 201), "at most 200"),
+        ('{ papers(search: "x", yearMin: -5) { totalCount } }', "`yearMin` must be a year"),
+        ('{ papers(search: "x", after: "bm90IGEgY3Vyc29y") { totalCount } }', "not a cursor"),
+        ('{ papers(search: "x", after: "' + encode_cursor(10**9) + '") { totalCount } }', "not a cursor"),
+        ('{ paper(id: "p1") { citations(first: 0) { totalCount } } }', "between 1 and 50"),
+        ("{ clusters(first: 51) { id } }", "between 1 and 50"),
+    ],
+)
+def test_bad_arguments_are_client_errors(service: GraphService, query: str, fragment: str) -> None:
+    message, code = error(service, query)
+    assert code == "BAD_USER_INPUT" and fragment in message
+
+
+def test_parse_and_validation_errors_are_coded(service: GraphService) -> None:
+    assert error(service, "{ paper(id: ")[1] == "GRAPHQL_PARSE_FAILED"
+    assert error(service, "{ paper(id: 1) { nonsense } }")[1] == "GRAPHQL_VALIDATION_FAILED"
+    assert error(service, "{ papers(search: 3) { totalCount } }")[1] == "GRAPHQL_VALIDATION_FAILED"
+    assert (
+        error(service, '{ paper(id: "p1") { citations(first: 99999999999) { totalCount } } }')[1]
+        == "GRAPHQL_VALIDATION_FAILED"
+    )
 
 
 def test_depth_limit(service: GraphService) -> None:
-    deep = '{ paper(id: "p5") { ' + "citations { " * 9 + "id" + " }" * 9 + " } }"
-    result = run(service, deep)
-    assert result.errors and "exceeds maximum operation depth" in result.errors[0].message
+    deep = '{ paper(id: "p5") { ' + "citations { edges { node { " * 4 + "id" + " } } }" * 4 + " } }"
+    message, code = error(service, deep)
+    assert "exceeds maximum operation depth" in message and code == "QUERY_TOO_COMPLEX"
 
 
-def test_internal_errors_are_masked(service: GraphService, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_alias_and_token_limits(service: GraphService) -> None:
+    aliases = "{ " + " ".join(f'a{i}: paper(id: "p1") {{ id }}' for i in range(16)) + " }"
+    assert error(service, aliases)[1] == "QUERY_TOO_COMPLEX"
+    tokens = '{ paper(id: "p1") { ' + "id " * 2100 + "} }"
+    assert error(service, tokens)[1] == "QUERY_TOO_COMPLEX"
+
+
+def test_internal_errors_are_masked_and_coded(service: GraphService, monkeypatch: pytest.MonkeyPatch) -> None:
     def broken(*_: object, **__: object) -> None:
         raise RuntimeError("Binder exception: MATCH (p:Paper) secret internals")
 
     monkeypatch.setattr(service, "search", broken)
-    result = run(service, '{ papers(search: "x") { id } }')
-    assert result.errors and "secret" not in result.errors[0].message and "MATCH" not in result.errors[0].message
+    message, code = error(service, '{ papers(search: "x") { totalCount } }')
+    assert message == MASKED_MESSAGE and code == "INTERNAL_SERVER_ERROR"
+    assert "secret" not in message and "MATCH" not in message
 
 
-def test_http_app_serves_graphql_and_health(store: GraphStore, store_path: Path) -> None:
-    from fastapi.testclient import TestClient
+def test_slow_requests_time_out(service: GraphService, monkeypatch: pytest.MonkeyPatch) -> None:
+    real = service.papers
 
-    from api.app import create_app
-    from api.settings import AppSettings
-    from graph import StoreConfig
+    def slow(ids: list[str]) -> Any:
+        time.sleep(0.5)
+        return real(ids)
 
-    store.close()
-    app = create_app(StoreConfig(db_path=store_path, read_only=True), AppSettings.from_env())
-    with TestClient(app) as client:
-        assert client.get("/healthz").json() == {"status": "ok"}
-        ready = client.get("/readyz").json()
-        assert ready["status"] == "ready" and ready["papers"] == 5
-        response = client.post("/graphql", json={"query": '{ paper(id: "p5") { title citations { id } } }'})
-        assert response.status_code == 200
-        assert response.json()["data"]["paper"] == {"title": "Attention for translation", "citations": [{"id": "p4"}]}
+    monkeypatch.setattr(service, "papers", slow)
 
+    async def timed() -> tuple[Any, float]:
+        started = time.monotonic()
+        context = Context.create(service, 50, timeout_s=0.1)
+        result = await schema.execute('{ paper(id: "p1") { title } }', context_value=context)
+        return result, time.monotonic() - started
 
-def test_cocited_papers_ranked_by_measure(store: GraphStore) -> None:
-    from gnn.cocitation import compute_cocitation
-
-    compute_cocitation(store)
-    service = GraphService(store)
-    query = '{ paper(id: "p2") { coCited(measure: JACCARD) { paper { id } count jaccard association } } }'
-    result = run(service, query)
-    assert result.errors is None
-    assert result.data["paper"]["coCited"] == [
-        {"paper": {"id": "p3"}, "count": 2, "jaccard": 1.0, "association": 1.5},
-        {"paper": {"id": "p1"}, "count": 1, "jaccard": 0.5, "association": 1.5},
-    ]
-    # The co-citations of every listed paper load in one batch: paper(p4), its citations, the cited
-    # papers, their co-citations; the partners are those same papers, already in the request's loader.
-    service.round_trips = 0
-    result = run(service, '{ paper(id: "p4") { citations { id coCited(first: 2) { paper { id } } } } }')
-    assert result.errors is None and service.round_trips == 4
+    result, elapsed = asyncio.run(timed())
+    assert result.errors and result.errors[0].extensions["code"] == "TIMEOUT"
+    assert "0.1 s limit" in result.errors[0].message
+    assert elapsed < 0.4  # answered at the deadline, not when the store call ended (0.5 s)

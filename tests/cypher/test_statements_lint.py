@@ -45,6 +45,8 @@ SAMPLE_IDENTIFIERS: dict[str, str] = {
     "TABLE": "Paper",
     "COLUMN": "title",
     "COLUMNS": ", r.n_contexts AS n_contexts",  # read_rels.cypher: one ", r.p AS p" per property
+    "NODE_COLUMNS": ", n.title AS title",  # nodes_by_keys.cypher: one ", n.p AS p" per property
+    "PROPERTY": "embedding",  # create_vector_index.cypher: the indexed property
     "IDENTITY": " {method: row.identity.method}",  # merge_rels.cypher: identity properties
     "ASSIGNMENTS": "n.title = title",  # embedded upserts (not linted here, kept for completeness)
 }

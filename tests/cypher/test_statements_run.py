@@ -30,6 +30,7 @@ IDENTIFIERS = {
     "DATATYPE": "STRING",
     "NAME": "paper_id_unique",
     "COLUMNS": ", r.n_contexts AS n_contexts",
+    "NODE_COLUMNS": ", n.title AS title",
     "ASSIGNMENTS": "n.title = title",
 }
 # Statements whose identifiers need other samples than the defaults above.
@@ -50,7 +51,7 @@ PARAMS: dict[str, dict[str, Any]] = {
     "cited_papers": {"ids": ["p1"]},
     "citing_papers": {"ids": ["p2"]},
     "node_keys": {"keys": ["p1"]},
-    "search_papers_by_title": {"text": "translation", "year_min": 0, "year_max": 9999, "limit": 5},
+    "search_papers_by_title": {"text": "translation", "year_min": 0, "year_max": 9999, "skip": 0, "limit": 5},
     "explore/most_cited_papers": {"year_min": 1990, "year_max": 2010, "limit": 5},
     "explore/coauthors": {"author_id": "a1", "limit": 5},
     "explore/papers_of_author": {"author_id": "a1", "limit": 5},
@@ -62,6 +63,49 @@ PARAMS: dict[str, dict[str, Any]] = {
     "explore/cocitation_neighbourhood": {"paper_id": "p2", "limit": 5},
     "explore/cluster_bridges": {"cluster_a": 0, "cluster_b": 1, "limit": 5},
     "explore/cocitation_over_time": {"paper_a": "p2", "paper_b": "p3"},
+    # The GraphQL API's statements (api/services.py).
+    "papers_of_authors": {"ids": ["a1"]},
+    "author_by_ids": {"ids": ["a1", "nope"]},
+    "categories_of_papers": {"ids": ["p1"]},
+    "arxiv_categories_by_codes": {"codes": ["cs.CL"]},
+    "arxiv_category_coordinates": {"codes": ["cs.CL"]},
+    "acm_class_coordinates": {"ids": ["1998:I.2"]},
+    "paper_coordinates": {"ids": ["p1"]},
+    "acm_classes_of_scheme": {"scheme": "1998"},
+    "acm_mappings_of_categories": {"codes": ["cs.CL"]},
+    "acm_classes_by_ids": {"ids": ["1998:I.2"]},
+    "sentences_of_papers": {"ids": ["p1"]},
+    "papers_mentioned_by_sentences": {"ids": ["p1#1"]},
+    "citations_among": {"ids": ["p1", "p2", "p4"]},
+    "cocitations_among": {"ids": ["p2", "p3"]},
+    "cocitation_pairs_of_cluster": {"cluster": 0, "measure": "count", "min_count": 1, "limit": 5},
+    "count_papers_by_title": {"text": "translation", "year_min": 2002, "year_max": 9999},
+    "search_papers_in_category": {
+        "category": "cs.CL", "text": "", "year_min": 0, "year_max": 9999, "skip": 0, "limit": 5
+    },
+    "count_papers_in_category": {"category": "cs.CL", "text": "", "year_min": 0, "year_max": 9999},
+    "every_key": {},
+    "nodes_by_keys": {"keys": ["p2", "p1", "nope"]},
+    "rels_from_keys": {"keys": ["p4", "p5"]},
+    "explore/ego_network": {"paper_id": "p1", "limit": 20},
+    "explore/citation_paths": {"from_id": "p5", "to_id": "p2", "limit": 5},
+    "explore/papers_citing_both": {"paper_a": "p2", "paper_b": "p3", "limit": 5},
+    "explore/top_cocited_pairs_in_years": {"year_min": 2000, "year_max": 2003, "min_count": 1, "limit": 5},
+    "explore/cocitation_cluster": {"paper_id": "p2", "limit": 10},
+    "explore/linked_sentences": {"sentence_id": "p1#1"},
+    "explore/taxonomy_neighbours": {"class_id": "1998:I.2", "limit": 5},
+    "explore/category_acm_neighbours": {"code": "cs.CL", "limit": 5},
+    # Retrieval (gnn/index.py, gnn/enricher.py).
+    "paper_embeddings_by_ids": {"ids": ["p1"]},
+    "enrich_references": {"ids": ["p4", "p1", "p5"], "known_until": 2004},
+    "enrich_cocited_until": {"ids": ["p2"], "known_until": 2003},
+}
+TITLES = {
+    "p1": "Statistical machine translation",
+    "p2": "Word alignment models",
+    "p3": "Phrase tables",
+    "p4": "Neural machine translation",
+    "p5": "Attention for translation",
 }
 # What some explore queries must return on the tiny graph (the others return nothing there).
 EXPECTED = {
@@ -75,13 +119,47 @@ EXPECTED = {
     # p2 and p3 are co-cited by p1 (2001) and p4 (2004); the CO_CITED queries need `compute cocitation` first
     # (tests/gnn/test_cocitation.py runs them on a computed graph).
     "explore/cocitation_over_time": [{"year": 2001, "citing_papers": 1}, {"year": 2004, "citing_papers": 1}],
+    # The cookbook on the tiny graph (tests/cypher/test_cookbook.py runs every recipe on a richer one).
+    "explore/ego_network": [
+        {"source": a, "target": b, "n_contexts": n, "touches_paper": t}
+        | {"source_title": TITLES[a], "target_title": TITLES[b]}
+        for a, b, n, t in [
+            ("p1", "p2", 1, True),
+            ("p1", "p3", 2, True),
+            ("p4", "p1", 3, True),
+            ("p4", "p2", 1, False),
+            ("p4", "p3", 1, False),
+        ]
+    ],
+    "explore/papers_citing_both": [
+        {"id": "p4", "title": "Neural machine translation", "year": 2004, "venue": None},
+        {"id": "p1", "title": "Statistical machine translation", "year": 2001, "venue": None},
+    ],
+    "nodes_by_keys": [{"key": "p2", "title": TITLES["p2"]}, {"key": "p1", "title": TITLES["p1"]}],
 }
 # The same for statements without ORDER BY: compared as sorted lists of rows.
 EXPECTED_ANY_ORDER = {
+    "citations_among": [{"source": "p1", "target": "p2", "n_contexts": 1}, {"source": "p4", "target": "p1", "n_contexts": 3},
+                        {"source": "p4", "target": "p2", "n_contexts": 1}],
+    "count_papers_by_title": [{"n": 2}],
+    "papers_of_authors": [{"author_id": "a1", "paper_id": "p4", "rank_key": 2004},
+                          {"author_id": "a1", "paper_id": "p1", "rank_key": 2001}],
     "citation_pairs": [
         {"citing_id": s, "cited_id": t}
         for s, t in [("p1", "p2"), ("p1", "p3"), ("p4", "p1"), ("p4", "p2"), ("p4", "p3"), ("p5", "p4")]
     ],
+    "every_key": [{"key": f"p{i}"} for i in range(1, 6)],
+    "rels_from_keys": [
+        {"source": s, "target": t, "n_contexts": n}
+        for s, t, n in [("p4", "p1", 3), ("p4", "p2", 1), ("p4", "p3", 1), ("p5", "p4", 1)]
+    ],
+    # p5 (2005) is newer than known_until: its reference to p4 does not count
+    "enrich_references": [
+        {"citing_id": s, "cited_id": t} for s, t in [("p1", "p2"), ("p1", "p3"), ("p4", "p1"), ("p4", "p2"), ("p4", "p3")]
+    ],
+    # only p1 (2001) co-cites by 2003: p2 with p3
+    "enrich_cocited_until": [{"paper_id": "p2", "other_id": "p3", "count": 1}],
+    "paper_years": [{"id": f"p{i}", "year": y} for i, y in zip(range(1, 6), [2001, 1993, 1999, 2004, 2005])],
     "cocitation_nodes": [
         {"id": "p2", "title": "Word alignment models", "year": 1993, "n_cited": None, "cluster": None},
         {"id": "p3", "title": "Phrase tables", "year": 1999, "n_cited": None, "cluster": None},

@@ -68,3 +68,15 @@ def test_write_back_and_incremental_rerun(store: GraphStore, encoder: TextEncode
     np.testing.assert_allclose(_vectors(store, "Paper")["p4"], encoder.encode(["Neural parsing."])[0], atol=1e-6)
     forced = compute_embeddings(store, encoder, EmbeddingSettings(targets=("papers",), force=True))[0]
     assert forced.written == 5 and forced.from_cache == 5
+
+
+def test_limit_embeds_most_cited_first_and_a_rerun_continues(store: GraphStore, encoder: TextEncoder) -> None:
+    # In the tiny graph p2, p3 and p1 are cited twice, twice and once; p4 once; p5 never.
+    settings = EmbeddingSettings(targets=("papers",), limit=2)
+    first = compute_embeddings(store, encoder, settings)[0]
+    assert (first.written, first.deferred) == (2, 3)
+    embedded = {key for key, vec in _vectors(store, "Paper").items() if vec is not None}
+    assert embedded == {"p2", "p3"}
+    second = compute_embeddings(store, encoder, settings)[0]
+    assert (second.written, second.unchanged, second.deferred) == (2, 2, 1)
+    assert {k for k, v in _vectors(store, "Paper").items() if v is not None} == {"p1", "p2", "p3", "p4"}

@@ -1,0 +1,108 @@
+"""Per-request state of the GraphQL API: the service, caps, a deadline and DataLoaders.
+
+Every DataLoader lives for one request (created here, in the context getter), so its cache never
+serves another client's query; each batches the keys of one level of nesting into one store round
+trip. Store calls run in a worker thread under the request's deadline (:meth:`Context.call`), so a
+slow query answers ``TIMEOUT`` instead of holding the client, and the event loop keeps serving
+other requests meanwhile.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+from strawberry.dataloader import DataLoader
+from strawberry.fastapi import BaseContext
+
+from api.errors import RequestTimeout, UserInputError
+from api.services import (
+    AuthorRecord,
+    CategoryAssignment,
+    CategoryRecord,
+    CoCitation,
+    Coordinates,
+    GraphService,
+    PaperRecord,
+    SentenceRecord,
+    TaxonomyClassRecord,
+)
+
+T = TypeVar("T")
+K = TypeVar("K")
+V = TypeVar("V")
+
+DEFAULT_TIMEOUT_S = 10.0  # per request; CITEGRAPH_REQUEST_TIMEOUT overrides (AppSettings.request_timeout_s)
+INT64_MAX = 2**63 - 1
+
+
+class Context(BaseContext):
+    """Per-request state: the service, the result cap, the deadline, and DataLoaders for one request."""
+
+    def __init__(self, service: GraphService, max_results: int, timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
+        super().__init__()
+        self.service = service
+        self.max_results = max_results
+        self.timeout_s = timeout_s
+        self.deadline = time.monotonic() + timeout_s
+        self.memo: dict[str, Any] = {}  # request-scoped results that are not keyed loads (e.g. a taxonomy)
+
+        s = service
+        self.papers: DataLoader[str, PaperRecord | None] = self._loader(s.papers)
+        self.authors: DataLoader[str, list[AuthorRecord]] = self._loader(s.authors)
+        self.cocited: DataLoader[str, list[CoCitation]] = self._loader(s.cocited)
+        self.cited: DataLoader[str, list[str]] = self._loader(
+            lambda ids: s.neighbours(ids, direction="out", limit=INT64_MAX)
+        )
+        self.citing: DataLoader[str, list[str]] = self._loader(
+            lambda ids: s.neighbours(ids, direction="in", limit=INT64_MAX)
+        )
+        self.author_records: DataLoader[str, AuthorRecord | None] = self._loader(s.author_records)
+        self.author_papers: DataLoader[str, list[str]] = self._loader(s.papers_of_authors)
+        self.sentences: DataLoader[str, list[SentenceRecord]] = self._loader(s.sentences)
+        self.mentions: DataLoader[str, list[tuple[str, str | None]]] = self._loader(s.mentions)
+        self.paper_categories: DataLoader[str, list[CategoryAssignment]] = self._loader(s.categories_of_papers)
+        self.categories: DataLoader[str, CategoryRecord | None] = self._loader(s.categories)
+        self.category_mappings: DataLoader[str, list[CategoryAssignment]] = self._loader(s.category_mappings)
+        self.acm_classes: DataLoader[str, TaxonomyClassRecord | None] = self._loader(s.acm_classes)
+        self.paper_coordinates: DataLoader[str, Coordinates] = self._loader(lambda ids: s.coordinates("paper", ids))
+        self.category_coordinates: DataLoader[str, Coordinates] = self._loader(
+            lambda ids: s.coordinates("category", ids)
+        )
+        self.acm_coordinates: DataLoader[str, Coordinates] = self._loader(lambda ids: s.coordinates("acm", ids))
+
+    @classmethod
+    def create(cls, service: GraphService, max_results: int, timeout_s: float = DEFAULT_TIMEOUT_S) -> Context:
+        return cls(service, max_results, timeout_s)
+
+    def _loader(self, batch: Callable[[list[K]], Sequence[V]]) -> DataLoader[K, V]:
+        async def load(keys: list[K]) -> Sequence[V]:
+            return await self.call(batch, list(keys))
+
+        return DataLoader(load_fn=load)
+
+    async def call(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
+        """``fn(*args, **kwargs)`` in a worker thread, cut off at the request's deadline."""
+        remaining = self.deadline - time.monotonic()
+        if remaining <= 0:
+            raise self._timeout()
+        try:
+            return await asyncio.wait_for(asyncio.to_thread(fn, *args, **kwargs), remaining)
+        except TimeoutError as exc:
+            raise self._timeout() from exc
+
+    def _timeout(self) -> RequestTimeout:
+        return RequestTimeout(
+            f"the request ran past its {self.timeout_s:g} s limit; ask for less (smaller `first`, `limit` or `depth`)"
+        )
+
+    def cap(self, first: int, name: str = "first") -> int:
+        """``first`` if it is within 1..max_results, else a :class:`UserInputError` naming the range."""
+        if first < 1 or first > self.max_results:
+            raise UserInputError(f"`{name}` must be between 1 and {self.max_results}, got {first}")
+        return first
+
+
+__all__ = ["DEFAULT_TIMEOUT_S", "Context"]

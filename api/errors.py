@@ -1,0 +1,97 @@
+"""Errors a GraphQL client can see, and the extension that masks the rest and codes them all.
+
+::
+
+    ApiError                     message written for the client, code in ``extensions``
+    ├── UserInputError           BAD_USER_INPUT: an argument is out of range or malformed
+    └── RequestTimeout           TIMEOUT: the request ran past the per-request time limit
+
+Expected domain outcomes (an unknown id, a paper without full text, an unknown explore query) are
+not errors: they are part of the schema (``NotFound`` / ``InvalidArgument`` members of unions, or a
+null). Every error in a response carries ``extensions.code``:
+
+========================  ==========================================================================
+code                      when
+========================  ==========================================================================
+GRAPHQL_PARSE_FAILED      the document is not GraphQL
+GRAPHQL_VALIDATION_FAILED unknown field or argument, wrong variable type
+QUERY_TOO_COMPLEX         depth, token or alias limit exceeded
+BAD_USER_INPUT            :class:`UserInputError`
+TIMEOUT                   :class:`RequestTimeout`
+INTERNAL_SERVER_ERROR     anything else; the message is masked (no stack trace, no Cypher)
+UNAUTHENTICATED           (HTTP only, status 401) ``CITEGRAPH_API_KEY`` is set and the request lacks it
+========================  ==========================================================================
+"""
+
+from __future__ import annotations
+
+from graphql import GraphQLError
+from strawberry.extensions import MaskErrors
+
+MASKED_MESSAGE = "Internal error; the server log has the details."
+# Messages of strawberry's limit extensions (QueryDepthLimiter, MaxTokensLimiter, MaxAliasesLimiter).
+# The token limit is enforced by the parser: "Syntax Error: Document contains more than 2000 tokens".
+_LIMIT_MARKERS = ("exceeds maximum operation depth", "document contains more than", "aliases found")
+
+
+class ApiError(Exception):
+    """An error whose message is written for the client."""
+
+    code = "BAD_REQUEST"
+
+
+class UserInputError(ApiError):
+    """A client's argument is out of range or malformed; its message is shown to the client."""
+
+    code = "BAD_USER_INPUT"
+
+
+class RequestTimeout(ApiError):
+    """The request ran past the per-request time limit (``CITEGRAPH_REQUEST_TIMEOUT``)."""
+
+    code = "TIMEOUT"
+
+
+def error_code(error: GraphQLError) -> str:
+    """The ``extensions.code`` of an error (see the module docstring)."""
+    original = error.original_error
+    if isinstance(original, ApiError):
+        return original.code
+    if original is not None and not isinstance(original, GraphQLError):
+        return "INTERNAL_SERVER_ERROR"
+    message = error.message.lower()
+    if any(marker in message for marker in _LIMIT_MARKERS):
+        return "QUERY_TOO_COMPLEX"
+    if message.startswith("syntax error"):
+        return "GRAPHQL_PARSE_FAILED"
+    return "GRAPHQL_VALIDATION_FAILED"
+
+
+class CodedMaskErrors(MaskErrors):
+    """:class:`MaskErrors` that masks internal errors and adds ``extensions.code`` to every error."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            should_mask_error=lambda e: error_code(e) == "INTERNAL_SERVER_ERROR", error_message=MASKED_MESSAGE
+        )
+
+    def _process_errors(self, errors: list[GraphQLError]) -> list[GraphQLError]:
+        coded = []
+        for error in errors:
+            code = error_code(error)
+            visible = self.anonymise_error(error) if code == "INTERNAL_SERVER_ERROR" else error
+            coded.append(
+                GraphQLError(
+                    message=visible.message,
+                    nodes=visible.nodes,
+                    source=visible.source,
+                    positions=visible.positions,
+                    path=visible.path,
+                    original_error=None if code == "INTERNAL_SERVER_ERROR" else visible.original_error,
+                    extensions={**(visible.extensions or {}), "code": code},
+                )
+            )
+        return coded
+
+
+__all__ = ["MASKED_MESSAGE", "ApiError", "CodedMaskErrors", "RequestTimeout", "UserInputError", "error_code"]

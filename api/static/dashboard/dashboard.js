@@ -1,0 +1,160 @@
+// citegraph dashboard: an example client of the GraphQL API (search, ego network, co-cited papers).
+// Plain JavaScript, no build step; cytoscape.js comes from the local npm package (/assets).
+// Open /?paper=<id> to draw a paper at once. To add a panel (recommendations, citation linkage),
+// write its query below and call `graphql(query, variables)` the same way.
+"use strict";
+
+const ENDPOINT = "/graphql";
+const $ = (id) => document.getElementById(id);
+const PALETTE = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"];
+
+const SEARCH = `query Search($text: String!, $first: Int!) {
+  papers(search: $text, first: $first) { totalCount edges { node { id title year nCited } } }
+}`;
+const EGO = `query Ego($id: ID!, $depth: Int!, $direction: Direction!, $limit: Int!, $co: Boolean!) {
+  egoNetwork(paperId: $id, depth: $depth, direction: $direction, limit: $limit, includeCoCitation: $co) {
+    __typename
+    ... on EgoNetwork { seed truncated reached
+      nodes { id label title year nCited cluster clusterLabel hops }
+      edges { source target kind weight } }
+    ... on NotFound { message }
+  }
+}`;
+const COCITED = `query CoCited($id: ID!) {
+  coCitations(paperId: $id, measure: ASSOCIATION, first: 15) {
+    __typename
+    ... on CoCitationList { pairs { target { id title year } count association } }
+    ... on NotFound { message }
+  }
+}`;
+
+async function graphql(query, variables) {
+  const headers = { "content-type": "application/json" };
+  const key = $("api-key").value.trim();
+  if (key) headers["authorization"] = `Bearer ${key}`;
+  const response = await fetch(ENDPOINT, { method: "POST", headers, body: JSON.stringify({ query, variables }) });
+  const body = await response.json();
+  if (body.errors && body.errors.length) {
+    const e = body.errors[0];
+    throw new Error(`${e.extensions && e.extensions.code ? e.extensions.code + ": " : ""}${e.message}`);
+  }
+  return body.data;
+}
+
+function paperItem(paper, extra) {
+  const li = document.createElement("li");
+  const button = document.createElement("button");
+  button.textContent = paper.title || paper.id;
+  button.dataset.paperId = paper.id;
+  button.addEventListener("click", () => showPaper(paper.id));
+  const meta = document.createElement("div");
+  meta.className = "meta";
+  meta.textContent = [paper.year, extra].filter((x) => x !== null && x !== undefined && x !== "").join(" · ");
+  li.append(button, meta);
+  return li;
+}
+
+function status(text, isError) {
+  const el = $("graph-status");
+  el.textContent = text;
+  el.className = isError ? "error" : "";
+}
+
+async function search(text) {
+  const list = $("results");
+  list.replaceChildren();
+  try {
+    const data = await graphql(SEARCH, { text, first: 25 });
+    for (const { node } of data.papers.edges) list.append(paperItem(node, `cited ${node.nCited ?? 0}×`));
+    list.dataset.total = data.papers.totalCount;
+    if (!data.papers.edges.length) list.textContent = "No paper title contains that.";
+  } catch (err) {
+    list.textContent = err.message;
+    list.className = "error";
+  }
+}
+
+let cy = null;
+
+function draw(network) {
+  const maxCited = Math.max(1, ...network.nodes.map((n) => n.nCited || 0));
+  const elements = [
+    ...network.nodes.map((n) => ({
+      data: {
+        id: n.id, label: n.label, hops: n.hops,
+        size: 14 + 30 * Math.sqrt((n.nCited || 0) / maxCited),
+        color: n.hops === 0 ? "#222" : n.cluster === null ? "#bbb" : PALETTE[n.cluster % PALETTE.length],
+      },
+    })),
+    ...network.edges.map((e, i) => ({
+      data: { id: `e${i}`, source: e.source, target: e.target, kind: e.kind, width: Math.min(6, 0.8 + Math.log1p(e.weight)) },
+    })),
+  ];
+  if (cy) cy.destroy();
+  cy = cytoscape({
+    container: $("graph"),
+    elements,
+    style: [
+      { selector: "node", style: { "background-color": "data(color)", width: "data(size)", height: "data(size)",
+        label: "data(label)", "font-size": 8, "text-wrap": "ellipsis", "text-max-width": 120 } },
+      { selector: "edge[kind = 'CITES']", style: { width: "data(width)", "line-color": "#999", "curve-style": "bezier",
+        "target-arrow-shape": "triangle", "target-arrow-color": "#999", "arrow-scale": 0.6 } },
+      { selector: "edge[kind = 'CO_CITED']", style: { width: "data(width)", "line-color": "#e15759", "line-style": "dashed", opacity: 0.6 } },
+    ],
+    layout: { name: "cose", animate: false, randomize: false, nodeRepulsion: 8000, idealEdgeLength: 60 },
+  });
+  cy.on("tap", "node", (event) => showPaper(event.target.id()));
+  window.citegraphGraph = { nodes: network.nodes.length, edges: network.edges.length, seed: network.seed };
+}
+
+async function showPaper(id) {
+  status("Loading…");
+  const url = new URL(window.location.href);
+  url.searchParams.set("paper", id);
+  history.replaceState(null, "", url);
+  const variables = {
+    id, depth: Number($("depth").value), direction: $("direction").value,
+    limit: Number($("limit").value), co: $("cocitation").checked,
+  };
+  try {
+    const [ego, cocited] = await Promise.all([graphql(EGO, variables), graphql(COCITED, { id })]);
+    const network = ego.egoNetwork;
+    if (network.__typename === "NotFound") {
+      status(network.message, true);
+      return;
+    }
+    const seed = network.nodes[0];
+    $("seed-title").textContent = seed.title || seed.id;
+    draw(network);
+    status(`${network.nodes.length} papers, ${network.edges.length} edges` +
+      (network.truncated ? ` (cut to the limit; the walk reached ${network.reached})` : ""));
+    const list = $("cocited");
+    list.replaceChildren();
+    if (cocited.coCitations.__typename === "CoCitationList") {
+      for (const pair of cocited.coCitations.pairs) {
+        list.append(paperItem(pair.target, `co-cited ${pair.count}×, association ${pair.association?.toFixed(2) ?? "–"}`));
+      }
+      if (!cocited.coCitations.pairs.length) list.textContent = "Not co-cited with any paper.";
+    }
+  } catch (err) {
+    status(err.message, true);
+  }
+}
+
+$("search-form").addEventListener("submit", (event) => {
+  event.preventDefault();
+  const text = $("search").value.trim();
+  if (text) search(text);
+});
+for (const id of ["depth", "direction", "limit", "cocitation"]) {
+  $(id).addEventListener("change", () => {
+    const paper = new URL(window.location.href).searchParams.get("paper");
+    if (paper) showPaper(paper);
+  });
+}
+$("api-key").value = localStorage.getItem("citegraph-api-key") || "";
+$("api-key").addEventListener("change", () => localStorage.setItem("citegraph-api-key", $("api-key").value));
+
+const params = new URL(window.location.href).searchParams;
+if (params.get("search")) { $("search").value = params.get("search"); search(params.get("search")); }
+if (params.get("paper")) showPaper(params.get("paper"));

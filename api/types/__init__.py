@@ -1,0 +1,44 @@
+"""The GraphQL types, one module per domain; each module's ``*Query`` class holds its root fields.
+
+=============  ==================================================================================
+module         root fields
+=============  ==================================================================================
+``papers``     ``paper``, ``papers``, ``author``
+``taxonomy``   ``category``, ``taxonomy``, ``taxonomies``
+``network``    ``egoNetwork``, ``coCitations``, ``clusters``
+``explore``    ``explore``, ``exploreQueries``
+``stats``      ``stats``
+=============  ==================================================================================
+
+To add an area (recommendation, citation linkage): write ``api/types/<area>.py`` with its types and
+a ``<Area>Query`` class, and add that class to :data:`api.schema.QUERY_TYPES`. Shared building blocks
+(connections, ``NotFound``, ``InvalidArgument``) are in :mod:`api.types.common`; per-request loaders
+and the deadline-aware :meth:`api.context.Context.call` in :mod:`api.context`.
+"""
+
+from __future__ import annotations
+
+from api.types.common import Connection, Edge, InvalidArgument, NotFound, PageInfo
+from api.types.explore import ExploreQueries
+from api.types.network import NetworkQuery
+from api.types.papers import Author, Paper, PaperQuery, Sentence
+from api.types.stats import StatsQuery
+from api.types.taxonomy import Category, TaxonomyClass, TaxonomyQuery
+
+__all__ = [
+    "Author",
+    "Category",
+    "Connection",
+    "Edge",
+    "ExploreQueries",
+    "InvalidArgument",
+    "NetworkQuery",
+    "NotFound",
+    "PageInfo",
+    "Paper",
+    "PaperQuery",
+    "Sentence",
+    "StatsQuery",
+    "TaxonomyClass",
+    "TaxonomyQuery",
+]

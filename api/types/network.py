@@ -1,0 +1,256 @@
+"""Network views for dashboards: ego networks, co-citation lists, co-citation clusters."""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Annotated, Any
+
+import strawberry
+from strawberry.types import Info
+
+from api.context import Context
+from api.errors import UserInputError
+from api.network import EgoGraph, ego_network
+from api.services import CoCitation
+from api.types.common import NotFound
+from api.types.papers import CoCitationMeasure, Paper, paper_from
+
+LABEL_CHARS = 60  # a node label is the title cut to this many characters
+DEFAULT_EGO_LIMIT = 50
+
+
+@strawberry.enum(description="Which citations an ego network follows from each paper.")
+class Direction(Enum):
+    OUT = "out"  # references: papers it cites
+    IN = "in"  # papers citing it
+    BOTH = "both"
+
+
+@strawberry.enum
+class EdgeKind(Enum):
+    CITES = "CITES"  # source cites target
+    CO_CITED = "CO_CITED"  # cited together (undirected; stored once per pair)
+
+
+@strawberry.type(description="A paper in a network view, with what a graph drawing needs.")
+class NetworkNode:
+    id: strawberry.ID
+    label: str = strawberry.field(description=f"The title cut to {LABEL_CHARS} characters (the id without a title).")
+    title: str | None
+    year: int | None
+    n_cited: int | None
+    cluster: int | None = strawberry.field(description="Co-citation cluster (Paper.cocite_cluster); null if none.")
+    cluster_label: str | None = strawberry.field(description="The cluster's label terms.")
+    hops: int = strawberry.field(description="Citation hops from the seed; 0 for the seed.")
+
+
+@strawberry.type
+class NetworkEdge:
+    source: strawberry.ID
+    target: strawberry.ID
+    kind: EdgeKind
+    weight: float = strawberry.field(
+        description="CITES: citing contexts (1 when unknown); CO_CITED: co-citation count."
+    )
+    association: float | None = strawberry.field(description="CO_CITED only: association strength (1 = chance).")
+
+
+@strawberry.type(description="A paper's citation neighbourhood, ready to draw.")
+class EgoNetwork:
+    seed: strawberry.ID
+    nodes: list[NetworkNode] = strawberry.field(description="The seed first, then by hop and rank.")
+    edges: list[NetworkEdge] = strawberry.field(description="Every citation (and co-citation) among the nodes.")
+    truncated: bool = strawberry.field(description="`limit` left out papers the walk reached.")
+    reached: int = strawberry.field(description="Papers the walk reached besides the seed, kept or not.")
+
+
+@strawberry.type(description="Two co-cited papers with every stored strength.")
+class CoCitationPair:
+    source: Paper
+    target: Paper
+    count: int
+    sentence_count: int | None
+    association: float | None
+    cosine: float | None
+    jaccard: float | None
+    inclusion: float | None
+
+
+@strawberry.type
+class CoCitationList:
+    measure: CoCitationMeasure
+    pairs: list[CoCitationPair] = strawberry.field(description="Strongest first by `measure`.")
+
+
+@strawberry.type(description="A community of the co-citation network (Louvain; labels by class-based TF-IDF).")
+class Cluster:
+    id: int = strawberry.field(description="The number in Paper.cocite_cluster; 0 is the largest cluster.")
+    label: str
+    terms: list[str]
+    size: int = strawberry.field(description="Papers in the cluster.")
+    paper_ids: strawberry.Private[tuple[str, ...]]
+
+    @strawberry.field(description="The cluster's most cited papers, most cited first.")
+    async def top_papers(self, info: Info[Context, Any]) -> list[Paper]:
+        records = await info.context.papers.load_many(list(self.paper_ids))
+        return [paper_from(r) for r in records if r is not None]
+
+
+EgoNetworkResult = Annotated[EgoNetwork | NotFound, strawberry.union("EgoNetworkResult")]
+CoCitationsResult = Annotated[CoCitationList | NotFound, strawberry.union("CoCitationsResult")]
+
+
+def _label(title: str | None, paper_id: str) -> str:
+    if not title:
+        return paper_id
+    return title if len(title) <= LABEL_CHARS else title[: LABEL_CHARS - 1].rstrip() + "…"
+
+
+def _ego_network_type(graph: EgoGraph, labels: dict[int, str]) -> EgoNetwork:
+    nodes = [
+        NetworkNode(
+            id=strawberry.ID(n.node.id),
+            label=_label(n.node.title, n.node.id),
+            title=n.node.title,
+            year=n.node.year,
+            n_cited=n.node.n_cited,
+            cluster=n.node.cluster,
+            cluster_label=labels.get(n.node.cluster) if n.node.cluster is not None else None,
+            hops=n.hops,
+        )
+        for n in graph.nodes
+    ]
+    edges = [
+        NetworkEdge(
+            source=strawberry.ID(e.source),
+            target=strawberry.ID(e.target),
+            kind=EdgeKind(e.kind),
+            weight=e.weight,
+            association=e.association,
+        )
+        for e in graph.edges
+    ]
+    return EgoNetwork(
+        seed=strawberry.ID(graph.seed), nodes=nodes, edges=edges, truncated=graph.truncated, reached=graph.reached
+    )
+
+
+def _rank(partners: list[CoCitation], measure: CoCitationMeasure, min_count: int) -> list[CoCitation]:
+    kept = [c for c in partners if c.count >= min_count]
+    return sorted(kept, key=lambda c: (-(getattr(c, measure.value) or 0), -c.count, c.other_id))
+
+
+@strawberry.type
+class NetworkQuery:
+    @strawberry.field(
+        description="A paper's citation neighbourhood (nodes and edges for a graph drawing); "
+        "NotFound when no paper has that id."
+    )
+    async def ego_network(
+        self,
+        info: Info[Context, Any],
+        paper_id: strawberry.ID,
+        depth: int = 1,
+        direction: Direction = Direction.BOTH,
+        limit: int = DEFAULT_EGO_LIMIT,
+        include_co_citation: bool = False,
+    ) -> EgoNetworkResult:
+        ctx = info.context
+        if depth not in (1, 2):
+            raise UserInputError(f"`depth` must be 1 or 2, got {depth}")
+        size = ctx.cap(limit, "limit")
+        graph = await ctx.call(
+            ego_network,
+            ctx.service,
+            str(paper_id),
+            depth=depth,
+            direction=direction.value,
+            limit=size,
+            include_cocitation=include_co_citation,
+        )
+        if graph is None:
+            return NotFound(kind="Paper", id=str(paper_id), message=f"no paper has id {str(paper_id)!r}")
+        labels = {c.cluster: c.label for c in await ctx.call(ctx.service.cluster_labels)}
+        return _ego_network_type(graph, labels)
+
+    @strawberry.field(
+        description="Co-cited pairs of one paper (`paperId`) or inside one co-citation cluster (`clusterId`), "
+        "strongest first by `measure`, with at least `minCount` co-citing papers. Give exactly one of the two."
+    )
+    async def co_citations(
+        self,
+        info: Info[Context, Any],
+        paper_id: strawberry.ID | None = None,
+        cluster_id: int | None = None,
+        measure: CoCitationMeasure = CoCitationMeasure.ASSOCIATION,
+        min_count: int = 1,
+        first: int = 20,
+    ) -> CoCitationsResult:
+        ctx = info.context
+        if (paper_id is None) == (cluster_id is None):
+            raise UserInputError("give exactly one of `paperId` and `clusterId`")
+        if not 1 <= min_count <= 1_000_000:
+            raise UserInputError(f"`minCount` must be between 1 and 1000000, got {min_count}")
+        limit = ctx.cap(first)
+        if paper_id is not None:
+            seed = await ctx.papers.load(str(paper_id))
+            if seed is None:
+                return NotFound(kind="Paper", id=str(paper_id), message=f"no paper has id {str(paper_id)!r}")
+            ranked = _rank(await ctx.cocited.load(str(paper_id)), measure, min_count)[:limit]
+            pairs = [(str(paper_id), c) for c in ranked]
+        else:
+            assert cluster_id is not None
+            clusters = {c.cluster for c in await ctx.call(ctx.service.cluster_labels)}
+            if cluster_id not in clusters:
+                return NotFound(
+                    kind="Cluster",
+                    id=str(cluster_id),
+                    message=f"no co-citation cluster {cluster_id}; `clusters` lists them (after compute cocitation)",
+                )
+            found = await ctx.call(
+                ctx.service.cluster_pairs, cluster_id, measure=measure.value, min_count=min_count, limit=limit
+            )
+            pairs = [(p.source_id, p.cocitation) for p in found]
+        records = await ctx.papers.load_many(sorted({i for s, c in pairs for i in (s, c.other_id)}))
+        by_id = {r.id: r for r in records if r is not None}
+        return CoCitationList(
+            measure=measure,
+            pairs=[
+                CoCitationPair(
+                    source=paper_from(by_id[s]),
+                    target=paper_from(by_id[c.other_id]),
+                    count=c.count,
+                    sentence_count=c.sentence_count,
+                    association=c.association,
+                    cosine=c.cosine,
+                    jaccard=c.jaccard,
+                    inclusion=c.inclusion,
+                )
+                for s, c in pairs
+                if s in by_id and c.other_id in by_id
+            ],
+        )
+
+    @strawberry.field(description="Co-citation clusters, largest first (empty before `compute cocitation`).")
+    async def clusters(self, info: Info[Context, Any], first: int = 20) -> list[Cluster]:
+        ctx = info.context
+        labels = await ctx.call(ctx.service.cluster_labels)
+        return [
+            Cluster(id=c.cluster, label=c.label, terms=list(c.terms), size=c.size, paper_ids=c.papers)
+            for c in labels[: ctx.cap(first)]
+        ]
+
+
+__all__ = [
+    "Cluster",
+    "CoCitationList",
+    "CoCitationPair",
+    "CoCitationsResult",
+    "Direction",
+    "EdgeKind",
+    "EgoNetwork",
+    "EgoNetworkResult",
+    "NetworkEdge",
+    "NetworkNode",
+    "NetworkQuery",
+]

@@ -1,0 +1,261 @@
+"""Papers, authors, sentences: the bibliographic part of the schema.
+
+Every list field loads through the request's DataLoaders (:mod:`api.context`), so the papers of a
+page, their authors, categories or citations cost one store round trip per level of nesting.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Any
+
+import strawberry
+from strawberry.types import Info
+
+from api.context import Context
+from api.errors import UserInputError
+from api.services import PaperRecord
+from api.types.common import Connection, connection, page_bounds, wants
+from api.types.taxonomy import Category, category_from
+
+MAX_SEARCH_CHARS = 200
+YEAR_BOUNDS = (0, 9999)  # years outside this range are a client error, not an empty result
+
+
+@strawberry.enum(description="Co-citation strengths (docs/cocitation.md).")
+class CoCitationMeasure(Enum):
+    COUNT = "count"  # papers citing both
+    SENTENCE_COUNT = "sentence_count"  # sentences citing both
+    ASSOCIATION = "association"  # N c_ij / (s_i s_j); 1 = chance
+    COSINE = "cosine"  # c_ij / sqrt(s_i s_j)
+    JACCARD = "jaccard"  # c_ij / (s_i + s_j - c_ij)
+    INCLUSION = "inclusion"  # c_ij / min(s_i, s_j)
+
+
+@strawberry.type
+class Author:
+    id: strawberry.ID
+    name: str | None
+
+    @strawberry.field(description="The author's papers, newest first.")
+    async def papers(self, info: Info[Context, Any], first: int = 20, after: str | None = None) -> Connection[Paper]:
+        ids = await info.context.author_papers.load(str(self.id))
+        return await _page_of_ids(info, ids, first, after)
+
+
+@strawberry.type(description="A paper cited by a sentence (MENTIONS), with the marker the sentence used.")
+class MentionedPaper:
+    paper: Paper
+    marker: str | None
+
+
+@strawberry.type(description="One sentence of a paper's full text.")
+class Sentence:
+    id: strawberry.ID = strawberry.field(description="`<paper id>#<sid>`.")
+    sid: int | None = strawberry.field(description="Position in the paper.")
+    section: str | None
+    text: str | None
+
+    @strawberry.field(description="Papers this sentence cites (empty unless it is a citance).")
+    async def mentions(self, info: Info[Context, Any]) -> list[MentionedPaper]:
+        mentioned = await info.context.mentions.load(str(self.id))
+        records = await info.context.papers.load_many([paper_id for paper_id, _ in mentioned])
+        return [
+            MentionedPaper(paper=paper_from(r), marker=marker)
+            for (_, marker), r in zip(mentioned, records)
+            if r is not None
+        ]
+
+
+@strawberry.type
+class CoCitedPaper:
+    paper: Paper
+    count: int = strawberry.field(description="Papers citing both.")
+    sentence_count: int | None = strawberry.field(description="Citing sentences citing both.")
+    association: float | None
+    cosine: float | None
+    jaccard: float | None
+    inclusion: float | None
+
+
+@strawberry.type(description="An arXiv category of a paper (IN_CATEGORY).")
+class PaperCategory:
+    category: Category
+    score: float | None = strawberry.field(description="Confidence; 1 for a category the source gave.")
+    inferred: bool | None = strawberry.field(description="True when a model assigned the category.")
+
+
+@strawberry.type
+class Paper:
+    id: strawberry.ID
+    title: str | None
+    abstract: str | None
+    year: int | None
+    venue: str | None
+    doi: str | None
+    arxiv_id: str | None
+    n_cited: int | None = strawberry.field(description="Number of papers in the graph that cite this one.")
+    stub: bool | None = strawberry.field(description="Known only as a citation target, without metadata of its own.")
+
+    @strawberry.field
+    async def authors(self, info: Info[Context, Any]) -> list[Author]:
+        return [Author(id=strawberry.ID(a.id), name=a.name) for a in await info.context.authors.load(str(self.id))]
+
+    @strawberry.field(description="Papers this paper cites, most cited first.")
+    async def citations(self, info: Info[Context, Any], first: int = 20, after: str | None = None) -> Connection[Paper]:
+        return await _page_of_ids(info, await info.context.cited.load(str(self.id)), first, after)
+
+    @strawberry.field(description="Papers citing this paper, newest first.")
+    async def cited_by(self, info: Info[Context, Any], first: int = 20, after: str | None = None) -> Connection[Paper]:
+        return await _page_of_ids(info, await info.context.citing.load(str(self.id)), first, after)
+
+    @strawberry.field(
+        description="Papers co-cited with this one, strongest first by `measure` (needs compute cocitation)."
+    )
+    async def co_cited(
+        self, info: Info[Context, Any], measure: CoCitationMeasure = CoCitationMeasure.ASSOCIATION, first: int = 10
+    ) -> list[CoCitedPaper]:
+        ctx = info.context
+        limit = ctx.cap(first)
+        partners = await ctx.cocited.load(str(self.id))
+        ranked = sorted(partners, key=lambda c: (-(getattr(c, measure.value) or 0), -c.count, c.other_id))[:limit]
+        records = await ctx.papers.load_many([c.other_id for c in ranked])
+        return [
+            CoCitedPaper(
+                paper=paper_from(record),
+                count=c.count,
+                sentence_count=c.sentence_count,
+                association=c.association,
+                cosine=c.cosine,
+                jaccard=c.jaccard,
+                inclusion=c.inclusion,
+            )
+            for c, record in zip(ranked, records)
+            if record is not None
+        ]
+
+    @strawberry.field(description="The sentences of the paper's full text in reading order; empty without full text.")
+    async def sentences(
+        self, info: Info[Context, Any], first: int = 50, after: str | None = None
+    ) -> Connection[Sentence]:
+        start, size = page_bounds(info, first, after)
+        records = await info.context.sentences.load(str(self.id))
+        window = records[start : start + size]
+        nodes = [Sentence(id=strawberry.ID(s.id), sid=s.sid, section=s.section, text=s.text) for s in window]
+        return connection(nodes, start=start, has_next=start + size < len(records), total=len(records))
+
+    @strawberry.field(description="Whether the graph holds the paper's full text (its sentences).")
+    async def has_full_text(self, info: Info[Context, Any]) -> bool:
+        return bool(await info.context.sentences.load(str(self.id)))
+
+    @strawberry.field(description="The paper's arXiv categories, given or inferred, highest score first.")
+    async def categories(self, info: Info[Context, Any]) -> list[PaperCategory]:
+        assigned = await info.context.paper_categories.load(str(self.id))
+        records = await info.context.categories.load_many([a.code for a in assigned])
+        return [
+            PaperCategory(category=category_from(r), score=a.score, inferred=a.inferred)
+            for a, r in zip(assigned, records)
+            if r is not None
+        ]
+
+    @strawberry.field(description="The paper's fused taxonomy vector; null until the taxonomy step has run.")
+    async def taxonomy(self, info: Info[Context, Any]) -> list[float] | None:
+        return (await info.context.paper_coordinates.load(str(self.id))).vector
+
+    @strawberry.field(description="The paper's Poincaré-ball coordinates; null until the hyperbolic step has run.")
+    async def poincare(self, info: Info[Context, Any]) -> list[float] | None:
+        return (await info.context.paper_coordinates.load(str(self.id))).poincare
+
+
+def paper_from(record: PaperRecord) -> Paper:
+    return Paper(
+        id=strawberry.ID(record.id),
+        title=record.title,
+        abstract=record.abstract,
+        year=record.year,
+        venue=record.venue,
+        doi=record.doi,
+        arxiv_id=record.arxiv_id,
+        n_cited=record.n_cited,
+        stub=record.stub,
+    )
+
+
+async def _page_of_ids(info: Info[Context, Any], ids: list[str], first: int, after: str | None) -> Connection[Paper]:
+    """One page of an ordered id list, as papers (ids without a stored paper are dropped)."""
+    start, size = page_bounds(info, first, after)
+    records = await info.context.papers.load_many(ids[start : start + size])
+    nodes = [paper_from(r) for r in records if r is not None]
+    return connection(nodes, start=start, has_next=start + size < len(ids), total=len(ids))
+
+
+def _check_year(name: str, year: int | None) -> None:
+    if year is not None and not YEAR_BOUNDS[0] <= year <= YEAR_BOUNDS[1]:
+        raise UserInputError(f"`{name}` must be a year between {YEAR_BOUNDS[0]} and {YEAR_BOUNDS[1]}, got {year}")
+
+
+@strawberry.type
+class PaperQuery:
+    @strawberry.field(description="One paper by id; null when no paper has that id.")
+    async def paper(self, info: Info[Context, Any], id: strawberry.ID) -> Paper | None:
+        record = await info.context.papers.load(str(id))
+        return paper_from(record) if record else None
+
+    @strawberry.field(
+        description="Papers whose title contains `search` (and, with `category`, of that arXiv category), "
+        "most cited first. Give `search`, `category` or both."
+    )
+    async def papers(
+        self,
+        info: Info[Context, Any],
+        search: str | None = None,
+        year_min: int | None = None,
+        year_max: int | None = None,
+        category: str | None = None,
+        first: int = 10,
+        after: str | None = None,
+    ) -> Connection[Paper]:
+        ctx = info.context
+        text = (search or "").strip()
+        if len(text) > MAX_SEARCH_CHARS or (category is not None and len(category) > MAX_SEARCH_CHARS):
+            raise UserInputError(f"`search` and `category` take at most {MAX_SEARCH_CHARS} characters")
+        if not text and not category:
+            raise UserInputError("give `search` (1 to 200 characters of a title), `category` (an arXiv code), or both")
+        _check_year("yearMin", year_min)
+        _check_year("yearMax", year_max)
+        start, size = page_bounds(info, first, after)
+        found = await ctx.call(
+            ctx.service.search,
+            text,
+            year_min=year_min,
+            year_max=year_max,
+            category=category,
+            skip=start,
+            limit=size + 1,  # one more than asked: whether a next page exists
+        )
+        total = None
+        if wants(info, "totalCount"):
+            total = await ctx.call(
+                ctx.service.count_search, text, year_min=year_min, year_max=year_max, category=category
+            )
+        records = await ctx.papers.load_many(found[:size])
+        nodes = [paper_from(r) for r in records if r is not None]
+        return connection(nodes, start=start, has_next=len(found) > size, total=total)
+
+    @strawberry.field(description="One author by id (e.g. `author:kathleen mckeown`); null when unknown.")
+    async def author(self, info: Info[Context, Any], id: strawberry.ID) -> Author | None:
+        record = await info.context.author_records.load(str(id))
+        return Author(id=strawberry.ID(record.id), name=record.name) if record else None
+
+
+__all__ = [
+    "Author",
+    "CoCitationMeasure",
+    "CoCitedPaper",
+    "MentionedPaper",
+    "Paper",
+    "PaperCategory",
+    "PaperQuery",
+    "Sentence",
+    "paper_from",
+]
