@@ -1,0 +1,135 @@
+"""compute_hyperbolic on a tiny taxonomy store: coordinates, paper midpoints, h_θ, idempotence."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from gnn import poincare
+from gnn.hyperbolic import HyperbolicSettings, compute_hyperbolic, load_hyperbolic_map, paper_points
+from graph import GraphBatch, GraphStore, StoreConfig, ingest, open_store
+from graph.errors import ConfigError
+from graph.schema import VectorSizes
+
+SIZES = VectorSizes(embedding=8, taxonomy=8, poincare=4)
+FAST = HyperbolicSettings(dim=2, epochs=30, burn_in=5, seed=0, device="cpu", map_epochs=200, map_pairs=200)
+
+
+def taxonomy_batch() -> GraphBatch:
+    """ACM I > I.2 > {I.2.6, I.2.7}, I.5 ; H > H.3 ; cs.CL -> I.2.7, cs.LG -> I.2.6 ; papers in categories."""
+    ids = ["I", "I.2", "I.2.6", "I.2.7", "I.5", "H", "H.3"]
+    acm = pd.DataFrame({"id": [f"1998:{c}" for c in ids], "code": ids, "scheme": "1998"})
+    broader = pd.DataFrame(
+        {
+            "source": ["1998:I.2", "1998:I.2.6", "1998:I.2.7", "1998:I.5", "1998:H.3"],
+            "target": ["1998:I", "1998:I.2", "1998:I.2", "1998:I", "1998:H"],
+        }
+    )
+    arxiv = pd.DataFrame({"code": ["cs.CL", "cs.LG", "math.AG"]})
+    maps_to = pd.DataFrame({"source": ["cs.CL", "cs.LG"], "target": ["1998:I.2.7", "1998:I.2.6"], "score": 1.0})
+    papers = pd.DataFrame({"id": ["p1", "p2", "p3"], "title": ["One", "Two", "Three"]})
+    in_category = pd.DataFrame(
+        {
+            "source": ["p1", "p2", "p2"],
+            "target": ["cs.CL", "cs.CL", "cs.LG"],
+            "score": [1.0, 0.9, 0.3],
+            "inferred": [False, True, True],
+        }
+    )
+    return GraphBatch(
+        "tiny-taxonomy",
+        nodes={"AcmClass": acm, "ArxivCategory": arxiv, "Paper": papers},
+        rels={"BROADER": broader, "MAPS_TO": maps_to, "IN_CATEGORY": in_category},
+    )
+
+
+@pytest.fixture
+def taxonomy_store(tmp_path: Path) -> GraphStore:
+    store = open_store(StoreConfig(db_path=tmp_path / "taxonomy.db", sizes=SIZES))
+    ingest(store, taxonomy_batch())
+    yield store
+    store.close()
+
+
+def stored_points(store: GraphStore) -> dict[str, np.ndarray]:
+    acm = {r["id"]: np.asarray(r["poincare"]) for r in store.query("acm_class_points")}
+    arxiv = {r["code"]: np.asarray(r["poincare"]) for r in store.query("arxiv_category_points")}
+    papers = {r["id"]: np.asarray(r["poincare"]) for r in store.query("papers_with_poincare")}
+    return {**acm, **arxiv, **{f"paper:{k}": v for k, v in papers.items()}}
+
+
+def test_writes_every_class_and_categorised_paper_and_is_idempotent(taxonomy_store: GraphStore, tmp_path: Path) -> None:
+    report = compute_hyperbolic(taxonomy_store, FAST, models_dir=tmp_path / "models")
+    assert (report.acm_written, report.arxiv_written, report.papers_written) == (7, 3, 2)
+    assert report.map_fit is None and "compute taxonomy" in report.map_note  # no fused vectors yet
+    assert report.acm1998 is not None and report.acm1998.map > 0.9
+    first = stored_points(taxonomy_store)
+    assert set(first) == {
+        *(f"1998:{c}" for c in ["I", "I.2", "I.2.6", "I.2.7", "I.5", "H", "H.3"]),
+        "cs.CL",
+        "cs.LG",
+        "math.AG",
+        "paper:p1",
+        "paper:p2",
+    }
+    for point in first.values():
+        assert point.shape == (4,) and np.linalg.norm(point) < 1
+        assert np.all(point[2:] == 0)  # trained in 2-d, written zero-padded into the store's 4-d
+    np.testing.assert_allclose(first["paper:p1"], first["cs.CL"], atol=1e-9)  # one category: its point
+    # two inferred categories: nearer the one with the higher score
+    p2 = torch.from_numpy(first["paper:p2"])
+    assert poincare.dist(p2, torch.from_numpy(first["cs.CL"])) < poincare.dist(p2, torch.from_numpy(first["cs.LG"]))
+
+    compute_hyperbolic(taxonomy_store, FAST, models_dir=tmp_path / "models")
+    again = stored_points(taxonomy_store)
+    assert again.keys() == first.keys()
+    for key, value in first.items():
+        np.testing.assert_array_equal(again[key], value)
+
+
+def test_fused_vectors_train_a_map_that_loads(taxonomy_store: GraphStore, tmp_path: Path) -> None:
+    rng = np.random.default_rng(0)  # fused vectors made here, for the test only (fusion is another step)
+    acm_ids = [r["id"] for r in taxonomy_store.query("acm_class_points")]
+    fused = lambda n: [v.astype(np.float32) for v in rng.normal(size=(n, SIZES.taxonomy))]  # noqa: E731
+    taxonomy_store.write_node_properties("AcmClass", "id", pd.DataFrame({"id": acm_ids, "fused": fused(len(acm_ids))}))
+    taxonomy_store.write_node_properties(
+        "ArxivCategory", "code", pd.DataFrame({"code": ["cs.CL", "cs.LG", "math.AG"], "fused": fused(3)})
+    )
+    report = compute_hyperbolic(taxonomy_store, FAST, models_dir=tmp_path / "models")
+    fit = report.map_fit
+    assert fit is not None and fit.classes == 10 and fit.path.is_file()
+    points = stored_points(taxonomy_store)
+    targets = torch.from_numpy(np.stack([points[k] for k in [*acm_ids, "cs.CL", "cs.LG", "math.AG"]]))
+    assert fit.mean_point_error < float(poincare.dist0(targets).mean())  # better than mapping all to the origin
+    model = load_hyperbolic_map(tmp_path / "models")
+    out = model.to_ball(rng.normal(size=(5, SIZES.taxonomy)))
+    assert out.shape == (5, SIZES.poincare) and (np.linalg.norm(out, axis=1) < 1).all()
+    with pytest.raises(ConfigError, match="8-d"):
+        model.to_ball(np.zeros(3))
+
+
+def test_paper_points_weights_and_missing_categories() -> None:
+    a, b = np.array([0.5, 0.0]), np.array([0.0, 0.5])
+    points = pd.Series([a, b], index=["cs.CL", "cs.LG"])
+    edges = pd.DataFrame(
+        {
+            "source": ["p1", "p1", "p2", "p3"],
+            "target": ["cs.CL", "cs.LG", "cs.LG", "cs.XX"],
+            "score": [0.5, 0.5, None, 0.9],
+            "inferred": [True, True, False, True],
+        }
+    )
+    frame = paper_points(edges, points).set_index("id")
+    assert list(frame.index) == ["p1", "p2"]  # p3's only category has no point
+    mid = torch.from_numpy(frame.loc["p1", "poincare"])
+    torch.testing.assert_close(poincare.dist(mid, torch.from_numpy(a)), poincare.dist(mid, torch.from_numpy(b)))
+    np.testing.assert_allclose(frame.loc["p2", "poincare"], b, atol=1e-12)
+
+
+def test_dim_larger_than_the_store_is_refused(taxonomy_store: GraphStore) -> None:
+    with pytest.raises(ConfigError, match="CITEGRAPH_POINCARE_DIM"):
+        compute_hyperbolic(taxonomy_store, HyperbolicSettings(dim=8, device="cpu"))
