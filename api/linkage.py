@@ -1,0 +1,201 @@
+"""Sentence linkage as a service: which sentences of a cited paper a citing sentence points at.
+
+The GraphQL layer calls :meth:`LinkageService.linkage`; the CLI calls the builders below
+(gold corpus, silver source, the Task 1A predictor). An expected failure — a paper that is not in
+the graph, has no full text, or an empty citing sentence — is a :class:`LinkageUnavailable`
+value, not an exception; only a ``k`` out of range raises (:class:`~api.errors.UserInputError`).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+
+from api.errors import UserInputError
+from gnn.encoder import TextEncoder
+from gnn.linkage import CitedPaper, GoldCorpus, GoldRecord, Linker, gold_corpus, load_papers
+from gnn.linkage.pipeline import cited_paper
+from gnn.linkage.silver import SilverSource, silver_source
+from graph.store import GraphStore
+from loaders.task1a import Predictor, Reference, read_annotations, read_reference, rp_folders
+
+MAX_K = 50  # most sentences one call returns
+
+
+@dataclass(frozen=True)
+class LinkedSentence:
+    id: str  # Sentence id, "<paper_id>#<sid>"
+    sid: int
+    section: str | None
+    text: str
+    score: float  # link probability from the linker, 0..1
+    linked: bool  # chosen by the linker's selection rule (top-1, plus more above its threshold)
+
+
+@dataclass(frozen=True)
+class Linkage:
+    paper_id: str
+    citing_sentence: str
+    sentences: list[LinkedSentence]  # the k best-scored sentences of the paper, best first
+
+
+@dataclass(frozen=True)
+class LinkageUnavailable:
+    paper_id: str
+    reason: Literal["unknown_paper", "no_full_text", "empty_citing_sentence"]
+    message: str  # what happened and what to do, for a person
+
+
+LinkageOutcome = Linkage | LinkageUnavailable
+
+
+class LinkageService:
+    """Link citing sentences to sentences of papers in one store.
+
+    Holds the encoder and the linker (both expensive to create: make one per process) and an LRU
+    of encoded papers. Store access is serialised by ``lock`` (pass the API's own lock when the
+    store is shared with other services).
+    """
+
+    def __init__(
+        self,
+        store: GraphStore,
+        encoder: TextEncoder,
+        linker: Linker,
+        *,
+        lock: threading.Lock | None = None,
+        cache_papers: int = 64,
+    ) -> None:
+        self.store = store
+        self.encoder = encoder
+        self.linker = linker
+        self._lock = lock or threading.Lock()
+        self._papers: OrderedDict[str, CitedPaper | None] = OrderedDict()
+        self._cache_papers = cache_papers
+
+    def _paper(self, paper_id: str) -> CitedPaper | Literal[False] | None:
+        """The encoded paper; None when it has no full text; False when the graph has no such paper."""
+        if paper_id in self._papers:
+            self._papers.move_to_end(paper_id)
+            return self._papers[paper_id]
+        with self._lock:
+            if not self.store.query("paper_by_ids", {"ids": [paper_id]}):
+                return False
+            paper = load_papers(self.store, [paper_id], self.encoder).get(paper_id)
+        self._papers[paper_id] = paper
+        while len(self._papers) > self._cache_papers:
+            self._papers.popitem(last=False)
+        return paper
+
+    def linkage(self, citing_sentence: str, paper_id: str, k: int = 5) -> LinkageOutcome:
+        """The ``k`` sentences of ``paper_id`` that ``citing_sentence`` most likely refers to, with scores."""
+        if not 1 <= k <= MAX_K:
+            raise UserInputError(f"k is {k}; ask for 1 to {MAX_K} sentences")
+        text = " ".join(citing_sentence.split())
+        if not text:
+            return LinkageUnavailable(paper_id, "empty_citing_sentence", "the citing sentence is empty; pass its text")
+        paper = self._paper(paper_id)
+        if paper is False:
+            return LinkageUnavailable(paper_id, "unknown_paper", f"no paper {paper_id!r} in the graph; check the id")
+        if paper is None or len(paper) == 0:
+            return LinkageUnavailable(
+                paper_id,
+                "no_full_text",
+                f"paper {paper_id!r} has no full text (no sentences) in the graph, so there is nothing to link to",
+            )
+        vector = self.encoder.encode([text])[0]
+        scores = self.linker.score(text, vector, paper)
+        chosen = {int(j) for j in self.linker.selection.select(scores)}
+        order = np.argsort(-scores, kind="stable")[:k]
+        sentences = [
+            LinkedSentence(
+                id=f"{paper_id}#{int(paper.sids[j])}",
+                sid=int(paper.sids[j]),
+                section=paper.sections[j],
+                text=paper.texts[j],
+                score=float(scores[j]),
+                linked=int(j) in chosen,
+            )
+            for j in order
+        ]
+        return Linkage(paper_id, text, sentences)
+
+
+def linkage(service: LinkageService, citing_sentence: str, paper_id: str, k: int = 5) -> LinkageOutcome:
+    """Function form of :meth:`LinkageService.linkage` (what a GraphQL resolver calls)."""
+    return service.linkage(citing_sentence, paper_id, k)
+
+
+# ---------------------------------------------------------------------------------------------
+# Builders over the shared-task files (CLI and benchmarks)
+
+
+def reference_paper(reference: Reference, encoder: TextEncoder) -> CitedPaper:
+    s = reference.sentences
+    return cited_paper(reference.paper_id, [x.sid for x in s], [x.text for x in s], [x.section for x in s], encoder)
+
+
+def make_predictor(linker: Linker, encoder: TextEncoder) -> Predictor:
+    """A :data:`loaders.task1a.Predictor` for :func:`loaders.task1a.link_folder`."""
+
+    def predict(texts: list[str], reference: Reference) -> list[list[int]]:
+        paper = reference_paper(reference, encoder)
+        vectors = encoder.encode(texts)
+        return [[sid for sid, _ in linker.link(t, v, paper)] for t, v in zip(texts, vectors)]
+
+    return predict
+
+
+def load_gold_corpus(training_dir: Path, encoder: TextEncoder) -> GoldCorpus:
+    """The gold citances of a CL-SciSumm training folder (``<RP>/annotation/*.txt``) as examples."""
+    from loaders.task1a import citance_text
+
+    records, references = [], {}
+    for folder in rp_folders(training_dir):
+        annotations = read_annotations(folder)
+        reference = read_reference(folder)
+        if not annotations or reference is None:
+            continue
+        s = reference.sentences
+        references[folder.name] = ([x.sid for x in s], [x.text for x in s], [x.section for x in s])
+        records += [
+            GoldRecord(r.rp, r.annotator, r.key, citance_text(r.fields.get("Citation Text", "")), r.sids)
+            for r in annotations
+        ]
+    return gold_corpus(records, references, encoder)
+
+
+def load_silver_source(
+    scisummnet_dir: Path,
+    encoder: TextEncoder,
+    *,
+    max_papers: int | None,
+    exclude: set[str] | frozenset[str] = frozenset(),
+) -> SilverSource:
+    """ScisummNet's citances and reference papers (read with the project's loader), encoded."""
+    from loaders import scisummnet
+
+    batch = scisummnet.load(Path(scisummnet_dir))
+    return silver_source(
+        batch.nodes["Sentence"], batch.rels["MENTIONS"], encoder, max_papers=max_papers, exclude=exclude
+    )
+
+
+__all__ = [
+    "MAX_K",
+    "Linkage",
+    "LinkageOutcome",
+    "LinkageService",
+    "LinkageUnavailable",
+    "LinkedSentence",
+    "linkage",
+    "load_gold_corpus",
+    "load_silver_source",
+    "make_predictor",
+    "reference_paper",
+]

@@ -1,0 +1,252 @@
+"""The ``citegraph`` subcommands of sentence linkage (registered by :mod:`api.cli`).
+
+::
+
+    citegraph link --scisumm-dir DIR --out RUN_DIR [--model M]   fill Task 1A CSVs (no graph needed)
+    citegraph linkage train [--silver-papers N] [--out M]         train the linker on CL-SciSumm gold (+ silver)
+    citegraph linkage silver --out CSV [--max-papers N]           Singha Roy & Mercer silver corpus from ScisummNet
+    citegraph linkage eval [--folds 5]                            leave-papers-out CV with baselines (JSON)
+    citegraph linkage task-input --out DIR                        CL-SciSumm 2018 annotations -> Task 1A inputs
+    citegraph linkage score --run RUN_DIR                         score a run against the CL-SciSumm 2018 gold
+    citegraph compute linkage [--model M]                         model LINKS_TO edges into the graph
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from api.settings import AppSettings
+from graph.errors import ConfigError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from gnn.encoder import TextEncoder
+    from gnn.linkage import Example, Linker
+    from gnn.linkage.silver import BinaryMetrics, SilverSource
+    from graph.store import GraphStore
+
+log = logging.getLogger("citegraph")
+
+TRAINING_SET = Path("scisumm") / "Training-Set-2018"
+SCISUMMNET = Path("scisumm") / "ScisummNet-2019"
+
+
+def _encoder(args: argparse.Namespace) -> TextEncoder:
+    from gnn.encoder import EncoderSettings, TextEncoder
+
+    return TextEncoder(EncoderSettings.from_env(device=getattr(args, "device", None)))
+
+
+def _data_dir(args: argparse.Namespace) -> Path:
+    return Path(args.data) if getattr(args, "data", None) else AppSettings.from_env().data_dir
+
+
+def load_linker(path: str | None) -> Linker:
+    """The linker at ``path`` (default ``$CITEGRAPH_CACHE/models/linker.json``), or a ConfigError saying how to train one."""
+    from gnn.linkage import Linker, default_model_path
+
+    model = Path(path) if path else default_model_path()
+    if not model.is_file():
+        raise ConfigError(f"no linker model at {model}; train one with `citegraph linkage train` (or pass --model)")
+    return Linker.load(model)
+
+
+def _silver_corpus(
+    args: argparse.Namespace, encoder: TextEncoder, gold_examples: list[Example], exclude: set[str]
+) -> tuple[SilverSource, pd.DataFrame, float, BinaryMetrics]:
+    """Silver source and the balanced corpus with the cutoff chosen on ``gold_examples``."""
+    from api.linkage import load_silver_source
+    from gnn.linkage.silver import balance, choose_cutoff, gold_pairs, silver_pairs
+
+    source = load_silver_source(_data_dir(args) / SCISUMMNET, encoder, max_papers=args.max_papers, exclude=exclude)
+    cutoff, metrics = choose_cutoff(*gold_pairs(gold_examples), args.criterion)
+    corpus = balance(silver_pairs(source), cutoff, seed=args.seed)
+    return source, corpus, cutoff, metrics
+
+
+def cmd_linkage_silver(args: argparse.Namespace) -> int:
+    from api.linkage import load_gold_corpus
+
+    encoder = _encoder(args)
+    try:
+        gold = load_gold_corpus(_data_dir(args) / TRAINING_SET, encoder)
+        _, corpus, cutoff, metrics = _silver_corpus(args, encoder, gold.examples, set(gold.papers))
+    finally:
+        encoder.close()
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(out.name + ".tmp")
+    corpus.to_csv(tmp, index=False, encoding="utf-8")
+    tmp.replace(out)
+    print(
+        f"silver corpus: {len(corpus)} pairs ({int(corpus['label'].sum())} positive) from "
+        f"{corpus['citing_sentence_id'].nunique()} citances -> {out}"
+    )
+    print(
+        f"cosine cutoff {cutoff:.4f} (max {args.criterion} on {len(gold.examples)} gold citances): {json.dumps(metrics.as_dict())}"
+    )
+    return 0
+
+
+def cmd_linkage_train(args: argparse.Namespace) -> int:
+    from api.linkage import load_gold_corpus
+    from gnn.linkage import LinkerSettings, default_model_path, train_linker
+    from gnn.linkage.silver import silver_examples
+
+    settings = LinkerSettings(c=args.c, silver_weight=args.silver_weight, seed=args.seed)
+    encoder = _encoder(args)
+    try:
+        gold = load_gold_corpus(_data_dir(args) / TRAINING_SET, encoder)
+        examples = list(gold.examples)
+        if args.max_papers != 0:
+            source, corpus, _, _ = _silver_corpus(args, encoder, gold.examples, set(gold.papers))
+            examples += silver_examples(corpus, source, settings.silver_weight)
+        linker = train_linker(examples, settings, selection_examples=gold.examples)
+    finally:
+        encoder.close()
+    out = Path(args.out) if args.out else default_model_path()
+    linker.save(out)
+    print(
+        f"linker trained on {len(gold.examples)} gold + {len(examples) - len(gold.examples)} silver citances -> {out}"
+    )
+    print(f"selection: {linker.selection}")
+    return 0
+
+
+def cmd_linkage_eval(args: argparse.Namespace) -> int:
+    from api.linkage import load_gold_corpus, load_silver_source
+    from gnn.linkage import LinkerSettings
+    from gnn.linkage.evaluate import EvalSettings, cross_validate
+
+    encoder = _encoder(args)
+    try:
+        gold = load_gold_corpus(_data_dir(args) / TRAINING_SET, encoder)
+        silver = None
+        if args.max_papers != 0:
+            silver = load_silver_source(
+                _data_dir(args) / SCISUMMNET, encoder, max_papers=args.max_papers, exclude=set(gold.papers)
+            )
+        settings = EvalSettings(
+            folds=args.folds,
+            seed=args.seed,
+            cutoff_criterion=args.criterion,
+            boosting=False,
+            linker=LinkerSettings(seed=args.seed),
+        )
+        report = cross_validate(gold, silver, settings)
+    finally:
+        encoder.close()
+    print(json.dumps(report, indent=1, default=str))
+    return 0
+
+
+def cmd_link(args: argparse.Namespace) -> int:
+    from api.linkage import make_predictor
+    from loaders.task1a import link_folder
+
+    linker = load_linker(args.model)
+    encoder = _encoder(args)
+    try:
+        report = link_folder(Path(args.scisumm_dir), Path(args.out), make_predictor(linker, encoder))
+    finally:
+        encoder.close()
+    print(report.summary())
+    return 0
+
+
+def cmd_linkage_task_input(args: argparse.Namespace) -> int:
+    from loaders.task1a import write_task_inputs
+
+    source = Path(args.source) if args.source else _data_dir(args) / TRAINING_SET
+    print(f"{write_task_inputs(source, Path(args.out))} citances written as Task 1A inputs under {args.out}")
+    return 0
+
+
+def cmd_linkage_score(args: argparse.Namespace) -> int:
+    from gnn.linkage import score_task1a
+    from loaders.task1a import read_gold, read_run
+
+    gold = Path(args.gold) if args.gold else _data_dir(args) / TRAINING_SET
+    score = score_task1a(read_run(Path(args.run)), read_gold(gold))  # type: ignore[arg-type]
+    print(json.dumps(score.as_dict(), indent=1))
+    return 0
+
+
+def compute_linkage_step(store: GraphStore, args: argparse.Namespace) -> None:
+    """``citegraph compute linkage``: called by :func:`api.cli.cmd_compute`."""
+    from gnn.linkage import compute_linkage
+
+    linker = load_linker(getattr(args, "model", None))
+    encoder = _encoder(args)
+    try:
+        print(compute_linkage(store, encoder, linker, progress=not args.quiet).summary())
+    finally:
+        encoder.close()
+
+
+def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register ``link`` and ``linkage ...`` on the top-level subparsers."""
+    p = sub.add_parser("link", help="fill Task 1A run CSVs: which reference-paper sentences each citance cites")
+    p.add_argument("--scisumm-dir", required=True, help="folder of <RP>/annotation/<RP>.csv + <RP>/Reference_XML/")
+    p.add_argument("--out", required=True, help="run folder to write <RP>.csv files into")
+    p.add_argument("--model", help="linker model (default: $CITEGRAPH_CACHE/models/linker.json)")
+    p.add_argument("--device", choices=["cpu", "cuda"], help="encoder device (default: cuda when present)")
+    p.set_defaults(func=cmd_link)
+
+    p = sub.add_parser("linkage", help="sentence-linkage model: train, silver corpus, evaluation, task files")
+    verbs = p.add_subparsers(dest="verb", required=True, metavar="VERB")
+
+    def common(q: argparse.ArgumentParser, *, silver: bool) -> None:
+        q.add_argument("--data", help="data folder (default: $CITEGRAPH_DATA or ../shared/data)")
+        q.add_argument("--seed", type=int, default=0, help="seed of folds and silver negatives")
+        q.add_argument("--device", choices=["cpu", "cuda"], help="encoder device")
+        if silver:
+            q.add_argument(
+                "--max-papers",
+                type=int,
+                default=60,
+                help="ScisummNet reference papers for silver (most citances per sentence first; 0: no silver)",
+            )
+            q.add_argument(
+                "--criterion",
+                choices=["balanced_accuracy", "mcc", "f1"],
+                default="mcc",
+                help="what the silver cosine cutoff maximises on gold pairs",
+            )
+
+    q = verbs.add_parser("silver", help="write the balanced silver corpus CSV (Singha Roy & Mercer)")
+    common(q, silver=True)
+    q.add_argument("--out", required=True, help="CSV to write")
+    q.set_defaults(func=cmd_linkage_silver)
+
+    q = verbs.add_parser("train", help="train the linker on CL-SciSumm 2018 gold (+ silver) and save it")
+    common(q, silver=True)
+    q.add_argument("--c", type=float, default=1.0, help="inverse regularisation of the logistic regression")
+    q.add_argument("--silver-weight", type=float, default=1.0, help="weight of a silver row relative to a gold row")
+    q.add_argument("--out", help="model file (default: $CITEGRAPH_CACHE/models/linker.json)")
+    q.set_defaults(func=cmd_linkage_train)
+
+    q = verbs.add_parser("eval", help="leave-reference-papers-out CV on CL-SciSumm 2018 with baselines")
+    common(q, silver=True)
+    q.add_argument("--folds", type=int, default=5)
+    q.set_defaults(func=cmd_linkage_eval)
+
+    q = verbs.add_parser("task-input", help="write Task 1A input CSVs from CL-SciSumm .ann.txt annotations")
+    q.add_argument("--data", help="data folder (default: $CITEGRAPH_DATA or ../shared/data)")
+    q.add_argument("--from", dest="source", help="training folder (default: <data>/scisumm/Training-Set-2018)")
+    q.add_argument("--out", required=True, help="folder to write <RP>/annotation/<RP>.csv + Reference_XML into")
+    q.set_defaults(func=cmd_linkage_task_input)
+
+    q = verbs.add_parser("score", help="score a Task 1A run folder against CL-SciSumm gold (micro/macro P/R/F1)")
+    q.add_argument("--data", help="data folder (default: $CITEGRAPH_DATA or ../shared/data)")
+    q.add_argument("--run", required=True, help="run folder of <RP>.csv files")
+    q.add_argument("--gold", help="training folder with the gold .ann.txt (default: Training-Set-2018)")
+    q.set_defaults(func=cmd_linkage_score)
+
+
+__all__ = ["add_commands", "compute_linkage_step", "load_linker"]

@@ -1,0 +1,111 @@
+"""Leave-reference-papers-out cross-validation of the linker on the CL-SciSumm 2018 gold links.
+
+The 40 reference papers are split into ``folds`` groups (seeded); each group is the test set once
+while the linker is trained on the others. Every system is scored on the same test citances with
+:func:`gnn.linkage.scoring.score_task1a` (micro over all gold files and citances, and macro over
+files), the predictions of all folds pooled:
+
+* ``cosine top-k`` / ``bm25 top-k``: the ``k`` sentences with the highest embedding cosine / BM25,
+  for each ``k`` in ``k_values`` (untrained; the best ``k`` is the baseline the issue compares to);
+* ``linker (gold)``: :func:`~gnn.linkage.model.train_linker` on the training folds' gold;
+* ``linker (gold + silver)``: the same plus the silver corpus, its cosine cutoff chosen on the
+  training folds' gold pairs (:func:`~gnn.linkage.silver.choose_cutoff`), then balanced;
+* ``boosting (gold)``: gradient-boosted trees on the same features, for comparison.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from gnn.linkage.model import Example, Linker, LinkerSettings, _folds, fixed_scorer, train_linker
+from gnn.linkage.pipeline import GoldCorpus
+from gnn.linkage.scoring import Task1AScore, score_task1a
+from gnn.linkage.silver import SilverSource, balance, choose_cutoff, gold_pairs, silver_examples, silver_pairs
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class EvalSettings:
+    folds: int = 5  # groups of reference papers; 8 papers per test fold on the 40 of CL-SciSumm 2018
+    seed: int = 0  # fold assignment, silver negatives
+    k_values: tuple[int, ...] = (1, 2, 3, 4, 5)  # k of the top-k baselines
+    cutoff_criterion: str = "mcc"  # which criterion picks the silver cutoff inside each fold
+    linker: LinkerSettings = field(default_factory=LinkerSettings)  # the learned linkers' settings
+    boosting: bool = True  # also score gradient boosting on gold (slower)
+
+
+def _predict(linker: Linker, examples: Sequence[Example], keys: Sequence[Hashable]) -> dict[Hashable, list[int]]:
+    out = {}
+    for e, key in zip(examples, keys):
+        chosen = linker.selection.select(linker.decision(e.matrix())) if len(e.paper) else np.zeros(0, np.int64)
+        out[key] = [int(e.paper.sids[j]) for j in chosen]
+    return out
+
+
+def cross_validate(
+    gold: GoldCorpus, silver: SilverSource | None, settings: EvalSettings = EvalSettings()
+) -> dict[str, object]:
+    """Scores of every system (see module docstring) and the silver cutoffs chosen per fold."""
+    gold_files: dict[Hashable, dict[Hashable, frozenset[int]]] = {}
+    for ex, key, annotator in zip(gold.examples, gold.keys, gold.annotators):
+        gold_files.setdefault((ex.group, annotator), {})[key] = ex.positives
+    predictions: dict[str, dict[Hashable, list[int]]] = {}
+    for k in settings.k_values:
+        for feature in ("cosine", "bm25"):
+            predictions[f"{feature} top-{k}"] = _predict(fixed_scorer(feature, k), gold.examples, gold.keys)
+    pool = silver_pairs(silver) if silver is not None else None
+    folds = _folds([e.group for e in gold.examples], settings.folds, settings.seed)
+    cutoffs, silver_sizes, selections = [], [], []
+    timings: dict[str, float] = {}
+    for number, test in enumerate(folds):
+        train = [e for e in gold.examples if e.group not in test]
+        test_idx = [i for i, e in enumerate(gold.examples) if e.group in test]
+        test_ex, test_keys = [gold.examples[i] for i in test_idx], [gold.keys[i] for i in test_idx]
+        systems: dict[str, Linker] = {}
+        started = time.perf_counter()
+        systems["linker (gold)"] = train_linker(train, settings.linker)
+        timings["linker (gold)"] = timings.get("linker (gold)", 0.0) + time.perf_counter() - started
+        selections.append(systems["linker (gold)"].selection)
+        if pool is not None and silver is not None:
+            started = time.perf_counter()
+            cutoff, _ = choose_cutoff(*gold_pairs(train), settings.cutoff_criterion)
+            corpus = balance(pool, cutoff, seed=settings.seed)
+            extra = silver_examples(corpus, silver, settings.linker.silver_weight)
+            cutoffs.append(cutoff)
+            silver_sizes.append(len(corpus))
+            systems["linker (gold + silver)"] = train_linker(
+                [*train, *extra], settings.linker, selection_examples=train
+            )
+            timings["linker (gold + silver)"] = (
+                timings.get("linker (gold + silver)", 0.0) + time.perf_counter() - started
+            )
+        if settings.boosting:
+            started = time.perf_counter()
+            systems["boosting (gold)"] = train_linker(train, replace(settings.linker, kind="boosting"))
+            timings["boosting (gold)"] = timings.get("boosting (gold)", 0.0) + time.perf_counter() - started
+        for name, linker in systems.items():
+            predictions.setdefault(name, {}).update(_predict(linker, test_ex, test_keys))
+        log.info("fold %d/%d: %d test papers, %d test citances", number + 1, len(folds), len(test), len(test_ex))
+    scores: dict[str, Task1AScore] = {name: score_task1a(p, gold_files) for name, p in predictions.items()}
+    best = {
+        feature: max((n for n in scores if n.startswith(feature + " top-")), key=lambda n: scores[n].micro.f1)
+        for feature in ("cosine", "bm25")
+    }
+    return {
+        "scores": {name: s.as_dict() for name, s in scores.items()},
+        "best_baselines": best,
+        "silver_cutoffs": [round(c, 4) for c in cutoffs],
+        "silver_rows": silver_sizes,
+        "selections": [s.__dict__ for s in selections],
+        "train_seconds": {k: round(v, 1) for k, v in timings.items()},
+        "folds": [sorted(f) for f in folds],
+    }
+
+
+__all__ = ["EvalSettings", "cross_validate"]
