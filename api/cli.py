@@ -95,14 +95,24 @@ def cmd_compute(args: argparse.Namespace) -> int:
                     power=args.power,
                     resolution=args.resolution,
                     seed=args.seed,
+                    cluster_top_k=args.cluster_top_k,
+                    cluster_min_count=args.cluster_min_count,
                     device=args.device,
                 )
                 print(compute_cocitation(store, settings).summary())
+            if step in ("taxonomy", "hyperbolic") and args.step == "all" and not _has_taxonomy(store):
+                # A corpus loaded without the taxonomies (e.g. only `ingest jsonl`) still gets every other step.
+                print(f"{step}: skipped, the store has no ArxivCategory/AcmClass nodes (`citegraph ingest taxonomy`)")
+                continue
             if step == "taxonomy":
                 _compute_taxonomy(store, args)
             if step == "hyperbolic":
                 _compute_hyperbolic(store, args)
     return 0
+
+
+def _has_taxonomy(store: GraphStore) -> bool:
+    return store.count_nodes("ArxivCategory") + store.count_nodes("AcmClass") > 0
 
 
 def _compute_taxonomy(store: GraphStore, args: argparse.Namespace) -> None:
@@ -354,7 +364,16 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--min-count", type=int, default=1, help="smallest co-citation count kept as a CO_CITED edge")
     g.add_argument("--top-m", type=int, default=32, help="co-citation partners stored per paper (cocite_partners)")
     g.add_argument("--power", type=float, default=0.75, help="exponent of the noise distributions (MP-BERT4CR: 0.75)")
-    g.add_argument("--resolution", type=float, default=1.0, help="Louvain resolution (higher: more, smaller clusters)")
+    g.add_argument("--resolution", type=float, default=1.0, help="Leiden resolution (higher: more, smaller clusters)")
+    g.add_argument(
+        "--cluster-top-k",
+        type=int,
+        default=10,
+        help="cluster graph: each paper's K strongest co-citation links (0: every pair; default 10)",
+    )
+    g.add_argument(
+        "--cluster-min-count", type=int, default=1, help="cluster graph: only pairs co-cited at least N times"
+    )
     g.add_argument(
         "--seed", type=int, default=0, help="seed of the clustering, the taxonomy fusion and the hyperbolic embedding"
     )

@@ -8,8 +8,10 @@ in its own fresh Python process:
 
 * ``load``: ``ingest(store, GraphBatch(...))`` (synthetic) or ``api.cli.main(["ingest", "all", ...])``
   (real); timed for reference only.
-* ``count``: the project's counting path alone: ``read_citations(store)`` (the store read) and
-  ``cooccurrence(citing, cited)`` (the pure counting step, timed separately), on a read-only store.
+* ``count``: the project's counting path alone, as ``compute_cocitation`` runs it:
+  ``read_cocitation_input(store)`` (the store read: ``GraphStore.query_arrow`` of int node codes)
+  and ``count_cocitation(data)`` (paper- and sentence-level counts by the ESC engine; the pure
+  counting step, timed separately), on a read-only store.
   Outside the window it measures the pair incidences ``sum_p k_p (k_p - 1) / 2`` over citing
   papers: the number of (p, a, b) rows the Cypher pattern produces before aggregation.
 * ``cypher`` (baseline a): ``MATCH (p)-[:CITES]->(a), (p)-[:CITES]->(b) WHERE a.id < b.id
@@ -170,7 +172,7 @@ def child_load(workdir: Path, args: argparse.Namespace) -> dict[str, Any]:
 
 
 def child_count(workdir: Path, args: argparse.Namespace) -> dict[str, Any]:
-    from gnn.cocitation import cooccurrence, read_citations
+    from gnn.cocitation import count_cocitation, read_cocitation_input
     from gnn.device import select_device
 
     device = select_device(args.device)
@@ -178,12 +180,13 @@ def child_count(workdir: Path, args: argparse.Namespace) -> dict[str, Any]:
     split: dict[str, float] = {}
     with _Win() as window:
         t = time.perf_counter()
-        citations = read_citations(store)
+        data = read_cocitation_input(store)  # the compute step's read: Arrow, int node codes
         split["read_citations"] = time.perf_counter() - t
-        with _Win() as counting:  # the pure counting step
-            pairs = cooccurrence(citations["citing_id"], citations["cited_id"], device=device)
+        with _Win() as counting:  # the pure counting step (paper- and sentence-level, ESC engine)
+            pairs, _sentence = count_cocitation(data, device=device)
         split["cooccurrence"] = counting.seconds
     store.close()
+    citations = pd.DataFrame({"citing_id": data.papers[data.citing], "cited_id": data.papers[data.cited]})
     distinct = citations.drop_duplicates()
     refs = distinct["citing_id"].value_counts().to_numpy(dtype=np.int64)
     in_degree = distinct["cited_id"].value_counts().to_numpy(dtype=np.int64)
@@ -331,14 +334,14 @@ def child_networkx(workdir: Path, args: argparse.Namespace) -> dict[str, Any]:
 
 
 PROGRESS_CALLS = (
-    "read_citations",
-    "read_mentions",
-    "cooccurrence",
+    "read_cocitation_input",
+    "count_cocitation",
     "cocitation_edges",
     "noise_distributions",
     "top_partners",
-    "louvain_clusters",
+    "_clusters",
     "label_clusters",
+    "_paper_frame",
 )
 
 

@@ -16,15 +16,23 @@ co-citation anywhere in a paper (Gipp & Beel, 2009, "Citation proximity analysis
 sentences, not papers: a paper that co-cites a pair in two sentences adds 2, so a pair's
 ``sentence_count`` can exceed its ``count``.
 
-The products run as torch sparse matrix products on the selected device (CUDA when present,
-:func:`gnn.device.select_device`); :func:`cooccurrence` with ``engine="scipy"`` computes the same
-integers with SciPy on the CPU, and the tests hold the two paths to exact equality.
+Only the strict upper triangle of a product is needed (the matrices are symmetric; the diagonal
+is :math:`s`). The default engine, ``"esc"``, computes exactly that by expand–sort–compress (the
+ESC sparse product of Bell, Dalton & Olson, 2012, SIAM J. Sci. Comput. 34(4)): every member
+:math:`k` with sorted items :math:`i_1 < \dots < i_{d_k}` *expands* into its
+:math:`d_k (d_k - 1) / 2` pairs :math:`(i_a, i_b)`, :math:`a < b`, as int64 codes
+:math:`i_a n + i_b`; the codes are *sorted*; equal codes *compress* into one pair with their
+multiplicity, which is :math:`C_{i_a i_b} = \sum_k A_{k i_a} A_{k i_b}`. The work is
+:math:`\sum_k d_k (d_k - 1)/2` (the (p, a, b) rows a Cypher pattern join produces) plus one sort;
+it runs on NumPy on the CPU and on torch on CUDA (:func:`gnn.device.select_device`).
+``engine="torch"`` (torch sparse COO product, full matrix) and ``engine="scipy"`` (SciPy CSR
+product) compute the same integers, and the tests hold the three paths to exact equality.
 
 :func:`compute_cocitation` is the compute step: it reads CITES and MENTIONS from the store, writes
 ``CO_CITED {count, sentence_count, association, cosine, jaccard, inclusion}`` (one edge per
 unordered pair, source id < target id) and, on every Paper, ``n_cited``, the noise distributions
 of :mod:`gnn.noise` (``cocite_partners``, ``cocite_probs``, ``cocite_tail``, ``negative_weight``)
-and the Louvain cluster of :mod:`gnn.clusters` (``cocite_cluster``). Re-running replaces, never
+and the Leiden cluster of :mod:`gnn.clusters` (``cocite_cluster``). Re-running replaces, never
 duplicates. Bibliographic coupling has no edge type; :func:`coupling_table` computes it on demand.
 """
 
@@ -41,20 +49,31 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 import scipy.sparse as sp
 import torch
 from numpy.typing import ArrayLike
 from tqdm import tqdm
 
-from gnn.clusters import ClusterLabel, cluster_labels_path, label_clusters, louvain_clusters, write_cluster_labels
+from gnn.clusters import (
+    ClusterLabel,
+    cluster_labels_path,
+    label_clusters,
+    leiden_membership,
+    prune_pairs,
+    write_cluster_labels,
+)
 from gnn.device import select_device
-from gnn.noise import noise_distributions, top_partners
+from gnn.noise import NoiseDistributions, arrow_ids, noise_distributions, top_partners
 from graph.errors import ConfigError
 from graph.store import GraphStore
 
 log = logging.getLogger(__name__)
 
-ENGINES = ("torch", "scipy")
+ENGINES = ("esc", "torch", "scipy")
+# Pairs expanded at once by the ESC engine: bounds its transient index arrays (~3 × 8 bytes each).
+ESC_CHUNK = 1 << 24
 MEASURES = ("count", "sentence_count", "association", "cosine", "jaccard", "inclusion")
 
 
@@ -71,10 +90,17 @@ class CocitationSettings:
     # Exponent α of both noise distributions, freq^α (MP-BERT4CR eq. 1-2, word2vec's 3/4). Below 1 it
     # flattens the distributions, moving probability towards rare pairs and rarely cited papers.
     power: float = 0.75
-    # Louvain resolution γ: above 1 gives more, smaller clusters; below 1 fewer, larger ones.
+    # Leiden resolution γ: above 1 gives more, smaller clusters; below 1 fewer, larger ones.
     resolution: float = 1.0
-    # Seed of Louvain's random node order: the same seed on the same graph gives the same clusters.
+    # Seed of Leiden's random node order: the same seed on the same graph gives the same clusters.
     seed: int = 0
+    # The cluster graph keeps, for every paper, the links to its cluster_top_k strongest partners
+    # (the head of cocite_partners); 0 keeps every pair. At 1M papers / 10M citations the full graph
+    # has 45.6M pairs, 96.5% co-cited once; the top-10 graph keeps every co-cited paper with <= 10M links.
+    cluster_top_k: int = 10
+    # Pairs co-cited fewer times than this are no links of the cluster graph (they stay CO_CITED edges).
+    # The cluster graph is always a subgraph of the CO_CITED edges: the larger of this and min_count applies.
+    cluster_min_count: int = 1
     # "cpu", "cuda", "cuda:N", or None for CUDA when available. The counts are exact integers either way.
     device: str | None = None
     # Terms per cluster label (c-TF-IDF over titles, gnn.clusters.label_clusters).
@@ -88,7 +114,11 @@ class CocitationSettings:
         if not 0.0 <= self.power <= 1.0:
             raise ConfigError(f"power is {self.power}; use a value in [0, 1] (default 0.75, MP-BERT4CR's 3/4)")
         if self.resolution <= 0:
-            raise ConfigError(f"resolution is {self.resolution}; Louvain needs a positive resolution (default 1.0)")
+            raise ConfigError(f"resolution is {self.resolution}; Leiden needs a positive resolution (default 1.0)")
+        if self.cluster_top_k < 0:
+            raise ConfigError(f"cluster_top_k is {self.cluster_top_k}; use 0 (every pair) or more (default 10)")
+        if self.cluster_min_count < 1:
+            raise ConfigError(f"cluster_min_count is {self.cluster_min_count}; a co-citation count is at least 1")
         if self.label_terms < 1:
             raise ConfigError(f"label_terms is {self.label_terms}; a label needs at least one term (default 5)")
 
@@ -204,7 +234,7 @@ def cooccurrence(
     *,
     ids: pd.Index | None = None,
     device: torch.device | str | None = None,
-    engine: str = "torch",
+    engine: str = "esc",
 ) -> PairCounts:
     r"""Pairs of items that occur in the same member, counted over members: :math:`X = B^\top B`.
 
@@ -216,9 +246,10 @@ def cooccurrence(
     Args:
         ids: the items to index by (sorted here); items outside it are dropped. Default: the
             distinct items, sorted. Pass another count's ``ids`` to put two counts in one index.
-        device: where the torch product runs (default: CUDA when available).
-        engine: ``"torch"`` (sparse COO product on ``device``) or ``"scipy"`` (CSR product on the
-            CPU); both give the same integers.
+        device: where the product runs (default: CUDA when available).
+        engine: ``"esc"`` (expand–sort–compress of the upper triangle; NumPy on the CPU, torch on
+            CUDA), ``"torch"`` (torch sparse COO product on ``device``) or ``"scipy"`` (CSR
+            product on the CPU); all give the same integers.
     """
     if engine not in ENGINES:
         raise ConfigError(f"engine {engine!r} is not one of {ENGINES}")
@@ -230,25 +261,119 @@ def cooccurrence(
     else:
         index = pd.Index(ids).sort_values()
         item_codes = index.get_indexer(item_values)
-        kept = item_codes >= 0
-        if not kept.all():
-            log.info("cooccurrence: %d rows name items outside the index; dropped", int((~kept).sum()))
+    return count_pairs(member_codes, item_codes, index, device=device, engine=engine)
+
+
+def count_pairs(
+    members: np.ndarray,
+    items: np.ndarray,
+    ids: pd.Index,
+    *,
+    device: torch.device | str | None = None,
+    engine: str = "esc",
+) -> PairCounts:
+    r""":func:`cooccurrence` over integer codes: ``members[k]`` (any int ≥ 0) contains item ``ids[items[k]]``.
+
+    Rows with a negative item code (an item outside ``ids``) are dropped and logged. This is the
+    entry point for codes read from the store as Arrow (:func:`read_cocitation_input`): no id is
+    hashed or compared as a string.
+    """
+    if engine not in ENGINES:
+        raise ConfigError(f"engine {engine!r} is not one of {ENGINES}")
+    member_codes, item_codes = np.asarray(members, dtype=np.int64), np.asarray(items, dtype=np.int64)
+    kept = item_codes >= 0
+    if not kept.all():
+        log.info("cooccurrence: %d rows name items outside the index; dropped", int((~kept).sum()))
         member_codes, item_codes = member_codes[kept], item_codes[kept]
-    n_items = len(index)
-    # One int64 code per (member, item): unique() on it deduplicates far faster than on row pairs.
-    codes = _sorted_unique(member_codes.astype(np.int64) * max(n_items, 1) + item_codes.astype(np.int64))
-    rows, cols = codes // max(n_items, 1), codes % max(n_items, 1)  # rows ascending
-    occurrences = np.bincount(cols, minlength=n_items).astype(np.int64)  # X_ii = s_i
+    n_items = max(len(ids), 1)
+    if len(member_codes) and int(member_codes.max()) > (2**63 - 1) // n_items - 1:
+        member_codes = pd.factorize(member_codes)[0].astype(np.int64)  # sparse codes: make them dense first
+    # One int64 code per (member, item): sorting it deduplicates far faster than hashing row pairs.
+    codes = _sorted_unique(member_codes * n_items + item_codes)
+    rows, cols = codes // n_items, codes % n_items  # rows ascending, items ascending within a row
+    occurrences = np.bincount(cols, minlength=len(ids)).astype(np.int64)  # X_ii = s_i
     n_members = int(len(rows) > 0) + int(np.count_nonzero(rows[1:] != rows[:-1]))
-    if engine == "torch":
-        i, j, count = _gram_upper_torch(rows, cols, n_items, select_device(None) if device is None else device)
+    torch_device = select_device(None) if device is None else torch.device(device)
+    if engine == "esc":
+        i, j, count = _gram_upper_esc(rows, cols, n_items, torch_device)
+    elif engine == "torch":
+        rows = np.unique(rows, return_inverse=True)[1].astype(np.int64)  # dense member rows for the matrix
+        i, j, count = _gram_upper_torch(rows, cols, n_items, torch_device)
     else:
         i, j, count = _gram_upper_scipy(rows, cols, n_items)
     pair_codes = i * n_items + j
-    if len(pair_codes) > 1 and not (pair_codes[1:] > pair_codes[:-1]).all():  # torch's coalesced output already is
+    if len(pair_codes) > 1 and not (pair_codes[1:] > pair_codes[:-1]).all():  # ESC's and torch's output already is
         order = np.argsort(pair_codes, kind="stable")
         i, j, count = i[order], j[order], count[order]
-    return PairCounts(index, i, j, count, occurrences, n_members)
+    return PairCounts(ids, i, j, count, occurrences, n_members)
+
+
+def _gram_upper_esc(
+    rows: np.ndarray, cols: np.ndarray, n_items: int, device: torch.device
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    r"""Strict upper triangle of :math:`B^\top B` by expand–sort–compress (see the module docstring).
+
+    ``(rows, cols)`` are unique and sorted by row, then column. Position :math:`p` in a row that
+    ends at :math:`e` pairs with the :math:`e - p - 1` later positions of the row; pairs are
+    expanded in chunks of at most :data:`ESC_CHUNK`, as codes ``cols[p] * n_items + cols[q]``.
+    """
+    empty = np.empty(0, dtype=np.int64)
+    if len(rows) < 2:
+        return empty, empty, empty
+    if n_items > 3_037_000_499:  # n_items² would overflow int64 codes
+        raise ConfigError(f"{n_items} items are too many for int64 pair codes; use engine='scipy'")
+    starts = np.flatnonzero(np.concatenate([[True], rows[1:] != rows[:-1]]))
+    ends = np.append(starts[1:], len(rows))
+    later = np.repeat(ends, ends - starts) - np.arange(len(rows)) - 1  # pairs each position starts
+    if device.type != "cpu":
+        return _gram_upper_esc_torch(cols, later, n_items, device)
+    total = int(later.sum())
+    if total == 0:
+        return empty, empty, empty
+    codes = np.empty(total, dtype=np.int64)
+    for first, last, out in _esc_chunks(later):  # expand
+        counts = later[first:last]
+        left = np.repeat(np.arange(first, last), counts)
+        step = np.arange(len(left)) - np.repeat(np.cumsum(counts) - counts, counts) + 1  # 1..counts[p]
+        codes[out : out + len(left)] = cols[left] * n_items + cols[left + step]
+    codes.sort()  # sort
+    boundary = np.empty(total, dtype=bool)  # compress
+    boundary[0] = True
+    np.not_equal(codes[1:], codes[:-1], out=boundary[1:])
+    at = np.flatnonzero(boundary)
+    count = np.diff(np.append(at, total)).astype(np.int64)
+    unique = codes[at]
+    return unique // n_items, unique % n_items, count
+
+
+def _esc_chunks(later: np.ndarray) -> Iterator[tuple[int, int, int]]:
+    """``(first, last, out)``: position ranges expanding to at most ~ESC_CHUNK pairs, and where their pairs go."""
+    ends = np.cumsum(later)
+    first, out = 0, 0
+    while first < len(later):
+        last = int(np.searchsorted(ends, out + ESC_CHUNK, side="right"))
+        last = max(last, first + 1)
+        yield first, last, out
+        out = int(ends[last - 1])
+        first = last
+
+
+def _gram_upper_esc_torch(
+    cols: np.ndarray, later: np.ndarray, n_items: int, device: torch.device
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The ESC product with torch on ``device`` (CUDA): the same expand, sort and compress."""
+    cols_t = torch.from_numpy(cols).to(device)
+    later_t = torch.from_numpy(later).to(device)
+    parts = []
+    for first, last, _ in _esc_chunks(later):
+        counts = later_t[first:last]
+        left = torch.repeat_interleave(torch.arange(first, last, device=device), counts)
+        offsets = torch.cumsum(counts, 0) - counts
+        step = torch.arange(len(left), device=device) - torch.repeat_interleave(offsets, counts) + 1
+        parts.append(cols_t[left] * n_items + cols_t[left + step])
+    codes = torch.sort(torch.cat(parts)).values
+    unique, count = torch.unique_consecutive(codes, return_counts=True)
+    return (unique // n_items).cpu().numpy(), (unique % n_items).cpu().numpy(), count.to(torch.int64).cpu().numpy()
 
 
 def _sorted_unique(values: np.ndarray) -> np.ndarray:
@@ -310,10 +435,10 @@ def cocitation_edges(cocitation: PairCounts, sentence: PairCounts | None = None,
     """The CO_CITED table: one row per pair with ``count >= min_count``, source id < target id.
 
     ``sentence`` must share ``cocitation.ids`` (:func:`cooccurrence` with ``ids=``); pairs never
-    co-cited in one sentence get ``sentence_count`` 0.
+    co-cited in one sentence get ``sentence_count`` 0. ``source`` and ``target`` are Arrow-backed
+    ``str`` columns taken from the ids without a Python object per row.
     """
-    table = pd.concat([cocitation.frame(), normalised_strengths(cocitation)], axis=1)
-    table["sentence_count"] = 0
+    sentence_counts = np.zeros(len(cocitation), dtype=np.int64)
     if sentence is not None and len(sentence):
         if not sentence.ids.equals(cocitation.ids):
             raise ValueError("sentence-level counts must be indexed like the co-citation counts (pass ids=)")
@@ -321,32 +446,147 @@ def cocitation_edges(cocitation: PairCounts, sentence: PairCounts | None = None,
         sentence_codes = sentence.i * len(sentence.ids) + sentence.j
         at = np.searchsorted(codes, sentence_codes)
         found = (at < len(codes)) & (codes[np.minimum(at, len(codes) - 1)] == sentence_codes) if len(codes) else at < 0
-        counts = np.zeros(len(codes), dtype=np.int64)
-        counts[at[found]] = sentence.count[found]
-        table["sentence_count"] = counts
+        sentence_counts[at[found]] = sentence.count[found]
         if not found.all():  # a sentence's paper that lacks the CITES edge: reported, not invented
             log.warning("%d sentence-level pairs have no paper-level co-citation; left out", int((~found).sum()))
-    table = table[table["count"] >= min_count]
-    return table[["source", "target", *MEASURES]].reset_index(drop=True)
+    pairs = cocitation
+    if min_count > 1:
+        keep = cocitation.count >= min_count
+        pairs = PairCounts(
+            cocitation.ids,
+            cocitation.i[keep],
+            cocitation.j[keep],
+            cocitation.count[keep],
+            cocitation.occurrences,
+            cocitation.n_members,
+        )
+        sentence_counts = sentence_counts[keep]
+    ids = arrow_ids(pairs.ids)
+    table = pd.DataFrame(
+        {
+            "source": ids.take(pa.array(pairs.i)).to_pandas(),
+            "target": ids.take(pa.array(pairs.j)).to_pandas(),
+            "count": pairs.count,
+            "sentence_count": sentence_counts,
+        }
+    )
+    strengths = normalised_strengths(pairs)
+    for name in strengths.columns:
+        table[name] = strengths[name].to_numpy()
+    return table[["source", "target", *MEASURES]]
 
 
 def read_citations(store: GraphStore) -> pd.DataFrame:
-    """Every CITES edge as ``citing_id``, ``cited_id``."""
-    return pd.DataFrame.from_records(store.query("citation_pairs"), columns=["citing_id", "cited_id"])
+    """Every CITES edge as ``citing_id``, ``cited_id`` (read as Arrow: no Python object per row)."""
+    return _frame(store.query_arrow("citation_pairs"), ["citing_id", "cited_id"])
 
 
 def read_mentions(store: GraphStore) -> pd.DataFrame:
-    """Every MENTIONS edge as ``sentence_id``, ``cited_id``."""
-    return pd.DataFrame.from_records(store.query("sentence_mentions"), columns=["sentence_id", "cited_id"])
+    """Every MENTIONS edge as ``sentence_id``, ``cited_id`` (read as Arrow)."""
+    return _frame(store.query_arrow("sentence_mentions"), ["sentence_id", "cited_id"])
+
+
+def _frame(table: pa.Table, columns: list[str]) -> pd.DataFrame:
+    if table.num_rows == 0:
+        return pd.DataFrame({name: pd.Series([], dtype="str") for name in columns})
+    return table.select(columns).to_pandas()
+
+
+@dataclass(frozen=True)
+class CocitationInput:
+    """The incidences behind co-citation as integer positions, read from the store as Arrow.
+
+    ``papers`` holds every Paper id, sorted; ``citing``/``cited``/``mentioned`` are positions in it.
+    """
+
+    papers: pd.Index  # every Paper id, sorted ascending
+    titles: pa.Array  # title of papers[k] (null where none), for cluster labels
+    citing: np.ndarray  # int64 [citations]: the citing paper of each CITES edge
+    cited: np.ndarray  # int64 [citations]: the cited paper
+    sentences: np.ndarray  # int64 [mentions]: one code per citing sentence (any distinct ints)
+    mentioned: np.ndarray  # int64 [mentions]: the paper the sentence mentions
+
+
+def read_cocitation_input(store: GraphStore) -> CocitationInput:
+    """CITES, MENTIONS and the Paper ids/titles, read with :meth:`GraphStore.query_arrow`.
+
+    The store returns node codes (``paper_codes``, ``citation_codes``, ``mention_codes``): the
+    embedded store's dense row offsets (``offset(id(n))``), so the 10M-row reads carry two int64
+    columns and no string; Neo4j returns the keys, mapped to positions here.
+    """
+    table = store.query_arrow("paper_codes")
+    if table.num_rows == 0:
+        empty = np.empty(0, dtype=np.int64)
+        return CocitationInput(pd.Index([], dtype="str"), pa.array([], pa.string()), empty, empty, empty, empty)
+    ids = _single_chunk(table.column("id"))
+    order = pc.sort_indices(ids).to_numpy()
+    papers = pd.Index(ids.take(pa.array(order)).to_pandas(), name="id")
+    titles = _single_chunk(table.column("title")).take(pa.array(order))
+    codes = _single_chunk(table.column("code"))
+    position = _positions_of(codes, order, papers)
+    citations = store.query_arrow("citation_codes")
+    mentions = store.query_arrow("mention_codes")
+    citing = position(citations.column("citing")) if citations.num_rows else np.empty(0, dtype=np.int64)
+    cited = position(citations.column("cited")) if citations.num_rows else np.empty(0, dtype=np.int64)
+    if mentions.num_rows:
+        sentence_codes = _single_chunk(mentions.column("sentence"))
+        if pa.types.is_integer(sentence_codes.type):
+            sentences = sentence_codes.to_numpy().astype(np.int64)
+        else:
+            sentences = pd.factorize(sentence_codes.to_pandas())[0].astype(np.int64)
+        mentioned = position(mentions.column("cited"))
+    else:
+        sentences = mentioned = np.empty(0, dtype=np.int64)
+    return CocitationInput(papers, titles, citing, cited, sentences, mentioned)
+
+
+def _single_chunk(column: pa.ChunkedArray | pa.Array) -> pa.Array:
+    return column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+
+
+def _positions_of(codes: pa.Array, order: np.ndarray, papers: pd.Index) -> Any:
+    """A function from a column of node codes to positions in ``papers`` (-1 for an unknown code)."""
+    if pa.types.is_integer(codes.type):  # embedded: dense offsets, looked up in an array
+        values = codes.to_numpy().astype(np.int64)
+        lookup = np.full(int(values.max()) + 1 if len(values) else 0, -1, dtype=np.int64)
+        lookup[values[order]] = np.arange(len(order), dtype=np.int64)
+
+        def by_offset(column: pa.ChunkedArray) -> np.ndarray:
+            wanted = _single_chunk(column).to_numpy().astype(np.int64)
+            inside = (wanted >= 0) & (wanted < len(lookup))
+            return np.where(inside, lookup[np.where(inside, wanted, 0)], -1)
+
+        return by_offset
+
+    def by_key(column: pa.ChunkedArray) -> np.ndarray:  # Neo4j: the codes are the keys
+        return papers.get_indexer(pd.Index(_single_chunk(column).to_pandas())).astype(np.int64)
+
+    return by_key
 
 
 def cocitation_table(store: GraphStore, *, min_count: int = 1, device: str | None = None) -> pd.DataFrame:
     """The CO_CITED table computed from the store's CITES and MENTIONS, without writing anything."""
-    torch_device = select_device(device)
-    citations, mentions = read_citations(store), read_mentions(store)
-    cocite = cooccurrence(citations["citing_id"], citations["cited_id"], device=torch_device)
-    sentence = cooccurrence(mentions["sentence_id"], mentions["cited_id"], ids=cocite.ids, device=torch_device)
+    cocite, sentence = count_cocitation(read_cocitation_input(store), device=select_device(device))
     return cocitation_edges(cocite, sentence, min_count=min_count)
+
+
+def count_cocitation(
+    data: CocitationInput, *, device: torch.device | str | None = None, engine: str = "esc"
+) -> tuple[PairCounts, PairCounts]:
+    """Paper-level and sentence-level co-citation counts, both indexed by the cited papers (sorted ids)."""
+    cited_mask = np.bincount(data.cited[data.cited >= 0], minlength=len(data.papers)) > 0
+    position = np.cumsum(cited_mask) - 1  # a paper's index among the cited ones
+    ids = data.papers[cited_mask]
+
+    def among_cited(papers: np.ndarray) -> np.ndarray:
+        inside = papers >= 0
+        found = np.where(inside, cited_mask[np.where(inside, papers, 0)], False)
+        return np.where(found, position[np.where(found, papers, 0)], -1)
+
+    known = data.citing >= 0
+    cocite = count_pairs(data.citing[known], among_cited(data.cited[known]), ids, device=device, engine=engine)
+    sentence = count_pairs(data.sentences, among_cited(data.mentioned), ids, device=device, engine=engine)
+    return cocite, sentence
 
 
 def coupling_table(store: GraphStore, *, min_count: int = 1, device: str | None = None) -> pd.DataFrame:
@@ -405,7 +645,9 @@ def compute_cocitation(
     Writes CO_CITED (replacing every existing edge of the type) and, on every Paper, ``n_cited``,
     ``negative_weight``, ``cocite_partners``, ``cocite_probs``, ``cocite_tail`` and
     ``cocite_cluster`` (null where a paper has no co-citation). ``settings.min_count`` selects the
-    CO_CITED edges and the graph Louvain clusters; the noise distributions use every co-cited pair.
+    CO_CITED edges; the Leiden clusters run on each paper's ``cluster_top_k`` strongest of those
+    edges (:func:`gnn.clusters.prune_pairs`); the noise distributions use every co-cited pair.
+    The reads are Arrow (:func:`read_cocitation_input`), the counts ESC products on integer codes.
     Cluster labels go to ``clusters_path``, by default ``<store path>.clusters.json`` for the
     embedded store (:func:`gnn.clusters.cluster_labels_path`); a store without a file path (Neo4j)
     writes them only when ``clusters_path`` is given.
@@ -422,29 +664,31 @@ def compute_cocitation(
         seconds[name] = time.perf_counter() - started
         bar.update()
 
-    with tqdm(total=6, desc="co-citation", unit="step", disable=None) as bar:
+    with tqdm(total=7, desc="co-citation", unit="step", disable=None) as bar:
         with stage("read", bar):
-            citations, mentions = read_citations(store), read_mentions(store)
-            paper_ids = pd.Index(pd.DataFrame.from_records(store.query("paper_ids"), columns=["id"])["id"])
+            data = read_cocitation_input(store)
         with stage("count", bar):
-            cocite = cooccurrence(citations["citing_id"], citations["cited_id"], device=device)
-            sentence = cooccurrence(mentions["sentence_id"], mentions["cited_id"], ids=cocite.ids, device=device)
+            cocite, sentence = count_cocitation(data, device=device)
+        with stage("strengths", bar):
             edges = cocitation_edges(cocite, sentence, min_count=settings.min_count)
         with stage("noise", bar):
             noise = noise_distributions(cocite, power=settings.power, device=device)
             partners = top_partners(noise, settings.top_m)
         with stage("cluster", bar):
-            membership = louvain_clusters(edges, resolution=settings.resolution, seed=settings.seed)
-            titles = _titles(store, membership.index.tolist())
+            membership = _clusters(noise, cocite, settings)
+            clustered = membership.index
             labels = label_clusters(
                 membership,
-                titles,
+                pd.Series(
+                    data.titles.take(pa.array(data.papers.get_indexer(clustered))).to_pandas().to_numpy(),
+                    index=clustered,
+                ),
                 popularity=pd.Series(cocite.occurrences, index=cocite.ids),
                 top_k=settings.label_terms,
             )
         with stage("write", bar):
             written_edges = store.replace_edges("CO_CITED", edges)
-            papers = _paper_frame(paper_ids, cocite, noise.negative.cpu().numpy(), partners, membership)
+            papers = _paper_frame(data.papers, cocite, noise.negative.cpu().numpy(), partners, membership)
             written_papers = store.write_node_properties("Paper", "id", papers)
         with stage("labels", bar):
             path = clusters_path if clusters_path is not None else cluster_labels_path(store)
@@ -454,7 +698,7 @@ def compute_cocitation(
                 log.info("cluster labels not written: %s has no file path; pass clusters_path", store.describe())
 
     report = CocitationReport(
-        citations=len(citations.drop_duplicates()),
+        citations=int(cocite.occurrences.sum()),  # distinct (citing, cited) pairs: each adds 1 to s_cited
         citing_papers=cocite.n_members,
         cited_papers=len(cocite.ids),
         pairs=len(cocite),
@@ -470,10 +714,33 @@ def compute_cocitation(
     return report
 
 
-def _titles(store: GraphStore, ids: list[str]) -> pd.Series:
-    rows = store.query("cocitation_nodes", {"ids": ids}) if ids else []
-    frame = pd.DataFrame.from_records(rows, columns=["id", "title", "year", "n_cited", "cluster"])
-    return frame.set_index("id")["title"]
+def _clusters(noise: NoiseDistributions, cocite: PairCounts, settings: CocitationSettings) -> pd.Series:
+    """Leiden clusters of the pruned co-citation graph (:func:`gnn.clusters.prune_pairs`), by paper id."""
+    indptr = noise.indptr.numpy()
+    n = len(noise.ids)
+    lengths = np.diff(indptr)
+    rows = np.repeat(np.arange(n), lengths)
+    partners = noise.partners.numpy()
+    if settings.cluster_top_k > 0:  # cut to each row's head first: the count lookup below is then small
+        head = np.arange(len(rows)) - np.repeat(indptr[:-1], lengths) < settings.cluster_top_k
+        rows, partners = rows[head], partners[head]
+    # The CSR rows hold p(j|t) in descending order; their counts come from the pair table.
+    lo, hi = np.minimum(rows, partners), np.maximum(rows, partners)
+    at = np.searchsorted(cocite.i * n + cocite.j, lo * n + hi)  # pairs are sorted by (i, j)
+    freq = cocite.count[at] if len(at) else np.empty(0, dtype=np.int64)
+    i, j, weight = prune_pairs(
+        rows,
+        partners,
+        freq,
+        n,
+        top_k=0,  # rows are already cut to their top_k
+        min_count=max(settings.min_count, settings.cluster_min_count),  # links are CO_CITED edges
+    )
+    membership = leiden_membership(i, j, weight, n, resolution=settings.resolution, seed=settings.seed)
+    linked = membership >= 0
+    series = pd.Series(membership[linked], index=noise.ids[linked], dtype="int64", name="cocite_cluster")
+    series.index.name = "id"
+    return series
 
 
 def _paper_frame(
@@ -483,15 +750,34 @@ def _paper_frame(
     partners: pd.DataFrame,
     membership: pd.Series,
 ) -> pd.DataFrame:
-    """One row per Paper: every co-citation property, nulls where a paper has none (they overwrite old values)."""
+    """One row per Paper: every co-citation property, nulls where a paper has none (they overwrite old values).
+
+    ``paper_ids`` and ``cocite.ids`` are sorted, so rows are matched by position, not by hashing ids.
+    """
     at = cocite.ids.get_indexer(paper_ids)
     cited = at >= 0
-    n_cited = np.where(cited, cocite.occurrences[np.maximum(at, 0)], 0)
+    n_cited = np.where(cited, cocite.occurrences[np.maximum(at, 0)] if len(cocite.ids) else 0, 0)
     negative_weight = np.where(cited, negative[np.maximum(at, 0)] if len(negative) else 0.0, 0.0)
-    frame = pd.DataFrame({"id": paper_ids, "n_cited": n_cited.astype(np.int64), "negative_weight": negative_weight})
-    frame = frame.merge(partners, on="id", how="left")
-    frame["cocite_cluster"] = frame["id"].map(membership).astype("Int64")
-    return frame
+    row = pd.Index(partners["id"]).get_indexer(paper_ids)  # -1: the paper has no partner
+    missing = row < 0
+    take = pa.array(row, mask=missing)
+    tail = partners["cocite_tail"].to_numpy(dtype=np.float64)
+    return pd.DataFrame(
+        {
+            "id": paper_ids.array,
+            "n_cited": n_cited.astype(np.int64),
+            "negative_weight": negative_weight,
+            "cocite_partners": _take(partners["cocite_partners"], take),
+            "cocite_probs": _take(partners["cocite_probs"], take),
+            "cocite_tail": np.where(missing, np.nan, tail[np.maximum(row, 0)] if len(tail) else np.nan),
+            "cocite_cluster": membership.reindex(paper_ids).astype("Int64").to_numpy(),
+        }
+    )
+
+
+def _take(column: pd.Series, rows: pa.Array) -> pd.arrays.ArrowExtensionArray:
+    """Rows of an Arrow-backed column (``pd.ArrowDtype``), null where ``rows`` is null; stays Arrow."""
+    return pd.arrays.ArrowExtensionArray(_single_chunk(pa.array(column.array)).take(rows))
 
 
 def _settings_record(settings: CocitationSettings) -> dict[str, Any]:
@@ -499,6 +785,8 @@ def _settings_record(settings: CocitationSettings) -> dict[str, Any]:
         "min_count": settings.min_count,
         "resolution": settings.resolution,
         "seed": settings.seed,
+        "cluster_top_k": settings.cluster_top_k,
+        "cluster_min_count": settings.cluster_min_count,
         "label_terms": settings.label_terms,
     }
 
@@ -506,6 +794,7 @@ def _settings_record(settings: CocitationSettings) -> dict[str, Any]:
 __all__ = [
     "ENGINES",
     "MEASURES",
+    "CocitationInput",
     "CocitationReport",
     "CocitationSettings",
     "PairCounts",
@@ -514,11 +803,14 @@ __all__ = [
     "cocitation_table",
     "compute_cocitation",
     "cooccurrence",
+    "count_cocitation",
+    "count_pairs",
     "coupling_table",
     "inclusion_index",
     "jaccard_index",
     "normalised_strengths",
     "read_citations",
+    "read_cocitation_input",
     "read_mentions",
     "salton_cosine",
 ]

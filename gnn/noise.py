@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import torch
 
 from gnn.device import select_device
@@ -131,11 +132,59 @@ def positive_distribution(
 
     ``(rows[k], cols[k], freq[k])`` are the entries of the (symmetric) co-citation matrix, each
     ordered pair once, every ``freq`` ≥ 1. Returns CSR ``(indptr [n + 1], partners [nnz],
-    probs [nnz])`` with each row ordered by descending probability, then partner index.
+    probs [nnz])`` with each row ordered by descending probability, then partner index (equal
+    weights :math:`\mathrm{freq}^{\alpha}` tie; they are equal probabilities).
     """
     weights = freq.to(torch.float64).pow(power)
     row_sums = torch.zeros(n, dtype=torch.float64, device=weights.device).index_add_(0, rows, weights)
-    return _csr(rows, cols, weights / row_sums[rows], n)
+    if len(rows) == 0:
+        return _csr(rows, cols, weights, n)
+    # Within a row p(j|t) orders like freq^α, so one sort of an integer key (row, weight rank
+    # descending, partner) gives the CSR order; far faster than three stable argsorts at 10^8 entries.
+    levels, rank = _weight_levels(freq, power)  # equal weights share a rank
+    n_levels = len(levels)
+    if n * n_levels > _KEY_LIMIT // max(n, 1):  # the key would overflow int64: the general path
+        return _csr(rows, cols, weights / row_sums[rows], n)
+    key = (rows * n_levels + (n_levels - 1 - rank)) * n + cols
+    key = _sorted(key)
+    row, rest = key // (n_levels * n), key % (n_levels * n)
+    partners = rest % n
+    probs = levels[n_levels - 1 - rest // n] / row_sums[row]  # the same float as weights / row_sums[rows]
+    indptr = torch.zeros(n + 1, dtype=torch.int64, device=rows.device)
+    indptr[1:] = torch.cumsum(torch.bincount(rows, minlength=n), 0)
+    return indptr, partners, probs
+
+
+# Largest value an int64 sort key may take.
+_KEY_LIMIT = 2**63 - 1
+
+
+def _weight_levels(freq: torch.Tensor, power: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """The distinct weights ``freq^α`` ascending, and each entry's rank among them.
+
+    Works on the few distinct frequencies, not on every entry: sorting 10^8 floats costs seconds.
+    """
+    if freq.device.type == "cpu":
+        values = freq.numpy()
+        distinct = np.unique(values)
+        if distinct[-1] < 1 << 26:  # a lookup table over the frequencies is small: O(nnz)
+            table = np.zeros(int(distinct[-1]) + 1, dtype=np.int64)
+            table[distinct] = np.arange(len(distinct))
+            position = torch.from_numpy(table[values])
+        else:
+            position = torch.from_numpy(np.searchsorted(distinct, values))
+        distinct_t = torch.from_numpy(distinct)
+    else:
+        distinct_t, position = torch.unique(freq, sorted=True, return_inverse=True)
+    levels, level_of = torch.unique(distinct_t.to(torch.float64).pow(power), sorted=True, return_inverse=True)
+    return levels, level_of[position]
+
+
+def _sorted(values: torch.Tensor) -> torch.Tensor:
+    """Ascending int64 values; on the CPU through NumPy, whose SIMD sort is ~10× faster than torch's here."""
+    if values.device.type == "cpu":
+        return torch.from_numpy(np.sort(values.numpy()))
+    return torch.sort(values).values
 
 
 def _csr(
@@ -173,29 +222,44 @@ def top_partners(noise: NoiseDistributions, m: int) -> pd.DataFrame:
 
     Columns: ``id``, ``cocite_partners`` (ids), ``cocite_probs`` (:math:`p(j \mid t)`, descending),
     ``cocite_tail`` (the probability of the partners left out, 0 when none are), so that
-    ``sum(cocite_probs) + cocite_tail = 1``.
+    ``sum(cocite_probs) + cocite_tail = 1``. The list columns are Arrow lists
+    (``pd.ArrowDtype``; a cell reads as a Python list), built from offsets without a Python object
+    per paper: at 1M papers × 32 partners that detour cost seconds and gigabytes.
     """
     indptr = noise.indptr.numpy()
     lengths = np.diff(indptr)
-    rows = np.repeat(np.arange(len(lengths)), lengths)
-    rank = np.arange(len(rows)) - indptr[rows]  # position within the row
+    n_rows = len(lengths)
+    rank = np.arange(int(indptr[-1])) - np.repeat(indptr[:-1], lengths)  # position within the row
     probs = noise.probs.numpy()
     head = rank < m
-    tail = np.bincount(rows[~head], weights=probs[~head], minlength=len(lengths))
-    head_rows, head_partners, head_probs = rows[head], noise.partners.numpy()[head], probs[head]
-    cuts = np.cumsum(np.bincount(head_rows, minlength=len(lengths)))[:-1]
-    partner_ids = np.asarray(noise.ids, dtype=object)[head_partners]
+    rows_of_tail = np.repeat(np.arange(n_rows), lengths)[~head]
+    tail = np.bincount(rows_of_tail, weights=probs[~head], minlength=n_rows)
     targets = np.flatnonzero(lengths > 0)
-    id_lists = np.split(partner_ids, cuts)
-    prob_lists = np.split(head_probs, cuts)
+    offsets = np.zeros(len(targets) + 1, dtype=np.int64)
+    np.cumsum(np.minimum(lengths[targets], m), out=offsets[1:])
+    ids = arrow_ids(noise.ids)
+    partner_ids = ids.take(pa.array(noise.partners.numpy()[head]))
+    offsets_array = pa.array(offsets, type=pa.int64())
     return pd.DataFrame(
         {
-            "id": np.asarray(noise.ids, dtype=object)[targets],
-            "cocite_partners": [id_lists[t].tolist() for t in targets],
-            "cocite_probs": [prob_lists[t].tolist() for t in targets],
+            "id": pd.Series(pd.arrays.ArrowExtensionArray(ids.take(pa.array(targets)))),
+            "cocite_partners": pd.Series(
+                pd.arrays.ArrowExtensionArray(pa.LargeListArray.from_arrays(offsets_array, partner_ids))
+            ),
+            "cocite_probs": pd.Series(
+                pd.arrays.ArrowExtensionArray(pa.LargeListArray.from_arrays(offsets_array, pa.array(probs[head])))
+            ),
             "cocite_tail": tail[targets],
         }
     )
+
+
+def arrow_ids(ids: pd.Index) -> pa.Array:
+    """Paper ids as one Arrow string array (no copy for pyarrow-backed ``str`` indexes)."""
+    values = pa.array(ids.array) if not pd.api.types.is_object_dtype(ids.dtype) else pa.array(ids.to_numpy())
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    return values.cast(pa.string()) if pa.types.is_large_string(values.type) else values
 
 
 class NoiseSampler:
@@ -357,6 +421,7 @@ class NoiseSampler:
 __all__ = [
     "NoiseDistributions",
     "NoiseSampler",
+    "arrow_ids",
     "negative_distribution",
     "noise_distributions",
     "positive_distribution",

@@ -106,7 +106,27 @@ def arrow_column(values: pd.Series | None, prop: Property, length: int) -> pa.Ar
             flat = np.stack([np.asarray(v, dtype=dtype) for v in raw]).reshape(-1)  # (n * size,)
             return pa.FixedSizeListArray.from_arrays(pa.array(flat), prop.size)
         return pa.array([np.asarray(v, dtype=dtype) if ok else None for v, ok in zip(raw, present)], type=kind)
+    lists = _arrow_lists(values, kind)
+    if lists is not None:
+        return lists
     return pa.array([None if _is_missing(v) else list(v) for v in values.to_numpy()], type=kind)
+
+
+def _arrow_lists(values: pd.Series, kind: pa.DataType) -> pa.Array | None:
+    """The Arrow list array behind a ``pd.ArrowDtype`` list column, cast to ``kind``; else ``None``.
+
+    Computed write-backs (``cocite_partners``: 1M papers × 32 ids) build such columns from offsets,
+    so they reach COPY / LOAD FROM without a Python list per row.
+    """
+    if not isinstance(values.dtype, pd.ArrowDtype):
+        return None
+    source = values.dtype.pyarrow_dtype
+    if not (pa.types.is_list(source) or pa.types.is_large_list(source)):
+        return None
+    array = pa.array(values.array)
+    if isinstance(array, pa.ChunkedArray):
+        array = array.combine_chunks()
+    return array.cast(kind)
 
 
 def arrow_table(frame: pd.DataFrame, columns: list[tuple[str, Property]]) -> pa.Table:

@@ -112,6 +112,20 @@ class EmbeddedStore(GraphStore):
             return []
         return result.get_as_arrow().to_pylist()
 
+    def query_arrow(
+        self, name: str, params: Mapping[str, Any] | None = None, identifiers: Mapping[str, str] | None = None
+    ) -> pa.Table:
+        """LadybugDB's own Arrow result (``QueryResult.get_as_arrow``), in one chunk.
+
+        At 10M CITES rows this reads in ~2 s where ``query``'s list of dicts takes ~8-11 s
+        (docs/benchmarks.md, co-citation).
+        """
+        result = self._run(name, params, identifiers)
+        if not result.get_column_names():
+            return pa.table({})
+        table: pa.Table = result.get_as_arrow(-1)  # -1: the whole result as a single chunk
+        return table
+
     def read_only_query(self, text: str, params: Mapping[str, Any] | None = None) -> tuple[list[str], list[list[Any]]]:
         if not self.read_only:
             raise QueryError("ad-hoc queries run only on a store opened read-only (the CLI and the server do that)")

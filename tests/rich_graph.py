@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from conftest import tiny_batch
+from tiny_graph import tiny_batch
 
 from graph import GraphBatch, GraphStore, ingest
 from graph.schema import VectorSizes

@@ -64,3 +64,11 @@ def test_export_tables(built: Path, tmp_path: Path, capsys: pytest.CaptureFixtur
     assert main(["--db", str(built), "export", "cocitation", str(tmp_path / "net.graphml"), "--format", "graphml"]) == 0
     assert (out / "CITES.csv").read_text().splitlines()[0].startswith("source,target")
     assert len((out / "CITES.csv").read_text().splitlines()) == 7
+
+
+def test_compute_all_skips_taxonomy_steps_without_a_taxonomy(built: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--db", str(built), "compute", "all"]) == 0
+    out = capsys.readouterr().out
+    assert "taxonomy: skipped" in out and "hyperbolic: skipped" in out
+    assert main(["--db", str(built), "compute", "taxonomy"]) == 1  # asked for by name: an error saying what to do
+    assert "ingest taxonomy" in capsys.readouterr().err

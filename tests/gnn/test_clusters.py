@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -12,7 +13,10 @@ from gnn.clusters import (
     ClusterLabel,
     ctfidf,
     label_clusters,
+    leiden_clusters,
+    leiden_membership,
     louvain_clusters,
+    prune_pairs,
     read_cluster_labels,
     title_terms,
     write_cluster_labels,
@@ -23,6 +27,50 @@ def two_triangles() -> pd.DataFrame:
     """Two dense triangles joined by one weak edge: Louvain must split them."""
     edges = [("a", "b", 5), ("a", "c", 5), ("b", "c", 5), ("d", "e", 4), ("d", "f", 4), ("e", "f", 4), ("c", "d", 1)]
     return pd.DataFrame(edges, columns=["source", "target", "count"])
+
+
+def test_leiden_finds_the_two_triangles() -> None:
+    clusters = leiden_clusters(two_triangles(), seed=0)
+    assert clusters.to_dict() == {"a": 0, "b": 0, "c": 0, "d": 1, "e": 1, "f": 1}
+
+
+def ring_of_cliques(seed: int) -> pd.DataFrame:
+    """12 cliques of 6 papers in a ring, joined by weak links, with seeded random weights."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for c in range(12):
+        members = [f"p{c:02d}{k}" for k in range(6)]
+        rows += [(a, b, int(rng.integers(2, 6))) for x, a in enumerate(members) for b in members[x + 1 :]]
+        rows.append((members[0], f"p{(c + 1) % 12:02d}0", 1))
+    return pd.DataFrame(rows, columns=["source", "target", "count"])
+
+
+def test_leiden_is_seeded_and_resolution_matters() -> None:
+    edges = ring_of_cliques(1)
+    assert leiden_clusters(edges, seed=3).equals(leiden_clusters(edges, seed=3))
+    assert leiden_clusters(edges, seed=0).nunique() == 12  # one community per clique
+    assert leiden_clusters(edges, resolution=0.01, seed=0).nunique() < 12  # low γ: cliques merge
+    assert leiden_clusters(edges, resolution=50.0, seed=0).nunique() > 12  # high γ: cliques split
+    assert leiden_clusters(edges, resolution=0.01, seed=0).index.equals(leiden_clusters(edges).index)
+
+
+def test_leiden_membership_numbers_by_size_and_leaves_isolated_nodes_out() -> None:
+    # nodes 0-2 a triangle, 3-4 a pair, 5 isolated
+    i, j, w = np.array([0, 0, 1, 3]), np.array([1, 2, 2, 4]), np.array([3, 3, 3, 1])
+    membership = leiden_membership(i, j, w, 6, seed=0)
+    assert membership.tolist() == [0, 0, 0, 1, 1, -1]
+
+
+def test_prune_pairs_keeps_each_papers_top_k_partners() -> None:
+    # CSR rows (strongest first): 0 -> 1 (5), 2 (3), 3 (1); 1 -> 0 (5), 2 (2); 2 -> 0 (3), 1 (2); 3 -> 0 (1)
+    rows = np.array([0, 0, 0, 1, 1, 2, 2, 3])
+    partners = np.array([1, 2, 3, 0, 2, 0, 1, 0])
+    freq = np.array([5, 3, 1, 5, 2, 3, 2, 1])
+    i, j, w = prune_pairs(rows, partners, freq, 4, top_k=1)
+    # 0's top-1 is 1, 1's is 0, 2's is 0, 3's is 0: pairs (0,1), (0,2), (0,3)
+    assert list(zip(i.tolist(), j.tolist(), w.tolist())) == [(0, 1, 5), (0, 2, 3), (0, 3, 1)]
+    i, j, w = prune_pairs(rows, partners, freq, 4, top_k=0, min_count=2)  # every pair co-cited twice or more
+    assert list(zip(i.tolist(), j.tolist(), w.tolist())) == [(0, 1, 5), (0, 2, 3), (1, 2, 2)]
 
 
 def test_louvain_finds_the_two_triangles() -> None:

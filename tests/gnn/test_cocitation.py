@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pytest
 import torch
 from cocite_graph import CITES, MENTIONS, open_cocite_store
@@ -20,9 +21,14 @@ from gnn.cocitation import (
     cocitation_table,
     compute_cocitation,
     cooccurrence,
+    count_cocitation,
+    count_pairs,
     coupling_table,
     inclusion_index,
     jaccard_index,
+    read_citations,
+    read_cocitation_input,
+    read_mentions,
     salton_cosine,
 )
 from graph import GraphStore
@@ -53,7 +59,7 @@ def citations() -> pd.DataFrame:
 # counts ----------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("engine", ["torch", "scipy"])
+@pytest.mark.parametrize("engine", ["esc", "torch", "scipy"])
 def test_cocitation_counts_by_hand(engine: str) -> None:
     frame = citations()
     counts = cooccurrence(frame["citing"], frame["cited"], device=CPU, engine=engine)
@@ -64,7 +70,7 @@ def test_cocitation_counts_by_hand(engine: str) -> None:
     assert all(counts.ids[i] < counts.ids[j] for i, j in zip(counts.i, counts.j))
 
 
-@pytest.mark.parametrize("engine", ["torch", "scipy"])
+@pytest.mark.parametrize("engine", ["esc", "torch", "scipy"])
 def test_sentence_level_and_coupling_counts_by_hand(engine: str) -> None:
     frame = citations()
     cocite = cooccurrence(frame["citing"], frame["cited"], device=CPU, engine=engine)
@@ -111,6 +117,51 @@ def test_torch_and_scipy_paths_agree_exactly(seed: int) -> None:
         np.testing.assert_array_equal(getattr(by_torch, name), getattr(by_scipy, name))
     assert by_torch.n_members == by_scipy.n_members
     assert len(by_torch) > 10_000  # a real test, not two empty results
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_esc_agrees_with_scipy_exactly(seed: int) -> None:
+    members, items = random_incidence(seed)
+    by_esc = cooccurrence(members, items, device=CPU, engine="esc")
+    by_scipy = cooccurrence(members, items, engine="scipy")
+    assert by_esc.ids.equals(by_scipy.ids)
+    for name in ("i", "j", "count", "occurrences"):
+        np.testing.assert_array_equal(getattr(by_esc, name), getattr(by_scipy, name))
+    assert by_esc.n_members == by_scipy.n_members
+    assert len(by_esc) > 10_000
+
+
+def test_esc_in_small_chunks_and_with_torch_gives_the_same_pairs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The chunked expansion and the torch variant (the CUDA code, here on the CPU) change nothing."""
+    import gnn.cocitation as module
+
+    members, items = random_incidence(4)
+    reference = cooccurrence(members, items, engine="scipy")
+    codes = np.unique(pd.factorize(pd.Series(members))[0] * 800 + reference.ids.get_indexer(items))
+    rows, cols = codes // 800, codes % 800
+    starts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
+    ends = np.append(starts[1:], len(rows))
+    later = np.repeat(ends, ends - starts) - np.arange(len(rows)) - 1
+    monkeypatch.setattr(module, "ESC_CHUNK", 97)  # many chunks, boundaries inside rows
+    for i, j, count in (
+        module._gram_upper_esc(rows, cols, 800, CPU),
+        module._gram_upper_esc_torch(cols, later, 800, CPU),
+    ):
+        np.testing.assert_array_equal(i, reference.i)
+        np.testing.assert_array_equal(j, reference.j)
+        np.testing.assert_array_equal(count, reference.count)
+
+
+def test_count_pairs_takes_sparse_member_codes() -> None:
+    """Members may be any non-negative codes (e.g. the store's row offsets), not only 0..m-1."""
+    members, items = random_incidence(5, members=400, items=100, nnz=3000)
+    dense = cooccurrence(members, items, device=CPU)
+    sparse_members = members.astype(np.int64) * 1_000_003 + 17
+    for engine in ("esc", "torch", "scipy"):
+        codes = count_pairs(sparse_members, dense.ids.get_indexer(items), dense.ids, device=CPU, engine=engine)
+        np.testing.assert_array_equal(codes.count, dense.count)
+        np.testing.assert_array_equal(codes.i, dense.i)
+        assert codes.n_members == dense.n_members
 
 
 def test_counts_match_a_dense_product() -> None:
@@ -175,6 +226,55 @@ def test_cocitation_table_by_hand(cocite_store: GraphStore) -> None:
     for pair, values in expected.items():
         got = table.loc[pair, ["association", "cosine", "jaccard", "inclusion"]].to_numpy(dtype=float)
         np.testing.assert_allclose(got, values, rtol=1e-12, err_msg=str(pair))
+
+
+def test_arrow_reads_equal_row_reads(cocite_store: GraphStore) -> None:
+    """query_arrow returns what query returns; the code-based read names the same edges."""
+    for name in ("citation_pairs", "sentence_mentions", "paper_ids"):
+        rows = cocite_store.query(name)
+        table = cocite_store.query_arrow(name)
+        assert sorted(map(sorted, (r.items() for r in table.to_pylist()))) == sorted(
+            map(sorted, (r.items() for r in rows))
+        )
+        assert len(rows) > 0
+    data = read_cocitation_input(cocite_store)
+    assert list(data.papers) == sorted(r["id"] for r in cocite_store.query("paper_ids"))
+    by_codes = sorted(zip(data.papers[data.citing], data.papers[data.cited]))
+    by_rows = sorted(read_citations(cocite_store).itertuples(index=False, name=None))
+    assert by_codes == by_rows == sorted(CITES)
+    mentions = read_mentions(cocite_store)
+    assert sorted(data.papers[data.mentioned]) == sorted(mentions["cited_id"])
+    # one distinct code per citing sentence
+    assert len(np.unique(data.sentences)) == mentions["sentence_id"].nunique()
+
+
+class KeyCodedStore:
+    """Answers the *_codes statements as Neo4j does: the codes are the keys themselves."""
+
+    def __init__(self, store: GraphStore) -> None:
+        self.store = store
+
+    def query_arrow(self, name: str) -> pa.Table:
+        if name == "paper_codes":
+            rows = self.store.query("cocitation_nodes", {"ids": [r["id"] for r in self.store.query("paper_ids")]})
+            return pa.table(
+                {"code": [r["id"] for r in rows], "id": [r["id"] for r in rows], "title": [r["title"] for r in rows]}
+            )
+        if name == "citation_codes":
+            table = self.store.query_arrow("citation_pairs")
+            return pa.table({"citing": table.column("citing_id"), "cited": table.column("cited_id")})
+        table = self.store.query_arrow("sentence_mentions")
+        return pa.table({"sentence": table.column("sentence_id"), "cited": table.column("cited_id")})
+
+
+def test_key_coded_reads_give_the_same_counts(cocite_store: GraphStore) -> None:
+    """Neo4j's key codes and the embedded store's row offsets lead to the same counts."""
+    by_offsets = count_cocitation(read_cocitation_input(cocite_store), device=CPU)
+    by_keys = count_cocitation(read_cocitation_input(KeyCodedStore(cocite_store)), device=CPU)  # type: ignore[arg-type]
+    for offsets, keys in zip(by_offsets, by_keys):
+        assert offsets.ids.equals(keys.ids)
+        assert pairs_of(offsets) == pairs_of(keys)
+    assert pairs_of(by_keys[0]) == COCITED and pairs_of(by_keys[1]) == SENTENCE
 
 
 def test_coupling_table_by_hand(cocite_store: GraphStore) -> None:

@@ -97,6 +97,35 @@ def test_lower_power_moves_mass_towards_rare_pairs() -> None:
     assert float(negatives[-1][c]) == pytest.approx(1 / 5)  # α = 0: uniform over cited papers
 
 
+@pytest.mark.parametrize("power", [0.0, 0.5, 0.75, 1.0])
+def test_sorted_key_path_equals_the_general_csr_path(power: float, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The one-sort integer-key CSR equals three stable argsorts (the overflow fallback), exactly."""
+    import gnn.noise as module
+
+    rng = np.random.default_rng(7)
+    popularity = 1.0 / np.arange(1, 301) ** 0.9
+    counts = cooccurrence(
+        rng.integers(0, 2000, size=12000), rng.choice(300, size=12000, p=popularity / popularity.sum()), device=CPU
+    )
+    fast = noise_distributions(counts, power=power, device=CPU)
+    monkeypatch.setattr(module, "_KEY_LIMIT", 0)  # every key "overflows": the general path
+    general = noise_distributions(counts, power=power, device=CPU)
+    assert len(fast.partners) > 20_000
+    torch.testing.assert_close(fast.indptr, general.indptr, rtol=0, atol=0)
+    torch.testing.assert_close(fast.partners, general.partners, rtol=0, atol=0)
+    torch.testing.assert_close(fast.probs, general.probs, rtol=0, atol=0)
+
+
+def test_top_partners_are_arrow_lists_without_python_objects() -> None:
+    table = top_partners(random_noise(), 3)
+    assert isinstance(table["cocite_partners"].dtype, pd.ArrowDtype)
+    assert isinstance(table["cocite_probs"].dtype, pd.ArrowDtype)
+    lengths = table["cocite_partners"].map(len)
+    assert lengths.max() == 3 and lengths.min() >= 1
+    heads = table["cocite_probs"].map(sum) + table["cocite_tail"]
+    np.testing.assert_allclose(heads.to_numpy(dtype=float), 1.0, rtol=1e-12)
+
+
 def test_uncited_papers_get_no_negative_mass_even_at_power_zero() -> None:
     p = negative_distribution(torch.tensor([0, 2, 0, 1]), power=0.0)
     torch.testing.assert_close(p, torch.tensor([0.0, 0.5, 0.0, 0.5], dtype=torch.float64))

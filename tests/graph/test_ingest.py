@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import tiny_batch
+from tiny_graph import tiny_batch
 
 from graph import GraphBatch, GraphStore, StoreConfig, ValidationError, ingest, open_store
 from graph.errors import SchemaError, StoreError

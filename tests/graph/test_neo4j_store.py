@@ -378,6 +378,44 @@ def test_read_only_query_runs_a_read_in_a_read_access_session() -> None:
     session.execute_write.assert_not_called()
 
 
+def test_query_arrow_converts_records_in_batches(monkeypatch: pytest.MonkeyPatch) -> None:
+    """query_arrow streams records into Arrow batches; a batch of nulls takes the other batches' type."""
+    import graph.neo4j as module
+
+    monkeypatch.setattr(module, "ARROW_BATCH_ROWS", 2)
+    store, driver, _ = make_store()
+    records = [
+        neo4j.Record({"citing": "p1", "cited": None}),
+        neo4j.Record({"citing": "p2", "cited": None}),
+        neo4j.Record({"citing": "p3", "cited": "p1"}),
+    ]
+    result = MagicMock(spec=neo4j.Result)
+    result.__iter__.return_value = iter(records)
+    result.keys.return_value = ("citing", "cited")
+    tx = MagicMock(spec=neo4j.ManagedTransaction)
+    tx.run.return_value = result
+    session = driver.session.return_value.__enter__.return_value
+    session.execute_read.side_effect = lambda work: work(tx)
+    table = store.query_arrow("citation_codes")
+    assert table.column_names == ["citing", "cited"]
+    assert table.to_pylist() == [r.data() for r in records]
+    assert str(table.schema.field("cited").type) == "string"  # not null: the second batch decided
+    assert "RETURN a.id AS citing, b.id AS cited" in tx.run.call_args.args[0]
+    driver.session.assert_called_once_with(database="citations", default_access_mode=neo4j.READ_ACCESS)
+
+
+def test_query_arrow_of_an_empty_result_keeps_the_columns() -> None:
+    store, driver, _ = make_store()
+    result = MagicMock(spec=neo4j.Result)
+    result.__iter__.return_value = iter([])
+    result.keys.return_value = ("citing", "cited")
+    tx = MagicMock(spec=neo4j.ManagedTransaction)
+    tx.run.return_value = result
+    driver.session.return_value.__enter__.return_value.execute_read.side_effect = lambda work: work(tx)
+    table = store.query_arrow("citation_codes")
+    assert table.column_names == ["citing", "cited"] and table.num_rows == 0
+
+
 # errors ------------------------------------------------------------------------------------------
 def test_unreachable_server_says_what_to_check() -> None:
     store, driver, _ = make_store()

@@ -1,0 +1,510 @@
+r"""Citation recommendation as a service: prefetch → enrich → score, with typed input and output.
+
+:class:`RecommendationService` composes the stages of :mod:`gnn`: the hybrid prefetch over the
+paper index and the citation-context profiles (:mod:`gnn.prefetch`), the graph enricher
+(:mod:`gnn.enricher`), and a final scorer. Until a trained reranker lands, the final score is a
+transparent reciprocal-rank fusion over every stage that proposed the candidate:
+
+.. math::
+    s(d) = \sum_{c \in \text{channels}} \frac{w_c}{k + \mathrm{rank}_c(d)}
+         + \frac{w_\mathrm{ref}}{k + \mathrm{rank}_\mathrm{ref}(d)}
+         + \frac{w_\mathrm{co}}{k + \mathrm{rank}_\mathrm{co}(d)}
+
+where :math:`\mathrm{rank}_c` is the candidate's place in prefetch channel :math:`c` (dense, bm25,
+profile_bm25, profile_dense), :math:`\mathrm{rank}_\mathrm{ref}` its place among the references of
+the top prefetched papers (by how many of them cite it) and :math:`\mathrm{rank}_\mathrm{co}` its
+place among the co-citation partners of the papers already cited; a stage that did not propose it
+adds nothing. Each recommendation's ``why`` lists those places, largest contribution first.
+
+**The reranker hook.** Anything with ``score(query, candidates) -> list[float]``
+(:class:`Reranker`) replaces the fusion: the service hands it every candidate of a query with its
+features (:class:`gnn.enricher.Candidate`) and sorts by the returned scores. The reranker issue plugs
+in there; :class:`FusionScorer` is the default.
+
+Used by ``citegraph recommend`` now and by the GraphQL ``recommend`` field later: both build a
+:class:`RecommendRequest` and read :class:`Recommendation` objects; nothing here imports a driver
+or holds Cypher.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import threading
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import pandas as pd
+
+from gnn.encoder import TextEncoder
+from gnn.enricher import Candidate, Enricher, EnricherSettings, EnrichQuery
+from gnn.index import IndexSettings, RetrievalIndex, index_path, store_stamp
+from gnn.prefetch import Prefetcher, PrefetchQuery, PrefetchSettings, manuscript_context
+from gnn.profiles import ProfileIndex, ProfileSettings
+from graph.errors import ConfigError
+from graph.store import GraphStore
+from loaders.markers import MASK, mask_target, surname
+
+log = logging.getLogger(__name__)
+
+DEFAULT_K = 10
+
+
+# --- typed input and output ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RecommendRequest:
+    """One recommendation query. Give ``context``, or ``draft`` + ``position`` (manuscript mode)."""
+
+    context: str = ""  # the citation context; write [CIT] where the citation goes
+    title: str | None = None  # the citing paper's title ("global information")
+    abstract: str | None = None  # the citing paper's abstract
+    cited_ids: tuple[str, ...] = ()  # papers the author already cites (their co-citation partners are added)
+    citing_paper_id: str | None = None  # a paper of the graph: its title/abstract/year fill what is missing
+    year: int | None = None  # the citing paper's year: later papers are not recommended
+    k: int = DEFAULT_K  # recommendations returned
+    draft: tuple[str, ...] = ()  # manuscript mode: the draft as sentences ...
+    position: int | None = None  # ... and the index of the sentence that needs the citation
+    id: str | None = None  # the caller's query id, echoed in the response
+
+    def __post_init__(self) -> None:
+        if self.k < 1:
+            raise ConfigError(f"k is {self.k}; ask for at least one recommendation")
+        if not self.context.strip() and not (self.draft and self.position is not None):
+            raise ConfigError("a recommendation needs a context, or a draft and the position of the citation")
+
+
+@dataclass(frozen=True)
+class Recommendation:
+    """One recommended paper."""
+
+    paper_id: str
+    title: str | None
+    year: int | None
+    score: float
+    why: str  # the stages and places that produced the score, e.g. "profile #1, dense #4, cited by 2 of top 10"
+    stages: tuple[str, ...]  # prefetch, references, cocited
+    features: dict[str, float | int | None] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RecommendResponse:
+    id: str | None
+    query: str  # the context the prefetch used (manuscript mode: the built one)
+    items: list[Recommendation]
+    candidates: int  # candidates scored (prefetch + enrichment, deduplicated)
+    seconds: float
+
+
+class Reranker(Protocol):
+    """The final scorer: one score per candidate (higher is better)."""
+
+    def score(self, query: PrefetchQuery, candidates: Sequence[Candidate]) -> list[float]: ...
+
+
+@dataclass(frozen=True)
+class FusionScorer:
+    """The transparent fusion score of the module docstring (the default :class:`Reranker`)."""
+
+    # w per stage; defaults tuned on the 2010 validation citances (R@10, docs/quality.md)
+    weights: dict[str, float] = field(
+        default_factory=lambda: {
+            "dense": 1.0,
+            "bm25": 1.0,
+            "profile_bm25": 1.0,
+            "profile_dense": 0.5,
+            "references": 0.25,
+            "cocited": 1.0,
+        }
+    )
+    rrf_k: int = 60
+
+    def parts(self, candidate: Candidate) -> dict[str, float]:
+        ranks: dict[str, int | None] = {
+            **candidate.channel_ranks,
+            "references": candidate.references_rank,
+            "cocited": candidate.cocited_rank,
+        }
+        return {
+            stage: self.weights.get(stage, 0.0) / (self.rrf_k + rank)
+            for stage, rank in ranks.items()
+            if rank is not None and self.weights.get(stage, 0.0) > 0
+        }
+
+    def score(self, query: PrefetchQuery, candidates: Sequence[Candidate]) -> list[float]:
+        return [sum(self.parts(c).values()) for c in candidates]
+
+    def why(self, candidate: Candidate, top_m: int) -> str:
+        labels = []
+        for stage, _ in sorted(self.parts(candidate).items(), key=lambda item: -item[1]):
+            if stage == "references":
+                labels.append(f"cited by {len(candidate.cited_by)} of top {top_m}")
+            elif stage == "cocited":
+                labels.append(f"co-cited {candidate.cocitation_count}x with your citations")
+            else:
+                labels.append(f"{stage} #{candidate.channel_ranks[stage]}")
+        return ", ".join(labels) or "prefetch"
+
+
+# --- settings ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ServiceSettings:
+    """Every knob of the recommendation pipeline; defaults are the validated configuration."""
+
+    index: IndexSettings = field(default_factory=IndexSettings)  # BM25 k1/b, exact vs HNSW
+    profiles: ProfileSettings = field(default_factory=ProfileSettings)  # which citing sentences count
+    use_profiles: bool = True  # build citation-context profiles (needs MENTIONS and the encoder)
+    prefetch: PrefetchSettings = field(default_factory=PrefetchSettings)  # channels, fusion, N
+    enricher: EnricherSettings = field(default_factory=EnricherSettings)  # top-m, caps, knowledge cutoff
+    fusion: FusionScorer = field(default_factory=FusionScorer)  # the final score until a reranker lands
+    supplemental: int = 2  # manuscript mode: earlier sentences sampled into the query
+    seed: int = 0  # manuscript mode: sampling seed
+
+
+# --- citing sentences, masked ------------------------------------------------------------------
+
+_PLACEHOLDER = re.compile(r"\{\{(?:cite|formula):[^}]*\}\}")
+
+
+def mask_citance(text: str, marker: str | None, author_names: Sequence[str], year: int | None) -> tuple[str, str]:
+    """``text`` with the cited paper's marker masked as ``[CIT]``, and how (see :mod:`loaders.markers`).
+
+    In order: the author–year marker of the paper (:func:`loaders.markers.mask_target`, when its
+    authors and year are known); the MENTIONS ``marker`` where it occurs verbatim (CL-SciSumm's
+    annotated markers, unarXive's ``{{cite:…}}`` placeholders); failing both, every occurrence of
+    the first author's surname and of the year is replaced ("scrubbed"), so a query never names its
+    target. Remaining unarXive placeholders become ``[CIT]`` (citations) or nothing (formulas).
+    Returns ``(masked text, how)`` with ``how`` in marker, first_author, near_name, loose,
+    marker_text, scrubbed, none (nothing known to mask by).
+    """
+    how = "none"
+    surnames = [surname(n) for n in author_names if n.strip()]
+    result = mask_target(text, surnames, year) if surnames and year is not None else None
+    if result is not None and result.ok:
+        text, how = result.text, result.how
+    elif marker and len(marker) > 3 and marker in text:
+        text, how = text.replace(marker, MASK), "marker_text"
+    elif surnames and year is not None:
+        scrubbed = re.sub(rf"\b{re.escape(surnames[0])}\b", MASK, text, flags=re.IGNORECASE)
+        scrubbed = re.sub(rf"\b{year}[a-z]?\b", MASK, scrubbed)
+        text, how = scrubbed, "scrubbed"
+    text = re.sub(r"\{\{cite:[^}]*\}\}", MASK, text)
+    return _PLACEHOLDER.sub("", text).strip(), how
+
+
+def citing_sentences(store: GraphStore) -> pd.DataFrame:
+    """Every MENTIONS citing sentence with the cited paper's marker masked.
+
+    Columns: sentence_id, citing_id, citing_year, cited_id, cited_year, text (raw), masked, how.
+    A sentence citing several papers appears once per cited paper, each time with that paper masked.
+    """
+    rows = pd.DataFrame(
+        store.query("retrieval_citances"),
+        columns=["sentence_id", "text", "citing_id", "citing_year", "cited_id", "cited_year", "marker"],
+    )
+    cited = sorted(set(rows["cited_id"]))
+    authors: dict[str, list[str]] = {}
+    for begin in range(0, len(cited), 5_000):
+        for row in store.query("authors_of_papers", {"ids": cited[begin : begin + 5_000]}):
+            authors.setdefault(row["paper_id"], []).append(row["name"] or "")
+    masked, hows = [], []
+    for text, marker, cited_id, year in zip(rows["text"], rows["marker"], rows["cited_id"], rows["cited_year"]):
+        out, how = mask_citance(
+            str(text or ""),
+            marker if isinstance(marker, str) else None,
+            authors.get(cited_id, []),
+            None if pd.isna(year) else int(year),
+        )
+        masked.append(out)
+        hows.append(how)
+    rows["masked"] = masked
+    rows["how"] = hows
+    return rows.drop(columns=["marker"])
+
+
+# --- the service -------------------------------------------------------------------------------
+
+
+class RecommendationService:
+    """Recommend citations for contexts over one store (see the module docstring).
+
+    >>> service = RecommendationService.open(store)                       # doctest: +SKIP
+    >>> service.recommend(RecommendRequest("We tag with TnT ([CIT]).", k=5)).items[0].paper_id  # doctest: +SKIP
+    'A00-1031'
+    """
+
+    def __init__(
+        self,
+        store: GraphStore,
+        index: RetrievalIndex,
+        encoder: TextEncoder,
+        *,
+        profiles: ProfileIndex | None = None,
+        settings: ServiceSettings = ServiceSettings(),
+        reranker: Reranker | None = None,
+    ) -> None:
+        self.store = store
+        self.index = index
+        self.encoder = encoder
+        self.profiles = profiles
+        self.settings = settings
+        self.prefetcher = Prefetcher(index, encoder, profiles)
+        self.enricher = Enricher(store, settings.enricher)
+        self.reranker: Reranker = reranker or settings.fusion
+        self._lock = threading.Lock()  # the store connection and faiss search are not shared across threads
+
+    @classmethod
+    def open(
+        cls,
+        store: GraphStore,
+        settings: ServiceSettings = ServiceSettings(),
+        *,
+        encoder: TextEncoder | None = None,
+        index_dir: Path | None = None,
+        reranker: Reranker | None = None,
+        progress: bool = False,
+    ) -> RecommendationService:
+        """Open (building or updating as needed) the index beside ``store`` and the profiles."""
+        from gnn.encoder import EncoderSettings
+
+        folder = index_dir or index_path(store)
+        if folder is None:
+            raise ConfigError(f"{store.describe()}: pass index_dir, a folder to keep the retrieval index in")
+        encoder = encoder or TextEncoder(EncoderSettings.from_env())
+        # papers whose vector `compute embeddings` has not written yet are served from the encoder's cache
+        index, report = RetrievalIndex.open(store, settings.index, path=folder, cache=encoder)
+        if report.with_vector == 0:
+            raise ConfigError(
+                f"no paper of {store.describe()} has an embedding; run `citegraph compute embeddings --embed papers` first"
+            )
+        _check_encoder(index, encoder, store)
+        profiles = None
+        if settings.use_profiles:
+            citances = _masked_citances(store, folder.with_name(folder.name + ".citances.parquet"))
+            profiles = ProfileIndex.build(
+                index,
+                citances,
+                encoder,
+                settings.profiles,
+                folder=folder.with_name(folder.name + ".profiles"),
+                progress=progress,
+            )
+        return cls(store, index, encoder, profiles=profiles, settings=settings, reranker=reranker)
+
+    # resolving requests ---------------------------------------------------------------------------
+    def _resolve(self, requests: Sequence[RecommendRequest]) -> list[tuple[PrefetchQuery, EnrichQuery]]:
+        known = sorted({r.citing_paper_id for r in requests if r.citing_paper_id})
+        papers = {str(row["id"]): row for row in self.store.query("paper_by_ids", {"ids": known})} if known else {}
+        resolved = []
+        for request in requests:
+            paper = papers.get(request.citing_paper_id or "", {})
+            title = request.title if request.title is not None else paper.get("title")
+            abstract = request.abstract if request.abstract is not None else paper.get("abstract")
+            year = request.year if request.year is not None else paper.get("year")
+            context = request.context
+            if request.draft and request.position is not None:
+                context = manuscript_context(
+                    request.draft, request.position, supplemental=self.settings.supplemental, seed=self.settings.seed
+                )
+            global_text = " ".join(t for t in (title, abstract) if t).strip()
+            exclude = (request.citing_paper_id,) if request.citing_paper_id else ()
+            resolved.append(
+                (
+                    PrefetchQuery(
+                        context, global_text, year, exclude + tuple(request.cited_ids), request.citing_paper_id
+                    ),
+                    EnrichQuery(tuple(request.cited_ids), year, exclude),
+                )
+            )
+        return resolved
+
+    # recommending --------------------------------------------------------------------------------
+    def candidates(self, requests: Sequence[RecommendRequest]) -> list[tuple[PrefetchQuery, list[Candidate]]]:
+        """Prefetch and enrich a batch: every query's candidates with their features, unscored."""
+        resolved = self._resolve(requests)
+        queries = [p for p, _ in resolved]
+        prefetched = self.prefetcher.prefetch(queries, self.settings.prefetch)
+        enriched = self.enricher.enrich(prefetched, [e for _, e in resolved])
+        return list(zip(queries, enriched))
+
+    def recommend_many(self, requests: Sequence[RecommendRequest], *, metadata: bool = True) -> list[RecommendResponse]:
+        """Recommendations for a batch (one store read per stage for the whole batch).
+
+        ``metadata=False`` leaves titles and years out (one store read less; evaluations need ids only).
+        """
+        if not requests:
+            return []
+        start = time.perf_counter()
+        with self._lock:
+            pools = self.candidates(requests)
+            scored: list[list[tuple[Candidate, float]]] = []
+            for query, candidates in pools:
+                scores = self.reranker.score(query, candidates)
+                scored.append(sorted(zip(candidates, scores), key=lambda cs: (-cs[1], cs[0].paper_id)))
+            shown = (
+                sorted({c.paper_id for ranked, r in zip(scored, requests) for c, _ in ranked[: r.k]})
+                if metadata
+                else []
+            )
+            meta = {str(row["id"]): row for row in self.store.query("paper_by_ids", {"ids": shown})} if shown else {}
+        seconds = (time.perf_counter() - start) / len(requests)
+        top_m = self.settings.enricher.top_m
+        responses = []
+        for request, (query, candidates), ranked in zip(requests, pools, scored):
+            items = []
+            for candidate, score in ranked[: request.k]:
+                paper = meta.get(candidate.paper_id, {})
+                why = (
+                    self.reranker.why(candidate, top_m)
+                    if isinstance(self.reranker, FusionScorer)
+                    else ", ".join(candidate.stages)
+                )
+                items.append(
+                    Recommendation(
+                        paper_id=candidate.paper_id,
+                        title=paper.get("title"),
+                        year=paper.get("year"),
+                        score=float(score),
+                        why=why,
+                        stages=tuple(candidate.stages),
+                        features=_features(candidate),
+                    )
+                )
+            responses.append(RecommendResponse(request.id, query.context, items, len(candidates), seconds))
+        return responses
+
+    def recommend(self, request: RecommendRequest) -> RecommendResponse:
+        return self.recommend_many([request])[0]
+
+    def close(self) -> None:
+        self.encoder.close()
+
+
+def _masked_citances(store: GraphStore, path: Path) -> pd.DataFrame:
+    """:func:`citing_sentences` as profiles want them, kept in ``path`` while the store's files are unchanged."""
+    stamp = store_stamp(store)
+    stamp_path = path.with_suffix(".stamp")
+    if (
+        stamp is not None
+        and path.is_file()
+        and stamp_path.is_file()
+        and stamp_path.read_text(encoding="utf-8") == stamp
+    ):
+        return pd.read_parquet(path)
+    frame = citing_sentences(store).rename(columns={"text": "raw"}).rename(columns={"masked": "text"})
+    if stamp is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        frame.to_parquet(path, index=False)
+        stamp_path.write_text(stamp, encoding="utf-8")
+    return frame
+
+
+def _features(candidate: Candidate) -> dict[str, float | int | None]:
+    return {
+        "prefetch_rank": candidate.prefetch_rank,
+        "prefetch_score": candidate.prefetch_score,
+        **{f"rank_{c}": r for c, r in candidate.channel_ranks.items()},
+        "references_rank": candidate.references_rank,
+        "references_freq": len(candidate.cited_by),
+        "cocited_rank": candidate.cocited_rank,
+        "cocitation_count": candidate.cocitation_count,
+    }
+
+
+def _check_encoder(index: RetrievalIndex, encoder: TextEncoder, store: GraphStore) -> None:
+    """Queries must be encoded by the model the papers were: compare one stored text hash."""
+    from gnn.embeddings import paper_texts
+
+    if encoder.dim != index.dim:
+        raise ConfigError(
+            f"the encoder gives {encoder.dim}-d vectors but the index holds {index.dim}-d ones; "
+            "set CITEGRAPH_ENCODER to the model the papers were embedded with"
+        )
+    rows = [r for r in range(len(index)) if index.embedding_hashes[r]][:1]
+    if not rows:
+        return
+    texts = paper_texts(store).set_index("id")["text"]
+    paper_id = str(index.ids[rows[0]])
+    if paper_id in texts.index and encoder.text_hash(str(texts[paper_id])) != index.embedding_hashes[rows[0]]:
+        raise ConfigError(
+            f"the papers of {store.describe()} were embedded with another encoder (or max length) than "
+            "CITEGRAPH_ENCODER gives; re-run `citegraph compute embeddings` or set the encoder they were made with"
+        )
+
+
+# --- batch files -------------------------------------------------------------------------------
+
+
+def read_batch(path: Path, *, k: int) -> list[RecommendRequest]:
+    """Requests from a JSON Lines file of ``{"id", "context", "citing_paper_id"?, "title"?, "abstract"?, "cited_ids"?}``."""
+    requests = []
+    with path.open(encoding="utf-8") as lines:
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            where = f"{path.name}:{number}"
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ConfigError(f"{where}: not JSON ({exc.msg}); each line must be one query object") from exc
+            if not isinstance(record, dict) or not isinstance(record.get("context"), str):
+                raise ConfigError(
+                    f'{where}: expected an object with a "context" string, e.g. {{"id": "q1", "context": "..."}}'
+                )
+            cited = record.get("cited_ids") or []
+            if not isinstance(cited, list) or not all(isinstance(c, str) for c in cited):
+                raise ConfigError(f"{where}: `cited_ids` must be a list of paper ids")
+            year = record.get("year")
+            requests.append(
+                RecommendRequest(
+                    context=record["context"],
+                    title=_text_or_none(record.get("title"), where, "title"),
+                    abstract=_text_or_none(record.get("abstract"), where, "abstract"),
+                    cited_ids=tuple(cited),
+                    citing_paper_id=_text_or_none(record.get("citing_paper_id"), where, "citing_paper_id"),
+                    year=int(year) if isinstance(year, int) else None,
+                    k=k,
+                    id=str(record.get("id", number)),
+                )
+            )
+    return requests
+
+
+def _text_or_none(value: Any, where: str, name: str) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    raise ConfigError(f"{where}: `{name}` is {type(value).__name__}, expected a string")
+
+
+def write_ranked(path: Path, responses: Iterable[RecommendResponse]) -> int:
+    """One line per query: ``{"id", "ranked": [{"paper_id", "score"}, ...]}``; returns the lines written."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    n = 0
+    with path.open("w", encoding="utf-8") as out:
+        for response in responses:
+            ranked = [{"paper_id": item.paper_id, "score": round(item.score, 6)} for item in response.items]
+            out.write(json.dumps({"id": response.id, "ranked": ranked}) + "\n")
+            n += 1
+    return n
+
+
+__all__ = [
+    "FusionScorer",
+    "RecommendRequest",
+    "RecommendResponse",
+    "Recommendation",
+    "RecommendationService",
+    "Reranker",
+    "ServiceSettings",
+    "citing_sentences",
+    "mask_citance",
+    "read_batch",
+    "write_ranked",
+]

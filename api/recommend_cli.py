@@ -1,0 +1,166 @@
+"""``citegraph recommend``, ``citegraph eval recommend`` and ``citegraph compute index``.
+
+Registered by :func:`add_commands` from :mod:`api.cli`; the work is done by
+:class:`api.recommend.RecommendationService` and :mod:`api.recommend_eval`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import time
+from pathlib import Path
+
+from api.recommend import (
+    DEFAULT_K,
+    RecommendationService,
+    RecommendRequest,
+    RecommendResponse,
+    ServiceSettings,
+    read_batch,
+    write_ranked,
+)
+from graph import GraphStore, StoreConfig, open_store
+from graph.errors import ConfigError
+
+log = logging.getLogger("citegraph")
+BATCH_K = 100  # recommendations per query in --batch mode (the issue's default)
+
+
+def _open(args: argparse.Namespace, *, read_only: bool) -> GraphStore:
+    return open_store(StoreConfig.from_env(db_path=args.db, backend=args.backend, read_only=read_only))
+
+
+def _index_dir(args: argparse.Namespace) -> Path | None:
+    return Path(args.index_dir) if getattr(args, "index_dir", None) else None
+
+
+def compute_index_step(store: GraphStore, args: argparse.Namespace) -> None:
+    """``citegraph compute index``: build or update ``<db>.index/`` and the profiles beside it."""
+    service = RecommendationService.open(store, ServiceSettings(), index_dir=_index_dir(args), progress=not args.quiet)
+    try:
+        profiles = service.profiles
+        print(
+            f"index: {len(service.index)} papers ({service.index.dense.size} vectors, "
+            f"{'exact' if service.index.dense.exact else 'HNSW'}), BM25 k1={service.index.settings.bm25_k1} "
+            f"b={service.index.settings.bm25_b}; profiles: {profiles.papers if profiles else 0} papers"
+        )
+    finally:
+        service.close()
+
+
+def _table(response: RecommendResponse) -> str:
+    rows = [["#", "id", "title", "year", "score", "why"]]
+    for rank, item in enumerate(response.items, start=1):
+        title = (item.title or "")[:60]
+        rows.append(
+            [
+                str(rank),
+                item.paper_id,
+                title,
+                "" if item.year is None else str(item.year),
+                f"{item.score:.4f}",
+                item.why,
+            ]
+        )
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip() for r in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def cmd_recommend(args: argparse.Namespace) -> int:
+    if (args.context is None) == (args.batch is None):
+        raise ConfigError('give a context ("... [CIT] ...") or --batch QUERIES.jsonl, one of the two')
+    if args.batch and not args.out:
+        raise ConfigError("--batch needs --out RANKED.jsonl, where the rankings go")
+    # the index beside the store is updated when the store changed: open for writing only to add columns
+    with _open(args, read_only=True) as store:
+        service = RecommendationService.open(
+            store, ServiceSettings(), index_dir=_index_dir(args), progress=not args.quiet
+        )
+        try:
+            if args.batch:
+                requests = read_batch(Path(args.batch), k=args.k or BATCH_K)
+                start = time.perf_counter()
+                responses = []
+                for begin in range(0, len(requests), args.batch_size):
+                    responses += service.recommend_many(requests[begin : begin + args.batch_size])
+                seconds = time.perf_counter() - start
+                written = write_ranked(Path(args.out), responses)
+                rate = written / seconds if seconds > 0 else float("inf")
+                print(f"{written} queries ranked into {args.out} ({seconds:.1f}s, {rate:.1f} queries/s)")
+                return 0
+            request = RecommendRequest(
+                context=args.context,
+                title=args.title,
+                abstract=args.abstract,
+                cited_ids=tuple(args.cited),
+                citing_paper_id=args.citing,
+                year=args.year,
+                k=args.k or DEFAULT_K,
+            )
+            response = service.recommend(request)
+            if args.json:
+                print(json.dumps([item.__dict__ for item in response.items], indent=2, default=str))
+            else:
+                print(_table(response))
+            return 0
+        finally:
+            service.close()
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from api.recommend_eval import EvalSettings, report_markdown, run_evaluation, write_report
+    from gnn.encoder import EncoderSettings, TextEncoder
+
+    settings = EvalSettings(n=args.n, tune_queries=args.tune_queries, seed=args.seed, limit=args.limit)
+    encoder = TextEncoder(EncoderSettings.from_env())
+    try:
+        with _open(args, read_only=True) as store:
+            report = run_evaluation(store, encoder, settings, progress=not args.quiet)
+    finally:
+        encoder.close()
+    json_path, md_path = write_report(report, Path(args.out))
+    print(report_markdown(report))
+    print(f"\nwritten: {json_path}, {md_path}")
+    return 0
+
+
+def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("recommend", help="recommend citations for a context (or a batch of them)")
+    p.add_argument("context", nargs="?", help="the citation context; write [CIT] where the citation goes")
+    p.add_argument("--title", help="the citing paper's title (global information)")
+    p.add_argument("--abstract", help="the citing paper's abstract")
+    p.add_argument("--cited", action="append", default=[], metavar="ID", help="a paper already cited (repeatable)")
+    p.add_argument(
+        "--citing", metavar="ID", help="the citing paper's id, when it is in the graph (fills title, abstract, year)"
+    )
+    p.add_argument("--year", type=int, help="the citing paper's year: later papers are not recommended")
+    p.add_argument("-k", type=int, help=f"recommendations per query (default {DEFAULT_K}; {BATCH_K} with --batch)")
+    p.add_argument(
+        "--batch",
+        metavar="QUERIES.jsonl",
+        help='one query per line: {"id", "context", "citing_paper_id"?, "title"?, "abstract"?, "cited_ids"?}',
+    )
+    p.add_argument(
+        "--out", metavar="RANKED.jsonl", help='with --batch: {"id", "ranked": [{"paper_id", "score"}]} per line'
+    )
+    p.add_argument("--batch-size", type=int, default=64, help="queries per service call in --batch mode")
+    p.add_argument("--index-dir", help="where the retrieval index lives (default: <db>.index beside the store)")
+    p.add_argument("--json", action="store_true", help="print the recommendations as JSON")
+    p.set_defaults(func=cmd_recommend)
+
+    p = sub.add_parser("eval", help="evaluation harnesses (recommend: citation recommendation on ScisummNet)")
+    kinds = p.add_subparsers(dest="kind", required=True, metavar="KIND")
+    q = kinds.add_parser("recommend", help="every retrieval system on the time-split ScisummNet citances, one table")
+    q.add_argument("--out", default="var/eval/recommend.json", help="report path (.json; the .md goes beside it)")
+    q.add_argument("--n", type=int, default=200, help="prefetch depth (the pool a reranker gets)")
+    q.add_argument("--tune-queries", type=int, default=800, help="validation queries the parameter grids are scored on")
+    q.add_argument("--limit", type=int, help="evaluate only this many queries per split (a quick run)")
+    q.add_argument("--seed", type=int, default=0)
+    q.set_defaults(func=cmd_eval)
+
+
+__all__ = ["add_commands", "cmd_eval", "cmd_recommend", "compute_index_step"]

@@ -1,0 +1,191 @@
+"""The recommendation service, its masking, the time filter, the reranker hook and the batch CLI."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from api.cli import main
+from api.recommend import (
+    RecommendationService,
+    RecommendRequest,
+    ServiceSettings,
+    mask_citance,
+    read_batch,
+)
+from api.recommend_eval import build_queries
+from gnn.embeddings import compute_embeddings
+from gnn.encoder import TextEncoder
+from gnn.enricher import Candidate, EnricherSettings
+from gnn.prefetch import PrefetchQuery
+from graph import GraphBatch, GraphStore, ingest
+from graph.errors import ConfigError
+
+CITANCE = "Attention builds on neural translation (Lovelace, 2004) and phrase tables (Smith, 1999)."
+
+
+def _citances() -> GraphBatch:
+    """Two ScisummNet-style citing sentences (ids <citing>#c<12 hex>), one citing two papers."""
+    sentences = pd.DataFrame(
+        {
+            "id": ["p5#c0123456789ab", "p4#c00000000000a"],
+            "paper_id": ["p5", "p4"],
+            "text": [CITANCE, "We extract phrase tables as Smith (1999) did."],
+        }
+    )
+    return GraphBatch(
+        "citances",
+        nodes={"Sentence": sentences, "Author": pd.DataFrame({"id": ["a3"], "name": ["John Smith"]})},
+        rels={
+            "HAS_SENTENCE": pd.DataFrame({"source": ["p5", "p4"], "target": sentences["id"]}),
+            "MENTIONS": pd.DataFrame(
+                {"source": ["p5#c0123456789ab", "p5#c0123456789ab", "p4#c00000000000a"], "target": ["p4", "p3", "p3"]}
+            ),
+            "WROTE": pd.DataFrame({"source": ["a3"], "target": ["p3"], "position": [1]}),
+        },
+    )
+
+
+@pytest.fixture
+def graph(store: GraphStore, encoder: TextEncoder) -> GraphStore:
+    ingest(store, _citances())
+    compute_embeddings(store, encoder)
+    return store
+
+
+@pytest.fixture
+def service(graph: GraphStore, encoder: TextEncoder, tmp_path: Path) -> RecommendationService:
+    settings = ServiceSettings(enricher=EnricherSettings(top_m=3))
+    return RecommendationService.open(graph, settings, encoder=encoder, index_dir=tmp_path / "index")
+
+
+# --- masking --------------------------------------------------------------------------------------
+
+
+def test_mask_citance_marker_author_year_and_scrub() -> None:
+    assert mask_citance("as in [12] we", "[12]", [], None) == ("as in [CIT] we", "marker_text")
+    text, how = mask_citance(CITANCE, None, ["Ada Lovelace", "Alan Turing"], 2004)
+    assert how == "first_author" and "Lovelace" not in text and "(Smith, 1999)" in text  # other markers stay
+    text, how = mask_citance("Lovelace's tagger of 2004 is fast.", None, ["Ada Lovelace"], 2004)
+    assert how == "scrubbed" and text == "[CIT]'s tagger of [CIT] is fast."
+    assert mask_citance("see {{cite:abc}} and {{formula:x}}", None, [], None) == ("see [CIT] and", "none")
+
+
+def test_every_evaluation_query_is_masked(graph: GraphStore) -> None:
+    queries = build_queries(graph)
+    assert len(queries) == 2
+    for row in queries.itertuples():
+        assert "[CIT]" in row.context
+        assert "Lovelace" not in row.context and "Smith" not in row.context  # every target's marker masked
+    two = queries.set_index("sentence_id").loc["p5#c0123456789ab"]
+    assert two["targets"] == ("p3", "p4") and two["context"].count("[CIT]") == 2
+    # p4 cites p1, p2, p3 elsewhere: p3 is this sentence's target, so only p1 and p2 are "already cited"
+    assert queries.set_index("sentence_id").loc["p4#c00000000000a"]["cited_elsewhere"] == ("p1", "p2")
+
+
+# --- the service ----------------------------------------------------------------------------------
+
+
+def test_time_filter_and_the_citing_paper_are_never_recommended(service: RecommendationService) -> None:
+    response = service.recommend(RecommendRequest("translation with phrase tables [CIT]", citing_paper_id="p4", k=10))
+    ids = [item.paper_id for item in response.items]
+    assert ids and "p4" not in ids and "p5" not in ids  # itself, and p5 (2005) is newer than p4 (2004)
+    assert all(item.year is None or item.year <= 2004 for item in response.items)
+    assert [item.score for item in response.items] == sorted((item.score for item in response.items), reverse=True)
+    early = service.recommend(RecommendRequest("translation with phrase tables [CIT]", year=1999, k=10))
+    assert {item.paper_id for item in early.items} <= {"p2", "p3"}
+
+
+def test_recommendations_carry_features_and_why(service: RecommendationService) -> None:
+    response = service.recommend(RecommendRequest("phrase tables [CIT]", cited_ids=("p2",), k=5))
+    assert "p2" not in [i.paper_id for i in response.items]  # already cited
+    top = response.items[0]
+    assert top.title and top.why and top.stages[0] in ("prefetch", "references", "cocited")
+    assert "prefetch_rank" in top.features
+    # profiles were built from the MENTIONS sentences: p3 has two citing sentences
+    assert service.profiles is not None and service.profiles.papers == 2
+
+
+class _Reverse:
+    """A reranker that prefers what the fusion likes least: the service must follow it."""
+
+    def score(self, query: PrefetchQuery, candidates: Sequence[Candidate]) -> list[float]:
+        return [float(c.prefetch_rank or 0) for c in candidates]
+
+
+def test_reranker_hook_replaces_the_fusion(graph: GraphStore, encoder: TextEncoder, tmp_path: Path) -> None:
+    settings = ServiceSettings(use_profiles=False, enricher=EnricherSettings(top_m=0, max_cocited=0))
+    plain = RecommendationService.open(graph, settings, encoder=encoder, index_dir=tmp_path / "i")
+    reranked = RecommendationService(graph, plain.index, encoder, settings=settings, reranker=_Reverse())
+    request = RecommendRequest("machine translation [CIT]", k=5)
+    forward = [i.paper_id for i in plain.recommend(request).items]
+    backward = [i.paper_id for i in reranked.recommend(request).items]
+    assert len(forward) == 5 and backward == forward[::-1]
+
+
+def test_requests_are_validated() -> None:
+    with pytest.raises(ConfigError, match="context"):
+        RecommendRequest("  ")
+    with pytest.raises(ConfigError, match="k is 0"):
+        RecommendRequest("x [CIT]", k=0)
+
+
+# --- batch files and the CLI --------------------------------------------------------------------
+
+
+def test_read_batch_reports_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "q.jsonl"
+    path.write_text('{"id": "a", "context": "x [CIT]"}\n\n{"id": "b"}\n', encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"q.jsonl:3"):
+        read_batch(path, k=5)
+
+
+def test_batch_cli_round_trip(
+    graph: GraphStore,
+    store_path: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    graph.close()
+    monkeypatch.setenv("CITEGRAPH_CACHE", str(tmp_path / "cache"))
+    queries = tmp_path / "queries.jsonl"
+    lines = [
+        {"id": "q1", "context": "phrase tables for translation [CIT]", "citing_paper_id": "p4"},
+        {"id": "q2", "context": "attention [CIT]", "title": "Attention", "abstract": "We attend.", "cited_ids": ["p4"]},
+    ]
+    queries.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    out = tmp_path / "ranked.jsonl"
+    args = ["--db", str(store_path), "-q", "recommend", "--batch", str(queries), "--out", str(out)]
+    assert main([*args, "--index-dir", str(tmp_path / "index")]) == 0
+    ranked = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert [r["id"] for r in ranked] == ["q1", "q2"]
+    q1 = [r["paper_id"] for r in ranked[0]["ranked"]]
+    assert q1 and "p4" not in q1 and "p5" not in q1  # the citing paper (2004) and the newer p5 excluded
+    assert "p4" not in [r["paper_id"] for r in ranked[1]["ranked"]]  # already cited
+    scores = [r["score"] for r in ranked[0]["ranked"]]
+    assert scores == sorted(scores, reverse=True)
+    assert "2 queries ranked" in capsys.readouterr().out
+
+    assert (
+        main(
+            [
+                "--db",
+                str(store_path),
+                "-q",
+                "recommend",
+                "phrase tables [CIT]",
+                "-k",
+                "3",
+                "--index-dir",
+                str(tmp_path / "index"),
+            ]
+        )
+        == 0
+    )
+    table = capsys.readouterr().out.splitlines()
+    assert table[0].split()[:6] == ["#", "id", "title", "year", "score", "why"] and len(table) == 5

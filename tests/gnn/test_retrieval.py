@@ -1,0 +1,243 @@
+"""Retrieval: metrics by hand, the paper index (time order, persistence, incremental rebuild),
+prefetch channels and fusion, profiles, and the enricher on the tiny fixture graph."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from gnn.embeddings import compute_embeddings
+from gnn.encoder import TextEncoder
+from gnn.enricher import Enricher, EnricherSettings, EnrichQuery
+from gnn.index import IndexSettings, RetrievalIndex, s_stem, tokenize
+from gnn.metrics import (
+    average_precision_at_k,
+    evaluate_rankings,
+    f1_at_k,
+    ndcg_at_k,
+    recall_at_k,
+    reciprocal_rank,
+)
+from gnn.prefetch import ChannelList, Prefetched, Prefetcher, PrefetchQuery, PrefetchSettings, fuse, manuscript_context
+from gnn.profiles import ProfileIndex, ProfileSettings
+from graph import GraphBatch, GraphStore, ingest
+
+# --- metrics --------------------------------------------------------------------------------------
+
+
+def test_metrics_against_hand_computed_values() -> None:
+    ranked, relevant = ["a", "b", "c", "d"], {"b", "d"}
+    assert recall_at_k(ranked, relevant, 1) == 0.0
+    assert recall_at_k(ranked, relevant, 2) == 0.5
+    assert recall_at_k(ranked, relevant, 4) == 1.0
+    assert reciprocal_rank(ranked, relevant) == 0.5
+    assert average_precision_at_k(ranked, relevant, 10) == pytest.approx((1 / 2 + 2 / 4) / 2)
+    ideal = 1 + 1 / math.log2(3)
+    assert ndcg_at_k(ranked, relevant, 10) == pytest.approx((1 / math.log2(3) + 1 / math.log2(5)) / ideal)
+    assert ndcg_at_k(["b", "d"], relevant, 10) == pytest.approx(1.0)
+    assert f1_at_k(ranked, relevant, 20) == pytest.approx(2 * 0.1 * 1.0 / 1.1)
+    # MAP@k normalises by min(|G|, k): three relevant papers, all in a top 2 of k = 2 is perfect
+    assert average_precision_at_k(["x", "y"], {"x", "y", "z"}, 2) == 1.0
+    assert reciprocal_rank(["x"], {"y"}) == 0.0
+
+
+def test_evaluate_rankings_macro_averages_and_counts_misses_as_zero() -> None:
+    metrics = evaluate_rankings([["a", "b"], ["c"], []], [{"a"}, {"z"}, {"q"}], cutoffs=(1,))
+    assert metrics.queries == 3
+    assert metrics.recall[1] == pytest.approx(1 / 3)
+    assert metrics.mrr == pytest.approx(1 / 3)
+    with pytest.raises(ValueError):
+        evaluate_rankings([["a"]], [])
+
+
+# --- tokens -------------------------------------------------------------------------------------
+
+
+def test_tokenize_drops_stopwords_and_the_mask_and_folds_plurals() -> None:
+    assert tokenize("The taggers of ([CIT]) use phrase tables") == ["tagger", "use", "phrase", "table"]
+    assert s_stem("analysis") == "analysis" and s_stem("studies") == "study"
+
+
+# --- the index ----------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def embedded(store: GraphStore, encoder: TextEncoder) -> GraphStore:
+    compute_embeddings(store, encoder)
+    return store
+
+
+def test_index_rows_are_year_ordered_and_cut_by_year(embedded: GraphStore, tmp_path: Path) -> None:
+    index, report = RetrievalIndex.open(embedded, path=tmp_path / "idx")
+    assert report.rebuilt and report.rows == 5 and report.with_vector == 5
+    assert list(index.years) == sorted(index.years)
+    assert index.ids.tolist() == ["p2", "p3", "p1", "p4", "p5"]  # 1993, 1999, 2001, 2004, 2005
+    assert index.cut(2001) == 3 and index.cut(1900) == 0 and index.cut(None) == 5
+    # exact inner product over unit vectors: a paper's own vector finds itself first
+    scores, rows = index.dense.search(index.vectors[[3]], 2, limit=5)
+    assert rows[0][0] == 3 and scores[0][0] == pytest.approx(1.0, abs=1e-5)
+    # restricted to papers up to 2001, the 2004 paper is never returned
+    _, rows = index.dense.search(index.vectors[[3]], 5, limit=index.cut(2001))
+    assert set(rows[0].tolist()) <= {0, 1, 2}
+
+
+def test_index_reloads_unchanged_and_rebuilds_incrementally(
+    embedded: GraphStore, encoder: TextEncoder, tmp_path: Path
+) -> None:
+    folder = tmp_path / "idx"
+    RetrievalIndex.open(embedded, path=folder)
+    again, report = RetrievalIndex.open(embedded, path=folder)
+    assert not report.rebuilt and report.reused == 5 and len(again) == 5
+
+    new = pd.DataFrame(
+        {"id": ["p6"], "title": ["Phrase tables for neural translation"], "abstract": ["Tables."], "year": [2006]}
+    )
+    ingest(embedded, GraphBatch("more", nodes={"Paper": new}, rels={}))
+    compute_embeddings(embedded, encoder)
+    updated, report = RetrievalIndex.open(embedded, path=folder)
+    assert report.rebuilt and report.rows == 6 and report.reused == 5 and report.updated == 1 and report.removed == 0
+    assert updated.ids[-1] == "p6"
+    top = Prefetcher(updated, encoder).bm25([PrefetchQuery("neural phrase tables")], 1)
+    assert top[0].ids == ["p6"]
+    # other BM25 parameters are a different index: rebuilt, not reloaded
+    _, report = RetrievalIndex.open(embedded, IndexSettings(bm25_k1=0.9), path=folder)
+    assert report.rebuilt and report.reused == 6
+
+
+def test_bm25_and_dense_channels_respect_year_and_exclusions(
+    embedded: GraphStore, encoder: TextEncoder, tmp_path: Path
+) -> None:
+    index, _ = RetrievalIndex.open(embedded, path=tmp_path / "idx")
+    prefetcher = Prefetcher(index, encoder)
+    query = PrefetchQuery("machine translation", year=2004, exclude=("p4",))
+    for lists in (prefetcher.bm25([query], 10), prefetcher.dense([query], 10)):
+        assert "p4" not in lists[0].ids and "p5" not in lists[0].ids  # p4 excluded, p5 (2005) too new
+    assert prefetcher.bm25([query], 10)[0].ids[0] == "p1"  # "Statistical machine translation"
+    # without year and exclusion the shorter "Neural machine translation" (p4) wins on length normalisation
+    assert prefetcher.bm25([PrefetchQuery("machine translation")], 10)[0].ids[:2] == ["p4", "p1"]
+
+
+# --- fusion -------------------------------------------------------------------------------------
+
+
+def test_rrf_and_weighted_fusion_by_hand() -> None:
+    lists = {"dense": ChannelList(["a", "b"], [0.9, 0.5]), "bm25": ChannelList(["b", "c"], [10.0, 2.0])}
+    rrf = fuse(lists, PrefetchSettings(channels=("dense", "bm25"), rrf_k=1, n=3))
+    # a: 1/2; b: 1/3 + 1/2; c: 1/3
+    assert rrf.ids == ["b", "a", "c"]
+    assert rrf.scores == pytest.approx([1 / 3 + 1 / 2, 1 / 2, 1 / 3])
+    assert rrf.channel_ranks["bm25"] == {"b": 1, "c": 2}
+    weighted = fuse(
+        lists, PrefetchSettings(channels=("dense", "bm25"), fusion="weighted", weights={"dense": 0.25, "bm25": 0.75})
+    )
+    # min-max per list: dense a=1, b=0; bm25 b=1, c=0 -> a 0.25, b 0.75, c 0
+    assert weighted.ids == ["b", "a", "c"] and weighted.scores == pytest.approx([0.75, 0.25, 0.0])
+
+
+def test_manuscript_context_is_fundamental_plus_seeded_earlier_sentences() -> None:
+    draft = [f"s{i}." for i in range(10)]
+    query = manuscript_context(draft, 6, supplemental=2, seed=3)
+    assert query.startswith("s5. s6. s7.")
+    extra = query.split()[3:]
+    assert len(extra) == 2 and all(int(s[1:-1]) < 5 for s in extra)
+    assert manuscript_context(draft, 6, supplemental=2, seed=3) == query  # seeded
+    assert manuscript_context(draft, 0, supplemental=2) == "s0. s1."
+
+
+# --- profiles -----------------------------------------------------------------------------------
+
+
+def _citances() -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "sentence_id": ["p4#1", "p5#1", "p5#2"],
+            "cited_id": ["p3", "p3", "p2"],
+            "citing_year": [2004, 2005, 2005],
+            "text": ["phrase extraction heuristics ([CIT])", "grow-diag alignment ([CIT])", "IBM model 4 ([CIT])"],
+        }
+    )
+
+
+def test_profiles_only_hold_sentences_up_to_the_cutoff(
+    embedded: GraphStore, encoder: TextEncoder, tmp_path: Path
+) -> None:
+    index, _ = RetrievalIndex.open(embedded, path=tmp_path / "idx")
+    early = ProfileIndex.build(index, _citances(), encoder, ProfileSettings(until=2004))
+    assert early.papers == 1 and early.citances["sentence_id"].tolist() == ["p4#1"]
+    full = ProfileIndex.build(index, _citances(), encoder, ProfileSettings(), folder=tmp_path / "prof")
+    assert full.papers == 2
+    scores = full.bm25_scores(tokenize("alignment"))
+    assert scores[index.row_of["p3"]] > 0 and scores[index.row_of["p1"]] == 0
+    dense = full.dense_scores(encoder.encode(["IBM model 4 alignment"])[0])
+    assert np.isneginf(dense[index.row_of["p1"]]) and dense[index.row_of["p2"]] > dense[index.row_of["p3"]]
+    prefetcher = Prefetcher(index, encoder, full)
+    assert prefetcher.profile_bm25([PrefetchQuery("phrase extraction")], 5)[0].ids == ["p3"]
+
+
+# --- enricher -----------------------------------------------------------------------------------
+
+
+def _prefetched(ids: list[str]) -> Prefetched:
+    return Prefetched(ids, [1.0 / (i + 1) for i in range(len(ids))], {"dense": {p: i + 1 for i, p in enumerate(ids)}})
+
+
+def test_enricher_adds_references_of_the_top_papers_ranked_by_frequency(store: GraphStore) -> None:
+    enricher = Enricher(store, EnricherSettings(top_m=2))
+    # top 2 = p4 (cites p2, p3, p1) and p1 (cites p2, p3): p2 and p3 cited twice, p1 once
+    [candidates] = enricher.enrich([_prefetched(["p4", "p1", "p5"])], [EnrichQuery()])
+    by_id = {c.paper_id: c for c in candidates}
+    assert by_id["p2"].references_rank in (1, 2) and by_id["p3"].references_rank in (1, 2)
+    assert sorted(by_id["p2"].cited_by) == ["p1", "p4"] and by_id["p1"].references_rank == 3
+    assert by_id["p1"].prefetch_rank == 2 and by_id["p1"].stages == ["prefetch", "references"]
+    assert by_id["p2"].prefetch_rank is None and by_id["p2"].stages == ["references"]
+    assert by_id["p5"].references_rank is None
+    assert enricher.round_trips == 2  # one read for the references, one for the years of the additions
+
+
+def test_enricher_respects_known_until_and_the_query_year(store: GraphStore) -> None:
+    enricher = Enricher(store, EnricherSettings(top_m=2, known_until=2003))  # p4 (2004) has not cited yet
+    [candidates] = enricher.enrich([_prefetched(["p4", "p1"])], [EnrichQuery(year=1998)])
+    added = {c.paper_id for c in candidates if c.references_rank is not None}
+    assert added == {"p2"}  # p1's references, p3 (1999) is newer than the query
+
+
+def test_enricher_cocitation_partners_of_cited_papers(store: GraphStore) -> None:
+    # co-cited with p2 through CITES: p1 cites p2, p3; p4 cites p2, p3, p1 -> p3: 2, p1: 1
+    [candidates] = Enricher(store, EnricherSettings(known_until=2010)).enrich(
+        [_prefetched([])], [EnrichQuery(cited_ids=("p2",))]
+    )
+    assert [(c.paper_id, c.cocitation_count, c.cocited_rank) for c in candidates] == [("p3", 2, 1), ("p1", 1, 2)]
+    [early] = Enricher(store, EnricherSettings(known_until=2003)).enrich(
+        [_prefetched([])], [EnrichQuery(cited_ids=("p2",))]
+    )
+    assert [(c.paper_id, c.cocitation_count) for c in early] == [("p3", 1)]
+    # without a cutoff the stored CO_CITED edges are read (none before compute cocitation)
+    from gnn.cocitation import compute_cocitation
+
+    compute_cocitation(store)
+    [stored] = Enricher(store).enrich([_prefetched([])], [EnrichQuery(cited_ids=("p2",))])
+    assert [(c.paper_id, c.cocitation_count) for c in stored] == [("p3", 2), ("p1", 1)]
+
+
+def test_index_takes_vectors_from_the_encoder_cache_before_they_are_written(
+    store: GraphStore, encoder: TextEncoder, tmp_path: Path
+) -> None:
+    from gnn.embeddings import paper_texts
+
+    new = pd.DataFrame({"id": ["c1", "c2"], "title": ["Cached lattice parsing 7d1f", "Uncached lattice parsing 9e2a"]})
+    ingest(store, GraphBatch("cache", nodes={"Paper": new}, rels={}))
+    texts = paper_texts(store).set_index("id")["text"]
+    encoder.encode([texts["c1"]])  # c1's text is in the cache, c2's is not; no vector is in the store
+    index, _ = RetrievalIndex.open(store, path=tmp_path / "idx", cache=encoder)
+    assert index.embedding_hashes[index.row_of["c1"]] == encoder.text_hash(texts["c1"])
+    np.testing.assert_allclose(index.vectors[index.row_of["c1"]], encoder.encode([texts["c1"]])[0], atol=1e-6)
+    assert index.embedding_hashes[index.row_of["c2"]] == "" and not index.vectors[index.row_of["c2"]].any()
+    # reopened with the same cache: nothing changed, loaded as it was (vectors kept)
+    again, report = RetrievalIndex.open(store, path=tmp_path / "idx", cache=encoder)
+    assert not report.rebuilt and again.embedding_hashes[again.row_of["c1"]] != ""
+    without = RetrievalIndex.open(store, path=tmp_path / "other")[0]
+    assert without.embedding_hashes[without.row_of["c1"]] == ""
