@@ -687,8 +687,12 @@ def compute_cocitation(
                 top_k=settings.label_terms,
             )
         with stage("write", bar):
+            sentence_pairs = int((edges["sentence_count"] > 0).sum())
+            negative = noise.negative.cpu().numpy()
+            del noise  # the full p(j|t) CSR (2 entries per pair): only its head (partners) is written
             written_edges = store.replace_edges("CO_CITED", edges)
-            papers = _paper_frame(data.papers, cocite, noise.negative.cpu().numpy(), partners, membership)
+            del edges  # at 45.6M pairs several GiB; the Paper write below needs the room (1M/10M benchmark)
+            papers = _paper_frame(data.papers, cocite, negative, partners, membership)
             written_papers = store.write_node_properties("Paper", "id", papers)
         with stage("labels", bar):
             path = clusters_path if clusters_path is not None else cluster_labels_path(store)
@@ -703,7 +707,7 @@ def compute_cocitation(
         cited_papers=len(cocite.ids),
         pairs=len(cocite),
         edges=written_edges,
-        sentence_pairs=int((edges["sentence_count"] > 0).sum()),
+        sentence_pairs=sentence_pairs,
         papers_written=written_papers,
         clusters=tuple(labels),
         clusters_path=path,
