@@ -25,6 +25,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 from strawberry.fastapi import GraphQLRouter
 
+from api.linkage import LazyLinkageService, LinkageService
 from api.schema import Context, schema
 from api.services import GraphService
 from api.settings import AppSettings
@@ -115,24 +116,43 @@ class ApiKeyMiddleware:
         return bool(given) and hmac.compare_digest(given, self.api_key)
 
 
+def _linkage_service(service: GraphService) -> LinkageService:
+    """The app's sentence-linkage service: the trained linker (ConfigError without one) and the encoder.
+
+    Built on the first ``linkage`` query, not at start-up: loading the encoder takes seconds and
+    memory a server that never links should not pay. It shares the graph service's store lock.
+    """
+    from api.linkage_cli import load_linker
+    from gnn.encoder import EncoderSettings, TextEncoder
+
+    linker = load_linker(None)  # before the encoder: fails fast where no model was trained
+    return LinkageService(service.store, TextEncoder(EncoderSettings.from_env()), linker, lock=service.lock)
+
+
 def create_app(config: StoreConfig, settings: AppSettings) -> FastAPI:
     """An app that opens the store read-only at start-up and closes it at shutdown."""
     state: dict[str, GraphService] = {}
+    linkers: dict[str, LazyLinkageService] = {}
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         store = open_store(config)
-        state["service"] = GraphService(store)
+        service = state["service"] = GraphService(store)
+        linkers["linkage"] = linkage = LazyLinkageService(lambda: _linkage_service(service))
         for problem in missing_assets():
             log.warning("GraphiQL will not load offline: %s", problem)
         try:
             yield
         finally:
+            if linkage.loaded:
+                linkage.get().encoder.close()
             store.close()
 
     async def context_getter() -> Context:
         # DataLoaders live for one request: their cache never serves another client's query.
-        return Context.create(state["service"], settings.max_results, settings.request_timeout_s)
+        return Context.create(
+            state["service"], settings.max_results, settings.request_timeout_s, linkage=linkers["linkage"]
+        )
 
     app = FastAPI(title="citegraph", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
     app.include_router(OfflineGraphQLRouter(schema, context_getter=context_getter), prefix=GRAPHQL_PATH)

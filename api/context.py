@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from strawberry.dataloader import DataLoader
 from strawberry.fastapi import BaseContext
@@ -22,6 +22,7 @@ from api.services import (
     AuthorRecord,
     CategoryAssignment,
     CategoryRecord,
+    CitanceLinkRecord,
     CoCitation,
     Coordinates,
     GraphService,
@@ -29,6 +30,9 @@ from api.services import (
     SentenceRecord,
     TaxonomyClassRecord,
 )
+
+if TYPE_CHECKING:  # api.linkage imports the encoder (torch); the schema loads it only when linking
+    from api.linkage import LazyLinkageService
 
 T = TypeVar("T")
 K = TypeVar("K")
@@ -39,11 +43,22 @@ INT64_MAX = 2**63 - 1
 
 
 class Context(BaseContext):
-    """Per-request state: the service, the result cap, the deadline, and DataLoaders for one request."""
+    """Per-request state: the service, the result cap, the deadline, and DataLoaders for one request.
 
-    def __init__(self, service: GraphService, max_results: int, timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
+    ``linkage`` is the app's one sentence-linkage service (built lazily on first use; None where the
+    app serves no linkage, and ``linkage`` then answers a ``LinkageUnavailable``).
+    """
+
+    def __init__(
+        self,
+        service: GraphService,
+        max_results: int,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        linkage: LazyLinkageService | None = None,
+    ) -> None:
         super().__init__()
         self.service = service
+        self.linkage = linkage
         self.max_results = max_results
         self.timeout_s = timeout_s
         self.deadline = time.monotonic() + timeout_s
@@ -62,6 +77,7 @@ class Context(BaseContext):
         self.author_records: DataLoader[str, AuthorRecord | None] = self._loader(s.author_records)
         self.author_papers: DataLoader[str, list[str]] = self._loader(s.papers_of_authors)
         self.sentences: DataLoader[str, list[SentenceRecord]] = self._loader(s.sentences)
+        self.citance_links: DataLoader[str, list[CitanceLinkRecord]] = self._loader(s.citance_links)
         self.mentions: DataLoader[str, list[tuple[str, str | None]]] = self._loader(s.mentions)
         self.paper_categories: DataLoader[str, list[CategoryAssignment]] = self._loader(s.categories_of_papers)
         self.categories: DataLoader[str, CategoryRecord | None] = self._loader(s.categories)
@@ -74,8 +90,14 @@ class Context(BaseContext):
         self.acm_coordinates: DataLoader[str, Coordinates] = self._loader(lambda ids: s.coordinates("acm", ids))
 
     @classmethod
-    def create(cls, service: GraphService, max_results: int, timeout_s: float = DEFAULT_TIMEOUT_S) -> Context:
-        return cls(service, max_results, timeout_s)
+    def create(
+        cls,
+        service: GraphService,
+        max_results: int,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        linkage: LazyLinkageService | None = None,
+    ) -> Context:
+        return cls(service, max_results, timeout_s, linkage)
 
     def _loader(self, batch: Callable[[list[K]], Sequence[V]]) -> DataLoader[K, V]:
         async def load(keys: list[K]) -> Sequence[V]:

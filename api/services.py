@@ -64,6 +64,21 @@ class SentenceRecord:
 
 
 @dataclass(frozen=True)
+class CitanceLinkRecord:
+    """A stored LINKS_TO edge: a citance (citing sentence) pointing at a sentence of the cited paper."""
+
+    cited_sentence_id: str
+    cited_sid: int | None
+    cited_text: str | None
+    citing_sentence_id: str
+    citing_paper_id: str | None
+    citing_text: str | None
+    score: float | None
+    method: str  # gold, silver or model
+    annotator: str | None
+
+
+@dataclass(frozen=True)
 class CategoryRecord:
     code: str
     name: str | None
@@ -116,6 +131,11 @@ class GraphService:
         with self._lock:
             self.round_trips += 1
             return self.store.query(name, params)
+
+    @property
+    def lock(self) -> threading.Lock:
+        """The lock that serialises store access; services sharing the store (linkage) take it too."""
+        return self._lock
 
     def papers(self, ids: Sequence[str]) -> list[PaperRecord | None]:
         rows = {row["id"]: PaperRecord(**row) for row in self._query("paper_by_ids", {"ids": list(ids)})}
@@ -201,6 +221,13 @@ class GraphService:
         grouped: dict[str, list[SentenceRecord]] = defaultdict(list)
         for row in self._query("sentences_of_papers", {"ids": list(paper_ids)}):
             grouped[row.pop("paper_id")].append(SentenceRecord(**row))
+        return [grouped.get(i, []) for i in paper_ids]
+
+    def citance_links(self, paper_ids: Sequence[str]) -> list[list[CitanceLinkRecord]]:
+        """The stored LINKS_TO edges into each paper's sentences, by cited sentence (reading order)."""
+        grouped: dict[str, list[CitanceLinkRecord]] = defaultdict(list)
+        for row in self._query("citance_links_to_papers", {"ids": list(paper_ids)}):
+            grouped[row.pop("paper_id")].append(CitanceLinkRecord(**row))
         return [grouped.get(i, []) for i in paper_ids]
 
     def mentions(self, sentence_ids: Sequence[str]) -> list[list[tuple[str, str | None]]]:

@@ -6,11 +6,12 @@ module         root fields
 ``papers``     ``paper``, ``papers``, ``author``
 ``taxonomy``   ``category``, ``taxonomy``, ``taxonomies``
 ``network``    ``egoNetwork``, ``coCitations``, ``clusters``
+``linkage``    ``linkage``, ``citanceLinks``
 ``explore``    ``explore``, ``exploreQueries``
 ``stats``      ``stats``
 =============  ==================================================================================
 
-To add an area (recommendation, citation linkage): write ``api/types/<area>.py`` with its types and
+To add an area (e.g. recommendation): write ``api/types/<area>.py`` with its types and
 a ``<Area>Query`` class, and add that class to :data:`api.schema.QUERY_TYPES`. Shared building blocks
 (connections, ``NotFound``, ``InvalidArgument``) are in :mod:`api.types.common`; per-request loaders
 and the deadline-aware :meth:`api.context.Context.call` in :mod:`api.context`.
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 from api.types.common import Connection, Edge, InvalidArgument, NotFound, PageInfo
 from api.types.explore import ExploreQueries
+from api.types.linkage import LinkageQuery
 from api.types.network import NetworkQuery
 from api.types.papers import Author, Paper, PaperQuery, Sentence
 from api.types.stats import StatsQuery
@@ -32,6 +34,7 @@ __all__ = [
     "Edge",
     "ExploreQueries",
     "InvalidArgument",
+    "LinkageQuery",
     "NetworkQuery",
     "NotFound",
     "PageInfo",

@@ -76,6 +76,7 @@ PARAMS: dict[str, dict[str, Any]] = {
     "acm_classes_by_ids": {"ids": ["1998:I.2"]},
     "sentences_of_papers": {"ids": ["p1"]},
     "papers_mentioned_by_sentences": {"ids": ["p1#1"]},
+    "citance_links_to_papers": {"ids": ["p1"]},
     "citations_among": {"ids": ["p1", "p2", "p4"]},
     "cocitations_among": {"ids": ["p2", "p3"]},
     "cocitation_pairs_of_cluster": {"cluster": 0, "measure": "count", "min_count": 1, "limit": 5},
