@@ -71,6 +71,7 @@ def _table(response: RecommendResponse) -> str:
 
 
 def cmd_recommend(args: argparse.Namespace) -> int:
+    logging.getLogger("bm25s").setLevel(logging.WARNING)  # its per-build debug line is noise on a CLI
     if (args.context is None) == (args.batch is None):
         raise ConfigError('give a context ("... [CIT] ...") or --batch QUERIES.jsonl, one of the two')
     if args.batch and not args.out:
