@@ -26,6 +26,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from strawberry.fastapi import GraphQLRouter
 
 from api.linkage import LazyLinkageService, LinkageService
+from api.recommend import LazyRecommendationService, RecommendationService, ServiceSettings
 from api.schema import Context, schema
 from api.services import GraphService
 from api.settings import AppSettings
@@ -129,16 +130,29 @@ def _linkage_service(service: GraphService) -> LinkageService:
     return LinkageService(service.store, TextEncoder(EncoderSettings.from_env()), linker, lock=service.lock)
 
 
+def _recommendation_service(service: GraphService) -> RecommendationService:
+    """The app's recommendation service: the retrieval index beside the store (``<db>.index/``), the
+    citation-context profiles and the encoder, as ``citegraph recommend`` opens them.
+
+    Built on the first ``recommend`` query, not at start-up (the encoder and the index take seconds
+    and memory). ConfigError where the store has no embeddings (or no folder for an index). It
+    shares the graph service's store lock.
+    """
+    return RecommendationService.open(service.store, ServiceSettings(), lock=service.lock)
+
+
 def create_app(config: StoreConfig, settings: AppSettings) -> FastAPI:
     """An app that opens the store read-only at start-up and closes it at shutdown."""
     state: dict[str, GraphService] = {}
     linkers: dict[str, LazyLinkageService] = {}
+    recommenders: dict[str, LazyRecommendationService] = {}
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         store = open_store(config)
         service = state["service"] = GraphService(store)
         linkers["linkage"] = linkage = LazyLinkageService(lambda: _linkage_service(service))
+        recommenders["recommend"] = recommend = LazyRecommendationService(lambda: _recommendation_service(service))
         for problem in missing_assets():
             log.warning("GraphiQL will not load offline: %s", problem)
         try:
@@ -146,12 +160,17 @@ def create_app(config: StoreConfig, settings: AppSettings) -> FastAPI:
         finally:
             if linkage.loaded:
                 linkage.get().encoder.close()
+            recommend.close()
             store.close()
 
     async def context_getter() -> Context:
         # DataLoaders live for one request: their cache never serves another client's query.
         return Context.create(
-            state["service"], settings.max_results, settings.request_timeout_s, linkage=linkers["linkage"]
+            state["service"],
+            settings.max_results,
+            settings.request_timeout_s,
+            linkage=linkers["linkage"],
+            recommend=recommenders["recommend"],
         )
 
     app = FastAPI(title="citegraph", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)

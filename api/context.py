@@ -31,8 +31,9 @@ from api.services import (
     TaxonomyClassRecord,
 )
 
-if TYPE_CHECKING:  # api.linkage imports the encoder (torch); the schema loads it only when linking
+if TYPE_CHECKING:  # api.linkage / api.recommend import the encoder (torch); loaded only when used
     from api.linkage import LazyLinkageService
+    from api.recommend import LazyRecommendationService
 
 T = TypeVar("T")
 K = TypeVar("K")
@@ -46,7 +47,9 @@ class Context(BaseContext):
     """Per-request state: the service, the result cap, the deadline, and DataLoaders for one request.
 
     ``linkage`` is the app's one sentence-linkage service (built lazily on first use; None where the
-    app serves no linkage, and ``linkage`` then answers a ``LinkageUnavailable``).
+    app serves no linkage, and ``linkage`` then answers a ``LinkageUnavailable``); ``recommend`` is
+    likewise the app's one recommendation service (``recommend`` answers ``RecommendUnavailable``
+    without it).
     """
 
     def __init__(
@@ -55,10 +58,12 @@ class Context(BaseContext):
         max_results: int,
         timeout_s: float = DEFAULT_TIMEOUT_S,
         linkage: LazyLinkageService | None = None,
+        recommend: LazyRecommendationService | None = None,
     ) -> None:
         super().__init__()
         self.service = service
         self.linkage = linkage
+        self.recommend = recommend
         self.max_results = max_results
         self.timeout_s = timeout_s
         self.deadline = time.monotonic() + timeout_s
@@ -96,8 +101,9 @@ class Context(BaseContext):
         max_results: int,
         timeout_s: float = DEFAULT_TIMEOUT_S,
         linkage: LazyLinkageService | None = None,
+        recommend: LazyRecommendationService | None = None,
     ) -> Context:
-        return cls(service, max_results, timeout_s, linkage)
+        return cls(service, max_results, timeout_s, linkage, recommend)
 
     def _loader(self, batch: Callable[[list[K]], Sequence[V]]) -> DataLoader[K, V]:
         async def load(keys: list[K]) -> Sequence[V]:

@@ -33,7 +33,7 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -249,6 +249,7 @@ class RecommendationService:
         profiles: ProfileIndex | None = None,
         settings: ServiceSettings = ServiceSettings(),
         reranker: Reranker | None = None,
+        lock: threading.Lock | None = None,
     ) -> None:
         self.store = store
         self.index = index
@@ -258,7 +259,9 @@ class RecommendationService:
         self.prefetcher = Prefetcher(index, encoder, profiles)
         self.enricher = Enricher(store, settings.enricher)
         self.reranker: Reranker = reranker or settings.fusion
-        self._lock = threading.Lock()  # the store connection and faiss search are not shared across threads
+        # the store connection and faiss search are not shared across threads; pass the API's store lock
+        # when the store is shared with other services
+        self._lock = lock or threading.Lock()
 
     @classmethod
     def open(
@@ -270,6 +273,7 @@ class RecommendationService:
         index_dir: Path | None = None,
         reranker: Reranker | None = None,
         progress: bool = False,
+        lock: threading.Lock | None = None,
     ) -> RecommendationService:
         """Open (building or updating as needed) the index beside ``store`` and the profiles."""
         from gnn.encoder import EncoderSettings
@@ -296,7 +300,7 @@ class RecommendationService:
                 folder=folder.with_name(folder.name + ".profiles"),
                 progress=progress,
             )
-        return cls(store, index, encoder, profiles=profiles, settings=settings, reranker=reranker)
+        return cls(store, index, encoder, profiles=profiles, settings=settings, reranker=reranker, lock=lock)
 
     # resolving requests ---------------------------------------------------------------------------
     def _resolve(self, requests: Sequence[RecommendRequest]) -> list[tuple[PrefetchQuery, EnrichQuery]]:
@@ -385,6 +389,37 @@ class RecommendationService:
 
     def close(self) -> None:
         self.encoder.close()
+
+
+class LazyRecommendationService:
+    """One :class:`RecommendationService` per app, built by ``factory`` on first use (opening the
+    index and loading the encoder take seconds and memory a server that never recommends should
+    not pay).
+
+    Thread-safe: concurrent first calls build it once. A factory that fails (no index or
+    embeddings yet) is retried on the next call, so computing them later needs no restart.
+    """
+
+    def __init__(self, factory: Callable[[], RecommendationService]) -> None:
+        self._factory = factory
+        self._service: RecommendationService | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def loaded(self) -> bool:
+        return self._service is not None
+
+    def get(self) -> RecommendationService:
+        if self._service is None:
+            with self._lock:
+                if self._service is None:
+                    self._service = self._factory()
+        return self._service
+
+    def close(self) -> None:
+        """Close the service if it was built (the app's shutdown)."""
+        if self._service is not None:
+            self._service.close()
 
 
 def _masked_citances(store: GraphStore, path: Path) -> pd.DataFrame:
@@ -497,6 +532,7 @@ def write_ranked(path: Path, responses: Iterable[RecommendResponse]) -> int:
 
 __all__ = [
     "FusionScorer",
+    "LazyRecommendationService",
     "RecommendRequest",
     "RecommendResponse",
     "Recommendation",

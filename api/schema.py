@@ -23,14 +23,30 @@ from strawberry.types import ExecutionContext
 
 from api.context import Context
 from api.errors import CodedMaskErrors, UserInputError, error_code
-from api.types import ExploreQueries, LinkageQuery, NetworkQuery, PaperQuery, StatsQuery, TaxonomyQuery
+from api.types import (
+    ExploreQueries,
+    LinkageQuery,
+    NetworkQuery,
+    PaperQuery,
+    RecommendQuery,
+    StatsQuery,
+    TaxonomyQuery,
+)
 
 MAX_DEPTH = 10  # a connection adds two levels (edges, node): paper -> citedBy -> citations -> authors fits
 MAX_TOKENS = 2_000
 MAX_ALIASES = 15
 SCHEMA_FILE = Path(__file__).with_name("schema.graphql")
 
-QUERY_TYPES: tuple[type, ...] = (PaperQuery, TaxonomyQuery, NetworkQuery, LinkageQuery, ExploreQueries, StatsQuery)
+QUERY_TYPES: tuple[type, ...] = (
+    PaperQuery,
+    TaxonomyQuery,
+    NetworkQuery,
+    RecommendQuery,
+    LinkageQuery,
+    ExploreQueries,
+    StatsQuery,
+)
 
 Query = merge_types("Query", QUERY_TYPES)
 

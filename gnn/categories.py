@@ -219,6 +219,8 @@ def calibrate(
         tau = (
             settings.min_score
             if settings.min_score is not None
+            else float("inf")  # no tuning paper: nothing to choose on (reported below unless --min-score)
+            if not len(tune)
             else choose_threshold(
                 scores[tune, : settings.top_k], correct.reshape(len(tune), -1), sum(map(len, tune_gold))
             )

@@ -86,14 +86,16 @@ def paper_texts(store: GraphStore) -> pd.DataFrame:
     abstract = abstract.where(abstract != "", _clean(papers["id"].map(rebuilt)))
     title_dot = title.where(title.str.endswith((".", "?", "!")) | (title == ""), title + ".")
     text = (title_dot + " " + abstract).str.strip()
-    n_cited = _citation_counts(store)
+    priority = papers["id"].map(_citation_counts(store)).fillna(0).astype("int64")
+    # Papers with given arXiv categories come first of all: the taxonomy step calibrates category
+    # inference on them, so a limited run must not leave them out.
+    given = store.read_edges("IN_CATEGORY")
+    if not given.empty:
+        inferred = given["inferred"].fillna(False).astype(bool) if "inferred" in given else False
+        categorised = papers["id"].isin(given.loc[~inferred, "source"])
+        priority = priority.where(~categorised, int(priority.max()) + 1)
     return pd.DataFrame(
-        {
-            "id": papers["id"],
-            "text": text,
-            "embedding_hash": papers["embedding_hash"],
-            "priority": papers["id"].map(n_cited).fillna(0).astype("int64"),
-        }
+        {"id": papers["id"], "text": text, "embedding_hash": papers["embedding_hash"], "priority": priority}
     )
 
 

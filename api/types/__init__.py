@@ -6,12 +6,13 @@ module         root fields
 ``papers``     ``paper``, ``papers``, ``author``
 ``taxonomy``   ``category``, ``taxonomy``, ``taxonomies``
 ``network``    ``egoNetwork``, ``coCitations``, ``clusters``
+``recommend``  ``recommend``
 ``linkage``    ``linkage``, ``citanceLinks``
 ``explore``    ``explore``, ``exploreQueries``
 ``stats``      ``stats``
 =============  ==================================================================================
 
-To add an area (e.g. recommendation): write ``api/types/<area>.py`` with its types and
+To add an area: write ``api/types/<area>.py`` with its types and
 a ``<Area>Query`` class, and add that class to :data:`api.schema.QUERY_TYPES`. Shared building blocks
 (connections, ``NotFound``, ``InvalidArgument``) are in :mod:`api.types.common`; per-request loaders
 and the deadline-aware :meth:`api.context.Context.call` in :mod:`api.context`.
@@ -24,6 +25,7 @@ from api.types.explore import ExploreQueries
 from api.types.linkage import LinkageQuery
 from api.types.network import NetworkQuery
 from api.types.papers import Author, Paper, PaperQuery, Sentence
+from api.types.recommend import RecommendQuery
 from api.types.stats import StatsQuery
 from api.types.taxonomy import Category, TaxonomyClass, TaxonomyQuery
 
@@ -40,6 +42,7 @@ __all__ = [
     "PageInfo",
     "Paper",
     "PaperQuery",
+    "RecommendQuery",
     "Sentence",
     "StatsQuery",
     "TaxonomyClass",

@@ -80,3 +80,12 @@ def test_limit_embeds_most_cited_first_and_a_rerun_continues(store: GraphStore, 
     second = compute_embeddings(store, encoder, settings)[0]
     assert (second.written, second.unchanged, second.deferred) == (2, 2, 1)
     assert {k for k, v in _vectors(store, "Paper").items() if v is not None} == {"p1", "p2", "p3", "p4"}
+
+
+def test_limit_puts_papers_with_given_categories_first(store: GraphStore, encoder: TextEncoder) -> None:
+    """The taxonomy step calibrates on papers with given categories: a limited run embeds them first."""
+    category = pd.DataFrame({"code": ["cs.CL"], "name": ["Computation and Language"]})
+    edge = pd.DataFrame({"source": ["p5"], "target": ["cs.CL"], "inferred": [False]})
+    ingest(store, GraphBatch("cat", nodes={"ArxivCategory": category}, rels={"IN_CATEGORY": edge}))
+    compute_embeddings(store, encoder, EmbeddingSettings(targets=("papers",), limit=1))
+    assert {k for k, v in _vectors(store, "Paper").items() if v is not None} == {"p5"}

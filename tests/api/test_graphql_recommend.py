@@ -1,0 +1,156 @@
+"""The `recommend` field through ``schema.execute`` on the tiny fixture store.
+
+The service is built as tests/api/test_recommend.py builds it: the tiny graph plus two citing
+sentences (profiles), embeddings from the session's real encoder, the index in a temporary folder.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from api.recommend import LazyRecommendationService, RecommendationService, ServiceSettings
+from api.schema import Context, schema
+from api.services import GraphService
+from gnn.embeddings import compute_embeddings
+from gnn.encoder import TextEncoder
+from gnn.enricher import EnricherSettings
+from graph import GraphStore, ingest
+from graph.errors import ConfigError
+from tests.api.test_recommend import _citances
+
+RECOMMEND = """
+query ($input: RecommendInput!) {
+  recommend(input: $input) {
+    __typename
+    ... on Recommendations {
+      query candidates
+      items { rank score foundBy stages why features { name value } paper { id title year authors { name } } }
+    }
+    ... on RecommendUnavailable { reason message }
+  }
+}
+"""
+
+
+@pytest.fixture
+def graph_service(store: GraphStore, encoder: TextEncoder) -> GraphService:
+    ingest(store, _citances())
+    compute_embeddings(store, encoder)
+    return GraphService(store)
+
+
+@pytest.fixture
+def lazy_recommend(graph_service: GraphService, encoder: TextEncoder, tmp_path: Path) -> LazyRecommendationService:
+    settings = ServiceSettings(enricher=EnricherSettings(top_m=3))
+    return LazyRecommendationService(
+        lambda: RecommendationService.open(
+            graph_service.store, settings, encoder=encoder, index_dir=tmp_path / "index", lock=graph_service.lock
+        )
+    )
+
+
+def execute(
+    service: GraphService,
+    recommend: LazyRecommendationService | None,
+    variables: dict[str, Any],
+    max_results: int = 200,
+) -> Any:
+    return asyncio.run(
+        schema.execute(
+            RECOMMEND,
+            variable_values=variables,
+            context_value=Context.create(service, max_results, 60.0, recommend=recommend),
+        )
+    )
+
+
+def data(service: GraphService, recommend: LazyRecommendationService | None, **input: Any) -> dict[str, Any]:
+    result = execute(service, recommend, {"input": input})
+    assert result.errors is None, result.errors
+    return result.data["recommend"]
+
+
+def test_recommend_returns_ranked_papers_with_stages_and_features(
+    graph_service: GraphService, lazy_recommend: LazyRecommendationService
+) -> None:
+    assert not lazy_recommend.loaded  # built on first use, not before
+    out = data(graph_service, lazy_recommend, context="translation with phrase tables [CIT]", citingPaperId="p4", k=3)
+    assert out["__typename"] == "Recommendations" and lazy_recommend.loaded
+    items = out["items"]
+    assert 1 <= len(items) <= 3 and out["candidates"] >= len(items)
+    assert [i["rank"] for i in items] == list(range(1, len(items) + 1))
+    scores = [i["score"] for i in items]
+    assert scores == sorted(scores, reverse=True)
+    ids = [i["paper"]["id"] for i in items]
+    assert "p4" not in ids and "p5" not in ids  # the citing paper, and p5 (2005) is newer than p4
+    for item in items:
+        assert item["paper"]["title"] and item["why"]
+        assert item["stages"] and set(item["stages"]) <= {"PREFETCH", "REFERENCES", "COCITED"}
+        assert item["foundBy"] == ("PREFETCH" if "PREFETCH" in item["stages"] else "ENRICHER")
+        features = {f["name"]: f["value"] for f in item["features"]}
+        assert "prefetch_rank" in features and "cocitation_count" in features
+    assert lazy_recommend.get() is lazy_recommend.get()  # one service per app
+
+
+def test_recommend_year_max_and_cited_ids(
+    graph_service: GraphService, lazy_recommend: LazyRecommendationService
+) -> None:
+    out = data(graph_service, lazy_recommend, context="phrase tables [CIT]", citedIds=["p2"], yearMax=1999, k=10)
+    ids = {i["paper"]["id"] for i in out["items"]}
+    assert ids <= {"p3"}  # p2 is already cited; only p2 and p3 are from 1999 or earlier
+    assert all(i["paper"]["year"] is None or i["paper"]["year"] <= 1999 for i in out["items"])
+
+
+@pytest.mark.parametrize(
+    ("input", "reason"),
+    [
+        ({"context": "   "}, "EMPTY_CONTEXT"),
+        ({"context": "x [CIT]", "citingPaperId": "nope"}, "UNKNOWN_PAPER"),
+        ({"context": "x [CIT]", "citedIds": ["p1", "nope"]}, "UNKNOWN_PAPER"),
+    ],
+)
+def test_recommend_unavailable_is_a_value(
+    graph_service: GraphService, lazy_recommend: LazyRecommendationService, input: dict[str, Any], reason: str
+) -> None:
+    out = data(graph_service, lazy_recommend, **input)
+    assert out["__typename"] == "RecommendUnavailable" and out["reason"] == reason and out["message"]
+    assert not lazy_recommend.loaded  # answered before any model loads
+
+
+def test_recommend_without_an_index(graph_service: GraphService) -> None:
+    def missing() -> RecommendationService:
+        raise ConfigError("no paper of /secret/path/graph.db has an embedding")
+
+    for recommend in (None, LazyRecommendationService(missing)):
+        out = data(graph_service, recommend, context="phrase tables [CIT]")
+        assert out["__typename"] == "RecommendUnavailable" and out["reason"] == "INDEX_UNAVAILABLE"
+        assert "/secret" not in out["message"] and "citegraph compute index" in out["message"]
+
+
+@pytest.mark.parametrize(
+    "input",
+    [
+        {"context": "x [CIT]", "k": 0},
+        {"context": "x [CIT]", "k": 101},
+        {"context": "x [CIT]", "k": 10_000},
+        {"context": "word " * 2_000},
+        {"context": "x [CIT]", "yearMax": 100_000},
+    ],
+)
+def test_recommend_arguments_out_of_range(
+    graph_service: GraphService, lazy_recommend: LazyRecommendationService, input: dict[str, Any]
+) -> None:
+    result = execute(graph_service, lazy_recommend, {"input": input})
+    assert result.errors and result.errors[0].extensions == {"code": "BAD_USER_INPUT"}
+    assert not lazy_recommend.loaded
+
+
+def test_recommend_k_is_capped_by_max_results(
+    graph_service: GraphService, lazy_recommend: LazyRecommendationService
+) -> None:
+    result = execute(graph_service, lazy_recommend, {"input": {"context": "x [CIT]", "k": 60}}, max_results=50)
+    assert result.errors and result.errors[0].extensions == {"code": "BAD_USER_INPUT"}
