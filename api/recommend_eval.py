@@ -236,6 +236,22 @@ def _fused(channels: dict[str, list[ChannelList]], settings: PrefetchSettings) -
     return [fuse({c: channels[c][i] for c in names}, settings).ids for i in range(n)]
 
 
+def _service_requests(frame: pd.DataFrame, *, with_cited: bool) -> list[RecommendRequest]:
+    """One request per query of ``frame``, asking for every candidate (the pool a reranker would get)."""
+    return [
+        RecommendRequest(
+            context=ctx,
+            citing_paper_id=citing,
+            year=int(year),
+            k=ALL_CANDIDATES,
+            cited_ids=tuple(cited) if with_cited else (),
+        )
+        for ctx, citing, year, cited in zip(
+            frame["context"], frame["citing_id"], frame["citing_year"], frame["cited_elsewhere"]
+        )
+    ]
+
+
 def _grid_best(candidates: Sequence[Any], score: Callable[[Any], float]) -> tuple[Any, float]:
     best, best_score = candidates[0], -1.0
     for candidate in candidates:
@@ -401,18 +417,7 @@ def run_evaluation(
         qs: QuerySet, service_s: ServiceSettings, *, with_cited: bool
     ) -> tuple[list[list[str]], list[list[str]]]:
         service = RecommendationService(store, index, h.encoder, profiles=h.profiles, settings=service_s)
-        requests = [
-            RecommendRequest(
-                context=ctx,
-                citing_paper_id=citing,
-                year=int(year),
-                k=ALL_CANDIDATES,
-                cited_ids=tuple(cited) if with_cited else (),
-            )
-            for ctx, citing, year, cited in zip(
-                qs.frame["context"], qs.frame["citing_id"], qs.frame["citing_year"], qs.frame["cited_elsewhere"]
-            )
-        ]
+        requests = _service_requests(qs.frame, with_cited=with_cited)
         ranked: list[list[str]] = []
         for begin in range(0, len(requests), 256):
             chunk = requests[begin : begin + 256]
@@ -430,18 +435,7 @@ def run_evaluation(
         """The service's own prefetch + enrich on the tuning queries, once per enricher setting."""
         s_ = replace(service_settings(enricher, FusionScorer()), prefetch=with_profiles_global)
         service = RecommendationService(store, index, h.encoder, profiles=h.profiles, settings=s_)
-        requests = [
-            RecommendRequest(
-                context=ctx,
-                citing_paper_id=citing,
-                year=int(year),
-                k=ALL_CANDIDATES,
-                cited_ids=tuple(cited_ids) if cited else (),
-            )
-            for ctx, citing, year, cited_ids in zip(
-                tune.frame["context"], tune.frame["citing_id"], tune.frame["citing_year"], tune.frame["cited_elsewhere"]
-            )
-        ]
+        requests = _service_requests(tune.frame, with_cited=cited)
         return [
             pool for begin in range(0, len(requests), 256) for pool in service.candidates(requests[begin : begin + 256])
         ]
