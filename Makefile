@@ -56,7 +56,7 @@ schema: install
 
 # Some records of the real corpora are broken (an <S sid=""> element, a link to an empty sentence):
 # the build skips them and reports every one under var/rejects/ rather than stopping.
-# Text embeddings are the one slow step on a CPU (all 103,616 papers: about 45 min on 2 cores; cached
+# Text embeddings are the one slow step on a CPU (all 103,616 papers: 75 min on 2 shared cores; cached
 # under $CITEGRAPH_CACHE afterwards, so a rebuild re-encodes nothing). The default build embeds the
 # 10,000 most-cited papers and the sentences of the most-cited full texts, up to 10,000; each later
 # build continues where the last one stopped. FULL=1 embeds everything.
