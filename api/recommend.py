@@ -164,6 +164,8 @@ class ServiceSettings:
     prefetch: PrefetchSettings = field(default_factory=PrefetchSettings)  # channels, fusion, N
     enricher: EnricherSettings = field(default_factory=EnricherSettings)  # top-m, caps, knowledge cutoff
     fusion: FusionScorer = field(default_factory=FusionScorer)  # the final score until a reranker lands
+    # Use the reranker trained by `citegraph train reranker` (saved beside the index) when there is one.
+    use_reranker: bool = True
     supplemental: int = 2  # manuscript mode: earlier sentences sampled into the query
     seed: int = 0  # manuscript mode: sampling seed
 
@@ -300,7 +302,10 @@ class RecommendationService:
                 folder=folder.with_name(folder.name + ".profiles"),
                 progress=progress,
             )
-        return cls(store, index, encoder, profiles=profiles, settings=settings, reranker=reranker, lock=lock)
+        service = cls(store, index, encoder, profiles=profiles, settings=settings, reranker=reranker, lock=lock)
+        if reranker is None and settings.use_reranker and (reranker_dir(folder) / "config.json").is_file():
+            service.reranker = load_trained_reranker(store, index, service.prefetcher, reranker_dir(folder))
+        return service
 
     # resolving requests ---------------------------------------------------------------------------
     def _resolve(self, requests: Sequence[RecommendRequest]) -> list[tuple[PrefetchQuery, EnrichQuery]]:
@@ -422,6 +427,28 @@ class LazyRecommendationService:
             self._service.close()
 
 
+def reranker_dir(index_dir: Path) -> Path:
+    """Where ``citegraph train reranker`` saves the model and the service looks for it: ``<index>.reranker/``."""
+    return index_dir.with_name(index_dir.name + ".reranker")
+
+
+def load_trained_reranker(store: GraphStore, index: RetrievalIndex, prefetcher: Prefetcher, folder: Path) -> Reranker:
+    """The trained reranker of ``folder`` with features over the whole graph of ``store``."""
+    from gnn.rerank_features import FeatureBuilder, Knowledge, TaxonomyPlaces
+    from gnn.reranker import TrainedReranker, load_reranker
+
+    model, config = load_reranker(folder)
+    if model.dim != index.dim:
+        raise ConfigError(
+            f"{folder}: the reranker was trained on {model.dim}-d vectors, the index holds {index.dim}-d ones; "
+            "rerun `citegraph train reranker`"
+        )
+    citations = pd.DataFrame(store.query("citations_with_years"), columns=["citing_id", "citing_year", "cited_id"])
+    builder = FeatureBuilder(index, Knowledge.from_citations(citations, None), TaxonomyPlaces.from_store(store))
+    log.info("recommendations reranked by the model in %s (%s)", folder, config["settings"]["objective"])
+    return TrainedReranker(model, builder, prefetcher, config=config)
+
+
 def _masked_citances(store: GraphStore, path: Path) -> pd.DataFrame:
     """:func:`citing_sentences` as profiles want them, kept in ``path`` while the store's files are unchanged."""
     stamp = store_stamp(store)
@@ -540,7 +567,9 @@ __all__ = [
     "Reranker",
     "ServiceSettings",
     "citing_sentences",
+    "load_trained_reranker",
     "mask_citance",
     "read_batch",
+    "reranker_dir",
     "write_ranked",
 ]

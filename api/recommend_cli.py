@@ -129,6 +129,48 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_train_reranker(args: argparse.Namespace) -> int:
+    """``citegraph train reranker`` (and ``eval recommend --ablation``): build examples, train, save, report."""
+    from api.rerank_train import TrainSettings, report_markdown, reranker_dir, run_training, write_report
+    from gnn.encoder import EncoderSettings, TextEncoder
+    from gnn.index import IndexSettings, RetrievalIndex, index_path
+    from gnn.reranker import RerankerSettings
+
+    logging.getLogger("bm25s").setLevel(logging.WARNING)
+    ablation = bool(getattr(args, "ablation", False))
+    settings = TrainSettings(limit=args.limit, seed=args.seed)
+    model_settings = RerankerSettings(seed=args.seed, **({"objective": args.objective} if args.objective else {}))
+    encoder = TextEncoder(EncoderSettings.from_env())
+    try:
+        with _open(args, read_only=True) as store:
+            folder = _index_dir(args) or index_path(store)
+            if folder is None:
+                raise ConfigError("pass --index-dir: a server store has no folder beside it for the index")
+            index, _ = RetrievalIndex.open(store, IndexSettings(), path=folder, cache=encoder)
+            report = run_training(
+                store,
+                encoder,
+                index,
+                out_dir=reranker_dir(folder),
+                settings=settings,
+                model_settings=model_settings,
+                objectives=[args.objective] if args.objective else None,
+                ablation=ablation,
+                cache_dir=folder.with_name(folder.name + ".examples"),
+                progress=not args.quiet,
+            )
+    finally:
+        encoder.close()
+    json_path, md_path = write_report(report, Path(args.out))
+    print(report_markdown(report))
+    print(f"\nreranker saved in {report['chosen']['saved']}; report: {json_path}, {md_path}")
+    return 0
+
+
+def cmd_eval_dispatch(args: argparse.Namespace) -> int:
+    return cmd_train_reranker(args) if args.ablation else cmd_eval(args)
+
+
 def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("recommend", help="recommend citations for a context (or a batch of them)")
     p.add_argument("context", nargs="?", help="the citation context; write [CIT] where the citation goes")
@@ -161,7 +203,28 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     q.add_argument("--tune-queries", type=int, default=800, help="validation queries the parameter grids are scored on")
     q.add_argument("--limit", type=int, help="evaluate only this many queries per split (a quick run)")
     q.add_argument("--seed", type=int, default=0)
-    q.set_defaults(func=cmd_eval)
+    q.add_argument(
+        "--ablation",
+        action="store_true",
+        help="the reranker's ablation instead: every objective, then without hyperbolic/taxonomy/co-citation/enricher",
+    )
+    q.add_argument("--objective", help=argparse.SUPPRESS)
+    q.add_argument("--index-dir", help="where the retrieval index lives (default: <db>.index beside the store)")
+    q.set_defaults(func=cmd_eval_dispatch)
+
+    p = sub.add_parser("train", help="train models on the store (reranker: the recommendation reranker)")
+    kinds = p.add_subparsers(dest="kind", required=True, metavar="KIND")
+    q = kinds.add_parser("reranker", help="train the reranker on the time split, save it beside the index, report")
+    q.add_argument(
+        "--objective",
+        choices=["triplet", "target", "source", "source_target"],
+        help="train only this objective (default: all four, the best on validation MRR is kept)",
+    )
+    q.add_argument("--limit", type=int, help="queries per split at most (a quick run)")
+    q.add_argument("--seed", type=int, default=0)
+    q.add_argument("--out", default="var/eval/reranker.json", help="report path (.json; the .md goes beside it)")
+    q.add_argument("--index-dir", help="where the retrieval index lives (default: <db>.index beside the store)")
+    q.set_defaults(func=cmd_train_reranker, ablation=False)
 
 
 __all__ = ["add_commands", "cmd_eval", "cmd_recommend", "compute_index_step"]

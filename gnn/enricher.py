@@ -58,6 +58,7 @@ class Candidate:
     prefetch_rank: int | None = None  # place in the fused prefetch list (1-based), None if not prefetched
     prefetch_score: float | None = None
     channel_ranks: dict[str, int] = field(default_factory=dict)  # prefetch channel -> rank (1-based)
+    channel_scores: dict[str, float] = field(default_factory=dict)  # prefetch channel -> its score
     cited_by: list[str] = field(default_factory=list)  # top-m prefetched papers citing it
     references_rank: int | None = None  # place among the references stage's additions (by frequency)
     cocitation_count: int = 0  # summed co-citation count with the query's cited papers
@@ -158,7 +159,10 @@ class Enricher:
                 if paper in banned:
                     continue
                 ranks = {c: r[paper] for c, r in fetched.channel_ranks.items() if paper in r}
-                candidates[paper] = Candidate(paper, prefetch_rank=rank, prefetch_score=score, channel_ranks=ranks)
+                scores = {c: s[paper] for c, s in fetched.channel_scores.items() if paper in s}
+                candidates[paper] = Candidate(
+                    paper, prefetch_rank=rank, prefetch_score=score, channel_ranks=ranks, channel_scores=scores
+                )
 
             def allowed(paper: str, query: EnrichQuery = query, banned: set[str] = banned) -> bool:
                 year = years.get(paper)

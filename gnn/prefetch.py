@@ -105,6 +105,8 @@ class Prefetched:
     ids: list[str]
     scores: list[float]
     channel_ranks: dict[str, dict[str, int]]  # channel -> paper id -> rank in that channel's list
+    # channel -> paper id -> the channel's own score (cosine, BM25); a reranker's features
+    channel_scores: dict[str, dict[str, float]] = field(default_factory=dict)
 
 
 def fuse(lists: dict[str, ChannelList], settings: PrefetchSettings) -> Prefetched:
@@ -129,6 +131,7 @@ def fuse(lists: dict[str, ChannelList], settings: PrefetchSettings) -> Prefetche
         ids=[paper for paper, _ in order],
         scores=[score for _, score in order],
         channel_ranks={channel: ranked.ranks() for channel, ranked in lists.items()},
+        channel_scores={channel: dict(zip(ranked.ids, ranked.scores)) for channel, ranked in lists.items()},
     )
 
 

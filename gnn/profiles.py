@@ -68,8 +68,11 @@ class ProfileIndex:
         tokens_of: dict[int, list[str]] = {int(r): [] for r in self.rows}
         for row, text in zip(self.owner.tolist(), self.citances["text"].tolist()):
             tokens_of[row].extend(tokenize(text))
-        self.lexical = LexicalIndex.build(
-            [tokens_of[int(r)] for r in self.rows], k1=settings.bm25_k1, b=settings.bm25_b
+        # no citing sentence yet (an early cutoff): every profile score is 0, and bm25s cannot index nothing
+        self.lexical = (
+            LexicalIndex.build([tokens_of[int(r)] for r in self.rows], k1=settings.bm25_k1, b=settings.bm25_b)
+            if len(self.rows)
+            else None
         )
         self.size = len(index)
         # position of each citance's owner in self.rows, for the max-aggregation
@@ -82,7 +85,8 @@ class ProfileIndex:
     def bm25_scores(self, tokens: list[str]) -> np.ndarray:
         """``(n_rows,)`` profile BM25 score of every index row (0 without a profile)."""
         out = np.zeros(self.size, dtype=np.float32)
-        out[self.rows] = self.lexical.scores(tokens)
+        if self.lexical is not None:
+            out[self.rows] = self.lexical.scores(tokens)
         return out
 
     def dense_scores(self, query: np.ndarray) -> np.ndarray:

@@ -1,0 +1,595 @@
+r"""``citegraph train reranker`` and ``citegraph eval recommend --ablation``: the reranker on the time split.
+
+**Data, strictly as the service sees it.** The queries are the ScisummNet citing sentences of
+:mod:`api.recommend_eval` (every cited paper's marker masked). Each query's candidates are what
+:class:`api.recommend.RecommendationService` really returns for it (prefetch → enricher), and its
+features what was known before it was written (:class:`gnn.rerank_features.Knowledge`):
+
+* **training folds**: queries of 2006–2007 see the graph, citation-context profiles and co-citation
+  counts up to 2005; queries of 2008–2009 those up to 2007. A query never sees its own citation, nor
+  anything from the validation and test years;
+* **validation** (2010; early stopping, model selection, the issue's targets) and **test** (2011,
+  reported, never used to choose) see everything up to 2009, like :mod:`api.recommend_eval`.
+
+Only queries with a target among their candidates train (the "strict" regime of Medić & Šnajder
+2020); how many were left out is reported. Every figure is end to end over the whole pool: a target
+the prefetch missed counts as a miss.
+
+**Baselines of the same run**, on the same queries: BM25 (title+abstract, the tuned k1/b of the
+index), the strongest lexical baseline — BM25 over each candidate's title, abstract *and*
+citation-context profile, queried with the context plus the citing paper's title and abstract —
+dense retrieval, and the service's transparent fusion score (the ranking before this reranker).
+
+**Ablation** (``--ablation``): the four objectives; then, for the chosen objective, − hyperbolic
+(Euclidean distance between the same taxonomy points), − taxonomy (no taxonomy feature), −
+co-citation (no co-citation features, no co-cited candidates), − enricher (no references
+features, no candidates only the references stage proposed). Each row is a model trained without
+the part, evaluated on validation, the multi-citation subset (sentences citing ≥ 2 papers, R@10
+over all their targets) and test.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import pickle
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from tqdm import tqdm
+
+from api.recommend import FusionScorer, RecommendationService, RecommendRequest, ServiceSettings, reranker_dir
+from api.recommend_eval import build_queries, profile_citances
+from gnn.encoder import TextEncoder
+from gnn.enricher import Candidate, EnricherSettings
+from gnn.index import LexicalIndex, RetrievalIndex, tokenize
+from gnn.metrics import evaluate_rankings, recall_at_k
+from gnn.noise import NoiseSampler, noise_distributions
+from gnn.profiles import ProfileIndex, ProfileSettings
+from gnn.rerank_features import FeatureBuilder, FeatureSettings, Knowledge, QueryInput, TaxonomyPlaces
+from gnn.reranker import (
+    OBJECTIVES,
+    QueryExample,
+    RerankerModel,
+    RerankerSettings,
+    RerankerTrainer,
+    data_hash,
+    ranked_ids,
+    save_reranker,
+)
+from graph.store import GraphStore
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Fold:
+    """Training queries of ``years`` (inclusive) that know the graph up to ``until``."""
+
+    until: int
+    years: tuple[int, int]
+
+
+@dataclass(frozen=True)
+class TrainSettings:
+    """The split and the sampling of extra positives / negatives."""
+
+    folds: tuple[Fold, ...] = (Fold(2005, (2006, 2007)), Fold(2007, (2008, 2009)))
+    known_until: int = 2009  # what validation and test queries know (as in api.recommend_eval)
+    validation: tuple[int, int] = (2010, 2010)
+    test: tuple[int, int] = (2011, 2011)
+    partners_per_target: int = 4  # co-cited partners drawn per target from p(j|t) (extra positives)
+    noise_negatives: int = 8  # papers drawn per query from p(i) (extra negatives)
+    power: float = 0.75  # α of both noise distributions
+    limit: int | None = None  # queries per split at most (a quick run); None: all
+    seed: int = 0
+
+
+# --- examples ----------------------------------------------------------------------------------
+
+
+@dataclass
+class SplitData:
+    name: str
+    examples: list[QueryExample]
+    pools: list[list[Candidate]]  # the service's candidates, for re-featurising (ablations)
+    inputs: list[QueryInput]
+    until: int
+    dropped: int = 0  # queries without a target among the candidates (left out of training)
+
+
+def _requests(frame: pd.DataFrame) -> list[RecommendRequest]:
+    return [
+        RecommendRequest(context=ctx, citing_paper_id=citing, year=int(year), k=1, cited_ids=tuple(cited), id=sentence)
+        for ctx, citing, year, cited, sentence in zip(
+            frame["context"], frame["citing_id"], frame["citing_year"], frame["cited_elsewhere"], frame["sentence_id"]
+        )
+    ]
+
+
+class ExampleBuilder:
+    """Turns query frames into :class:`QueryExample` lists through the service, per knowledge cutoff."""
+
+    def __init__(
+        self,
+        store: GraphStore,
+        index: RetrievalIndex,
+        encoder: TextEncoder,
+        settings: TrainSettings,
+        *,
+        progress: bool = False,
+    ) -> None:
+        self.store, self.index, self.encoder, self.settings, self.progress = store, index, encoder, settings, progress
+        self.citances = profile_citances(store)
+        self.citations = pd.DataFrame(
+            store.query("citations_with_years"), columns=["citing_id", "citing_year", "cited_id"]
+        )
+        self.places = TaxonomyPlaces.from_store(store)
+        self.features = FeatureBuilder(index, Knowledge.from_citations(self.citations, None), self.places)
+
+    def split(self, name: str, frame: pd.DataFrame, until: int, *, extras: bool) -> SplitData:
+        index, encoder, s = self.index, self.encoder, self.settings
+        profiles = ProfileIndex.build(index, self.citances, encoder, ProfileSettings(until=until))
+        service_settings = replace(
+            ServiceSettings(),
+            index=index.settings,
+            profiles=ProfileSettings(until=until),
+            enricher=EnricherSettings(known_until=until),
+        )
+        service = RecommendationService(self.store, index, encoder, profiles=profiles, settings=service_settings)
+        knowledge = Knowledge.from_citations(self.citations, until)
+        builder = self.features.with_knowledge(knowledge)
+        sampler = _sampler(self.citations, until, s) if extras else None
+        requests = _requests(frame)
+        out = SplitData(name, [], [], [], until)
+        chunks = range(0, len(requests), 128)
+        for begin in tqdm(chunks, desc=f"candidates ({name})", disable=not self.progress):
+            chunk = requests[begin : begin + 128]
+            pools = service.candidates(chunk)
+            queries = [q for q, _ in pools]
+            contexts = encoder.encode([q.context for q in queries])
+            globals_ = service.prefetcher.global_vectors(queries)
+            for k, (request, (query, candidates)) in enumerate(zip(chunk, pools)):
+                row = frame.iloc[begin + k]
+                q = QueryInput(query, request.cited_ids, contexts[k], globals_[k] if np.any(globals_[k]) else None)
+                example = _example(q, candidates, set(row["targets"]), builder, index)
+                if sampler is not None:
+                    _add_extras(example, q, builder, sampler, index, s)
+                out.examples.append(example)
+                out.pools.append(candidates)
+                out.inputs.append(q)
+        out.dropped = sum(1 for ex in out.examples if not ex.label.any())
+        log.info("%s: %d queries, %d without a target among the candidates", name, len(out.examples), out.dropped)
+        return out
+
+
+def _example(
+    q: QueryInput, candidates: Sequence[Candidate], targets: set[str], builder: FeatureBuilder, index: RetrievalIndex
+) -> QueryExample:
+    ids = [c.paper_id for c in candidates]
+    return QueryExample(
+        context=q.context_vector.astype(np.float32),
+        global_=(q.global_vector if q.global_vector is not None else np.zeros_like(q.context_vector)).astype(
+            np.float32
+        ),
+        rows=np.asarray([index.row_of.get(p, -1) for p in ids], dtype=np.int64),
+        features=builder.features(q, candidates),
+        ids=ids,
+        targets=targets,
+        stages=[tuple(c.stages) for c in candidates],
+    )
+
+
+def _sampler(citations: pd.DataFrame, until: int, settings: TrainSettings) -> NoiseSampler:
+    """Noise distributions (MP-BERT4CR eq. 1–2) from the co-citations known up to ``until``."""
+    from gnn.cocitation import count_pairs
+
+    year = pd.to_numeric(citations["citing_year"], errors="coerce")
+    kept = citations[year.isna() | (year <= until)].drop_duplicates(["citing_id", "cited_id"])
+    ids = pd.Index(sorted(set(kept["cited_id"].astype(str))))
+    members, _ = pd.factorize(kept["citing_id"].astype(str))
+    pairs = count_pairs(members, ids.get_indexer(kept["cited_id"].astype(str)), ids, device="cpu")
+    return NoiseSampler(
+        noise_distributions(pairs, power=settings.power, device="cpu"), seed=settings.seed, device="cpu"
+    )
+
+
+def _add_extras(
+    example: QueryExample,
+    q: QueryInput,
+    builder: FeatureBuilder,
+    sampler: NoiseSampler,
+    index: RetrievalIndex,
+    settings: TrainSettings,
+) -> None:
+    """Co-cited partners of the targets (extra positives), popularity negatives, and target-based triples."""
+    noise_ids = sampler.noise.ids
+    targets = [t for t in sorted(example.targets) if t in set(example.ids) and noise_ids.get_indexer([t])[0] >= 0]
+    if not targets:
+        return
+    banned = set(example.targets) | set(q.cited_ids) | {q.query.citing_id or ""}
+    codes = sampler.noise.index(targets)
+    exclude = [[int(c) for c in noise_ids.get_indexer(sorted(banned)) if c >= 0]] * len(targets)
+    partners = sampler.positives(codes, settings.partners_per_target, exclude=exclude)
+    negatives = sampler.negatives(codes[:1], settings.noise_negatives, exclude=exclude[:1])[0]
+    year = q.query.year
+
+    def usable(code: int) -> str | None:
+        if code < 0:
+            return None
+        paper = str(noise_ids[code])
+        row = index.row_of.get(paper)
+        if row is None or paper in banned:
+            return None
+        if year is not None and index.years[row] > year:
+            return None
+        return paper
+
+    positive_ids = sorted({p for p in (usable(int(c)) for c in partners.flatten()) if p})
+    negative_ids = sorted({p for p in (usable(int(c)) for c in negatives) if p} - set(positive_ids))
+    extra = positive_ids + negative_ids
+    if extra:
+        example.extra_rows = np.asarray([index.row_of[p] for p in extra], dtype=np.int64)
+        example.extra_features = builder.features(q, [Candidate(p) for p in extra])
+        example.extra_positive = np.asarray([True] * len(positive_ids) + [False] * len(negative_ids))
+    triples = []
+    negative_rows = [index.row_of[p] for p in negative_ids]
+    for target, row in zip(targets, partners.tolist()):
+        target_row = index.row_of.get(target)
+        partner_rows = [index.row_of[p] for p in (usable(int(c)) for c in row) if p]
+        if target_row is None or not negative_rows:
+            continue
+        for k, partner_row in enumerate(partner_rows):
+            triples.append((target_row, partner_row, negative_rows[k % len(negative_rows)]))
+    if triples:
+        example.triples = np.asarray(triples, dtype=np.int64)
+
+
+# --- systems and metrics -----------------------------------------------------------------------
+
+
+def _metrics(rankings: Sequence[Sequence[str]], examples: Sequence[QueryExample]) -> dict[str, Any]:
+    relevant = [ex.targets for ex in examples]
+    metrics: dict[str, Any] = dict(evaluate_rankings(rankings, relevant).as_dict())
+    multi = [k for k, ex in enumerate(examples) if len(ex.targets) >= 2]
+    metrics["multi_R@10"] = (
+        float(np.mean([recall_at_k(rankings[k], relevant[k], 10) for k in multi])) if multi else None
+    )
+    metrics["multi_queries"] = len(multi)
+    return metrics
+
+
+def _model_rankings(
+    model: RerankerModel, trainer: RerankerTrainer, examples: Sequence[QueryExample]
+) -> list[list[str]]:
+    return [ranked_ids(trainer.score(model, ex), ex.ids) for ex in examples]
+
+
+def _fusion_rankings(split: SplitData) -> list[list[str]]:
+    scorer = FusionScorer()
+    return [
+        [c.paper_id for c, _ in sorted(zip(pool, scorer.score(q.query, pool)), key=lambda cs: (-cs[1], cs[0].paper_id))]
+        for pool, q in zip(split.pools, split.inputs)
+    ]
+
+
+def _lexical_rankings(
+    index: RetrievalIndex, lexical: LexicalIndex, split: SplitData, *, with_global: bool, depth: int = 1000
+) -> list[list[str]]:
+    out = []
+    for q in split.inputs:
+        tokens = tokenize(q.query.context) + (tokenize(q.query.global_text) if with_global else [])
+        scores = lexical.scores(tokens)
+        cut = index.cut(q.query.year)
+        scores[cut:] = -np.inf
+        for paper in q.query.exclude:
+            row = index.row_of.get(paper)
+            if row is not None:
+                scores[row] = -np.inf
+        top = np.argsort(-scores[:cut], kind="stable")[:depth]
+        out.append([str(index.ids[r]) for r in top if np.isfinite(scores[r])])
+    return out
+
+
+def _dense_rankings(index: RetrievalIndex, split: SplitData, depth: int = 1000) -> list[list[str]]:
+    out = []
+    for q in split.inputs:
+        cut = index.cut(q.query.year)
+        scores = index.vectors[:cut] @ q.context_vector
+        for paper in q.query.exclude:
+            row = index.row_of.get(paper)
+            if row is not None and row < cut:
+                scores[row] = -np.inf
+        top = np.argsort(-scores, kind="stable")[:depth]
+        out.append([str(index.ids[r]) for r in top])
+    return out
+
+
+def profile_lexical_index(index: RetrievalIndex, citances: pd.DataFrame, until: int) -> LexicalIndex:
+    """BM25 over title + abstract + citation-context profile (citing sentences up to ``until``) per paper."""
+    year = pd.to_numeric(citances["citing_year"], errors="coerce")
+    kept = citances[year.notna() & (year <= until) & citances["cited_id"].isin(index.row_of.keys())]
+    extra: dict[int, list[str]] = {}
+    for cited, text in zip(kept["cited_id"], kept["text"]):
+        extra.setdefault(index.row_of[cited], []).extend(tokenize(str(text)))
+    tokens = [list(doc) + extra.get(row, []) for row, doc in enumerate(index.tokens)]
+    return LexicalIndex.build(tokens, k1=index.settings.bm25_k1, b=index.settings.bm25_b)
+
+
+# --- the run -----------------------------------------------------------------------------------
+
+
+def _ablated(split: SplitData, drop_stage: str | None, mask: np.ndarray) -> list[QueryExample]:
+    """``split``'s examples with features masked and, for ``drop_stage``, the candidates only it proposed removed."""
+    out = []
+    for ex in split.examples:
+        keep = np.asarray(
+            [not (drop_stage and set(st) <= {drop_stage}) for st in ex.stages] if drop_stage else [True] * len(ex.ids),
+            dtype=bool,
+        )
+        out.append(
+            replace(
+                ex,
+                rows=ex.rows[keep],
+                features=ex.features[keep] * mask,
+                ids=[p for p, k in zip(ex.ids, keep) if k],
+                stages=[s for s, k in zip(ex.stages, keep) if k],
+                extra_features=ex.extra_features * mask,
+            )
+        )
+    return out
+
+
+def run_training(
+    store: GraphStore,
+    encoder: TextEncoder,
+    index: RetrievalIndex,
+    *,
+    out_dir: Path,
+    settings: TrainSettings = TrainSettings(),
+    model_settings: RerankerSettings | None = None,
+    objectives: Sequence[str] | None = None,
+    ablation: bool = False,
+    cache_dir: Path | None = None,
+    progress: bool = False,
+) -> dict[str, Any]:
+    """Build the examples, train (each objective of ``objectives``, or ``model_settings.objective``), save the
+    best by validation MRR into ``out_dir``, evaluate it with the baselines, and with ``ablation`` the ablation
+    rows. Returns the report."""
+    start = time.perf_counter()
+    model_settings = model_settings or RerankerSettings()
+    splits = _load_splits(store, encoder, index, settings, cache_dir, progress)
+    train = [ex for name, split in splits.items() if name.startswith("train") for ex in split.examples]
+    val, test = splits["validation"], splits["test"]
+    trainer = RerankerTrainer(index.vectors, model_settings)
+    timings: dict[str, float] = {"examples": round(time.perf_counter() - start, 1)}
+    report: dict[str, Any] = {
+        "command": "citegraph eval recommend --ablation" if ablation else "citegraph train reranker",
+        "settings": asdict(settings),
+        "model": {k: v for k, v in asdict(model_settings).items() if k != "device"},
+        "queries": {
+            name: {
+                "queries": len(split.examples),
+                "no target among candidates": split.dropped,
+                "knows until": split.until,
+            }
+            for name, split in splits.items()
+        },
+        "systems": [],
+    }
+
+    def add(name: str, description: str, val_rank: list[list[str]], test_rank: list[list[str]], **extra: Any) -> None:
+        report["systems"].append(
+            {
+                "name": name,
+                "description": description,
+                "validation": _metrics(val_rank, val.examples),
+                "test": _metrics(test_rank, test.examples),
+                **extra,
+            }
+        )
+
+    log.info("baselines on the same queries")
+    add(
+        "BM25 (tuned)",
+        f"title+abstract, k1={index.settings.bm25_k1}, b={index.settings.bm25_b}",
+        _lexical_rankings(index, index.lexical, val, with_global=False),
+        _lexical_rankings(index, index.lexical, test, with_global=False),
+    )
+    strong = profile_lexical_index(index, profile_citances(store), settings.known_until)
+    add(
+        "BM25 + profile + global",
+        "title+abstract+citation-context profile; query: context + citing title+abstract",
+        _lexical_rankings(index, strong, val, with_global=True),
+        _lexical_rankings(index, strong, test, with_global=True),
+    )
+    add("dense", "all-MiniLM-L6-v2 cosine, context only", _dense_rankings(index, val), _dense_rankings(index, test))
+    add(
+        "service fusion (no reranker)",
+        "prefetch (4 channels) → enricher → transparent RRF fusion",
+        _fusion_rankings(val),
+        _fusion_rankings(test),
+    )
+
+    chosen = list(objectives) if objectives else ([*OBJECTIVES] if ablation else [model_settings.objective])
+    trained: dict[str, tuple[RerankerModel, Any]] = {}
+    for objective in chosen:
+        s_ = replace(model_settings, objective=objective)
+        model, training = RerankerTrainer(index.vectors, s_).fit(train, val.examples, progress=progress)
+        trained[objective] = (model, training)
+        add(
+            f"reranker ({objective})",
+            f"objective {objective}; best epoch {training.best_epoch}/{training.epochs}",
+            _model_rankings(model, trainer, val.examples),
+            _model_rankings(model, trainer, test.examples),
+            training_seconds=round(training.seconds, 1),
+        )
+    best = max(trained, key=lambda o: trained[o][1].validation_mrr)
+    best_model, best_training = trained[best]
+    best_settings = replace(model_settings, objective=best)
+    hash_ = data_hash(train)
+    save_reranker(
+        best_model,
+        out_dir,
+        settings=best_settings,
+        info={
+            "data_hash": hash_,
+            "split": asdict(settings),
+            "validation_mrr": best_training.validation_mrr,
+            "trained_on_queries": len([ex for ex in train if ex.label.any()]),
+        },
+    )
+    report["chosen"] = {"objective": best, "saved": str(out_dir), "data_hash": hash_}
+
+    if ablation:
+        rows = [
+            ("− hyperbolic (Euclidean distance)", None, FeatureSettings(euclidean=True)),
+            ("− taxonomy", None, FeatureSettings(disabled=("taxonomy",))),
+            ("− co-citation", "cocited", FeatureSettings(disabled=("cocitation",))),
+            ("− enricher", "references", FeatureSettings(disabled=("enricher",))),
+        ]
+        for label, stage, feature_settings in rows:
+            mask = feature_settings.mask()
+            if feature_settings.euclidean:
+                parts = {name: _euclidean(split, store, index) for name, split in splits.items()}
+            else:
+                parts = {name: _ablated(split, stage, mask) for name, split in splits.items()}
+            train_a = [ex for name, exs in parts.items() if name.startswith("train") for ex in exs]
+            model, training = RerankerTrainer(index.vectors, best_settings).fit(train_a, parts["validation"])
+            report["systems"].append(
+                {
+                    "name": f"reranker ({best}) {label}",
+                    "description": f"best epoch {training.best_epoch}/{training.epochs}",
+                    "validation": _metrics(_model_rankings(model, trainer, parts["validation"]), parts["validation"]),
+                    "test": _metrics(_model_rankings(model, trainer, parts["test"]), parts["test"]),
+                    "training_seconds": round(training.seconds, 1),
+                }
+            )
+    timings["total"] = round(time.perf_counter() - start, 1)
+    report["seconds"] = timings
+    return report
+
+
+_EUCLIDEAN_CACHE: dict[int, TaxonomyPlaces] = {}
+
+
+def _euclidean(split: SplitData, store: GraphStore, index: RetrievalIndex) -> list[QueryExample]:
+    """``split`` re-featurised with the Euclidean instead of the Poincaré distance (nothing else changes)."""
+    from gnn.rerank_features import FEATURE_NAMES
+
+    key = id(store)
+    if key not in _EUCLIDEAN_CACHE:
+        _EUCLIDEAN_CACHE[key] = TaxonomyPlaces.from_store(store)
+    places = _EUCLIDEAN_CACHE[key]
+    column = FEATURE_NAMES.index("hyperbolic")
+    citations = pd.DataFrame(store.query("citations_with_years"), columns=["citing_id", "citing_year", "cited_id"])
+    builder = FeatureBuilder(
+        index, Knowledge.from_citations(citations, split.until), places, FeatureSettings(euclidean=True)
+    )
+    out = []
+    for ex, pool, q in zip(split.examples, split.pools, split.inputs):
+        features = ex.features.copy()
+        features[:, column] = builder.features(q, pool)[:, column]
+        extra = ex.extra_features.copy()
+        if len(ex.extra_rows):
+            extra[:, column] = builder.features(q, [Candidate(p) for p in (str(index.ids[r]) for r in ex.extra_rows)])[
+                :, column
+            ]
+        out.append(replace(ex, features=features, extra_features=extra))
+    return out
+
+
+def _split_frames(store: GraphStore, settings: TrainSettings) -> dict[str, tuple[pd.DataFrame, int, bool]]:
+    frame = build_queries(store)
+    out: dict[str, tuple[pd.DataFrame, int, bool]] = {}
+
+    def part(low: int, high: int) -> pd.DataFrame:
+        chosen = frame[(frame["citing_year"] >= low) & (frame["citing_year"] <= high)].reset_index(drop=True)
+        if settings.limit is not None and len(chosen) > settings.limit:
+            chosen = chosen.sample(n=settings.limit, random_state=settings.seed).reset_index(drop=True)
+        return chosen
+
+    for fold in settings.folds:
+        out[f"train {fold.years[0]}-{fold.years[1]}"] = (part(*fold.years), fold.until, True)
+    out["validation"] = (part(*settings.validation), settings.known_until, False)
+    out["test"] = (part(*settings.test), settings.known_until, False)
+    return out
+
+
+def _load_splits(
+    store: GraphStore,
+    encoder: TextEncoder,
+    index: RetrievalIndex,
+    settings: TrainSettings,
+    cache_dir: Path | None,
+    progress: bool,
+) -> dict[str, SplitData]:
+    """Every split's examples, from ``cache_dir`` when the index, the settings and the code's features match."""
+    from gnn.rerank_features import FEATURE_NAMES
+
+    key = hashlib.sha256(
+        json.dumps([index.digest(), asdict(settings), list(FEATURE_NAMES), encoder.dim], default=str).encode()
+    ).hexdigest()[:16]
+    path = cache_dir / f"examples-{key}.pkl" if cache_dir is not None else None
+    if path is not None and path.is_file():
+        log.info("reranker examples from %s", path)
+        with path.open("rb") as handle:
+            return pickle.load(handle)
+    builder = ExampleBuilder(store, index, encoder, settings, progress=progress)
+    splits = {
+        name: builder.split(name, frame, until, extras=extras)
+        for name, (frame, until, extras) in _split_frames(store, settings).items()
+    }
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        with tmp.open("wb") as handle:
+            pickle.dump(splits, handle, protocol=pickle.HIGHEST_PROTOCOL)
+        tmp.replace(path)
+    return splits
+
+
+def report_markdown(report: dict[str, Any]) -> str:
+    lines = [
+        f"`{report['command']}` — {report.get('chosen', {}).get('objective', '')} chosen on validation MRR",
+        "",
+        "| system | val R@10 | val MRR | val R@50 | multi R@10 (val) | test R@10 | test MRR |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for row in report["systems"]:
+        v, t = row["validation"], row["test"]
+        multi = v.get("multi_R@10")
+        lines.append(
+            f"| {row['name']} | {v['R@10']:.3f} | {v['MRR']:.3f} | {v.get('R@50', float('nan')):.3f} | "
+            f"{'' if multi is None else f'{multi:.3f}'} | {t['R@10']:.3f} | {t['MRR']:.3f} |"
+        )
+    lines.append("")
+    lines.append("queries: " + "; ".join(f"{k}: {v}" for k, v in report["queries"].items()))
+    lines.append(f"seconds: {report['seconds']}")
+    return "\n".join(lines)
+
+
+def write_report(report: dict[str, Any], out: Path) -> tuple[Path, Path]:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=2, default=str), encoding="utf-8")
+    md = out.with_suffix(".md")
+    md.write_text(report_markdown(report) + "\n", encoding="utf-8")
+    return out, md
+
+
+__all__ = [
+    "ExampleBuilder",
+    "Fold",
+    "TrainSettings",
+    "profile_lexical_index",
+    "report_markdown",
+    "reranker_dir",
+    "run_training",
+    "write_report",
+]

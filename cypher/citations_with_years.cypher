@@ -1,0 +1,5 @@
+// Every citation with the citing paper's year: what a reranker may know "as of" a year.
+// parameters: none
+// returns: citing_id, citing_year (null when unknown), cited_id
+MATCH (a:Paper)-[:CITES]->(b:Paper)
+RETURN a.id AS citing_id, a.year AS citing_year, b.id AS cited_id

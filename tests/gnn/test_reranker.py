@@ -1,0 +1,215 @@
+"""The reranker's pieces by hand: losses, co-citation knowledge as of a year, features, save/load."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from gnn.enricher import Candidate
+from gnn.index import IndexSettings, RetrievalIndex, tokenize
+from gnn.prefetch import PrefetchQuery
+from gnn.rerank_features import (
+    FEATURE_GROUPS,
+    FEATURE_NAMES,
+    FeatureBuilder,
+    FeatureSettings,
+    Knowledge,
+    QueryInput,
+    TaxonomyPlaces,
+)
+from gnn.reranker import (
+    QueryExample,
+    RerankerModel,
+    RerankerSettings,
+    RerankerTrainer,
+    hinge,
+    load_reranker,
+    objective_loss,
+    ranked_ids,
+    save_reranker,
+)
+from graph.errors import ConfigError
+
+INF = math.inf
+
+# --- losses ------------------------------------------------------------------------------------
+# One query: a target scored 2.0, a co-cited partner scored 0.5; negatives 1.5 and padding.
+POSITIVE = torch.tensor([[2.0, 0.5]])
+NEGATIVE = torch.tensor([[1.5, -INF]])
+TARGET_ONLY = torch.tensor([[1.0, 0.0]])  # triplet / target-based: the partner is no positive
+WITH_PARTNER = torch.tensor([[1.0, 0.5]])  # source-based: the partner counts with partner_weight 0.5
+TRIPLE_POS, TRIPLE_NEG = torch.tensor([0.2]), torch.tensor([0.4])  # s_text(t, j), s_text(t, n)
+
+
+def test_hinge_skips_padding_and_weighs_positives() -> None:
+    # (t, n1): [1 - 2 + 1.5]+ = 0.5; padding negative ignored
+    assert float(hinge(POSITIVE, NEGATIVE, 1.0, TARGET_ONLY)) == pytest.approx(0.5)
+    # no valid pair at all: 0, and still differentiable
+    empty = hinge(POSITIVE.clone().requires_grad_(), NEGATIVE, 1.0, torch.zeros(1, 2))
+    assert float(empty.detach()) == 0.0
+    empty.backward()
+
+
+@pytest.mark.parametrize(
+    ("weight", "triples", "expected"),
+    [
+        (TARGET_ONLY, False, 0.5),  # triplet
+        (TARGET_ONLY, True, 0.5 + 1.2),  # target-based: + [1 - 0.2 + 0.4]+
+        (WITH_PARTNER, False, (0.5 * 1.0 + 2.0 * 0.5) / 1.5),  # source-based: partner pair [1 - 0.5 + 1.5]+ = 2
+        (WITH_PARTNER, True, 1.0 + 1.2),  # source-target
+    ],
+    ids=["triplet", "target", "source", "source_target"],
+)
+def test_each_objective_against_hand_computed_values(weight: torch.Tensor, triples: bool, expected: float) -> None:
+    loss = objective_loss(
+        POSITIVE, weight, NEGATIVE, TRIPLE_POS if triples else None, TRIPLE_NEG if triples else None, margin=1.0
+    )
+    assert float(loss) == pytest.approx(expected)
+
+
+def test_unknown_objective_is_refused() -> None:
+    with pytest.raises(ConfigError, match="objective"):
+        RerankerSettings(objective="listwise")
+
+
+# --- knowledge as of a year ----------------------------------------------------------------------
+
+CITATIONS = pd.DataFrame(
+    {
+        "citing_id": ["p1", "p1", "p4", "p4", "p4", "p5"],
+        "citing_year": [2001, 2001, 2004, 2004, 2004, 2005],
+        "cited_id": ["p2", "p3", "p2", "p3", "p1", "p4"],
+    }
+)
+
+
+def test_knowledge_counts_only_citations_up_to_the_cutoff() -> None:
+    early, late = Knowledge.from_citations(CITATIONS, 2003), Knowledge.from_citations(CITATIONS, None)
+    assert early.popularity(["p2", "p3", "p1", "p4", "nope"]).tolist() == [1, 1, 0, 0, 0]
+    assert late.popularity(["p2", "p3", "p1", "p4"]).tolist() == [2, 2, 1, 1]
+    counts, cosines = late.cocitation(["p2"], ["p3", "p1", "p4"])
+    # p2 and p3 are cited together by p1 and p4: c = 2, s = 2 and 2 -> cosine 1; p1 with p2 by p4 only: 1/sqrt(2*1)
+    assert counts.tolist() == [[2, 1, 0]]
+    assert cosines[0].tolist() == pytest.approx([1.0, 1 / math.sqrt(2), 0.0])
+    counts, _ = early.cocitation(["p2"], ["p3", "p1"])
+    assert counts.tolist() == [[1, 0]]  # p4's citations (2004) are not known in 2003
+
+
+# --- features ------------------------------------------------------------------------------------
+
+
+def _index() -> RetrievalIndex:
+    vectors = np.eye(4, 8, dtype=np.float32)
+    return RetrievalIndex(
+        ids=np.asarray(["p2", "p3", "p1", "p4"]),
+        years=np.asarray([1993, 1999, 2001, 2004]),
+        text_hashes=np.asarray(["a", "b", "c", "d"]),
+        embedding_hashes=np.asarray(["a", "b", "c", "d"]),
+        tokens=[tokenize(t) for t in ("Word alignment", "Phrase tables", "Statistical translation", "Neural translation")],
+        vectors=vectors,
+        settings=IndexSettings(),
+    )
+
+
+def _places() -> TaxonomyPlaces:
+    fused = np.eye(2, 8, dtype=np.float32)
+    places = TaxonomyPlaces(["cs.CL", "cs.LG"], fused, np.asarray([[0.5, 0.0], [0.0, 0.5]]))
+    places.row_of = {"p2": 0, "p3": 1}
+    places.vectors = fused
+    places.paper_points = places.points.copy()
+    return places
+
+
+def _query(context: str = "phrase tables and alignment") -> QueryInput:
+    context_vector = np.zeros(8, dtype=np.float32)
+    context_vector[1] = 1.0  # the direction of p3
+    return QueryInput(PrefetchQuery(context, year=2005, citing_id="p2"), ("p2",), context_vector, None)
+
+
+def test_features_by_hand() -> None:
+    builder = FeatureBuilder(_index(), Knowledge.from_citations(CITATIONS, None), _places())
+    candidates = [
+        Candidate("p3", prefetch_rank=1, channel_ranks={"bm25": 2}, channel_scores={"bm25": 7.0}),
+        Candidate("p1", references_rank=1, cited_by=["p4", "p5"]),
+    ]
+    features = builder.features(_query(), candidates)
+    row = {name: features[:, k] for k, name in enumerate(FEATURE_NAMES)}
+    assert row["dense_context"].tolist() == [1.0, 0.0]
+    assert row["score_bm25"].tolist() == [7.0, 7.0]  # not returned by the channel: the channel's lowest score
+    assert row["rr_bm25"].tolist() == [0.5, 0.0] and row["prefetch_rr"].tolist() == [1.0, 0.0]
+    assert row["references_freq"].tolist() == [0, 2] and row["references_rr"].tolist() == [0.0, 1.0]
+    assert row["cocite_max"].tolist() == pytest.approx([1.0, 1 / math.sqrt(2)]) and row["has_cited"].tolist() == [1, 1]
+    # citing paper p2 sits at (0.5, 0): p3 at (0, 0.5); p1 has no category
+    expected = float(np.arccosh(1 + 2 * 0.5 / (0.75 * 0.75)))
+    assert row["hyperbolic"].tolist() == pytest.approx([expected, 0.0], rel=1e-5)
+    assert row["has_hyperbolic"].tolist() == [1.0, 0.0] and row["taxonomy"].tolist() == [0.0, 0.0]
+    assert row["popularity"].tolist() == pytest.approx([math.log(3), math.log(2)])
+    assert row["year_gap"].tolist() == pytest.approx([0.6, 0.4])
+    # the query's words phrase, table, alignment each occur in one paper (equal idf): p3 shares two of three
+    assert row["overlap_share"].tolist() == pytest.approx([2 / 3, 0.0])
+
+
+def test_switched_off_groups_are_zero_and_euclidean_replaces_the_distance() -> None:
+    builder = FeatureBuilder(_index(), Knowledge.from_citations(CITATIONS, None), _places())
+    candidates = [Candidate("p3", prefetch_rank=1), Candidate("p1", references_rank=1, cited_by=["p4"])]
+    full = builder.features(_query(), candidates)
+    for group, names in FEATURE_GROUPS.items():
+        off = builder.with_settings(FeatureSettings(disabled=(group,))).features(_query(), candidates)
+        for k, name in enumerate(FEATURE_NAMES):
+            assert (off[:, k] == 0).all() if name in names else (off[:, k] == full[:, k]).all()
+    euclid = builder.with_settings(FeatureSettings(euclidean=True)).features(_query(), candidates)
+    assert euclid[0, FEATURE_NAMES.index("hyperbolic")] == pytest.approx(math.sqrt(0.5))
+    with pytest.raises(ConfigError, match="feature groups"):
+        FeatureSettings(disabled=("popularity",))
+
+
+def test_text_queries_get_inferred_taxonomy_places() -> None:
+    places = _places()
+    vector, point = places.infer(np.eye(1, 8, 1, dtype=np.float32)[0], top_k=1)
+    assert vector.tolist() == places.fused[1].tolist() and point.tolist() == pytest.approx([0.0, 0.5])
+
+
+# --- the model, training and saving ---------------------------------------------------------------
+
+
+def _examples(rng: np.random.Generator, n: int) -> list[QueryExample]:
+    """Queries whose target is the candidate nearest the context: learnable from the text part alone."""
+    out = []
+    for _ in range(n):
+        rows = rng.choice(4, size=4, replace=False)
+        context = np.eye(4, 8, dtype=np.float32)[rows[0]] + rng.normal(0, 0.1, 8).astype(np.float32)
+        ids = [f"p{r}" for r in rows]
+        features = rng.normal(size=(4, len(FEATURE_NAMES))).astype(np.float32)
+        out.append(QueryExample(context, np.zeros(8, np.float32), rows, features, ids, {ids[0]}))
+    return out
+
+
+def test_training_learns_a_learnable_ranking_and_save_load_round_trips(tmp_path: Path) -> None:
+    rng = np.random.default_rng(0)
+    train, validation = _examples(rng, 64), _examples(rng, 16)
+    settings = RerankerSettings(objective="triplet", epochs=15, patience=15, batch_queries=16, seed=0)
+    trainer = RerankerTrainer(np.eye(4, 8, dtype=np.float32), settings)
+    model, report = trainer.fit(train, validation)
+    assert report.validation_mrr > 0.9 and report.history[report.best_epoch - 1] == report.validation_mrr
+    folder = save_reranker(model, tmp_path / "reranker", settings=settings, info={"data_hash": "x"})
+    loaded, config = load_reranker(folder)
+    assert config["settings"]["objective"] == "triplet" and config["data_hash"] == "x"
+    for ex in validation[:4]:
+        assert trainer.score(loaded, ex).tolist() == pytest.approx(trainer.score(model, ex).tolist())
+    assert ranked_ids(np.asarray([0.5, 0.9, 0.5]), ["b", "c", "a"]) == ["c", "a", "b"]
+
+
+def test_loading_refuses_other_features(tmp_path: Path) -> None:
+    model = RerankerModel(8, len(FEATURE_NAMES))
+    folder = save_reranker(model, tmp_path / "r", settings=RerankerSettings(), info={})
+    config = (folder / "config.json").read_text(encoding="utf-8").replace('"popularity"', '"fame"')
+    (folder / "config.json").write_text(config, encoding="utf-8")
+    with pytest.raises(ConfigError, match="other features"):
+        load_reranker(folder)
+    with pytest.raises(ConfigError, match="train reranker"):
+        load_reranker(tmp_path / "missing")
