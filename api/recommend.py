@@ -41,7 +41,7 @@ from typing import Any, Protocol
 import pandas as pd
 
 from gnn.encoder import TextEncoder
-from gnn.enricher import Candidate, Enricher, EnricherSettings, EnrichQuery
+from gnn.enricher import Candidate, CitationLists, Enricher, EnricherSettings, EnrichQuery
 from gnn.index import IndexSettings, RetrievalIndex, index_path, store_stamp
 from gnn.prefetch import Prefetcher, PrefetchQuery, PrefetchSettings, manuscript_context
 from gnn.profiles import ProfileIndex, ProfileSettings
@@ -252,6 +252,7 @@ class RecommendationService:
         settings: ServiceSettings = ServiceSettings(),
         reranker: Reranker | None = None,
         lock: threading.Lock | None = None,
+        citations: CitationLists | None = None,
     ) -> None:
         self.store = store
         self.index = index
@@ -259,7 +260,7 @@ class RecommendationService:
         self.profiles = profiles
         self.settings = settings
         self.prefetcher = Prefetcher(index, encoder, profiles)
-        self.enricher = Enricher(store, settings.enricher)
+        self.enricher = Enricher(store, settings.enricher, citations)
         self.reranker: Reranker = reranker or settings.fusion
         # the store connection and faiss search are not shared across threads; pass the API's store lock
         # when the store is shared with other services
@@ -302,7 +303,18 @@ class RecommendationService:
                 folder=folder.with_name(folder.name + ".profiles"),
                 progress=progress,
             )
-        service = cls(store, index, encoder, profiles=profiles, settings=settings, reranker=reranker, lock=lock)
+        # the citations in memory: the enricher then reads nothing from the store per query
+        citations = CitationLists.from_store(store)
+        service = cls(
+            store,
+            index,
+            encoder,
+            profiles=profiles,
+            settings=settings,
+            reranker=reranker,
+            lock=lock,
+            citations=citations,
+        )
         if reranker is None and settings.use_reranker and (reranker_dir(folder) / "config.json").is_file():
             service.reranker = load_trained_reranker(store, index, service.prefetcher, reranker_dir(folder))
         return service

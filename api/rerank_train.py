@@ -47,12 +47,12 @@ from tqdm import tqdm
 from api.recommend import FusionScorer, RecommendationService, RecommendRequest, ServiceSettings, reranker_dir
 from api.recommend_eval import build_queries, profile_citances
 from gnn.encoder import TextEncoder
-from gnn.enricher import Candidate, EnricherSettings
+from gnn.enricher import Candidate, CitationLists, EnricherSettings
 from gnn.index import LexicalIndex, RetrievalIndex, tokenize
 from gnn.metrics import evaluate_rankings, recall_at_k
 from gnn.noise import NoiseSampler, noise_distributions
 from gnn.profiles import ProfileIndex, ProfileSettings
-from gnn.rerank_features import FeatureBuilder, FeatureSettings, Knowledge, QueryInput, TaxonomyPlaces
+from gnn.rerank_features import OPEN_YEAR, FeatureBuilder, FeatureSettings, Knowledge, QueryInput, TaxonomyPlaces
 from gnn.reranker import (
     OBJECTIVES,
     QueryExample,
@@ -131,6 +131,7 @@ class ExampleBuilder:
             store.query("citations_with_years"), columns=["citing_id", "citing_year", "cited_id"]
         )
         self.places = TaxonomyPlaces.from_store(store)
+        self.lists = CitationLists.from_store(store)
         self.features = FeatureBuilder(index, Knowledge.from_citations(self.citations, None), self.places)
 
     def split(self, name: str, frame: pd.DataFrame, until: int, *, extras: bool) -> SplitData:
@@ -142,7 +143,9 @@ class ExampleBuilder:
             profiles=ProfileSettings(until=until),
             enricher=EnricherSettings(known_until=until),
         )
-        service = RecommendationService(self.store, index, encoder, profiles=profiles, settings=service_settings)
+        service = RecommendationService(
+            self.store, index, encoder, profiles=profiles, settings=service_settings, citations=self.lists
+        )
         knowledge = Knowledge.from_citations(self.citations, until)
         builder = self.features.with_knowledge(knowledge)
         sampler = _sampler(self.citations, until, s) if extras else None
@@ -190,8 +193,8 @@ def _sampler(citations: pd.DataFrame, until: int, settings: TrainSettings) -> No
     """Noise distributions (MP-BERT4CR eq. 1–2) from the co-citations known up to ``until``."""
     from gnn.cocitation import count_pairs
 
-    year = pd.to_numeric(citations["citing_year"], errors="coerce")
-    kept = citations[year.isna() | (year <= until)].drop_duplicates(["citing_id", "cited_id"])
+    year = pd.to_numeric(citations["citing_year"], errors="coerce").fillna(OPEN_YEAR)  # unknown: hidden
+    kept = citations[year <= until].drop_duplicates(["citing_id", "cited_id"])
     ids = pd.Index(sorted(set(kept["cited_id"].astype(str))))
     members, _ = pd.factorize(kept["citing_id"].astype(str))
     pairs = count_pairs(members, ids.get_indexer(kept["cited_id"].astype(str)), ids, device="cpu")
@@ -292,9 +295,18 @@ def _lexical_rankings(
             row = index.row_of.get(paper)
             if row is not None:
                 scores[row] = -np.inf
-        top = np.argsort(-scores[:cut], kind="stable")[:depth]
+        top = _top_rows(scores[:cut], depth)
         out.append([str(index.ids[r]) for r in top if np.isfinite(scores[r])])
     return out
+
+
+def _top_rows(scores: np.ndarray, depth: int) -> np.ndarray:
+    """Rows of the ``depth`` best scores, best first, ties by row (argpartition, then a sort of the few)."""
+    if len(scores) > depth:
+        part = np.argpartition(-scores, depth - 1)[:depth]
+    else:
+        part = np.arange(len(scores))
+    return part[np.lexsort((part, -scores[part]))]
 
 
 def _dense_rankings(index: RetrievalIndex, split: SplitData, depth: int = 1000) -> list[list[str]]:
@@ -306,8 +318,7 @@ def _dense_rankings(index: RetrievalIndex, split: SplitData, depth: int = 1000) 
             row = index.row_of.get(paper)
             if row is not None and row < cut:
                 scores[row] = -np.inf
-        top = np.argsort(-scores, kind="stable")[:depth]
-        out.append([str(index.ids[r]) for r in top])
+        out.append([str(index.ids[r]) for r in _top_rows(scores, depth)])
     return out
 
 

@@ -17,6 +17,10 @@ in text. So after the prefetch, two graph stages add candidates:
   published up to that year (``cypher/enrich_cocited_until.cypher``) instead of the stored
   ``CO_CITED`` edges, which also count later citations — an evaluation must not see those.
 
+With :class:`CitationLists` (the service loads them once) both stages read the citations from
+memory instead of the store: the same counts, without a store round trip per batch (the embedded
+store scans the Paper table for ``WHERE p.id IN $ids``, which dominated the service's latency).
+
 Candidates are deduplicated against the prefetch and each other, capped per stage, filtered by the
 query's year, and carry the features that produced them (:class:`Candidate`): their rank in every
 prefetch channel and in the fused list, and for each enrichment stage their frequency and rank.
@@ -75,6 +79,52 @@ class Candidate:
         return out
 
 
+@dataclass
+class CitationLists:
+    """Every CITES edge in memory, by citing and by cited paper, with the citing papers' years.
+
+    Built once from ``cypher/citations_with_years.cypher`` and ``cypher/paper_years.cypher``; an
+    unknown citing year is :data:`OPEN_YEAR` (hidden behind any cutoff, like the statements do).
+    """
+
+    cites: dict[str, list[str]]  # citing paper -> cited papers
+    cited_by: dict[str, list[str]]  # cited paper -> citing papers
+    year: dict[str, int]  # every paper -> its year (OPEN_YEAR when unknown)
+
+    @classmethod
+    def from_store(cls, store: GraphStore) -> CitationLists:
+        years = {str(r["id"]): OPEN_YEAR if r["year"] is None else int(r["year"]) for r in store.query("paper_years")}
+        cites: dict[str, list[str]] = defaultdict(list)
+        cited_by: dict[str, list[str]] = defaultdict(list)
+        for row in store.query("citations_with_years"):
+            citing, cited = str(row["citing_id"]), str(row["cited_id"])
+            cites[citing].append(cited)
+            cited_by[cited].append(citing)
+        return cls(dict(cites), dict(cited_by), years)
+
+    def references(self, seeds: Sequence[str], known_until: int) -> dict[str, list[str]]:
+        """citing seed -> what it cites, for seeds published up to ``known_until``."""
+        return {
+            seed: self.cites[seed]
+            for seed in seeds
+            if seed in self.cites and self.year.get(seed, OPEN_YEAR) <= known_until
+        }
+
+    def cocited(self, papers: Sequence[str], known_until: int) -> dict[str, dict[str, int]]:
+        """paper -> partner -> papers published up to ``known_until`` citing both."""
+        out: dict[str, dict[str, int]] = {}
+        for paper in papers:
+            counts: dict[str, int] = defaultdict(int)
+            for citing in self.cited_by.get(paper, []):
+                if self.year.get(citing, OPEN_YEAR) > known_until:
+                    continue
+                for other in self.cites[citing]:
+                    if other != paper:
+                        counts[other] += 1
+            out[paper] = dict(counts)
+        return out
+
+
 @dataclass(frozen=True)
 class EnrichQuery:
     """What the enricher needs besides the prefetch: the papers already cited, the year, exclusions."""
@@ -87,9 +137,12 @@ class EnrichQuery:
 class Enricher:
     """Graph stages after the prefetch (module docstring); one store read per stage per batch."""
 
-    def __init__(self, store: GraphStore, settings: EnricherSettings = EnricherSettings()) -> None:
+    def __init__(
+        self, store: GraphStore, settings: EnricherSettings = EnricherSettings(), citations: CitationLists | None = None
+    ) -> None:
         self.store = store
         self.settings = settings
+        self.citations = citations  # in memory: no store read per batch
         self.round_trips = 0
 
     def _query(self, name: str, params: dict[str, object]) -> list[dict[str, object]]:
@@ -103,8 +156,11 @@ class Enricher:
             return [{} for _ in seeds]
         known_until = OPEN_YEAR if self.settings.known_until is None else self.settings.known_until
         cites: dict[str, list[str]] = defaultdict(list)
-        for row in self._query("enrich_references", {"ids": wanted, "known_until": known_until}):
-            cites[str(row["citing_id"])].append(str(row["cited_id"]))
+        if self.citations is not None:
+            cites.update(self.citations.references(wanted, known_until))
+        else:
+            for row in self._query("enrich_references", {"ids": wanted, "known_until": known_until}):
+                cites[str(row["citing_id"])].append(str(row["cited_id"]))
         out = []
         for top in seeds:
             found: dict[str, tuple[int, int, list[str]]] = {}
@@ -121,7 +177,11 @@ class Enricher:
         if not wanted or self.settings.max_cocited == 0:
             return [{} for _ in cited]
         counts: dict[str, dict[str, int]] = defaultdict(dict)
-        if self.settings.known_until is None:
+        if self.citations is not None:
+            known_until = OPEN_YEAR if self.settings.known_until is None else self.settings.known_until
+            counts.update(self.citations.cocited(wanted, known_until))
+            rows: list[dict[str, object]] = []
+        elif self.settings.known_until is None:
             rows = self._query("cocited_with", {"ids": wanted})
         else:
             rows = self._query("enrich_cocited_until", {"ids": wanted, "known_until": self.settings.known_until})
@@ -139,6 +199,9 @@ class Enricher:
     def years(self, paper_ids: Sequence[str]) -> dict[str, int | None]:
         if not paper_ids:
             return {}
+        if self.citations is not None:
+            known = self.citations.year
+            return {p: (None if known.get(p, OPEN_YEAR) == OPEN_YEAR else known[p]) for p in paper_ids}
         self.round_trips += 1
         return {str(r["id"]): r["year"] for r in self.store.query("paper_by_ids", {"ids": list(paper_ids)})}
 
@@ -186,4 +249,4 @@ class Enricher:
         return out
 
 
-__all__ = ["STAGES", "Candidate", "EnrichQuery", "Enricher", "EnricherSettings"]
+__all__ = ["STAGES", "Candidate", "CitationLists", "EnrichQuery", "Enricher", "EnricherSettings"]

@@ -133,11 +133,12 @@ class Knowledge:
 
     @classmethod
     def from_citations(cls, citations: pd.DataFrame, until: int | None) -> Knowledge:
-        """From ``citing_id``, ``citing_year``, ``cited_id`` rows (an unknown citing year counts as known:
-        undated papers are the oldest material of the graph)."""
-        year = pd.to_numeric(citations["citing_year"], errors="coerce")
+        """From ``citing_id``, ``citing_year``, ``cited_id`` rows."""
         cutoff = OPEN_YEAR if until is None else until
-        kept = citations[year.isna() | (year <= cutoff)].drop_duplicates(["citing_id", "cited_id"])
+        # an unknown citing year counts as OPEN_YEAR: known to a served query, hidden behind any cutoff
+        # (the enricher's statements treat it alike)
+        year = pd.to_numeric(citations["citing_year"], errors="coerce").fillna(OPEN_YEAR)
+        kept = citations[year <= cutoff].drop_duplicates(["citing_id", "cited_id"])
         cited_ids = pd.Index(sorted(set(citations["cited_id"].astype(str))))
         citing_codes, _ = pd.factorize(kept["citing_id"].astype(str))
         columns = cited_ids.get_indexer(kept["cited_id"].astype(str))

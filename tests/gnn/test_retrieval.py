@@ -12,7 +12,7 @@ import pytest
 
 from gnn.embeddings import compute_embeddings
 from gnn.encoder import TextEncoder
-from gnn.enricher import Enricher, EnricherSettings, EnrichQuery
+from gnn.enricher import CitationLists, Enricher, EnricherSettings, EnrichQuery
 from gnn.index import IndexSettings, RetrievalIndex, s_stem, tokenize
 from gnn.metrics import (
     average_precision_at_k,
@@ -221,6 +221,21 @@ def test_enricher_cocitation_partners_of_cited_papers(store: GraphStore) -> None
     compute_cocitation(store)
     [stored] = Enricher(store).enrich([_prefetched([])], [EnrichQuery(cited_ids=("p2",))])
     assert [(c.paper_id, c.cocitation_count) for c in stored] == [("p3", 2), ("p1", 1)]
+
+
+@pytest.mark.parametrize("known_until", [None, 2003, 2004, 2010])
+def test_enricher_in_memory_gives_what_the_store_reads_give(store: GraphStore, known_until: int | None) -> None:
+    from gnn.cocitation import compute_cocitation
+
+    compute_cocitation(store)  # the stored CO_CITED edges the store path reads without a cutoff
+    settings = EnricherSettings(top_m=3, known_until=known_until)
+    fetched = [_prefetched(["p4", "p1", "p5"]), _prefetched(["p5"])]
+    queries = [EnrichQuery(cited_ids=("p2",), year=2005), EnrichQuery(cited_ids=("p3", "p1"), year=2001)]
+    from_store = Enricher(store, settings)
+    in_memory = Enricher(store, settings, CitationLists.from_store(store))
+    expected = from_store.enrich(fetched, queries)
+    assert in_memory.enrich(fetched, queries) == expected and any(expected)
+    assert in_memory.round_trips == 0 and from_store.round_trips == 3
 
 
 def test_index_takes_vectors_from_the_encoder_cache_before_they_are_written(
