@@ -132,7 +132,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
 def cmd_train_reranker(args: argparse.Namespace) -> int:
     """``citegraph train reranker`` (and ``eval recommend --ablation``): build examples, train, save, report."""
     from api.rerank_train import TrainSettings, report_markdown, reranker_dir, run_training, write_report
-    from gnn.encoder import EncoderSettings, TextEncoder
+    from gnn.encoder import EncoderSettings, TextEncoder, default_cache_root
     from gnn.index import IndexSettings, RetrievalIndex, index_path
     from gnn.reranker import RerankerSettings
 
@@ -156,7 +156,7 @@ def cmd_train_reranker(args: argparse.Namespace) -> int:
                 model_settings=model_settings,
                 objectives=[args.objective] if args.objective else None,
                 ablation=ablation,
-                cache_dir=folder.with_name(folder.name + ".examples"),
+                cache_dir=default_cache_root() / "reranker_examples",
                 progress=not args.quiet,
             )
     finally:

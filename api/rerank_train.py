@@ -302,10 +302,7 @@ def _lexical_rankings(
 
 def _top_rows(scores: np.ndarray, depth: int) -> np.ndarray:
     """Rows of the ``depth`` best scores, best first, ties by row (argpartition, then a sort of the few)."""
-    if len(scores) > depth:
-        part = np.argpartition(-scores, depth - 1)[:depth]
-    else:
-        part = np.arange(len(scores))
+    part = np.argpartition(-scores, depth - 1)[:depth] if len(scores) > depth else np.arange(len(scores))
     return part[np.lexsort((part, -scores[part]))]
 
 
@@ -541,18 +538,31 @@ def _load_splits(
     cache_dir: Path | None,
     progress: bool,
 ) -> dict[str, SplitData]:
-    """Every split's examples, from ``cache_dir`` when the index, the settings and the code's features match."""
+    """Every split's examples, from ``cache_dir`` when nothing they derive from changed.
+
+    The cache key covers the index (papers, texts, vectors), the graph's citations, categories and
+    taxonomy points, the citing sentences, the split settings, the feature names and the encoder size.
+    """
     from gnn.rerank_features import FEATURE_NAMES
 
-    key = hashlib.sha256(
-        json.dumps([index.digest(), asdict(settings), list(FEATURE_NAMES), encoder.dim], default=str).encode()
-    ).hexdigest()[:16]
+    builder = ExampleBuilder(store, index, encoder, settings, progress=progress)
+    digest = hashlib.sha256()
+    for part in (index.digest(), json.dumps([asdict(settings), list(FEATURE_NAMES), encoder.dim], default=str)):
+        digest.update(part.encode())
+    for frame in (builder.citations, builder.citances[["sentence_id", "cited_id", "citing_year", "text"]]):
+        digest.update(pd.util.hash_pandas_object(frame, index=False).to_numpy().tobytes())
+    places = builder.places
+    digest.update("\x1f".join(places.codes).encode() + np.ascontiguousarray(places.points).tobytes())
+    digest.update(
+        json.dumps(sorted(places.row_of.items())).encode() + np.ascontiguousarray(places.paper_points).tobytes()
+    )
+    key = digest.hexdigest()[:16]
     path = cache_dir / f"examples-{key}.pkl" if cache_dir is not None else None
     if path is not None and path.is_file():
         log.info("reranker examples from %s", path)
         with path.open("rb") as handle:
-            return pickle.load(handle)
-    builder = ExampleBuilder(store, index, encoder, settings, progress=progress)
+            cached: dict[str, SplitData] = pickle.load(handle)  # our own cache file, written below
+        return cached
     splits = {
         name: builder.split(name, frame, until, extras=extras)
         for name, (frame, until, extras) in _split_frames(store, settings).items()

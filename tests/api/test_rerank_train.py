@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from test_recommend_eval import _citances
+
 from api.recommend import RecommendationService, RecommendRequest, ServiceSettings, reranker_dir
 from api.rerank_train import Fold, TrainSettings, report_markdown, run_training, write_report
 from gnn.embeddings import compute_embeddings
@@ -13,7 +15,6 @@ from gnn.enricher import EnricherSettings
 from gnn.index import IndexSettings, RetrievalIndex
 from gnn.reranker import RerankerSettings, TrainedReranker
 from graph import GraphStore, ingest
-from test_recommend_eval import _citances
 
 # training queries of 2004 know the graph up to 2003; validation and test (2005) up to 2004
 SPLIT = TrainSettings(
@@ -63,7 +64,5 @@ def test_training_saves_a_model_the_service_then_uses(store: GraphStore, encoder
     response = service.recommend(RecommendRequest("Phrase tables [CIT] help.", citing_paper_id="p5", k=3))
     assert response.items and all(item.paper_id not in {"p5"} for item in response.items)
     assert [i.score for i in response.items] == sorted((i.score for i in response.items), reverse=True)
-    fusion = RecommendationService.open(
-        store, ServiceSettings(use_reranker=False), encoder=encoder, index_dir=folder
-    )
+    fusion = RecommendationService.open(store, ServiceSettings(use_reranker=False), encoder=encoder, index_dir=folder)
     assert not isinstance(fusion.reranker, TrainedReranker)

@@ -103,7 +103,9 @@ def test_citation_paths(reader: GraphStore) -> None:
     rows = sorted(run(reader, "citation_paths", from_id="p5", to_id="p2", limit=5), key=lambda row: row["hops"])
     assert [(r["hops"], r["path"]) for r in rows] == [(2, ["p5", "p4", "p2"]), (3, ["p5", "p4", "p1", "p2"])]
     assert rows[1]["titles"] == [TITLES[p] for p in ["p5", "p4", "p1", "p2"]]
-    direct_and_two_hop = sorted(run(reader, "citation_paths", from_id="p4", to_id="p2", limit=5), key=lambda row: row["hops"])
+    direct_and_two_hop = sorted(
+        run(reader, "citation_paths", from_id="p4", to_id="p2", limit=5), key=lambda row: row["hops"]
+    )
     assert [r["path"] for r in direct_and_two_hop] == [
         ["p4", "p2"],
         ["p4", "p1", "p2"],

@@ -46,7 +46,8 @@ PARAMS: dict[str, dict[str, Any]] = {
     "copy_columns": {"frame": pa.table({"id": ["a8"]})},
     "merge_nodes": {"frame": pa.table({"id": ["p1", "p9"], "title": ["T1", "T9"]})},
     "set_node_properties": {"frame": pa.table({"id": ["p1"], "title": ["T1"]})},
-    "paper_by_ids": {"ids": ["p1"]}, "cocited_with": {"ids": ["p1"]},
+    "paper_by_ids": {"ids": ["p1"]},
+    "cocited_with": {"ids": ["p1"]},
     "authors_of_papers": {"ids": ["p1"]},
     "cited_papers": {"ids": ["p1"]},
     "citing_papers": {"ids": ["p2"]},
@@ -82,7 +83,12 @@ PARAMS: dict[str, dict[str, Any]] = {
     "cocitation_pairs_of_cluster": {"cluster": 0, "measure": "count", "min_count": 1, "limit": 5},
     "count_papers_by_title": {"text": "translation", "year_min": 2002, "year_max": 9999},
     "search_papers_in_category": {
-        "category": "cs.CL", "text": "", "year_min": 0, "year_max": 9999, "skip": 0, "limit": 5
+        "category": "cs.CL",
+        "text": "",
+        "year_min": 0,
+        "year_max": 9999,
+        "skip": 0,
+        "limit": 5,
     },
     "count_papers_in_category": {"category": "cs.CL", "text": "", "year_min": 0, "year_max": 9999},
     "every_key": {},
@@ -140,11 +146,16 @@ EXPECTED = {
 }
 # The same for statements without ORDER BY: compared as sorted lists of rows.
 EXPECTED_ANY_ORDER = {
-    "citations_among": [{"source": "p1", "target": "p2", "n_contexts": 1}, {"source": "p4", "target": "p1", "n_contexts": 3},
-                        {"source": "p4", "target": "p2", "n_contexts": 1}],
+    "citations_among": [
+        {"source": "p1", "target": "p2", "n_contexts": 1},
+        {"source": "p4", "target": "p1", "n_contexts": 3},
+        {"source": "p4", "target": "p2", "n_contexts": 1},
+    ],
     "count_papers_by_title": [{"n": 2}],
-    "papers_of_authors": [{"author_id": "a1", "paper_id": "p4", "rank_key": 2004},
-                          {"author_id": "a1", "paper_id": "p1", "rank_key": 2001}],
+    "papers_of_authors": [
+        {"author_id": "a1", "paper_id": "p4", "rank_key": 2004},
+        {"author_id": "a1", "paper_id": "p1", "rank_key": 2001},
+    ],
     "citation_pairs": [
         {"citing_id": s, "cited_id": t}
         for s, t in [("p1", "p2"), ("p1", "p3"), ("p4", "p1"), ("p4", "p2"), ("p4", "p3"), ("p5", "p4")]
@@ -156,7 +167,8 @@ EXPECTED_ANY_ORDER = {
     ],
     # p5 (2005) is newer than known_until: its reference to p4 does not count
     "enrich_references": [
-        {"citing_id": s, "cited_id": t} for s, t in [("p1", "p2"), ("p1", "p3"), ("p4", "p1"), ("p4", "p2"), ("p4", "p3")]
+        {"citing_id": s, "cited_id": t}
+        for s, t in [("p1", "p2"), ("p1", "p3"), ("p4", "p1"), ("p4", "p2"), ("p4", "p3")]
     ],
     # only p1 (2001) co-cites by 2003: p2 with p3
     "enrich_cocited_until": [{"paper_id": "p2", "other_id": "p3", "count": 1}],

@@ -110,7 +110,9 @@ def _index() -> RetrievalIndex:
         years=np.asarray([1993, 1999, 2001, 2004]),
         text_hashes=np.asarray(["a", "b", "c", "d"]),
         embedding_hashes=np.asarray(["a", "b", "c", "d"]),
-        tokens=[tokenize(t) for t in ("Word alignment", "Phrase tables", "Statistical translation", "Neural translation")],
+        tokens=[
+            tokenize(t) for t in ("Word alignment", "Phrase tables", "Statistical translation", "Neural translation")
+        ],
         vectors=vectors,
         settings=IndexSettings(),
     )
