@@ -382,10 +382,9 @@ class RecommendationService:
             items = []
             for candidate, score in ranked[: request.k]:
                 paper = meta.get(candidate.paper_id, {})
-                why = (
-                    self.reranker.why(candidate, top_m)
-                    if isinstance(self.reranker, FusionScorer)
-                    else ", ".join(candidate.stages)
+                # the evidence each stage gave, strongest first (the reranker scores from the same evidence)
+                why = (self.reranker if isinstance(self.reranker, FusionScorer) else self.settings.fusion).why(
+                    candidate, top_m
                 )
                 items.append(
                     Recommendation(

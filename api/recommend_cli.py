@@ -136,7 +136,12 @@ def cmd_train_reranker(args: argparse.Namespace) -> int:
     from gnn.index import IndexSettings, RetrievalIndex, index_path
     from gnn.reranker import RerankerSettings
 
+    import torch
+
     logging.getLogger("bm25s").setLevel(logging.WARNING)
+    # The reranker's matrices are small (a few thousand rows per step): one thread is 5x faster than two
+    # on a 2-core machine with anything else running (OpenMP waits on the busy core; benchmarks in docs).
+    torch.set_num_threads(1)
     ablation = bool(getattr(args, "ablation", False))
     settings = TrainSettings(limit=args.limit, seed=args.seed)
     model_settings = RerankerSettings(seed=args.seed, **({"objective": args.objective} if args.objective else {}))

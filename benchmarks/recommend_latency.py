@@ -4,9 +4,11 @@ What is timed (model load, index load and profile build are *not*: they happen o
 
 * ``single``  — :meth:`api.recommend.RecommendationService.recommend` for one query at a time:
   encode the context (the encoder's disk cache is off for this run, so every context goes through
-  the model), dense + BM25 + both profile channels, RRF, the enricher's store reads, the fusion
-  score, and the titles of the top 10 from the store. Reported: p50, p95, mean (ms).
-* ``stages``  — the same queries split into stages (encode, dense, bm25, profiles, enricher+score+meta)
+  the model), dense + BM25 + both profile channels, RRF, the enricher (citations in memory), the
+  final score — the trained reranker's features and model when one is saved beside the index
+  (``--no-reranker``: the fusion score) — and the titles of the top 10 from the store. Reported:
+  p50, p95, mean (ms).
+* ``stages``  — the same queries split into stages (encode, dense, bm25, profiles, enrich, score)
   so a slow stage is visible.
 * ``batch``   — :meth:`~api.recommend.RecommendationService.recommend_many` in batches of 64:
   queries per second.
@@ -33,7 +35,7 @@ from pathlib import Path
 import faiss
 import numpy as np
 
-from api.recommend import RecommendationService, RecommendRequest, ServiceSettings
+from api.recommend import FusionScorer, RecommendationService, RecommendRequest, ServiceSettings
 from api.recommend_eval import build_queries
 from gnn.encoder import EncoderSettings, TextEncoder
 from gnn.prefetch import PrefetchQuery
@@ -79,6 +81,9 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--batch", type=int, default=256, help="queries for the throughput run")
     parser.add_argument("--hnsw", action="store_true", help="also measure HNSW recall against the exact index")
+    parser.add_argument(
+        "--no-reranker", action="store_true", help="score with the fusion even when a trained reranker is saved"
+    )
     parser.add_argument("--out", type=Path, default=Path("var/bench/recommend_latency.json"))
     args = parser.parse_args()
 
@@ -88,7 +93,7 @@ def main() -> None:
     encoder = TextEncoder(EncoderSettings(base.model, base.max_length, base.batch_size, base.device, None))  # no cache
     with open_store(config) as store:
         t0 = time.perf_counter()
-        service = RecommendationService.open(store, ServiceSettings(), encoder=cached)
+        service = RecommendationService.open(store, ServiceSettings(use_reranker=not args.no_reranker), encoder=cached)
         open_s = time.perf_counter() - t0
         service.encoder = service.prefetcher.encoder = encoder  # every timed query goes through the model
         frame = build_queries(store)
@@ -106,9 +111,18 @@ def main() -> None:
 
         # stages, on the same queries
         p, settings = service.prefetcher, service.settings.prefetch
-        stages: dict[str, list[float]] = {"encode": [], "dense": [], "bm25": [], "profiles": [], "rest": []}
+        stages: dict[str, list[float]] = {
+            "encode": [],
+            "dense": [],
+            "bm25": [],
+            "profiles": [],
+            "enrich": [],
+            "score": [],
+        }
         for request in requests[10 : 10 + args.queries]:
-            query: PrefetchQuery = service._resolve([request])[0][0]
+            query: PrefetchQuery
+            query, enrich_query = service._resolve([request])[0]
+            p._recent.clear()  # the single-query pass encoded these contexts already: encode them again
             t = time.perf_counter()
             vectors = p.context_vectors([query])
             t1 = time.perf_counter()
@@ -119,6 +133,14 @@ def main() -> None:
             p.profile_bm25([query], settings.depth)
             p.profile_dense([query], settings.depth, context_vectors=vectors)
             t4 = time.perf_counter()
+            prefetched = p.prefetch([query], settings)
+            t5 = time.perf_counter()
+            [candidates] = service.enricher.enrich(prefetched, [enrich_query])
+            t6 = time.perf_counter()
+            service.reranker.score(query, candidates)
+            t7 = time.perf_counter()
+            stages["enrich"].append((t6 - t5) * 1000)
+            stages["score"].append((t7 - t6) * 1000)
             stages["encode"].append((t1 - t) * 1000)
             stages["dense"].append((t2 - t1) * 1000)
             stages["bm25"].append((t3 - t2) * 1000)
@@ -135,6 +157,7 @@ def main() -> None:
             "exact_dense_index": service.index.dense.exact,
             "profiles_papers": service.profiles.papers if service.profiles else 0,
             "service_open_s": round(open_s, 1),
+            "scorer": repr(service.reranker) if not isinstance(service.reranker, FusionScorer) else "fusion",
             "queries": len(single),
             "single": percentiles(single),
             "stages_p50_ms": {k: round(float(np.median(v)), 1) for k, v in stages.items() if v},

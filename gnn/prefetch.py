@@ -152,19 +152,33 @@ def _top(scores: np.ndarray, limit: int, k: int, exclude: Sequence[int]) -> tupl
 class Prefetcher:
     """Runs the channels of :data:`CHANNELS` over a :class:`RetrievalIndex` (and profiles, when built)."""
 
+    RECENT = 4096  # texts whose vectors are kept between calls (a few batches)
+
     def __init__(
         self, index: RetrievalIndex, encoder: TextEncoder | None, profiles: ProfileIndex | None = None
     ) -> None:
         self.index = index
         self.encoder = encoder
         self.profiles = profiles
+        # the vectors of the latest texts encoded: a reranker scoring the same batch reuses them
+        # instead of running the encoder a second time per query
+        self._recent: dict[str, np.ndarray] = {}
 
     # encodings --------------------------------------------------------------------------------
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        assert self.encoder is not None
+        missing = [t for t in dict.fromkeys(texts) if t not in self._recent]
+        if missing:
+            if len(self._recent) + len(missing) > self.RECENT:
+                self._recent.clear()
+            self._recent.update(zip(missing, self.encoder.encode(missing)))
+        return np.stack([self._recent[t] for t in texts]) if texts else np.zeros((0, self.index.dim), np.float32)
+
     def context_vectors(self, queries: Sequence[PrefetchQuery]) -> np.ndarray:
-        """``(q, dim)`` unit vectors of the contexts (the encoder's disk cache serves repeats)."""
+        """``(q, dim)`` unit vectors of the contexts (recent ones and the encoder's disk cache serve repeats)."""
         if self.encoder is None:
             raise ConfigError("dense channels need a text encoder; pass one or use only bm25 channels")
-        return self.encoder.encode([q.context for q in queries])
+        return self._encode([q.context for q in queries])
 
     def global_vectors(self, queries: Sequence[PrefetchQuery]) -> np.ndarray:
         """``(q, dim)`` citing-paper vectors: the stored one when indexed, else the encoded title+abstract; 0 without."""
@@ -179,7 +193,7 @@ class Prefetcher:
         if to_encode:
             if self.encoder is None:
                 raise ConfigError("encoding the citing paper's title and abstract needs a text encoder")
-            vectors = self.encoder.encode([text for _, text in to_encode])
+            vectors = self._encode([text for _, text in to_encode])
             for (i, _), vector in zip(to_encode, vectors):
                 out[i] = vector
         return out
