@@ -67,8 +67,9 @@ build: install
 	$(BIN)/citegraph compute all $(EMBED_LIMIT)
 	$(BIN)/citegraph stats
 
+# CITEGRAPH_WARM=1: the models load at start-up (in the background), so the first recommendation is not slow.
 serve: install
-	$(BIN)/citegraph serve
+	CITEGRAPH_WARM=$${CITEGRAPH_WARM:-1} $(BIN)/citegraph serve
 
 lint: install
 	$(BIN)/ruff check .

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hmac
 import json
 import logging
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -141,9 +142,24 @@ def _recommendation_service(service: GraphService) -> RecommendationService:
     return RecommendationService.open(service.store, ServiceSettings(), lock=service.lock)
 
 
+def _warm(services: dict[str, LazyRecommendationService | LazyLinkageService], models: dict[str, str]) -> None:
+    """Build each lazy service now (a warm start); record why one cannot be built (no index, no linker)."""
+    for name, lazy in services.items():
+        try:
+            lazy.get()
+            models[name] = "loaded"
+        except CitegraphError as exc:
+            models[name] = f"unavailable: {exc}"
+            log.warning("warm start: %s is unavailable: %s", name, exc)
+        except Exception:  # a broken model must not stop the server; the query path reports it alike
+            models[name] = "unavailable: internal error (see the server log)"
+            log.exception("warm start: loading %s failed", name)
+
+
 def create_app(config: StoreConfig, settings: AppSettings) -> FastAPI:
     """An app that opens the store read-only at start-up and closes it at shutdown."""
     state: dict[str, GraphService] = {}
+    models: dict[str, str] = {}  # model -> loading / loaded / the reason it is unavailable (warm start only)
     linkers: dict[str, LazyLinkageService] = {}
     recommenders: dict[str, LazyRecommendationService] = {}
 
@@ -155,6 +171,11 @@ def create_app(config: StoreConfig, settings: AppSettings) -> FastAPI:
         recommenders["recommend"] = recommend = LazyRecommendationService(lambda: _recommendation_service(service))
         for problem in missing_assets():
             log.warning("GraphiQL will not load offline: %s", problem)
+        if settings.warm:
+            models.update({"recommend": "loading", "linkage": "loading"})
+            threading.Thread(
+                target=_warm, args=({"recommend": recommend, "linkage": linkage}, models), daemon=True
+            ).start()
         try:
             yield
         finally:
@@ -197,6 +218,10 @@ def create_app(config: StoreConfig, settings: AppSettings) -> FastAPI:
         except CitegraphError:
             return JSONResponse({"status": "store unavailable"}, status_code=503)
         body: dict[str, Any] = {"status": "ready", "store": service.store.backend, "papers": papers}
+        for name, lazy in (("recommend", recommenders.get("recommend")), ("linkage", linkers.get("linkage"))):
+            body.setdefault("models", {})[name] = (
+                "loaded" if lazy is not None and lazy.loaded else models.get(name, "loads on first use")
+            )
         return JSONResponse(body)
 
     if settings.api_key:

@@ -20,6 +20,9 @@ class AppSettings:
     api_key: str | None = None  # CITEGRAPH_API_KEY: when set, every GraphQL request must present it
     cors_origins: tuple[str, ...] = ()  # CITEGRAPH_CORS_ORIGINS (comma-separated): browser origins allowed to call
     request_timeout_s: float = 10.0  # CITEGRAPH_REQUEST_TIMEOUT: seconds one GraphQL request may take
+    # CITEGRAPH_WARM=1: load the recommendation and linkage models at start-up (in the background; /readyz
+    # says when they are in) instead of on the first query that needs them
+    warm: bool = False
 
     @classmethod
     def from_env(cls) -> AppSettings:
@@ -46,4 +49,5 @@ class AppSettings:
             api_key=env.get("CITEGRAPH_API_KEY") or None,
             cors_origins=origins,
             request_timeout_s=timeout,
+            warm=env.get("CITEGRAPH_WARM", "").strip().lower() in {"1", "true", "yes"},
         )

@@ -36,6 +36,7 @@ def test_graphql_health_and_readiness(served: str) -> None:
     assert httpx.get(f"{served}/healthz").json() == {"status": "ok"}
     ready = httpx.get(f"{served}/readyz").json()
     assert ready["status"] == "ready" and ready["papers"] == 5
+    assert ready["models"] == {"recommend": "loads on first use", "linkage": "loads on first use"}
     response = httpx.post(
         f"{served}/graphql", json={"query": '{ paper(id: "p5") { title citations { edges { node { id } } } } }'}
     )
@@ -48,6 +49,25 @@ def test_graphql_health_and_readiness(served: str) -> None:
         f"{served}/graphql", json={"query": '{ egoNetwork(paperId: "p1") { ... on EgoNetwork { nodes { id } } } }'}
     )
     assert len(ego.json()["data"]["egoNetwork"]["nodes"]) == 4
+
+
+def test_warm_start_loads_models_in_the_background_and_readyz_says_how_it_went(
+    rich_store: GraphStore, store_path: Path
+) -> None:
+    import time
+
+    rich_store.close()
+    with live_server(store_path, dataclasses.replace(AppSettings.from_env(), warm=True)) as base:
+        models: dict[str, str] = {}
+        for _ in range(200):
+            models = httpx.get(f"{base}/readyz").json()["models"]
+            if "loading" not in models.values():
+                break
+            time.sleep(0.1)
+        # loaded, or the reason (no embeddings, no trained linker) — never stuck, never a crashed server
+        for state in models.values():
+            assert state == "loaded" or (state.startswith("unavailable: ") and len(state) > 20), state
+        assert httpx.get(f"{base}/healthz").json() == {"status": "ok"}
 
 
 def test_errors_over_http_carry_codes(served: str) -> None:
