@@ -316,7 +316,9 @@ class RecommendationService:
             citations=citations,
         )
         if reranker is None and settings.use_reranker and (reranker_dir(folder) / "config.json").is_file():
-            service.reranker = load_trained_reranker(store, index, service.prefetcher, reranker_dir(folder))
+            service.reranker = load_trained_reranker(
+                store, index, service.prefetcher, reranker_dir(folder), profiles=profiles
+            )
         return service
 
     # resolving requests ---------------------------------------------------------------------------
@@ -443,8 +445,11 @@ def reranker_dir(index_dir: Path) -> Path:
     return index_dir.with_name(index_dir.name + ".reranker")
 
 
-def load_trained_reranker(store: GraphStore, index: RetrievalIndex, prefetcher: Prefetcher, folder: Path) -> Reranker:
+def load_trained_reranker(
+    store: GraphStore, index: RetrievalIndex, prefetcher: Prefetcher, folder: Path, *, profiles: ProfileIndex | None
+) -> Reranker:
     """The trained reranker of ``folder`` with features over the whole graph of ``store``."""
+    from gnn.profiles import field_lexical_index
     from gnn.rerank_features import FeatureBuilder, Knowledge, TaxonomyPlaces
     from gnn.reranker import TrainedReranker, load_reranker
 
@@ -456,6 +461,8 @@ def load_trained_reranker(store: GraphStore, index: RetrievalIndex, prefetcher: 
         )
     citations = pd.DataFrame(store.query("citations_with_years"), columns=["citing_id", "citing_year", "cited_id"])
     builder = FeatureBuilder(index, Knowledge.from_citations(citations, None), TaxonomyPlaces.from_store(store))
+    if profiles is not None:
+        builder = builder.with_field_index(field_lexical_index(index, profiles.citances, None))
     log.info("recommendations reranked by the model in %s (%s)", folder, config["settings"]["objective"])
     return TrainedReranker(model, builder, prefetcher, config=config)
 

@@ -131,12 +131,12 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 def cmd_train_reranker(args: argparse.Namespace) -> int:
     """``citegraph train reranker`` (and ``eval recommend --ablation``): build examples, train, save, report."""
+    import torch
+
     from api.rerank_train import TrainSettings, report_markdown, reranker_dir, run_training, write_report
     from gnn.encoder import EncoderSettings, TextEncoder, default_cache_root
     from gnn.index import IndexSettings, RetrievalIndex, index_path
     from gnn.reranker import RerankerSettings
-
-    import torch
 
     logging.getLogger("bm25s").setLevel(logging.WARNING)
     # The reranker's matrices are small (a few thousand rows per step): one thread is 5x faster than two

@@ -51,7 +51,7 @@ from gnn.enricher import Candidate, CitationLists, EnricherSettings
 from gnn.index import LexicalIndex, RetrievalIndex, tokenize
 from gnn.metrics import evaluate_rankings, recall_at_k
 from gnn.noise import NoiseSampler, noise_distributions
-from gnn.profiles import ProfileIndex, ProfileSettings
+from gnn.profiles import ProfileIndex, ProfileSettings, field_lexical_index
 from gnn.rerank_features import OPEN_YEAR, FeatureBuilder, FeatureSettings, Knowledge, QueryInput, TaxonomyPlaces
 from gnn.reranker import (
     OBJECTIVES,
@@ -132,6 +132,7 @@ class ExampleBuilder:
         )
         self.places = TaxonomyPlaces.from_store(store)
         self.lists = CitationLists.from_store(store)
+        self._fields: dict[int, LexicalIndex] = {}  # title + abstract + profile BM25 per knowledge cutoff
         self.features = FeatureBuilder(index, Knowledge.from_citations(self.citations, None), self.places)
 
     def split(self, name: str, frame: pd.DataFrame, until: int, *, extras: bool) -> SplitData:
@@ -147,7 +148,9 @@ class ExampleBuilder:
             self.store, index, encoder, profiles=profiles, settings=service_settings, citations=self.lists
         )
         knowledge = Knowledge.from_citations(self.citations, until)
-        builder = self.features.with_knowledge(knowledge)
+        if until not in self._fields:
+            self._fields[until] = field_lexical_index(index, self.citances, until)
+        builder = self.features.with_knowledge(knowledge).with_field_index(self._fields[until])
         sampler = _sampler(self.citations, until, s) if extras else None
         requests = _requests(frame)
         out = SplitData(name, [], [], [], until)
@@ -239,7 +242,9 @@ def _add_extras(
     extra = positive_ids + negative_ids
     if extra:
         example.extra_rows = np.asarray([index.row_of[p] for p in extra], dtype=np.int64)
-        example.extra_features = builder.features(q, [Candidate(p) for p in extra])
+        example.extra_features = builder.features(
+            q, [Candidate(p) for p in extra], pool_max=builder.pool_max(example.features)
+        )
         example.extra_positive = np.asarray([True] * len(positive_ids) + [False] * len(negative_ids))
     triples = []
     negative_rows = [index.row_of[p] for p in negative_ids]
@@ -317,17 +322,6 @@ def _dense_rankings(index: RetrievalIndex, split: SplitData, depth: int = 1000) 
                 scores[row] = -np.inf
         out.append([str(index.ids[r]) for r in _top_rows(scores, depth)])
     return out
-
-
-def profile_lexical_index(index: RetrievalIndex, citances: pd.DataFrame, until: int) -> LexicalIndex:
-    """BM25 over title + abstract + citation-context profile (citing sentences up to ``until``) per paper."""
-    year = pd.to_numeric(citances["citing_year"], errors="coerce")
-    kept = citances[year.notna() & (year <= until) & citances["cited_id"].isin(index.row_of.keys())]
-    extra: dict[int, list[str]] = {}
-    for cited, text in zip(kept["cited_id"], kept["text"]):
-        extra.setdefault(index.row_of[cited], []).extend(tokenize(str(text)))
-    tokens = [list(doc) + extra.get(row, []) for row, doc in enumerate(index.tokens)]
-    return LexicalIndex.build(tokens, k1=index.settings.bm25_k1, b=index.settings.bm25_b)
 
 
 # --- the run -----------------------------------------------------------------------------------
@@ -410,7 +404,7 @@ def run_training(
         _lexical_rankings(index, index.lexical, val, with_global=False),
         _lexical_rankings(index, index.lexical, test, with_global=False),
     )
-    strong = profile_lexical_index(index, profile_citances(store), settings.known_until)
+    strong = field_lexical_index(index, profile_citances(store), settings.known_until)
     add(
         "BM25 + profile + global",
         "title+abstract+citation-context profile; query: context + citing title+abstract",
@@ -608,7 +602,6 @@ __all__ = [
     "ExampleBuilder",
     "Fold",
     "TrainSettings",
-    "profile_lexical_index",
     "report_markdown",
     "reranker_dir",
     "run_training",

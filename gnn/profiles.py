@@ -146,6 +146,22 @@ class ProfileIndex:
         return cls(index, kept, vectors, settings)
 
 
+def field_lexical_index(index: RetrievalIndex, citances: pd.DataFrame, until: int | None) -> LexicalIndex:
+    """BM25 over one field per paper: its title and abstract plus its citing sentences up to ``until``.
+
+    ``citances`` as :meth:`ProfileIndex.build` takes them (masked); None: every sentence. The BM25
+    parameters are the index's own (tuned for title + abstract).
+    """
+    year = pd.to_numeric(citances["citing_year"], errors="coerce")
+    known = year.notna() & (year <= until) if until is not None else pd.Series(True, index=citances.index)
+    kept = citances[known & citances["cited_id"].isin(index.row_of.keys())]
+    extra: dict[int, list[str]] = {}
+    for cited, text in zip(kept["cited_id"], kept["text"]):
+        extra.setdefault(index.row_of[cited], []).extend(tokenize(str(text)))
+    tokens = [list(doc) + extra.get(row, []) for row, doc in enumerate(index.tokens)]
+    return LexicalIndex.build(tokens, k1=index.settings.bm25_k1, b=index.settings.bm25_b)
+
+
 def _load_vectors(folder: Path, digest: str, dim: int) -> np.ndarray | None:
     try:
         meta = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))

@@ -27,6 +27,11 @@ papers it already cites :math:`I`, its year :math:`y_q`) and a candidate :math:`
 ``year_gap``              :math:`(y_q - y_d) / 10`, clipped to [0, 5]
 ``overlap_idf``           :math:`\sum_{w \in W_q \cap W_d} \mathrm{idf}(w)` (citeomatic's
                           intersection feature) and ``overlap_share`` its share of the query's
+``field_bm25``            BM25 of the context plus the citing paper's title and abstract against
+                          one field of title, abstract and citation-context profile (the strongest
+                          lexical baseline of the evaluation, as a feature)
+``…_gap``                 for the scores of :data:`POOL_RELATIVE`: :math:`x_d - \max_{d' \in
+                          \mathrm{pool}} x_{d'}`, the distance to the best candidate of the query
 ========================  =====================================================================
 
 The query's taxonomy place is its citing paper's (given or inferred categories) when the graph has
@@ -54,7 +59,7 @@ import torch
 
 from gnn import poincare
 from gnn.enricher import Candidate
-from gnn.index import RetrievalIndex, tokenize
+from gnn.index import LexicalIndex, RetrievalIndex, tokenize
 from gnn.prefetch import CHANNELS, PrefetchQuery
 from graph.store import GraphStore
 
@@ -83,7 +88,18 @@ FEATURE_NAMES: tuple[str, ...] = (
     "has_year",
     "overlap_idf",
     "overlap_share",
+    "field_bm25",
 )
+# Scores compared within the query's pool: each also enters as its gap to the pool's best,
+# x - max_pool(x), so the model sees "how far behind the leader" besides the raw value.
+POOL_RELATIVE: tuple[str, ...] = (
+    "dense_context",
+    "dense_global",
+    *(f"score_{c}" for c in CHANNELS),
+    "overlap_idf",
+    "field_bm25",
+)
+FEATURE_NAMES = (*FEATURE_NAMES, *(f"{name}_gap" for name in POOL_RELATIVE))
 
 # What each ablation switches off (the ``− group`` rows of ``citegraph eval recommend --ablation``).
 FEATURE_GROUPS: dict[str, tuple[str, ...]] = {
@@ -265,6 +281,7 @@ class FeatureBuilder:
         settings: FeatureSettings = FeatureSettings(),
     ) -> None:
         self.index, self.knowledge, self.places, self.settings = index, knowledge, places, settings
+        self.field_lexical: LexicalIndex | None = None  # title + abstract + profile (``with_field_index``)
         self._mask = settings.mask()
         self._idf = _idf(index.tokens)
         self._token_sets: dict[int, frozenset[str]] = {}
@@ -281,14 +298,31 @@ class FeatureBuilder:
         other.knowledge = knowledge
         return other
 
+    def with_field_index(self, lexical: LexicalIndex | None) -> FeatureBuilder:
+        """The same builder with the title+abstract+profile BM25 (:func:`gnn.profiles.field_lexical_index`)."""
+        other = self.with_settings(self.settings)
+        other.field_lexical = lexical
+        return other
+
+    def pool_max(self, features: np.ndarray) -> np.ndarray:
+        """``(len(POOL_RELATIVE),)``: the best raw value of each pool-relative score in a feature matrix."""
+        columns = [FEATURE_NAMES.index(name) for name in POOL_RELATIVE]
+        return features[:, columns].max(axis=0) if len(features) else np.zeros(len(columns), np.float32)
+
     def _tokens(self, row: int) -> frozenset[str]:
         found = self._token_sets.get(row)
         if found is None:
             found = self._token_sets[row] = frozenset(self.index.tokens[row])
         return found
 
-    def features(self, q: QueryInput, candidates: Sequence[Candidate]) -> np.ndarray:
-        """``(len(candidates), len(FEATURE_NAMES))`` float32."""
+    def features(
+        self, q: QueryInput, candidates: Sequence[Candidate], *, pool_max: np.ndarray | None = None
+    ) -> np.ndarray:
+        """``(len(candidates), len(FEATURE_NAMES))`` float32.
+
+        The ``…_gap`` features compare with the best of ``candidates``, or with ``pool_max``
+        (:meth:`pool_max` of the query's pool) when scoring papers from outside the pool.
+        """
         n = len(candidates)
         out = np.zeros((n, len(FEATURE_NAMES)), dtype=np.float32)
         if n == 0:
@@ -324,6 +358,13 @@ class FeatureBuilder:
         self._taxonomy(q, ids, out, column)
         self._years(q, ids, rows, out, column)
         self._overlap(q, rows, out, column)
+        if self.field_lexical is not None:
+            tokens = tokenize(q.query.context) + tokenize(q.query.global_text)
+            field_scores = self.field_lexical.scores(tokens)
+            out[has_row, column["field_bm25"]] = field_scores[rows[has_row]]
+        raw = [column[name] for name in POOL_RELATIVE]
+        best = out[:, raw].max(axis=0) if pool_max is None else pool_max
+        out[:, [column[f"{name}_gap"] for name in POOL_RELATIVE]] = out[:, raw] - best
         return out * self._mask
 
     def _taxonomy(self, q: QueryInput, ids: Sequence[str], out: np.ndarray, column: dict[str, int]) -> None:
@@ -386,6 +427,7 @@ def _idf(tokens: Sequence[Sequence[str]]) -> dict[str, float]:
 __all__ = [
     "FEATURE_GROUPS",
     "FEATURE_NAMES",
+    "POOL_RELATIVE",
     "FeatureBuilder",
     "FeatureSettings",
     "Knowledge",

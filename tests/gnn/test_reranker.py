@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from gnn.enricher import Candidate
-from gnn.index import IndexSettings, RetrievalIndex, tokenize
+from gnn.index import IndexSettings, LexicalIndex, RetrievalIndex, tokenize
 from gnn.prefetch import PrefetchQuery
 from gnn.rerank_features import (
     FEATURE_GROUPS,
@@ -154,6 +154,15 @@ def test_features_by_hand() -> None:
     assert row["year_gap"].tolist() == pytest.approx([0.6, 0.4])
     # the query's words phrase, table, alignment each occur in one paper (equal idf): p3 shares two of three
     assert row["overlap_share"].tolist() == pytest.approx([2 / 3, 0.0])
+    # pool-relative gaps: the distance to the best candidate of the query (p3 leads on the dense cosine)
+    assert row["dense_context_gap"].tolist() == [0.0, -1.0]
+    outsider = builder.features(_query(), [Candidate("p4")], pool_max=builder.pool_max(features))
+    assert outsider[0, FEATURE_NAMES.index("dense_context_gap")] == -1.0  # compared with the pool, not itself
+    assert (row["field_bm25"] == 0).all()  # no field index given
+    fielded = builder.with_field_index(LexicalIndex.build(_index().tokens, k1=1.2, b=0.75)).features(
+        _query(), candidates
+    )
+    assert fielded[0, FEATURE_NAMES.index("field_bm25")] > 0 == fielded[1, FEATURE_NAMES.index("field_bm25")]
 
 
 def test_switched_off_groups_are_zero_and_euclidean_replaces_the_distance() -> None:
