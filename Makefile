@@ -62,9 +62,15 @@ schema: install
 # build continues where the last one stopped. FULL=1 embeds everything.
 EMBED_LIMIT  := $(if $(FULL),,--limit 10000)
 
+# The reranker trains on the time-split ScisummNet citances (README, "Citation recommendation"): the
+# default build trains the validated objective only; FULL=1 trains all four and keeps the best.
+# Its examples are cached under $CITEGRAPH_CACHE, so a rebuild of the same graph only retrains.
+RERANK_ARGS  := $(if $(FULL),,--objective triplet)
+
 build: install
 	$(BIN)/citegraph ingest all --on-error skip
 	$(BIN)/citegraph compute all $(EMBED_LIMIT)
+	$(BIN)/citegraph train reranker $(RERANK_ARGS) --out var/eval/reranker.json
 	$(BIN)/citegraph stats
 
 # CITEGRAPH_WARM=1: the models load at start-up (in the background), so the first recommendation is not slow.

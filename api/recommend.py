@@ -460,7 +460,10 @@ def load_trained_reranker(
             "rerun `citegraph train reranker`"
         )
     citations = pd.DataFrame(store.query("citations_with_years"), columns=["citing_id", "citing_year", "cited_id"])
-    builder = FeatureBuilder(index, Knowledge.from_citations(citations, None), TaxonomyPlaces.from_store(store))
+    authorships = pd.DataFrame(store.query("authorships"), columns=["author_id", "paper_id"])
+    builder = FeatureBuilder(
+        index, Knowledge.from_citations(citations, None), TaxonomyPlaces.from_store(store)
+    ).with_authorships(authorships)
     if profiles is not None:
         builder = builder.with_field_index(field_lexical_index(index, profiles.citances, None))
     log.info("recommendations reranked by the model in %s (%s)", folder, config["settings"]["objective"])

@@ -133,7 +133,10 @@ class ExampleBuilder:
         self.places = TaxonomyPlaces.from_store(store)
         self.lists = CitationLists.from_store(store)
         self._fields: dict[int, LexicalIndex] = {}  # title + abstract + profile BM25 per knowledge cutoff
-        self.features = FeatureBuilder(index, Knowledge.from_citations(self.citations, None), self.places)
+        self.authorships = pd.DataFrame(store.query("authorships"), columns=["author_id", "paper_id"])
+        self.features = FeatureBuilder(
+            index, Knowledge.from_citations(self.citations, None), self.places
+        ).with_authorships(self.authorships)
 
     def split(self, name: str, frame: pd.DataFrame, until: int, *, extras: bool) -> SplitData:
         index, encoder, s = self.index, self.encoder, self.settings
@@ -455,6 +458,7 @@ def run_training(
             ("− taxonomy", None, FeatureSettings(disabled=("taxonomy",))),
             ("− co-citation", "cocited", FeatureSettings(disabled=("cocitation",))),
             ("− enricher", "references", FeatureSettings(disabled=("enricher",))),
+            ("− authors", None, FeatureSettings(disabled=("authors",))),
         ]
         for label, stage, feature_settings in rows:
             mask = feature_settings.mask()
@@ -543,7 +547,11 @@ def _load_splits(
     digest = hashlib.sha256()
     for part in (index.digest(), json.dumps([asdict(settings), list(FEATURE_NAMES), encoder.dim], default=str)):
         digest.update(part.encode())
-    for frame in (builder.citations, builder.citances[["sentence_id", "cited_id", "citing_year", "text"]]):
+    for frame in (
+        builder.citations,
+        builder.citances[["sentence_id", "cited_id", "citing_year", "text"]],
+        builder.authorships,
+    ):
         digest.update(pd.util.hash_pandas_object(frame, index=False).to_numpy().tobytes())
     places = builder.places
     digest.update("\x1f".join(places.codes).encode() + np.ascontiguousarray(places.points).tobytes())

@@ -30,6 +30,9 @@ papers it already cites :math:`I`, its year :math:`y_q`) and a candidate :math:`
 ``field_bm25``            BM25 of the context plus the citing paper's title and abstract against
                           one field of title, abstract and citation-context profile (the strongest
                           lexical baseline of the evaluation, as a feature)
+``shared_authors``        authors the citing paper and the candidate have in common (self-citation)
+``author_cited_before``   :math:`\log(1 + n)`, :math:`n` the citing paper's authors' other papers
+                          (up to the cutoff) that cite the candidate
 ``…_gap``                 for the scores of :data:`POOL_RELATIVE`: :math:`x_d - \max_{d' \in
                           \mathrm{pool}} x_{d'}`, the distance to the best candidate of the query
 ========================  =====================================================================
@@ -89,6 +92,8 @@ FEATURE_NAMES: tuple[str, ...] = (
     "overlap_idf",
     "overlap_share",
     "field_bm25",
+    "shared_authors",
+    "author_cited_before",
 )
 # Scores compared within the query's pool: each also enters as its gap to the pool's best,
 # x - max_pool(x), so the model sees "how far behind the leader" besides the raw value.
@@ -107,6 +112,7 @@ FEATURE_GROUPS: dict[str, tuple[str, ...]] = {
     "cocitation": ("cocite_max", "cocite_sum", "cocite_count"),
     "hyperbolic": ("hyperbolic", "has_hyperbolic"),
     "taxonomy": ("hyperbolic", "has_hyperbolic", "taxonomy"),
+    "authors": ("shared_authors", "author_cited_before"),
 }
 
 
@@ -146,6 +152,7 @@ class Knowledge:
     column_of: dict[str, int]  # cited paper id -> column
     citers: sp.csc_matrix  # (citing papers, cited papers), 1 where a paper up to `until` cites
     cited_count: np.ndarray  # (cited papers,) s_i: citing papers up to `until`
+    cites: dict[str, frozenset[str]] = field(default_factory=dict)  # citing paper (up to `until`) -> cited
 
     @classmethod
     def from_citations(cls, citations: pd.DataFrame, until: int | None) -> Knowledge:
@@ -163,7 +170,11 @@ class Knowledge:
             shape=(max(int(citing_codes.max(initial=-1)) + 1, 1), len(cited_ids)),
         )
         counts = np.asarray(matrix.sum(axis=0)).ravel()
-        return cls(cutoff, {p: i for i, p in enumerate(cited_ids)}, matrix, counts)
+        cites = {
+            str(citing): frozenset(group.astype(str))
+            for citing, group in kept.groupby("citing_id", sort=False)["cited_id"]
+        }
+        return cls(cutoff, {p: i for i, p in enumerate(cited_ids)}, matrix, counts, cites)
 
     def cocitation(self, cited: Sequence[str], candidates: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """``(counts, cosines)`` each ``(len(cited), len(candidates))``: :math:`c_{id}` and :math:`c_{id}/\\sqrt{s_i s_d}`."""
@@ -282,6 +293,8 @@ class FeatureBuilder:
     ) -> None:
         self.index, self.knowledge, self.places, self.settings = index, knowledge, places, settings
         self.field_lexical: LexicalIndex | None = None  # title + abstract + profile (``with_field_index``)
+        self.authors_of: dict[str, frozenset[str]] = {}  # paper -> author ids (``with_authorships``)
+        self.papers_of: dict[str, frozenset[str]] = {}  # author -> paper ids
         self._mask = settings.mask()
         self._idf = _idf(index.tokens)
         self._token_sets: dict[int, frozenset[str]] = {}
@@ -302,6 +315,17 @@ class FeatureBuilder:
         """The same builder with the title+abstract+profile BM25 (:func:`gnn.profiles.field_lexical_index`)."""
         other = self.with_settings(self.settings)
         other.field_lexical = lexical
+        return other
+
+    def with_authorships(self, authorships: pd.DataFrame) -> FeatureBuilder:
+        """The same builder with ``author_id``, ``paper_id`` rows (``cypher/authorships.cypher``)."""
+        other = self.with_settings(self.settings)
+        other.authors_of = {
+            str(p): frozenset(g.astype(str)) for p, g in authorships.groupby("paper_id", sort=False)["author_id"]
+        }
+        other.papers_of = {
+            str(a): frozenset(g.astype(str)) for a, g in authorships.groupby("author_id", sort=False)["paper_id"]
+        }
         return other
 
     def pool_max(self, features: np.ndarray) -> np.ndarray:
@@ -362,6 +386,7 @@ class FeatureBuilder:
             tokens = tokenize(q.query.context) + tokenize(q.query.global_text)
             field_scores = self.field_lexical.scores(tokens)
             out[has_row, column["field_bm25"]] = field_scores[rows[has_row]]
+        self._authors(q, ids, out, column)
         raw = [column[name] for name in POOL_RELATIVE]
         best = out[:, raw].max(axis=0) if pool_max is None else pool_max
         out[:, [column[f"{name}_gap"] for name in POOL_RELATIVE]] = out[:, raw] - best
@@ -388,6 +413,18 @@ class FeatureBuilder:
             distance = poincare.dist(torch.from_numpy(point)[None], torch.from_numpy(candidate_points)).numpy()
         out[at, column["hyperbolic"]] = distance
         out[at, column["has_hyperbolic"]] = 1.0
+
+    def _authors(self, q: QueryInput, ids: Sequence[str], out: np.ndarray, column: dict[str, int]) -> None:
+        citing = q.query.citing_id
+        authors = self.authors_of.get(citing or "")
+        if not authors:
+            return
+        out[:, column["shared_authors"]] = [len(authors & self.authors_of.get(p, frozenset())) for p in ids]
+        history: dict[str, int] = {}
+        for paper in set().union(*(self.papers_of.get(a, frozenset()) for a in authors)) - {citing}:
+            for cited in self.knowledge.cites.get(paper, ()):  # only papers up to the cutoff cite here
+                history[cited] = history.get(cited, 0) + 1
+        out[:, column["author_cited_before"]] = np.log1p([history.get(p, 0) for p in ids])
 
     def _years(
         self, q: QueryInput, ids: Sequence[str], rows: np.ndarray, out: np.ndarray, column: dict[str, int]

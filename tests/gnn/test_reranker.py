@@ -224,3 +224,19 @@ def test_loading_refuses_other_features(tmp_path: Path) -> None:
         load_reranker(folder)
     with pytest.raises(ConfigError, match="train reranker"):
         load_reranker(tmp_path / "missing")
+
+
+def test_author_features_self_citation_and_history_up_to_the_cutoff() -> None:
+    authorships = pd.DataFrame({"author_id": ["a1", "a1", "a2", "a1"], "paper_id": ["p5", "p4", "p1", "p3"]})
+    query = QueryInput(PrefetchQuery("phrase tables", year=2005, citing_id="p5"), (), np.zeros(8, np.float32), None)
+    candidates = [Candidate("p3"), Candidate("p1"), Candidate("p2")]
+    column = {name: FEATURE_NAMES.index(name) for name in ("shared_authors", "author_cited_before")}
+    late = FeatureBuilder(_index(), Knowledge.from_citations(CITATIONS, None), _places()).with_authorships(authorships)
+    features = late.features(query, candidates)
+    # p5's author a1 also wrote p3 (shared) and p4, which cites p2, p3 and p1 (known without a cutoff)
+    assert features[:, column["shared_authors"]].tolist() == [1.0, 0.0, 0.0]
+    assert features[:, column["author_cited_before"]].tolist() == pytest.approx([math.log(2)] * 3)
+    early = late.with_knowledge(Knowledge.from_citations(CITATIONS, 2003))  # p4 (2004) has not cited yet
+    assert (early.features(query, candidates)[:, column["author_cited_before"]] == 0).all()
+    anonymous = QueryInput(PrefetchQuery("phrase tables"), (), np.zeros(8, np.float32), None)
+    assert (late.features(anonymous, candidates)[:, list(column.values())] == 0).all()
