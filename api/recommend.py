@@ -262,9 +262,12 @@ class RecommendationService:
         self.prefetcher = Prefetcher(index, encoder, profiles)
         self.enricher = Enricher(store, settings.enricher, citations)
         self.reranker: Reranker = reranker or settings.fusion
-        # the store connection and faiss search are not shared across threads; pass the API's store lock
-        # when the store is shared with other services
+        # The store connection is not shared across threads: pass the API's store lock when the store is
+        # shared with other services. It is held only around the store reads (resolving citing papers,
+        # titles of the results), so other queries use the store while a recommendation computes; the
+        # compute lock keeps the encoder, faiss and the prefetcher's recent vectors to one batch at a time.
         self._lock = lock or threading.Lock()
+        self._compute_lock = threading.Lock()
 
     @classmethod
     def open(
@@ -351,10 +354,15 @@ class RecommendationService:
     # recommending --------------------------------------------------------------------------------
     def candidates(self, requests: Sequence[RecommendRequest]) -> list[tuple[PrefetchQuery, list[Candidate]]]:
         """Prefetch and enrich a batch: every query's candidates with their features, unscored."""
-        resolved = self._resolve(requests)
+        with self._lock:
+            resolved = self._resolve(requests)
         queries = [p for p, _ in resolved]
         prefetched = self.prefetcher.prefetch(queries, self.settings.prefetch)
-        enriched = self.enricher.enrich(prefetched, [e for _, e in resolved])
+        if self.enricher.citations is None:  # the enricher reads the store
+            with self._lock:
+                enriched = self.enricher.enrich(prefetched, [e for _, e in resolved])
+        else:
+            enriched = self.enricher.enrich(prefetched, [e for _, e in resolved])
         return list(zip(queries, enriched))
 
     def recommend_many(self, requests: Sequence[RecommendRequest], *, metadata: bool = True) -> list[RecommendResponse]:
@@ -365,17 +373,16 @@ class RecommendationService:
         if not requests:
             return []
         start = time.perf_counter()
-        with self._lock:
+        with self._compute_lock:
             pools = self.candidates(requests)
             scored: list[list[tuple[Candidate, float]]] = []
             for query, candidates in pools:
                 scores = self.reranker.score(query, candidates)
                 scored.append(sorted(zip(candidates, scores), key=lambda cs: (-cs[1], cs[0].paper_id)))
-            shown = (
-                sorted({c.paper_id for ranked, r in zip(scored, requests) for c, _ in ranked[: r.k]})
-                if metadata
-                else []
-            )
+        shown = (
+            sorted({c.paper_id for ranked, r in zip(scored, requests) for c, _ in ranked[: r.k]}) if metadata else []
+        )
+        with self._lock:
             meta = {str(row["id"]): row for row in self.store.query("paper_by_ids", {"ids": shown})} if shown else {}
         seconds = (time.perf_counter() - start) / len(requests)
         top_m = self.settings.enricher.top_m

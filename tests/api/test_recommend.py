@@ -189,3 +189,23 @@ def test_batch_cli_round_trip(
     )
     table = capsys.readouterr().out.splitlines()
     assert table[0].split()[:6] == ["#", "id", "title", "year", "score", "why"] and len(table) == 5
+
+
+def test_the_store_lock_is_free_while_candidates_are_scored(
+    graph: GraphStore, encoder: TextEncoder, tmp_path: Path
+) -> None:
+    """Other API queries use the store while a recommendation computes: the shared lock guards store reads only."""
+    import threading
+
+    store_lock = threading.Lock()
+    seen: list[bool] = []
+
+    class _Probe:
+        def score(self, query: PrefetchQuery, candidates: Sequence[Candidate]) -> list[float]:
+            seen.append(store_lock.locked())
+            return [0.0 for _ in candidates]
+
+    service = RecommendationService.open(graph, encoder=encoder, index_dir=tmp_path / "i", lock=store_lock)
+    service.reranker = _Probe()
+    assert service.recommend(RecommendRequest("phrase tables [CIT]", k=2)).items
+    assert seen == [False] and not store_lock.locked()
