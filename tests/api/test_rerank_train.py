@@ -22,6 +22,32 @@ SPLIT = TrainSettings(
 )
 
 
+def _check_sampled_extras(path: Path, index: RetrievalIndex) -> None:
+    """Training examples carry noise-sampled extras: partners co-cited (up to the cutoff) with a target, never
+    a target itself or the citing paper; negatives never among what the query cites."""
+    import pickle
+
+    with path.open("rb") as handle:
+        splits = pickle.load(handle)
+    [train] = [split for name, split in splits.items() if name.startswith("train")]
+    assert not any(
+        len(ex.extra_rows) for name, split in splits.items() if not name.startswith("train") for ex in split.examples
+    )
+    # up to 2003 only p1 (2001) cites: p2 and p3 are its co-cited pair, so a target p3 draws p2 and vice versa
+    for ex, q in zip(train.examples, train.inputs):
+        extra_ids = [str(index.ids[r]) for r in ex.extra_rows]
+        banned = ex.targets | set(q.cited_ids) | {q.query.citing_id}
+        assert not banned & set(extra_ids)
+        for paper, positive in zip(extra_ids, ex.extra_positive.tolist()):
+            if positive:
+                assert paper in {"p2", "p3"} - ex.targets
+        assert ex.extra_features.shape == (len(extra_ids), ex.features.shape[1])
+        for target_row, partner_row, negative_row in ex.triples.tolist():
+            assert str(index.ids[target_row]) in ex.targets and partner_row != negative_row
+    # (in this graph the only co-cited pair is also what p4 cites elsewhere: nothing is admissible;
+    # test_sampled_extras_come_from_the_noise_distributions draws for real)
+
+
 def test_training_saves_a_model_the_service_then_uses(store: GraphStore, encoder: TextEncoder, tmp_path: Path) -> None:
     ingest(store, _citances())
     compute_embeddings(store, encoder)
@@ -53,7 +79,9 @@ def test_training_saves_a_model_the_service_then_uses(store: GraphStore, encoder
         assert 0.0 <= row["validation"]["R@10"] <= 1.0 and row["validation"]["multi_queries"] == 1
     config = json.loads((reranker_dir(folder) / "config.json").read_text(encoding="utf-8"))
     assert config["settings"]["objective"] == report["chosen"]["objective"] and len(config["data_hash"]) == 16
-    assert list((tmp_path / "examples").glob("examples-*.pkl")), "the examples are cached for the next run"
+    cached = list((tmp_path / "examples").glob("examples-*.pkl"))
+    assert cached, "the examples are cached for the next run"
+    _check_sampled_extras(cached[0], index)
     json_path, md_path = write_report(report, tmp_path / "r.json")
     assert json_path.is_file() and "reranker (triplet)" in md_path.read_text(encoding="utf-8")
     assert report_markdown(report).count("\n| ") == len(names) + 1
@@ -66,3 +94,55 @@ def test_training_saves_a_model_the_service_then_uses(store: GraphStore, encoder
     assert [i.score for i in response.items] == sorted((i.score for i in response.items), reverse=True)
     fusion = RecommendationService.open(store, ServiceSettings(use_reranker=False), encoder=encoder, index_dir=folder)
     assert not isinstance(fusion.reranker, TrainedReranker)
+
+
+def test_sampled_extras_come_from_the_noise_distributions() -> None:
+    import numpy as np
+    import pandas as pd
+
+    from api.rerank_train import _add_extras, _sampler
+    from gnn.enricher import Candidate
+    from gnn.index import tokenize
+    from gnn.prefetch import PrefetchQuery
+    from gnn.rerank_features import FeatureBuilder, Knowledge, QueryInput, TaxonomyPlaces
+    from gnn.reranker import QueryExample
+
+    # up to 2003: c1 cites A, B, C; c2 cites A, B; c3 cites D; c4 (2004, after the cutoff) cites A, E
+    citations = pd.DataFrame(
+        {
+            "citing_id": ["c1", "c1", "c1", "c2", "c2", "c3", "c4", "c4"],
+            "citing_year": [2000, 2000, 2000, 2001, 2001, 2002, 2004, 2004],
+            "cited_id": ["A", "B", "C", "A", "B", "D", "A", "E"],
+        }
+    )
+    ids = ["A", "B", "C", "D", "E"]
+    index = RetrievalIndex(
+        ids=np.asarray(ids),
+        years=np.asarray([1990, 1991, 1992, 1993, 1994]),
+        text_hashes=np.asarray(ids),
+        embedding_hashes=np.asarray(ids),
+        tokens=[tokenize(f"paper {p}") for p in ids],
+        vectors=np.eye(5, 8, dtype=np.float32),
+        settings=IndexSettings(),
+    )
+    settings = TrainSettings(partners_per_target=6, noise_negatives=20)
+    sampler = _sampler(citations, 2003, settings)
+    builder = FeatureBuilder(
+        index, Knowledge.from_citations(citations, 2003), TaxonomyPlaces([], np.zeros((0, 8)), np.zeros((0, 2)))
+    )
+    query = QueryInput(
+        PrefetchQuery("paper [CIT]", year=2005, citing_id="q"), (), np.eye(1, 8)[0].astype(np.float32), None
+    )
+    pool = [Candidate("A", prefetch_rank=1), Candidate("D", prefetch_rank=2)]
+    features = builder.features(query, pool)
+    example = QueryExample(
+        query.context_vector, np.zeros(8, np.float32), np.asarray([0, 3]), features, ["A", "D"], {"A"}
+    )
+    _add_extras(example, query, builder, sampler, index, settings)
+    extra = [ids[r] for r in example.extra_rows]
+    positives = {p for p, pos in zip(extra, example.extra_positive.tolist()) if pos}
+    negatives = {p for p, pos in zip(extra, example.extra_positive.tolist()) if not pos}
+    assert positives == {"B", "C"}  # A's co-cited partners up to 2003 (E is co-cited with A only in 2004)
+    assert negatives and negatives <= {"D"}  # cited papers by count^3/4, minus the target and the partners
+    assert {(ids[t], ids[j], ids[n]) for t, j, n in example.triples.tolist()} == {("A", "B", "D"), ("A", "C", "D")}
+    assert example.extra_features.shape == (len(extra), features.shape[1])
