@@ -293,11 +293,13 @@ def cmd_fetch_data(args: argparse.Namespace) -> int:
 
 # serve ----------------------------------------------------------------------------------------
 def cmd_serve(args: argparse.Namespace) -> int:
+    import torch
     import uvicorn
 
     from api.app import create_app
 
     settings = AppSettings.from_env()
+    torch.set_num_threads(settings.torch_threads)
     host, port = args.host or settings.host, args.port or settings.port
     config = StoreConfig.from_env(db_path=args.db, backend=args.backend, read_only=True)
     app = create_app(config, settings)

@@ -23,6 +23,10 @@ class AppSettings:
     # CITEGRAPH_WARM=1: load the recommendation and linkage models at start-up (in the background; /readyz
     # says when they are in) instead of on the first query that needs them
     warm: bool = False
+    # CITEGRAPH_TORCH_THREADS: PyTorch threads of the server. One query's encoder pass is small: one thread
+    # takes 12 ms, two threads on a 2-core machine with any other load 340 ms (OpenMP waits on the busy core;
+    # docs/benchmarks.md). Raise it on a dedicated machine with more cores.
+    torch_threads: int = 1
 
     @classmethod
     def from_env(cls) -> AppSettings:
@@ -50,4 +54,16 @@ class AppSettings:
             cors_origins=origins,
             request_timeout_s=timeout,
             warm=env.get("CITEGRAPH_WARM", "").strip().lower() in {"1", "true", "yes"},
+            torch_threads=_positive_int(env, "CITEGRAPH_TORCH_THREADS", 1),
         )
+
+
+def _positive_int(env: os._Environ[str] | dict[str, str], name: str, default: int) -> int:
+    raw = env.get(name, str(default))
+    try:
+        value = int(raw)
+    except ValueError as exc:
+        raise ConfigError(f"{name} is {raw!r}; expected a whole number, e.g. {default}") from exc
+    if value < 1:
+        raise ConfigError(f"{name} is {value}; expected at least 1")
+    return value

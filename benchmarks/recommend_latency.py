@@ -34,6 +34,7 @@ from pathlib import Path
 
 import faiss
 import numpy as np
+import torch
 
 from api.recommend import FusionScorer, RecommendationService, RecommendRequest, ServiceSettings
 from api.recommend_eval import build_queries
@@ -82,10 +83,14 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=256, help="queries for the throughput run")
     parser.add_argument("--hnsw", action="store_true", help="also measure HNSW recall against the exact index")
     parser.add_argument(
+        "--threads", type=int, default=1, help="PyTorch threads (the server's CITEGRAPH_TORCH_THREADS; default 1)"
+    )
+    parser.add_argument(
         "--no-reranker", action="store_true", help="score with the fusion even when a trained reranker is saved"
     )
     parser.add_argument("--out", type=Path, default=Path("var/bench/recommend_latency.json"))
     args = parser.parse_args()
+    torch.set_num_threads(args.threads)
 
     config = StoreConfig.from_env(db_path=args.db, read_only=True)
     base = EncoderSettings.from_env()
@@ -157,6 +162,7 @@ def main() -> None:
             "exact_dense_index": service.index.dense.exact,
             "profiles_papers": service.profiles.papers if service.profiles else 0,
             "service_open_s": round(open_s, 1),
+            "torch_threads": args.threads,
             "scorer": repr(service.reranker) if not isinstance(service.reranker, FusionScorer) else "fusion",
             "queries": len(single),
             "single": percentiles(single),
