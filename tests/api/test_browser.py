@@ -9,6 +9,7 @@ cytoscape.js; the test reads the page's DOM after its scripts ran and saves scre
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -79,3 +80,14 @@ def test_graphiql_loads_offline(base: str) -> None:
     shot = ARTIFACTS / "graphiql.png"
     chromium(f"--screenshot={shot}", url)
     assert shot.stat().st_size > 10_000
+
+
+def test_dashboard_recommends_for_a_passage(base: str) -> None:
+    """The recommend panel runs its query from ``/?passage=`` and shows the answer: ranked papers, or
+    (a store whose papers were never embedded, no cache entry for them) the reason as the API gives it."""
+    from urllib.parse import quote
+
+    dom = chromium("--dump-dom", f"{base}/?passage={quote('Phrase tables [CIT] help translation.')}")
+    assert 'id="recommend-status"' in dom and "Ranking…" not in dom, dom[-1500:]
+    ranked = re.search(r"(\d+) of (\d+) candidates", dom)
+    assert ranked or "INDEX_UNAVAILABLE:" in dom, dom[-1500:]

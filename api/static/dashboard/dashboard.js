@@ -1,7 +1,8 @@
-// citegraph dashboard: an example client of the GraphQL API (search, ego network, co-cited papers).
-// Plain JavaScript, no build step; cytoscape.js comes from the local npm package (/assets).
-// Open /?paper=<id> to draw a paper at once. To add a panel (recommendations, citation linkage),
-// write its query below and call `graphql(query, variables)` the same way.
+// citegraph dashboard: an example client of the GraphQL API (search, ego network, co-cited papers,
+// citation recommendations for a passage). Plain JavaScript, no build step; cytoscape.js comes from
+// the local npm package (/assets). Open /?paper=<id> to draw a paper at once, /?passage=<text> to
+// recommend at once. To add a panel (citation linkage), write its query below and call
+// `graphql(query, variables)` the same way.
 "use strict";
 
 const ENDPOINT = "/graphql";
@@ -25,6 +26,14 @@ const COCITED = `query CoCited($id: ID!) {
     __typename
     ... on CoCitationList { pairs { target { id title year } count association } }
     ... on NotFound { message }
+  }
+}`;
+
+const RECOMMEND = `query Recommend($context: String!, $yearMax: Int) {
+  recommend(input: {context: $context, k: 10, yearMax: $yearMax}) {
+    __typename
+    ... on Recommendations { candidates seconds items { rank score why paper { id title year } } }
+    ... on RecommendUnavailable { reason message }
   }
 }`;
 
@@ -141,6 +150,34 @@ async function showPaper(id) {
   }
 }
 
+async function recommend(context) {
+  const list = $("recommendations");
+  const note = $("recommend-status");
+  list.replaceChildren();
+  note.className = "";
+  note.textContent = "Ranking…";
+  const year = $("year-max").value.trim();
+  try {
+    const data = await graphql(RECOMMEND, { context, yearMax: year ? Number(year) : null });
+    const result = data.recommend;
+    if (result.__typename === "RecommendUnavailable") {
+      note.textContent = `${result.reason}: ${result.message}`;
+      note.className = "error";
+      return;
+    }
+    for (const item of result.items) list.append(paperItem(item.paper, `#${item.rank} · ${item.why}`));
+    note.textContent = `${result.items.length} of ${result.candidates} candidates, ${(result.seconds * 1000).toFixed(0)} ms`;
+  } catch (err) {
+    note.textContent = err.message;
+    note.className = "error";
+  }
+}
+
+$("recommend-form").addEventListener("submit", (event) => {
+  event.preventDefault();
+  const passage = $("passage").value.trim();
+  if (passage) recommend(passage);
+});
 $("search-form").addEventListener("submit", (event) => {
   event.preventDefault();
   const text = $("search").value.trim();
@@ -158,3 +195,4 @@ $("api-key").addEventListener("change", () => localStorage.setItem("citegraph-ap
 const params = new URL(window.location.href).searchParams;
 if (params.get("search")) { $("search").value = params.get("search"); search(params.get("search")); }
 if (params.get("paper")) showPaper(params.get("paper"));
+if (params.get("passage")) { $("passage").value = params.get("passage"); recommend(params.get("passage")); }
