@@ -428,7 +428,7 @@ def run_evaluation(
     # the prefetch inside the service must use the same λ as the channels above
     with_profiles_global = replace(with_profiles, global_weight=lam_dense, global_weight_bm25=lam_bm25)
     base_weights = {**profile_weights}
-    enrich_grid = [0.25, 0.5, 1.0, 2.0]
+    enrich_grid = [0.0, 0.25, 0.5, 1.0, 2.0]  # 0: the stage may add candidates that do not help
     no_co = EnricherSettings(known_until=settings.train_until, max_cocited=0)
 
     def service_candidates(enricher: EnricherSettings, *, cited: bool) -> list[tuple[PrefetchQuery, list[Any]]]:
