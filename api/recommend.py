@@ -118,8 +118,8 @@ class FusionScorer:
             "bm25": 1.0,
             "profile_bm25": 1.0,
             "profile_dense": 0.5,
-            "references": 0.25,
-            "cocited": 1.0,
+            "references": 0.0,  # tuning picks 0 on the grid {0, 0.25, 0.5, 1, 2}: the stage adds candidates only
+            "cocited": 0.5,
         }
     )
     rrf_k: int = 60
@@ -140,8 +140,20 @@ class FusionScorer:
         return [sum(self.parts(c).values()) for c in candidates]
 
     def why(self, candidate: Candidate, top_m: int) -> str:
+        """Every stage that proposed the candidate with its place, largest contribution first (a stage
+        weighted 0 still shows: it is evidence a reranker may use)."""
+        ranks: dict[str, int | None] = {
+            **candidate.channel_ranks,
+            "references": candidate.references_rank,
+            "cocited": candidate.cocited_rank,
+        }
+        contributions = {
+            stage: (self.weights.get(stage, 0.0) / (self.rrf_k + rank), -rank)
+            for stage, rank in ranks.items()
+            if rank is not None
+        }
         labels = []
-        for stage, _ in sorted(self.parts(candidate).items(), key=lambda item: -item[1]):
+        for stage, _ in sorted(contributions.items(), key=lambda item: (-item[1][0], -item[1][1], item[0])):
             if stage == "references":
                 labels.append(f"cited by {len(candidate.cited_by)} of top {top_m}")
             elif stage == "cocited":
