@@ -8,8 +8,9 @@ any GraphQL error). Paper ids are drawn, seeded, from the most cited papers of t
     python benchmarks/graphql_load.py --db var/graphql.db --clients 64 --seconds 10
 
 Scenarios: ``paper`` (a paper with authors and its first citing papers), ``egoNetwork`` (depth 1,
-both directions, 50 nodes). ``recommend`` is a hook: add its query to SCENARIOS when the field is
-served and it runs like the others.
+both directions, 50 nodes), ``recommend`` (10 recommendations for a passage built from a seeded
+most-cited paper's title, sent as a GraphQL variable; the server starts warm and the scenario waits
+until ``/readyz`` lists the recommender as loaded).
 """
 
 from __future__ import annotations
@@ -24,16 +25,28 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import httpx
 
 PAPER = '{ paper(id: "%s") { id title year authors { name } citedBy(first: 5) { totalCount edges { node { id title } } } } }'
 EGO = '{ egoNetwork(paperId: "%s", depth: 1, direction: BOTH, limit: 50) { ... on EgoNetwork { truncated nodes { id label year cluster } edges { source target kind weight } } } }'
-SCENARIOS: dict[str, str] = {
-    "paper": PAPER,
-    "egoNetwork": EGO,
-    # "recommend": '{ recommend(input: {context: "%s", k: 10}) { ... } }',  # hook: enable when served
+RECOMMEND = """query Recommend($context: String!) {
+  recommend(input: {context: $context, k: 10}) {
+    ... on Recommendations { candidates items { rank score paper { id title } } }
+    ... on RecommendUnavailable { reason message }
+  }
+}"""
+# scenario -> its request body from (a seeded paper, its title)
+SCENARIOS: dict[str, Callable[[str, str], dict[str, Any]]] = {
+    "paper": lambda paper, _title: {"query": PAPER % paper},
+    "egoNetwork": lambda paper, _title: {"query": EGO % paper},
+    "recommend": lambda _paper, title: {
+        "query": RECOMMEND,
+        "variables": {"context": f"We follow the approach of {title} [CIT] and extend it."},
+    },
 }
 
 
@@ -57,21 +70,39 @@ def wait_ready(base: str, server: subprocess.Popen[bytes], timeout: float = 60) 
     raise SystemExit(f"server at {base} not ready after {timeout:.0f} s")
 
 
-def seed_ids(base: str, n: int, seed: int) -> list[str]:
+def seed_papers(base: str, n: int, seed: int) -> list[tuple[str, str]]:
+    """``(id, title)`` of ``n`` papers drawn, seeded, from the 200 most cited."""
     query = '{ explore(name: "most_cited_papers", params: {year_min: 0, year_max: 9999, limit: 200}) { ... on ExploreRows { rows } } }'
     rows = httpx.post(f"{base}/graphql", json={"query": query}, timeout=60).json()["data"]["explore"]["rows"]
-    ids = [row["id"] for row in rows]
-    return random.Random(seed).sample(ids, min(n, len(ids)))
+    papers = [(row["id"], row.get("title") or row["id"]) for row in rows]
+    return random.Random(seed).sample(papers, min(n, len(papers)))
+
+
+def wait_model(base: str, name: str, timeout: float = 600) -> str:
+    """Poll ``/readyz`` until the model is no longer loading; its final state."""
+    deadline = time.monotonic() + timeout
+    state = "loading"
+    while time.monotonic() < deadline:
+        state = httpx.get(f"{base}/readyz", timeout=5).json().get("models", {}).get(name, "loading")
+        if state != "loading":
+            return state
+        time.sleep(1)
+    return state
 
 
 async def client(
-    base: str, template: str, ids: list[str], stop: float, rng: random.Random, out: dict[str, list]
+    base: str,
+    body: Callable[[str, str], dict[str, Any]],
+    papers: list[tuple[str, str]],
+    stop: float,
+    rng: random.Random,
+    out: dict[str, list],
 ) -> None:
     async with httpx.AsyncClient(base_url=base, timeout=30) as http:
         while time.monotonic() < stop:
             started = time.perf_counter()
             try:
-                response = await http.post("/graphql", json={"query": template % rng.choice(ids)})
+                response = await http.post("/graphql", json=body(*rng.choice(papers)))
                 failed = response.status_code != 200 or bool(response.json().get("errors"))
             except httpx.HTTPError:
                 failed = True
@@ -80,12 +111,17 @@ async def client(
 
 
 async def scenario(
-    base: str, template: str, ids: list[str], clients: int, seconds: float, seed: int
+    base: str,
+    body: Callable[[str, str], dict[str, Any]],
+    papers: list[tuple[str, str]],
+    clients: int,
+    seconds: float,
+    seed: int,
 ) -> dict[str, float]:
     out: dict[str, list] = {"latency": [], "errors": []}
     started = time.monotonic()
     stop = started + seconds
-    await asyncio.gather(*(client(base, template, ids, stop, random.Random(seed + i), out) for i in range(clients)))
+    await asyncio.gather(*(client(base, body, papers, stop, random.Random(seed + i), out) for i in range(clients)))
     elapsed = time.monotonic() - started
     latency = sorted(out["latency"])
     q = statistics.quantiles(latency, n=100) if len(latency) > 1 else latency * 99
@@ -113,14 +149,19 @@ def main() -> int:
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     env = {**os.environ, "CITEGRAPH_DB": args.db, "CITEGRAPH_REQUEST_TIMEOUT": "30"}
+    if "recommend" in args.scenarios:
+        env["CITEGRAPH_WARM"] = "1"  # the models load at start-up, not inside the first timed requests
     exe = Path(sys.executable).with_name("citegraph")
     server = subprocess.Popen([str(exe), "-q", "serve", "--port", str(port)], env=env, stdout=subprocess.DEVNULL)
     try:
         wait_ready(base, server)
-        ids = seed_ids(base, 100, args.seed)
+        papers = seed_papers(base, 100, args.seed)
         results = {}
         for name in args.scenarios:
-            results[name] = asyncio.run(scenario(base, SCENARIOS[name], ids, args.clients, args.seconds, args.seed))
+            if name == "recommend":
+                state = wait_model(base, "recommend")
+                print(json.dumps({"scenario": name, "model": state}), flush=True)
+            results[name] = asyncio.run(scenario(base, SCENARIOS[name], papers, args.clients, args.seconds, args.seed))
             print(json.dumps({"scenario": name, "clients": args.clients, **results[name]}), flush=True)
     finally:
         server.terminate()
