@@ -19,9 +19,10 @@ import numpy as np
 
 from api.errors import UserInputError
 from gnn.encoder import TextEncoder
-from gnn.linkage import CitedPaper, GoldCorpus, GoldRecord, Linker, gold_corpus, load_papers
+from gnn.linkage import CitedPaper, GoldCorpus, GoldRecord, Linker, gold_corpus
 from gnn.linkage.pipeline import cited_paper
 from gnn.linkage.silver import SilverSource, silver_source
+from gnn.linkage.writeback import encode_papers, read_paper_sentences
 from graph.store import GraphStore
 from loaders.task1a import Predictor, Reference, read_annotations, read_reference, rp_folders
 
@@ -75,7 +76,8 @@ class LinkageService:
         self.store = store
         self.encoder = encoder
         self.linker = linker
-        self._lock = lock or threading.Lock()
+        self._lock = lock or threading.Lock()  # the store's: held only around store reads
+        self._compute_lock = threading.Lock()  # the encoder and the paper cache: one call at a time
         self._papers: OrderedDict[str, CitedPaper | None] = OrderedDict()
         self._cache_papers = cache_papers
 
@@ -87,7 +89,8 @@ class LinkageService:
         with self._lock:
             if not self.store.query("paper_by_ids", {"ids": [paper_id]}):
                 return False
-            paper = load_papers(self.store, [paper_id], self.encoder).get(paper_id)
+            sentences = read_paper_sentences(self.store, [paper_id])
+        paper = encode_papers(sentences, self.encoder).get(paper_id)  # outside the store lock
         self._papers[paper_id] = paper
         while len(self._papers) > self._cache_papers:
             self._papers.popitem(last=False)
@@ -100,6 +103,10 @@ class LinkageService:
         text = " ".join(citing_sentence.split())
         if not text:
             return LinkageUnavailable(paper_id, "empty_citing_sentence", "the citing sentence is empty; pass its text")
+        with self._compute_lock:
+            return self._linkage(text, paper_id, k)
+
+    def _linkage(self, text: str, paper_id: str, k: int) -> LinkageOutcome:
         paper = self._paper(paper_id)
         if paper is False:
             return LinkageUnavailable(paper_id, "unknown_paper", f"no paper {paper_id!r} in the graph; check the id")

@@ -62,21 +62,37 @@ def load_papers(
     the other sentences a paper may have (its citances in ScisummNet, ``<id>#c<hash>``, or its text as
     a citing paper in a CL-SciSumm folder, ``<id>#<RP>:<sid>``) are not candidates.
     """
-    papers: dict[str, CitedPaper] = {}
+    return encode_papers(read_paper_sentences(store, paper_ids, chunk=chunk), encoder)
+
+
+def read_paper_sentences(store: GraphStore, paper_ids: list[str], *, chunk: int = 200) -> pd.DataFrame:
+    """The full-text sentences of ``paper_ids`` (``paper_id, id, sid, section, text``): the store read alone."""
+    frames = []
     for start in range(0, len(paper_ids), chunk):
         rows = store.query("sentences_of_papers", {"ids": paper_ids[start : start + chunk]})
-        frame = pd.DataFrame(rows, columns=["paper_id", "id", "sid", "section", "text"])
-        frame = frame[frame["sid"].notna() & (frame["text"].fillna("").str.strip() != "")]
-        own = frame["id"] == frame["paper_id"] + "#" + frame["sid"].astype("Int64").astype(str)
-        for paper_id, group in frame[own].groupby("paper_id", sort=True):
-            group = group.sort_values("sid", kind="stable")
-            papers[str(paper_id)] = cited_paper(
-                str(paper_id),
-                group["sid"].astype(int).tolist(),
-                group["text"].tolist(),
-                group["section"].tolist(),
-                encoder,
-            )
+        frames.append(pd.DataFrame(rows, columns=["paper_id", "id", "sid", "section", "text"]))
+    frame = (
+        pd.concat(frames, ignore_index=True)
+        if frames
+        else pd.DataFrame(columns=["paper_id", "id", "sid", "section", "text"])
+    )
+    frame = frame[frame["sid"].notna() & (frame["text"].fillna("").str.strip() != "")]
+    own = frame["id"] == frame["paper_id"] + "#" + frame["sid"].astype("Int64").astype(str)
+    return frame[own]
+
+
+def encode_papers(sentences: pd.DataFrame, encoder: TextEncoder) -> dict[str, CitedPaper]:
+    """:func:`read_paper_sentences`' rows as encoded, indexed papers (no store access)."""
+    papers: dict[str, CitedPaper] = {}
+    for paper_id, group in sentences.groupby("paper_id", sort=True):
+        group = group.sort_values("sid", kind="stable")
+        papers[str(paper_id)] = cited_paper(
+            str(paper_id),
+            group["sid"].astype(int).tolist(),
+            group["text"].tolist(),
+            group["section"].tolist(),
+            encoder,
+        )
     return papers
 
 
@@ -116,4 +132,11 @@ def compute_linkage(
     )
 
 
-__all__ = ["MODEL_METHOD", "LinkageWriteReport", "compute_linkage", "load_papers"]
+__all__ = [
+    "MODEL_METHOD",
+    "LinkageWriteReport",
+    "compute_linkage",
+    "encode_papers",
+    "load_papers",
+    "read_paper_sentences",
+]

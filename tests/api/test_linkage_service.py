@@ -261,6 +261,30 @@ def test_service_returns_scored_sentences_and_failure_values(graph: GraphStore, 
         service.linkage("text", "R1", k=0)
 
 
+def test_service_encodes_outside_the_store_lock(graph: GraphStore, encoder, linker: Linker) -> None:  # type: ignore[no-untyped-def]
+    """Other API queries use the store while a paper or a citing sentence is being encoded."""
+    import threading
+
+    store_lock = threading.Lock()
+    held: list[bool] = []
+
+    class _Probe:
+        def __init__(self, inner) -> None:  # type: ignore[no-untyped-def]
+            self.inner = inner
+
+        def __getattr__(self, name: str):  # type: ignore[no-untyped-def]
+            return getattr(self.inner, name)
+
+        def encode(self, texts, **kwargs):  # type: ignore[no-untyped-def]
+            held.append(store_lock.locked())
+            return self.inner.encode(texts, **kwargs)
+
+    service = LinkageService(graph, _Probe(encoder), linker, lock=store_lock)
+    result = service.linkage("Unknown words were tagged with the suffix analysis of TnT.", "R1", k=2)
+    assert not isinstance(result, LinkageUnavailable) and len(result.sentences) == 2
+    assert held and not any(held)  # the paper's sentences and the citing sentence, both encoded unlocked
+
+
 @pytest.mark.shared_data
 def test_real_training_set_gold_and_inputs(data_dir: Path, tmp_path: Path) -> None:
     training = data_dir / "scisumm" / "Training-Set-2018"
