@@ -463,7 +463,11 @@ def run_training(
         for label, stage, feature_settings in rows:
             mask = feature_settings.mask()
             if feature_settings.euclidean:
-                parts = {name: _euclidean(split, store, index) for name, split in splits.items()}
+                places = TaxonomyPlaces.from_store(store)
+                citations = pd.DataFrame(
+                    store.query("citations_with_years"), columns=["citing_id", "citing_year", "cited_id"]
+                )
+                parts = {name: _euclidean(split, index, places, citations) for name, split in splits.items()}
             else:
                 parts = {name: _ablated(split, stage, mask) for name, split in splits.items()}
             train_a = [ex for name, exs in parts.items() if name.startswith("train") for ex in exs]
@@ -482,19 +486,13 @@ def run_training(
     return report
 
 
-_EUCLIDEAN_CACHE: dict[int, TaxonomyPlaces] = {}
-
-
-def _euclidean(split: SplitData, store: GraphStore, index: RetrievalIndex) -> list[QueryExample]:
+def _euclidean(
+    split: SplitData, index: RetrievalIndex, places: TaxonomyPlaces, citations: pd.DataFrame
+) -> list[QueryExample]:
     """``split`` re-featurised with the Euclidean instead of the Poincaré distance (nothing else changes)."""
     from gnn.rerank_features import FEATURE_NAMES
 
-    key = id(store)
-    if key not in _EUCLIDEAN_CACHE:
-        _EUCLIDEAN_CACHE[key] = TaxonomyPlaces.from_store(store)
-    places = _EUCLIDEAN_CACHE[key]
     column = FEATURE_NAMES.index("hyperbolic")
-    citations = pd.DataFrame(store.query("citations_with_years"), columns=["citing_id", "citing_year", "cited_id"])
     builder = FeatureBuilder(
         index, Knowledge.from_citations(citations, split.until), places, FeatureSettings(euclidean=True)
     )

@@ -146,3 +146,27 @@ def test_sampled_extras_come_from_the_noise_distributions() -> None:
     assert negatives and negatives <= {"D"}  # cited papers by count^3/4, minus the target and the partners
     assert {(ids[t], ids[j], ids[n]) for t, j, n in example.triples.tolist()} == {("A", "B", "D"), ("A", "C", "D")}
     assert example.extra_features.shape == (len(extra), features.shape[1])
+
+
+def test_ablation_runs_every_objective_and_every_part(store: GraphStore, encoder: TextEncoder, tmp_path: Path) -> None:
+    ingest(store, _citances())
+    compute_embeddings(store, encoder)
+    folder = tmp_path / "index"
+    index, _ = RetrievalIndex.open(store, IndexSettings(), path=folder, cache=encoder)
+    report = run_training(
+        store,
+        encoder,
+        index,
+        out_dir=reranker_dir(folder),
+        settings=SPLIT,
+        model_settings=RerankerSettings(epochs=1, patience=1, pool_negatives=4),
+        ablation=True,
+    )
+    names = [row["name"] for row in report["systems"]][4:]
+    best = report["chosen"]["objective"]
+    assert names[:4] == [f"reranker ({o})" for o in ("triplet", "target", "source", "source_target")]
+    assert names[4:] == [
+        f"reranker ({best}) − {part}"
+        for part in ("hyperbolic (Euclidean distance)", "taxonomy", "co-citation", "enricher", "authors")
+    ]
+    assert report["command"] == "citegraph eval recommend --ablation"
