@@ -20,54 +20,52 @@ What it writes (curvature :math:`-1`, float64):
   so a paper in one category sits on it, and a paper in two sits on the geodesic between them,
   nearer the one with the higher score. Papers that had coordinates and no longer have a
   category get null (a rerun leaves the same graph);
-* a learned map :math:`h_\theta` from fused class vectors (``fused``, written by
-  ``compute taxonomy``) into the ball, :math:`h_\theta(f) = \exp_0(\mathrm{MLP}_\theta(f))`,
-  trained so that :math:`h_\theta(f_c)` lands on the class's embedded point and pairwise ball
-  distances match the embedding's:
-
-  .. math::
-      \mathcal{L}(\theta) = \frac1n \sum_c d\bigl(h_\theta(f_c), x_c\bigr)^2
-        + \frac{1}{|P|} \sum_{(a,b) \in P} \bigl(d(h_\theta(f_a), h_\theta(f_b)) - d(x_a, x_b)\bigr)^2,
-
-  with :math:`P` a seeded sample of class pairs. SymTax (Goyal et al., 2024) uses the
-  Poincaré distance between a query's and a candidate's projected class vectors as a reranker
-  feature; the correct distance is :math:`2\operatorname{artanh}\|(-q) \oplus c\|`, not its
-  printed :math:`2\tan^{-1}` form. The model is saved under ``<models_dir>/hyperbolic_map/``
-  with its config and a hash of its training data; :func:`load_hyperbolic_map` gives it back
-  for the reranker (:meth:`HyperbolicMap.to_ball` maps any fused-size vector). Without
+* a learned map :math:`h_\theta` (:mod:`gnn.hyperbolic_map`) from fused class vectors
+  (``fused``, written by ``compute taxonomy``) into the ball,
+  :math:`h_\theta(f) = \exp_0(\text{bounded } \mathrm{MLP}_\theta(f))`, trained with Nickel &
+  Kiela's ranking loss on its *own* points over the hierarchy of the classes that have ``fused``
+  (the joint hierarchy without its virtual nodes), from each class's path vector (its fused
+  vector averaged with its ancestors'). SymTax (Goyal et al., 2024) uses Poincaré distances
+  between projected class vectors as a reranker feature. The model is saved under
+  ``<models_dir>/hyperbolic_map/`` with its config, a hash of its training data and the classes'
+  h_θ points; :func:`gnn.hyperbolic_map.load_hyperbolic_map` gives it back for the reranker
+  (:meth:`~gnn.hyperbolic_map.HyperbolicMap.to_ball` maps any fused-size vector). Without
   ``fused`` in the store (taxonomy fusion not run) h_θ is skipped, said so in the report, and
   the coordinates are still written.
 
 The report gives the counts written and the reconstruction of the ACM 1998 tree (mean rank,
 MAP; :func:`gnn.hierarchy.reconstruction`) computed from the coordinates *read back* from the
-store.
+store, and from h_θ's points of the ACM 1998 classes.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
 import torch
-from torch import nn
 
 from gnn import poincare
 from gnn.device import select_device
 from gnn.hierarchy import Hierarchy, Reconstruction, reconstruction, taxonomy_hierarchy
+from gnn.hyperbolic_map import (
+    HyperbolicMap,
+    MapSettings,
+    data_hash,
+    load_hyperbolic_map,
+    save_hyperbolic_map,
+    train_hyperbolic_map,
+)
 from gnn.poincare_embedding import EmbeddingSettings, train_embedding
 from graph.errors import ConfigError, SchemaError
 from graph.store import GraphStore
 
 log = logging.getLogger(__name__)
 
-MODEL_FOLDER = "hyperbolic_map"
 ACM1998 = "1998"
 
 
@@ -89,18 +87,14 @@ class HyperbolicSettings:
     seed: int = 0
     # "cpu", "cuda", "cuda:N", or None for CUDA when available.
     device: str | None = None
-    # Hidden width of h_θ's MLP (one hidden layer): small, as there are only a few thousand classes.
-    map_hidden: int = 256
-    # Epochs of full-batch Adam for h_θ.
-    map_epochs: int = 2000
-    # Class pairs sampled for h_θ's distance term.
-    map_pairs: int = 20_000
+    # How h_θ trains (gnn/hyperbolic_map.py); its seed and device are taken from the two fields above.
+    map_settings: MapSettings = field(default_factory=MapSettings)
 
     def __post_init__(self) -> None:
         if self.dim is not None and self.dim < 2:
             raise ConfigError(f"--dim is {self.dim}; the ball needs at least 2 dimensions (default: the store's size)")
-        if self.epochs < 0 or self.map_epochs < 0:
-            raise ConfigError(f"epochs ({self.epochs}) and map_epochs ({self.map_epochs}) must be >= 0")
+        if self.epochs < 0:
+            raise ConfigError(f"epochs is {self.epochs}; use >= 0 (default 300)")
 
     def embedding(self, dim: int) -> EmbeddingSettings:
         return EmbeddingSettings(
@@ -117,127 +111,16 @@ class HyperbolicSettings:
 # h_θ -------------------------------------------------------------------------------------------
 
 
-class HyperbolicMap(nn.Module):
-    r"""h_θ: a fused (or text) vector to a point of the Poincaré ball, :math:`\exp_0(W_2\,\mathrm{GELU}(W_1 f))`.
-
-    Args:
-        in_dim: size of the input vectors (the fused taxonomy size, 384 with MiniLM).
-        out_dim: dimension of the ball (the store's poincare size).
-        hidden: width of the hidden layer (default: 256).
-
-    Shapes: input [..., in_dim] -> output [..., out_dim], float64, norm < 1.
-    """
-
-    def __init__(self, in_dim: int, out_dim: int, hidden: int = 256) -> None:
-        super().__init__()
-        self.in_dim, self.out_dim, self.hidden = in_dim, out_dim, hidden
-        self.mlp = nn.Sequential(nn.Linear(in_dim, hidden), nn.GELU(), nn.Linear(hidden, out_dim))
-        self.double()
-
-    def forward(self, vectors: torch.Tensor) -> torch.Tensor:
-        return poincare.project(poincare.expmap0(self.mlp(vectors.to(torch.float64))))
-
-    def to_ball(self, vectors: np.ndarray | torch.Tensor) -> np.ndarray:
-        """Ball points (float64 [n, out_dim]) of ``vectors`` [n, in_dim] or [in_dim]."""
-        x = torch.as_tensor(np.asarray(vectors), dtype=torch.float64)
-        if x.shape[-1] != self.in_dim:
-            raise ConfigError(f"h_θ maps {self.in_dim}-d vectors, got {x.shape[-1]}-d ones")
-        device = next(self.parameters()).device
-        with torch.no_grad():
-            return self(x.to(device)).cpu().numpy()
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.in_dim}, {self.out_dim}, hidden={self.hidden})"
-
-
 @dataclass(frozen=True)
 class MapFit:
-    """How well h_θ reproduces the embedding on the classes it was trained on."""
+    """How well h_θ's own points keep the hierarchy of the classes it was trained on."""
 
     classes: int
-    mean_point_error: float  # mean d(h(f_c), x_c)
-    mean_pair_error: float  # mean |d(h(f_a), h(f_b)) - d(x_a, x_b)| over the sampled pairs
+    inputs: str  # "path" or "fused" (MapSettings.inputs)
+    hierarchy: Reconstruction  # the hierarchy of the classes with `fused`, from h_θ's points
     acm1998: Reconstruction | None  # the ACM 1998 tree reconstructed from h_θ's points
+    final_loss: float  # mean loss of the last 100 steps
     path: Path
-
-
-def train_hyperbolic_map(
-    fused: np.ndarray, targets: np.ndarray, settings: HyperbolicSettings
-) -> tuple[HyperbolicMap, float, float]:
-    """Fit h_θ (module docstring) on ``fused`` [n, f] -> ``targets`` [n, d]; returns it and its two mean errors."""
-    device = select_device(settings.device)
-    torch.manual_seed(settings.seed)
-    generator = torch.Generator().manual_seed(settings.seed)
-    x = torch.as_tensor(fused, dtype=torch.float64, device=device)
-    y = torch.as_tensor(targets, dtype=torch.float64, device=device)
-    model = HyperbolicMap(x.shape[1], y.shape[1], settings.map_hidden).to(device)
-    n = len(x)
-    a = torch.randint(n, (settings.map_pairs,), generator=generator).to(device)
-    b = torch.randint(n, (settings.map_pairs,), generator=generator).to(device)
-    target_pairs = poincare.dist(y[a], y[b])
-    optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
-    for _ in range(settings.map_epochs):
-        optimizer.zero_grad()
-        h = model(x)
-        loss = poincare.dist(h, y).pow(2).mean() + (poincare.dist(h[a], h[b]) - target_pairs).pow(2).mean()
-        loss.backward()
-        optimizer.step()
-    with torch.no_grad():
-        h = model(x)
-        point_error = float(poincare.dist(h, y).mean())
-        pair_error = float((poincare.dist(h[a], h[b]) - target_pairs).abs().mean())
-    return model.cpu(), point_error, pair_error
-
-
-def save_hyperbolic_map(
-    model: HyperbolicMap, models_dir: Path, *, config: dict[str, Any], data_hash: str, classes: list[str]
-) -> Path:
-    """Save h_θ as ``<models_dir>/hyperbolic_map/<key>.pt`` (key: hash of config and data); returns the path."""
-    key = hashlib.sha256(json.dumps({"config": config, "data": data_hash}, sort_keys=True).encode()).hexdigest()[:16]
-    folder = Path(models_dir) / MODEL_FOLDER
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{key}.pt"
-    record = {
-        "state_dict": model.state_dict(),
-        "in_dim": model.in_dim,
-        "out_dim": model.out_dim,
-        "hidden": model.hidden,
-        "config": config,
-        "data_hash": data_hash,
-        "classes": classes,
-    }
-    torch.save(record, path)
-    (folder / "latest").write_text(path.name + "\n", encoding="utf-8")
-    return path
-
-
-def load_hyperbolic_map(models_dir: Path, key: str | None = None) -> HyperbolicMap:
-    """h_θ saved by ``compute hyperbolic``: the one with ``key``, or the latest one written."""
-    folder = Path(models_dir) / MODEL_FOLDER
-    if key is None:
-        latest = folder / "latest"
-        if not latest.is_file():
-            raise ConfigError(
-                f"no hyperbolic map under {folder}; run `citegraph compute taxonomy` then `citegraph compute hyperbolic`"
-            )
-        path = folder / latest.read_text(encoding="utf-8").strip()
-    else:
-        path = folder / f"{key}.pt"
-    if not path.is_file():
-        raise ConfigError(f"{path} does not exist; rerun `citegraph compute hyperbolic`")
-    record = torch.load(path, map_location="cpu", weights_only=True)
-    model = HyperbolicMap(record["in_dim"], record["out_dim"], record["hidden"])
-    model.load_state_dict(record["state_dict"])
-    model.eval()
-    return model
-
-
-def data_hash(keys: list[str], *arrays: np.ndarray) -> str:
-    """sha256 of the class keys and the float64 bytes of the arrays: what h_θ was trained on."""
-    digest = hashlib.sha256("\n".join(keys).encode())
-    for array in arrays:
-        digest.update(np.ascontiguousarray(array, dtype=np.float64).tobytes())
-    return digest.hexdigest()
 
 
 # reading the store -----------------------------------------------------------------------------
@@ -353,11 +236,12 @@ class HyperbolicReport:
         if self.map_fit is not None:
             fit = self.map_fit
             lines.append(
-                f"  h_θ on {fit.classes} classes: mean point error {fit.mean_point_error:.3f}, "
-                f"mean pair-distance error {fit.mean_pair_error:.3f}; saved to {fit.path}"
+                f"  h_θ on {fit.classes} classes ({fit.inputs} vectors), final loss {fit.final_loss:.3f}; "
+                f"saved to {fit.path}"
             )
+            lines.append(f"  class hierarchy from h_θ's points: {fit.hierarchy}")
             if fit.acm1998 is not None:
-                lines.append(f"  ACM 1998 tree from h_θ(fused): {fit.acm1998}")
+                lines.append(f"  ACM 1998 tree from h_θ's points: {fit.acm1998}")
         else:
             lines.append(f"  h_θ not trained: {self.map_note}")
         lines.append("  " + ", ".join(f"{stage} {s:.1f}s" for stage, s in self.seconds.items()))
@@ -419,17 +303,17 @@ def compute_hyperbolic(
     lap("verify")
 
     map_fit, note = None, ""
-    classes = pd.concat(
-        [stored.acm[["id", "fused"]], stored.arxiv.rename(columns={"code": "id"})[["id", "fused"]]], ignore_index=True
-    )
-    classes = classes[classes["fused"].notna()]
-    if classes.empty:
+    classes, fused = fused_class_hierarchy(stored, hierarchy)
+    if len(classes) == 0:
         note = "no class has `fused` yet; run `citegraph compute taxonomy` first, then rerun this step for h_θ"
+        log.warning("h_θ not trained: %s", note)
+    elif len(classes.closure) == 0:
+        note = "no class with `fused` has an ancestor or descendant with one (check the BROADER and MAPS_TO edges)"
         log.warning("h_θ not trained: %s", note)
     elif models_dir is None:
         note = "no models folder given (the CLI uses $CITEGRAPH_CACHE/models)"
     else:
-        map_fit = _fit_map(stored, classes, points, settings, models_dir, dim=dim)
+        map_fit = _fit_map(stored, classes, fused, settings, models_dir, dim=dim, device=str(device))
     lap("h_theta")
 
     report = HyperbolicReport(
@@ -452,27 +336,51 @@ def compute_hyperbolic(
     return report
 
 
+def fused_class_hierarchy(tables: TaxonomyTables, hierarchy: Hierarchy) -> tuple[Hierarchy, np.ndarray]:
+    """What h_θ trains on: ``hierarchy`` restricted to the classes with ``fused``, and their vectors [n, f].
+
+    Virtual nodes have no vector, so they drop out, and classes that reached each other only through
+    them (the ACM top classes through their scheme node) become unrelated.
+    """
+    frames = [tables.acm[["id", "fused"]], tables.arxiv.rename(columns={"code": "id"})[["id", "fused"]]]
+    classes = pd.concat(frames, ignore_index=True)
+    classes = classes[classes["fused"].notna()]
+    fused_by = dict(zip(classes["id"], classes["fused"]))
+    sub, _ = hierarchy.subset(np.array([name in fused_by for name in hierarchy.names]))
+    if len(sub) == 0:
+        return sub, np.empty((0, 0))
+    return sub, np.stack([np.asarray(fused_by[name], dtype=np.float64) for name in sub.names])
+
+
 def _fit_map(
     tables: TaxonomyTables,
-    classes: pd.DataFrame,
-    points: pd.Series,
+    classes: Hierarchy,
+    fused: np.ndarray,
     settings: HyperbolicSettings,
     models_dir: Path,
     *,
     dim: int,
+    device: str,
 ) -> MapFit:
-    keys = classes["id"].tolist()
-    fused = np.stack([np.asarray(v, dtype=np.float64) for v in classes["fused"]])
-    targets = np.stack([points[k] for k in keys])
-    model, point_error, pair_error = train_hyperbolic_map(fused, targets, settings)
-    config = {"trained_dim": dim, **{k: v for k, v in asdict(settings).items() if k != "device"}}
+    """Train h_θ on ``classes`` (:func:`fused_class_hierarchy`), save it, rank its points."""
+    keys = list(classes.names)
+    map_settings = replace(settings.map_settings, seed=settings.seed, device=device)
+    trained = train_hyperbolic_map(fused, classes, dim, map_settings)
+    config = {"dim": dim, **{k: v for k, v in asdict(map_settings).items() if k != "device"}}
     path = save_hyperbolic_map(
-        model, models_dir, config=config, data_hash=data_hash(keys, fused, targets), classes=keys
+        trained.model,
+        models_dir,
+        config=config,
+        data_hash=data_hash(keys, fused, classes.edges),
+        classes=keys,
+        points=trained.points,
     )
-    mapped = pd.Series(list(model.to_ball(fused)), index=keys)
+    mapped = pd.Series(list(trained.points), index=keys)
     tree_ids = tables.acm.loc[tables.acm["scheme"] == ACM1998, "id"]
-    acm1998 = acm1998_reconstruction(tables, mapped) if tree_ids.isin(mapped.index).all() and len(tree_ids) else None
-    return MapFit(len(keys), point_error, pair_error, acm1998, path)
+    acm1998 = acm1998_reconstruction(tables, mapped) if len(tree_ids) and tree_ids.isin(mapped.index).all() else None
+    final_loss = float(np.mean(trained.losses[-100:])) if trained.losses else float("nan")
+    fit = reconstruction(trained.distances(), classes)
+    return MapFit(len(keys), map_settings.inputs, fit, acm1998, final_loss, path)
 
 
 __all__ = [
@@ -480,10 +388,12 @@ __all__ = [
     "HyperbolicReport",
     "HyperbolicSettings",
     "MapFit",
+    "MapSettings",
     "acm1998_hierarchy",
     "acm1998_reconstruction",
     "compute_hyperbolic",
     "data_hash",
+    "fused_class_hierarchy",
     "load_hyperbolic_map",
     "paper_points",
     "read_taxonomy",
