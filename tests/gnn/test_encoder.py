@@ -47,7 +47,7 @@ def test_cache_serves_repeats_without_the_model(tmp_path: Path, encoder: TextEnc
     assert first.encoded == 10
     first.close()
     second = TextEncoder(settings)  # a new process would see the same file
-    b = second.encode(texts + ["one new text"])
+    b = second.encode([*texts, "one new text"])
     assert second.encoded == 1
     np.testing.assert_array_equal(a, b[:10])
     assert len(second.cache) == 11  # type: ignore[arg-type]
