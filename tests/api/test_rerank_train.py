@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from test_recommend_eval import _citances
 
@@ -48,19 +49,26 @@ def _check_sampled_extras(path: Path, index: RetrievalIndex) -> None:
     # test_sampled_extras_come_from_the_noise_distributions draws for real)
 
 
-def test_training_saves_a_model_the_service_then_uses(store: GraphStore, encoder: TextEncoder, tmp_path: Path) -> None:
+def _train(
+    store: GraphStore, encoder: TextEncoder, tmp_path: Path, model_settings: RerankerSettings, **options: Any
+) -> tuple[Path, RetrievalIndex, dict[str, Any]]:
+    """The tiny citances ingested and embedded, the index beside ``tmp_path``, and a training run's report."""
     ingest(store, _citances())
     compute_embeddings(store, encoder)
     folder = tmp_path / "index"
     index, _ = RetrievalIndex.open(store, IndexSettings(), path=folder, cache=encoder)
-    model_settings = RerankerSettings(epochs=3, patience=3, pool_negatives=4)
     report = run_training(
+        store, encoder, index, out_dir=reranker_dir(folder), settings=SPLIT, model_settings=model_settings, **options
+    )
+    return folder, index, report
+
+
+def test_training_saves_a_model_the_service_then_uses(store: GraphStore, encoder: TextEncoder, tmp_path: Path) -> None:
+    folder, index, report = _train(
         store,
         encoder,
-        index,
-        out_dir=reranker_dir(folder),
-        settings=SPLIT,
-        model_settings=model_settings,
+        tmp_path,
+        RerankerSettings(epochs=3, patience=3, pool_negatives=4),
         objectives=["triplet", "source_target"],
         cache_dir=tmp_path / "examples",
     )
@@ -149,18 +157,8 @@ def test_sampled_extras_come_from_the_noise_distributions() -> None:
 
 
 def test_ablation_runs_every_objective_and_every_part(store: GraphStore, encoder: TextEncoder, tmp_path: Path) -> None:
-    ingest(store, _citances())
-    compute_embeddings(store, encoder)
-    folder = tmp_path / "index"
-    index, _ = RetrievalIndex.open(store, IndexSettings(), path=folder, cache=encoder)
-    report = run_training(
-        store,
-        encoder,
-        index,
-        out_dir=reranker_dir(folder),
-        settings=SPLIT,
-        model_settings=RerankerSettings(epochs=1, patience=1, pool_negatives=4),
-        ablation=True,
+    _, _, report = _train(
+        store, encoder, tmp_path, RerankerSettings(epochs=1, patience=1, pool_negatives=4), ablation=True
     )
     names = [row["name"] for row in report["systems"]][4:]
     best = report["chosen"]["objective"]
