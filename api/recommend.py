@@ -41,7 +41,14 @@ from typing import Any, Protocol
 import pandas as pd
 
 from gnn.encoder import TextEncoder
-from gnn.enricher import Candidate, CitationLists, Enricher, EnricherSettings, EnrichQuery
+from gnn.enricher import (
+    Candidate,
+    CitationLists,
+    Enricher,
+    EnricherSettings,
+    EnrichQuery,
+    read_citations_with_years,
+)
 from gnn.index import IndexSettings, RetrievalIndex, index_path, store_stamp
 from gnn.prefetch import Prefetcher, PrefetchQuery, PrefetchSettings, manuscript_context
 from gnn.profiles import ProfileIndex, ProfileSettings
@@ -124,16 +131,21 @@ class FusionScorer:
     )
     rrf_k: int = 60
 
-    def parts(self, candidate: Candidate) -> dict[str, float]:
+    @staticmethod
+    def ranks(candidate: Candidate) -> dict[str, int]:
+        """The candidate's place in every stage that proposed it."""
         ranks: dict[str, int | None] = {
             **candidate.channel_ranks,
             "references": candidate.references_rank,
             "cocited": candidate.cocited_rank,
         }
+        return {stage: rank for stage, rank in ranks.items() if rank is not None}
+
+    def parts(self, candidate: Candidate) -> dict[str, float]:
         return {
             stage: self.weights.get(stage, 0.0) / (self.rrf_k + rank)
-            for stage, rank in ranks.items()
-            if rank is not None and self.weights.get(stage, 0.0) > 0
+            for stage, rank in self.ranks(candidate).items()
+            if self.weights.get(stage, 0.0) > 0
         }
 
     def score(self, query: PrefetchQuery, candidates: Sequence[Candidate]) -> list[float]:
@@ -142,15 +154,9 @@ class FusionScorer:
     def why(self, candidate: Candidate, top_m: int) -> str:
         """Every stage that proposed the candidate with its place, largest contribution first (a stage
         weighted 0 still shows: it is evidence a reranker may use)."""
-        ranks: dict[str, int | None] = {
-            **candidate.channel_ranks,
-            "references": candidate.references_rank,
-            "cocited": candidate.cocited_rank,
-        }
         contributions = {
             stage: (self.weights.get(stage, 0.0) / (self.rrf_k + rank), -rank)
-            for stage, rank in ranks.items()
-            if rank is not None
+            for stage, rank in self.ranks(candidate).items()
         }
         labels = []
         for stage, _ in sorted(contributions.items(), key=lambda item: (-item[1][0], -item[1][1], item[0])):
@@ -319,7 +325,8 @@ class RecommendationService:
                 progress=progress,
             )
         # the citations in memory: the enricher then reads nothing from the store per query
-        citations = CitationLists.from_store(store)
+        citation_rows = read_citations_with_years(store)  # read once: the enricher's lists and the reranker's
+        citations = CitationLists.from_rows(citation_rows, store)
         service = cls(
             store,
             index,
@@ -332,7 +339,7 @@ class RecommendationService:
         )
         if reranker is None and settings.use_reranker and (reranker_dir(folder) / "config.json").is_file():
             service.reranker = load_trained_reranker(
-                store, index, service.prefetcher, reranker_dir(folder), profiles=profiles
+                store, index, service.prefetcher, reranker_dir(folder), profiles=profiles, citations=citation_rows
             )
         return service
 
@@ -465,9 +472,16 @@ def reranker_dir(index_dir: Path) -> Path:
 
 
 def load_trained_reranker(
-    store: GraphStore, index: RetrievalIndex, prefetcher: Prefetcher, folder: Path, *, profiles: ProfileIndex | None
+    store: GraphStore,
+    index: RetrievalIndex,
+    prefetcher: Prefetcher,
+    folder: Path,
+    *,
+    profiles: ProfileIndex | None,
+    citations: pd.DataFrame | None = None,
 ) -> Reranker:
-    """The trained reranker of ``folder`` with features over the whole graph of ``store``."""
+    """The trained reranker of ``folder`` with features over the whole graph of ``store``
+    (``citations``: :func:`gnn.enricher.read_citations_with_years` rows when already read)."""
     from gnn.profiles import field_lexical_index
     from gnn.rerank_features import FeatureBuilder, Knowledge, TaxonomyPlaces
     from gnn.reranker import TrainedReranker, load_reranker
@@ -478,7 +492,7 @@ def load_trained_reranker(
             f"{folder}: the reranker was trained on {model.dim}-d vectors, the index holds {index.dim}-d ones; "
             "rerun `citegraph train reranker`"
         )
-    citations = pd.DataFrame(store.query("citations_with_years"), columns=["citing_id", "citing_year", "cited_id"])
+    citations = read_citations_with_years(store) if citations is None else citations
     authorships = pd.DataFrame(store.query("authorships"), columns=["author_id", "paper_id"])
     builder = FeatureBuilder(
         index, Knowledge.from_citations(citations, None), TaxonomyPlaces.from_store(store)

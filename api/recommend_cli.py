@@ -10,7 +10,9 @@ import argparse
 import json
 import logging
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from api.recommend import (
     DEFAULT_K,
@@ -112,6 +114,20 @@ def cmd_recommend(args: argparse.Namespace) -> int:
             service.close()
 
 
+def _report(
+    report: dict[str, Any],
+    out: Path,
+    write: Callable[[dict[str, Any], Path], tuple[Path, Path]],
+    markdown: Callable[[dict[str, Any]], str],
+    lead: str,
+) -> int:
+    """Write a harness report (JSON + Markdown beside it), print its table and where it went."""
+    json_path, md_path = write(report, out)
+    print(markdown(report))
+    print(f"\n{lead}: {json_path}, {md_path}")
+    return 0
+
+
 def cmd_eval(args: argparse.Namespace) -> int:
     from api.recommend_eval import EvalSettings, report_markdown, run_evaluation, write_report
     from gnn.encoder import EncoderSettings, TextEncoder
@@ -123,10 +139,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             report = run_evaluation(store, encoder, settings, progress=not args.quiet)
     finally:
         encoder.close()
-    json_path, md_path = write_report(report, Path(args.out))
-    print(report_markdown(report))
-    print(f"\nwritten: {json_path}, {md_path}")
-    return 0
+    return _report(report, Path(args.out), write_report, report_markdown, "written")
 
 
 def cmd_train_reranker(args: argparse.Namespace) -> int:
@@ -166,10 +179,9 @@ def cmd_train_reranker(args: argparse.Namespace) -> int:
             )
     finally:
         encoder.close()
-    json_path, md_path = write_report(report, Path(args.out))
-    print(report_markdown(report))
-    print(f"\nreranker saved in {report['chosen']['saved']}; report: {json_path}, {md_path}")
-    return 0
+    return _report(
+        report, Path(args.out), write_report, report_markdown, f"reranker saved in {report['chosen']['saved']}; report"
+    )
 
 
 def cmd_eval_dispatch(args: argparse.Namespace) -> int:

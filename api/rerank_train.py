@@ -47,12 +47,19 @@ from tqdm import tqdm
 from api.recommend import FusionScorer, RecommendationService, RecommendRequest, ServiceSettings, reranker_dir
 from api.recommend_eval import build_queries, profile_citances
 from gnn.encoder import TextEncoder
-from gnn.enricher import Candidate, CitationLists, EnricherSettings
+from gnn.enricher import Candidate, CitationLists, EnricherSettings, read_citations_with_years
 from gnn.index import LexicalIndex, RetrievalIndex, tokenize
 from gnn.metrics import evaluate_rankings, recall_at_k
 from gnn.noise import NoiseSampler, noise_distributions
 from gnn.profiles import ProfileIndex, ProfileSettings, field_lexical_index
-from gnn.rerank_features import OPEN_YEAR, FeatureBuilder, FeatureSettings, Knowledge, QueryInput, TaxonomyPlaces
+from gnn.rerank_features import (
+    FeatureBuilder,
+    FeatureSettings,
+    Knowledge,
+    QueryInput,
+    TaxonomyPlaces,
+    known_citations,
+)
 from gnn.reranker import (
     OBJECTIVES,
     QueryExample,
@@ -127,11 +134,9 @@ class ExampleBuilder:
     ) -> None:
         self.store, self.index, self.encoder, self.settings, self.progress = store, index, encoder, settings, progress
         self.citances = profile_citances(store)
-        self.citations = pd.DataFrame(
-            store.query("citations_with_years"), columns=["citing_id", "citing_year", "cited_id"]
-        )
+        self.citations = read_citations_with_years(store)
         self.places = TaxonomyPlaces.from_store(store)
-        self.lists = CitationLists.from_store(store)
+        self.lists = CitationLists.from_rows(self.citations, store)
         self._fields: dict[int, LexicalIndex] = {}  # title + abstract + profile BM25 per knowledge cutoff
         self.authorships = pd.DataFrame(store.query("authorships"), columns=["author_id", "paper_id"])
         self.features = FeatureBuilder(
@@ -199,8 +204,7 @@ def _sampler(citations: pd.DataFrame, until: int, settings: TrainSettings) -> No
     """Noise distributions (MP-BERT4CR eq. 1–2) from the co-citations known up to ``until``."""
     from gnn.cocitation import count_pairs
 
-    year = pd.to_numeric(citations["citing_year"], errors="coerce").fillna(OPEN_YEAR)  # unknown: hidden
-    kept = citations[year <= until].drop_duplicates(["citing_id", "cited_id"])
+    kept = known_citations(citations, until)
     ids = pd.Index(sorted(set(kept["cited_id"].astype(str))))
     members, _ = pd.factorize(kept["citing_id"].astype(str))
     pairs = count_pairs(members, ids.get_indexer(kept["cited_id"].astype(str)), ids, device="cpu")
@@ -464,9 +468,7 @@ def run_training(
             mask = feature_settings.mask()
             if feature_settings.euclidean:
                 places = TaxonomyPlaces.from_store(store)
-                citations = pd.DataFrame(
-                    store.query("citations_with_years"), columns=["citing_id", "citing_year", "cited_id"]
-                )
+                citations = read_citations_with_years(store)
                 parts = {name: _euclidean(split, index, places, citations) for name, split in splits.items()}
             else:
                 parts = {name: _ablated(split, stage, mask) for name, split in splits.items()}

@@ -32,6 +32,8 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+import pandas as pd
+
 from gnn.prefetch import Prefetched
 from graph.errors import ConfigError
 from graph.store import GraphStore
@@ -79,6 +81,11 @@ class Candidate:
         return out
 
 
+def read_citations_with_years(store: GraphStore) -> pd.DataFrame:
+    """Every CITES edge as ``citing_id``, ``citing_year`` (None when unknown), ``cited_id``."""
+    return pd.DataFrame(store.query("citations_with_years"), columns=["citing_id", "citing_year", "cited_id"])
+
+
 @dataclass
 class CitationLists:
     """Every CITES edge in memory, by citing and by cited paper, with the citing papers' years.
@@ -93,11 +100,15 @@ class CitationLists:
 
     @classmethod
     def from_store(cls, store: GraphStore) -> CitationLists:
+        return cls.from_rows(read_citations_with_years(store), store)
+
+    @classmethod
+    def from_rows(cls, citations: pd.DataFrame, store: GraphStore) -> CitationLists:
+        """From :func:`read_citations_with_years` rows, with every paper's year read from ``store``."""
         years = {str(r["id"]): OPEN_YEAR if r["year"] is None else int(r["year"]) for r in store.query("paper_years")}
         cites: dict[str, list[str]] = defaultdict(list)
         cited_by: dict[str, list[str]] = defaultdict(list)
-        for row in store.query("citations_with_years"):
-            citing, cited = str(row["citing_id"]), str(row["cited_id"])
+        for citing, cited in zip(citations["citing_id"].astype(str), citations["cited_id"].astype(str)):
             cites[citing].append(cited)
             cited_by[cited].append(citing)
         return cls(dict(cites), dict(cited_by), years)
@@ -249,4 +260,12 @@ class Enricher:
         return out
 
 
-__all__ = ["STAGES", "Candidate", "CitationLists", "EnrichQuery", "Enricher", "EnricherSettings"]
+__all__ = [
+    "STAGES",
+    "Candidate",
+    "CitationLists",
+    "EnrichQuery",
+    "Enricher",
+    "EnricherSettings",
+    "read_citations_with_years",
+]

@@ -140,6 +140,17 @@ class FeatureSettings:
 # --- what was known when ---------------------------------------------------------------------
 
 
+def known_citations(citations: pd.DataFrame, until: int | None) -> pd.DataFrame:
+    """The distinct ``citing_id``, ``cited_id`` rows made by papers published up to ``until`` (None: all).
+
+    An unknown citing year counts as :data:`OPEN_YEAR`: known to a served query, hidden behind any
+    cutoff (the enricher's statements treat it alike).
+    """
+    cutoff = OPEN_YEAR if until is None else until
+    year = pd.to_numeric(citations["citing_year"], errors="coerce").fillna(OPEN_YEAR)
+    return citations[year <= cutoff].drop_duplicates(["citing_id", "cited_id"])
+
+
 @dataclass
 class Knowledge:
     r"""The citation graph as of a cutoff year: who cites whom, and how often each paper is cited.
@@ -158,10 +169,7 @@ class Knowledge:
     def from_citations(cls, citations: pd.DataFrame, until: int | None) -> Knowledge:
         """From ``citing_id``, ``citing_year``, ``cited_id`` rows."""
         cutoff = OPEN_YEAR if until is None else until
-        # an unknown citing year counts as OPEN_YEAR: known to a served query, hidden behind any cutoff
-        # (the enricher's statements treat it alike)
-        year = pd.to_numeric(citations["citing_year"], errors="coerce").fillna(OPEN_YEAR)
-        kept = citations[year <= cutoff].drop_duplicates(["citing_id", "cited_id"])
+        kept = known_citations(citations, until)
         cited_ids = pd.Index(sorted(set(citations["cited_id"].astype(str))))
         citing_codes, _ = pd.factorize(kept["citing_id"].astype(str))
         columns = cited_ids.get_indexer(kept["cited_id"].astype(str))
@@ -470,4 +478,5 @@ __all__ = [
     "Knowledge",
     "QueryInput",
     "TaxonomyPlaces",
+    "known_citations",
 ]
