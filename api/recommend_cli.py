@@ -152,8 +152,8 @@ def cmd_train_reranker(args: argparse.Namespace) -> int:
     from gnn.reranker import RerankerSettings
 
     logging.getLogger("bm25s").setLevel(logging.WARNING)
-    # The reranker's matrices are small (a few thousand rows per step): one thread is 5x faster than two
-    # on a 2-core machine with anything else running (OpenMP waits on the busy core; benchmarks in docs).
+    # The reranker's matrices are small (a few thousand rows per step): a second thread gains 9% on a quiet
+    # 2-core machine and costs 34% when the other core is busy (docs/benchmarks.md, reranker_threads.py).
     torch.set_num_threads(1)
     ablation = bool(getattr(args, "ablation", False))
     settings = TrainSettings(limit=args.limit, seed=args.seed)

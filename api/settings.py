@@ -23,8 +23,8 @@ class AppSettings:
     # CITEGRAPH_WARM=1: load the recommendation and linkage models at start-up (in the background; /readyz
     # says when they are in) instead of on the first query that needs them
     warm: bool = False
-    # CITEGRAPH_TORCH_THREADS: PyTorch threads of the server. One query's encoder pass is small: one thread
-    # takes 12 ms, two threads on a 2-core machine with any other load 340 ms (OpenMP waits on the busy core;
+    # CITEGRAPH_TORCH_THREADS: PyTorch threads of the server. One query's encoder pass is small: p50 37 ms on
+    # one thread, 535 ms on two on a 2-core machine with another job (OpenMP waits on the busy core;
     # docs/benchmarks.md). Raise it on a dedicated machine with more cores.
     torch_threads: int = 1
 
