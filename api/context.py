@@ -121,6 +121,17 @@ class Context(BaseContext):
         except TimeoutError as exc:
             raise self._timeout() from exc
 
+    async def load(self, get: Callable[[], T], what: str) -> T:
+        """``get()`` (a lazy service's first build) in a worker thread; past the deadline the client is
+        told that ``what`` is still loading — the load goes on in its thread, so a retry finds it ready."""
+        try:
+            return await self.call(get)
+        except RequestTimeout as exc:
+            raise RequestTimeout(
+                f"the {what} is still loading (it loads once per server, on first use); retry in a few seconds, "
+                "or start the server with CITEGRAPH_WARM=1 to load it at start-up"
+            ) from exc
+
     def _timeout(self) -> RequestTimeout:
         return RequestTimeout(
             f"the request ran past its {self.timeout_s:g} s limit; ask for less (smaller `first`, `limit` or `depth`)"

@@ -161,7 +161,7 @@ class LinkageQuery:
             return unavailable
         try:
             # The first call loads the encoder and the linker (once per app); later calls reuse them.
-            service = await ctx.call(ctx.linkage.get)
+            service = await ctx.load(ctx.linkage.get, "sentence linker")
         except ConfigError as exc:
             log.warning("linkage unavailable: %s", exc)
             return unavailable

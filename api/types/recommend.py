@@ -178,7 +178,7 @@ class RecommendQuery:
             return unavailable
         try:
             # The first call opens the index and loads the encoder (once per app); later calls reuse them.
-            service = await ctx.call(ctx.recommend.get)
+            service = await ctx.load(ctx.recommend.get, "recommender")
         except ConfigError as exc:
             log.warning("recommend unavailable: %s", exc)
             return unavailable

@@ -85,3 +85,38 @@ def run(
     return asyncio.run(
         schema.execute(query, variable_values=variables, context_value=Context.create(service, max_results, timeout_s))
     )
+
+
+P2_SENTENCES = [
+    "We present statistical word alignment models.",
+    "Model 1 aligns words with lexical translation probabilities only.",
+    "Alignment quality is measured by the alignment error rate.",
+    "Training uses the expectation maximisation algorithm.",
+    "The results hold for French and English.",
+    "We thank the reviewers.",
+]
+
+
+def linked_batch() -> GraphBatch:
+    """p2's full text and three stored links from p1's citance p1#1 into it."""
+    ids = [f"p2#{i}" for i in range(len(P2_SENTENCES))]
+    sentences = pd.DataFrame(
+        {
+            "id": ids,
+            "paper_id": ["p2"] * len(ids),
+            "sid": range(len(ids)),
+            "section": ["body"] * len(ids),
+            "text": P2_SENTENCES,
+        }
+    )
+    links = pd.DataFrame(
+        {
+            "source": ["p1#1", "p1#1", "p1#1"],
+            "target": ["p2#1", "p2#1", "p2#3"],
+            "score": [None, 0.7, 0.4],
+            "method": ["gold", "silver", "model"],
+            "annotator": ["Ann", None, None],
+        }
+    )
+    rels = {"HAS_SENTENCE": pd.DataFrame({"source": ["p2"] * len(ids), "target": ids}), "LINKS_TO": links}
+    return GraphBatch("linked", nodes={"Sentence": sentences}, rels=rels)

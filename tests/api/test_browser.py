@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 
 from api.settings import AppSettings
-from graph import GraphStore
+from graph import GraphStore, ingest
+from tests.api.conftest import linked_batch
 from tests.api.live import live_server
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
@@ -52,6 +53,7 @@ def chromium(*args: str, timeout: float = 90) -> str:
 
 @pytest.fixture
 def base(rich_store: GraphStore, store_path: Path) -> Iterator[str]:
+    ingest(rich_store, linked_batch())  # p2's full text with stored links into it, for the linkage panel
     rich_store.close()
     with live_server(store_path, AppSettings.from_env()) as url:
         yield url
@@ -91,3 +93,22 @@ def test_dashboard_recommends_for_a_passage(base: str) -> None:
     assert 'id="recommend-status"' in dom and "Ranking…" not in dom, dom[-1500:]
     ranked = re.search(r"(\d+) of (\d+) candidates", dom)
     assert ranked or "INDEX_UNAVAILABLE:" in dom, dom[-1500:]
+
+
+def test_dashboard_shows_the_linked_sentences_of_a_citance(base: str) -> None:
+    """``/?paper=p2&citance=...`` lists the stored links into p2's sentences (gold with its annotator,
+    silver and model with their scores) and runs ``linkage`` for the typed citance: scored sentences,
+    or — no linker trained beside this store — the reason as the API gives it."""
+    from urllib.parse import quote
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    url = f"{base}/?paper=p2&citance={quote('Alignment error rate measures quality [1].')}"
+    dom = chromium("--dump-dom", url)
+    assert "3 of 3 stored links" in dom, dom[-2500:]
+    assert "“Alignment (Brown, 1993) and phrases (Koehn, 1999) help.” → sentence 1: Model 1 aligns words" in dom
+    assert "GOLD by Ann · from p1" in dom and "SILVER 0.70 · from p1" in dom and "MODEL 0.40 · from p1" in dom
+    assert "Scoring…" not in dom, dom[-1500:]
+    assert re.search(r"\d+ linked of the \d+ best sentences of p2", dom) or "LINKER_UNAVAILABLE:" in dom, dom[-1500:]
+    shot = ARTIFACTS / "dashboard_linkage.png"
+    chromium(f"--screenshot={shot}", url)
+    assert shot.stat().st_size > 10_000

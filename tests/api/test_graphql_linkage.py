@@ -10,25 +10,15 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-import pandas as pd
 import pytest
 
 from api.linkage import LazyLinkageService, LinkageService
 from api.schema import Context, schema
 from api.services import GraphService
 from gnn.linkage import fixed_scorer
-from graph import GraphBatch, GraphStore, ingest
+from graph import GraphStore, ingest
 from graph.errors import ConfigError
-from tests.api.conftest import run
-
-P2_SENTENCES = [
-    "We present statistical word alignment models.",
-    "Model 1 aligns words with lexical translation probabilities only.",
-    "Alignment quality is measured by the alignment error rate.",
-    "Training uses the expectation maximisation algorithm.",
-    "The results hold for French and English.",
-    "We thank the reviewers.",
-]
+from tests.api.conftest import P2_SENTENCES, linked_batch, run
 
 LINKAGE = """
 query ($s: String!, $id: ID!, $k: Int!) {
@@ -51,31 +41,6 @@ query ($id: ID!, $first: Int! = 50) {
   }
 }
 """
-
-
-def linked_batch() -> GraphBatch:
-    """p2's full text and three stored links from p1's citance p1#1 into it."""
-    ids = [f"p2#{i}" for i in range(len(P2_SENTENCES))]
-    sentences = pd.DataFrame(
-        {
-            "id": ids,
-            "paper_id": ["p2"] * len(ids),
-            "sid": range(len(ids)),
-            "section": ["body"] * len(ids),
-            "text": P2_SENTENCES,
-        }
-    )
-    links = pd.DataFrame(
-        {
-            "source": ["p1#1", "p1#1", "p1#1"],
-            "target": ["p2#1", "p2#1", "p2#3"],
-            "score": [None, 0.7, 0.4],
-            "method": ["gold", "silver", "model"],
-            "annotator": ["Ann", None, None],
-        }
-    )
-    rels = {"HAS_SENTENCE": pd.DataFrame({"source": ["p2"] * len(ids), "target": ids}), "LINKS_TO": links}
-    return GraphBatch("linked", nodes={"Sentence": sentences}, rels=rels)
 
 
 @pytest.fixture

@@ -7,6 +7,7 @@ sentences (profiles), embeddings from the session's real encoder, the index in a
 from __future__ import annotations
 
 import asyncio
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -129,6 +130,29 @@ def test_recommend_without_an_index(graph_service: GraphService) -> None:
         out = data(graph_service, recommend, context="phrase tables [CIT]")
         assert out["__typename"] == "RecommendUnavailable" and out["reason"] == "INDEX_UNAVAILABLE"
         assert "/secret" not in out["message"] and "citegraph compute index" in out["message"]
+
+
+def test_recommend_while_the_model_loads_says_so(graph_service: GraphService) -> None:
+    """A first request that runs into the deadline while the recommender loads is told it is loading
+    (and how to avoid the wait), not to ask for less; the load goes on, so a retry finds it ready."""
+    release = threading.Event()
+
+    def slow_open() -> RecommendationService:
+        release.wait(5)
+        raise ConfigError("no index yet")
+
+    lazy = LazyRecommendationService(slow_open)
+    result = asyncio.run(
+        schema.execute(
+            RECOMMEND,
+            variable_values={"input": {"context": "phrase tables [CIT]"}},
+            context_value=Context.create(graph_service, 200, 0.2, recommend=lazy),
+        )
+    )
+    release.set()
+    assert result.errors and result.errors[0].extensions == {"code": "TIMEOUT"}
+    message = result.errors[0].message
+    assert "recommender is still loading" in message and "CITEGRAPH_WARM=1" in message
 
 
 @pytest.mark.parametrize(

@@ -1,8 +1,8 @@
 // citegraph dashboard: an example client of the GraphQL API (search, ego network, co-cited papers,
-// citation recommendations for a passage). Plain JavaScript, no build step; cytoscape.js comes from
-// the local npm package (/assets). Open /?paper=<id> to draw a paper at once, /?passage=<text> to
-// recommend at once. To add a panel (citation linkage), write its query below and call
-// `graphql(query, variables)` the same way.
+// citation recommendations for a passage, sentence linkage). Plain JavaScript, no build step;
+// cytoscape.js comes from the local npm package (/assets). Open /?paper=<id> to draw a paper at once,
+// /?passage=<text> to recommend at once, /?paper=<id>&citance=<text> to link a citance into that
+// paper's sentences. To add a panel, write its query below and call `graphql(query, variables)`.
 "use strict";
 
 const ENDPOINT = "/graphql";
@@ -34,6 +34,23 @@ const RECOMMEND = `query Recommend($context: String!, $yearMax: Int) {
     __typename
     ... on Recommendations { candidates seconds items { rank score why paper { id title year } } }
     ... on RecommendUnavailable { reason message }
+  }
+}`;
+
+const CITANCE_LINKS = `query CitanceLinks($id: ID!) {
+  citanceLinks(paperId: $id, first: 20) {
+    __typename
+    ... on CitanceLinks { totalCount truncated
+      links { citingPaperId citingText citedSid citedText method score annotator } }
+    ... on NotFound { message }
+  }
+}`;
+
+const LINKAGE = `query Linkage($sentence: String!, $id: ID!) {
+  linkage(citingSentence: $sentence, paperId: $id, k: 5) {
+    __typename
+    ... on Linkage { sentences { sid section text score linked } }
+    ... on LinkageUnavailable { reason message }
   }
 }`;
 
@@ -126,7 +143,7 @@ async function showPaper(id) {
     limit: Number($("limit").value), co: $("cocitation").checked,
   };
   try {
-    const [ego, cocited] = await Promise.all([graphql(EGO, variables), graphql(COCITED, { id })]);
+    const [ego, cocited] = await Promise.all([graphql(EGO, variables), graphql(COCITED, { id }), showCitanceLinks(id)]);
     const network = ego.egoNetwork;
     if (network.__typename === "NotFound") {
       status(network.message, true);
@@ -173,6 +190,84 @@ async function recommend(context) {
   }
 }
 
+function selectedPaper() {
+  return new URL(window.location.href).searchParams.get("paper");
+}
+
+function note(id, text, isError) {
+  $(id).textContent = text;
+  $(id).className = isError ? "error" : "";
+}
+
+function sentenceItem(head, text, meta, isLinked) {
+  const li = document.createElement("li");
+  const quote = document.createElement("div");
+  quote.textContent = head ? `${head} → ${text}` : text;
+  if (isLinked) quote.className = "linked";
+  const detail = document.createElement("div");
+  detail.className = "meta";
+  detail.textContent = meta;
+  li.append(quote, detail);
+  return li;
+}
+
+// The stored LINKS_TO edges into the selected paper: which of its sentences other papers' citances
+// point at, by whom (gold annotator, silver labeller, model).
+async function showCitanceLinks(id) {
+  const list = $("citance-links");
+  list.replaceChildren();
+  $("linkage-paper").textContent = `in ${id}`;
+  try {
+    const data = await graphql(CITANCE_LINKS, { id });
+    const result = data.citanceLinks;
+    if (result.__typename === "NotFound") {
+      note("citance-links-status", result.message, true);
+      return;
+    }
+    for (const link of result.links) {
+      const score = link.score === null ? "" : ` ${link.score.toFixed(2)}`;
+      const who = link.annotator ? ` by ${link.annotator}` : "";
+      list.append(sentenceItem(`“${link.citingText}”`, `sentence ${link.citedSid}: ${link.citedText}`,
+        `${link.method}${score}${who} · from ${link.citingPaperId ?? "unknown paper"}`, false));
+    }
+    note("citance-links-status", result.totalCount
+      ? `${result.links.length} of ${result.totalCount} stored links` + (result.truncated ? " (first ones shown)" : "")
+      : "No stored links into this paper's sentences.");
+  } catch (err) {
+    note("citance-links-status", err.message, true);
+  }
+}
+
+async function link(sentence) {
+  const list = $("linked-sentences");
+  list.replaceChildren();
+  const id = selectedPaper();
+  if (!id) {
+    note("linkage-status", "Select a paper first (search, or a node of the graph): its sentences are scored.", true);
+    return;
+  }
+  note("linkage-status", "Scoring…");
+  try {
+    const result = (await graphql(LINKAGE, { sentence, id })).linkage;
+    if (result.__typename === "LinkageUnavailable") {
+      note("linkage-status", `${result.reason}: ${result.message}`, true);
+      return;
+    }
+    for (const s of result.sentences) {
+      list.append(sentenceItem("", `sentence ${s.sid}: ${s.text}`,
+        `score ${s.score.toFixed(3)}${s.section ? ` · ${s.section}` : ""}${s.linked ? " · linked" : ""}`, s.linked));
+    }
+    note("linkage-status", `${result.sentences.filter((s) => s.linked).length} linked of the ${result.sentences.length} best sentences of ${id}`);
+  } catch (err) {
+    note("linkage-status", err.message, true);
+  }
+}
+
+$("linkage-form").addEventListener("submit", (event) => {
+  event.preventDefault();
+  const sentence = $("citance").value.trim();
+  if (sentence) link(sentence);
+});
 $("recommend-form").addEventListener("submit", (event) => {
   event.preventDefault();
   const passage = $("passage").value.trim();
@@ -195,4 +290,5 @@ $("api-key").addEventListener("change", () => localStorage.setItem("citegraph-ap
 const params = new URL(window.location.href).searchParams;
 if (params.get("search")) { $("search").value = params.get("search"); search(params.get("search")); }
 if (params.get("paper")) showPaper(params.get("paper"));
+if (params.get("citance")) { $("citance").value = params.get("citance"); link(params.get("citance")); }
 if (params.get("passage")) { $("passage").value = params.get("passage"); recommend(params.get("passage")); }
