@@ -201,7 +201,7 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     p = sub.add_parser("linkage", help="sentence-linkage model: train, silver corpus, evaluation, task files")
     verbs = p.add_subparsers(dest="verb", required=True, metavar="VERB")
 
-    def common(q: argparse.ArgumentParser, *, silver: bool) -> None:
+    def common(q: argparse.ArgumentParser, *, silver: bool, silver_papers: int = 60) -> None:
         q.add_argument("--data", help="data folder (default: $CITEGRAPH_DATA or ../shared/data)")
         q.add_argument("--seed", type=int, default=0, help="seed of folds and silver negatives")
         q.add_argument("--device", choices=["cpu", "cuda"], help="encoder device")
@@ -209,8 +209,9 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
             q.add_argument(
                 "--max-papers",
                 type=int,
-                default=60,
-                help="ScisummNet reference papers for silver (most citances per sentence first; 0: no silver)",
+                default=silver_papers,
+                help="ScisummNet reference papers for silver (most citances per sentence first; 0: no silver; "
+                f"default {silver_papers})",
             )
             q.add_argument(
                 "--criterion",
@@ -225,7 +226,8 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     q.set_defaults(func=cmd_linkage_silver)
 
     q = verbs.add_parser("train", help="train the linker on CL-SciSumm 2018 gold (+ silver) and save it")
-    common(q, silver=True)
+    # gold only by default: silver lowered cross-validated F1 (docs/quality.md, "Sentence linkage")
+    common(q, silver=True, silver_papers=0)
     q.add_argument("--c", type=float, default=1.0, help="inverse regularisation of the logistic regression")
     q.add_argument("--silver-weight", type=float, default=1.0, help="weight of a silver row relative to a gold row")
     q.add_argument("--out", help="model file (default: $CITEGRAPH_CACHE/models/linker.json)")

@@ -136,14 +136,22 @@ class TaxonomyTables:
 
 
 def read_taxonomy(store: GraphStore) -> TaxonomyTables:
+    """The taxonomy tables, each sorted by its keys: node order decides the initial layout and the
+    training batches, so sorting makes the trained points independent of the order a backend
+    returns rows in (Neo4j and the embedded store give the same coordinates)."""
+
+    def by_keys(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+        return frame.sort_values(keys, kind="stable").reset_index(drop=True) if len(frame) else frame
+
     acm = pd.DataFrame.from_records(store.query("acm_class_points"), columns=["id", "scheme", "fused", "poincare"])
     arxiv = pd.DataFrame.from_records(store.query("arxiv_category_points"), columns=["code", "fused", "poincare"])
+    edge_keys = ["source", "target"]
     return TaxonomyTables(
-        acm=acm,
-        arxiv=arxiv,
-        broader=store.read_edges("BROADER"),
-        maps_to=store.read_edges("MAPS_TO"),
-        in_category=store.read_edges("IN_CATEGORY"),
+        acm=by_keys(acm, ["id"]),
+        arxiv=by_keys(arxiv, ["code"]),
+        broader=by_keys(store.read_edges("BROADER"), edge_keys),
+        maps_to=by_keys(store.read_edges("MAPS_TO"), edge_keys),
+        in_category=by_keys(store.read_edges("IN_CATEGORY"), edge_keys),
     )
 
 
