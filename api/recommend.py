@@ -49,8 +49,8 @@ from gnn.enricher import (
     EnrichQuery,
     read_citations_with_years,
 )
-from gnn.index import IndexSettings, RetrievalIndex, index_path, store_stamp
-from gnn.prefetch import Prefetcher, PrefetchQuery, PrefetchSettings, manuscript_context
+from gnn.index import DenseIndex, IndexSettings, RetrievalIndex, index_path, store_stamp
+from gnn.prefetch import Prefetched, Prefetcher, PrefetchQuery, PrefetchSettings, manuscript_context
 from gnn.profiles import ProfileIndex, ProfileSettings
 from graph.errors import ConfigError
 from graph.store import GraphStore
@@ -185,7 +185,15 @@ class ServiceSettings:
     # Use the reranker trained by `citegraph train reranker` (saved beside the index) when there is one.
     use_reranker: bool = True
     supplemental: int = 2  # manuscript mode: earlier sentences sampled into the query
+    # manuscript mode, candidate side: full-text papers are matched as title + abstract + this many
+    # sampled body sentences (0: off; docs/quality.md, "manuscript mode", has the measured effect)
+    candidate_sentences: int = 0
     seed: int = 0  # manuscript mode: sampling seed
+
+    def __post_init__(self) -> None:
+        for name in ("supplemental", "candidate_sentences"):
+            if getattr(self, name) < 0:
+                raise ConfigError(f"{name} is {getattr(self, name)}; use 0 (off) or a positive number of sentences")
 
 
 # --- citing sentences, masked ------------------------------------------------------------------
@@ -286,6 +294,8 @@ class RecommendationService:
         # compute lock keeps the encoder, faiss and the prefetcher's recent vectors to one batch at a time.
         self._lock = lock or threading.Lock()
         self._compute_lock = threading.Lock()
+        self._body_lock = threading.Lock()
+        self._body_dense: DenseIndex | None = None  # manuscript mode's candidate side, built on first use
 
     @classmethod
     def open(
@@ -376,13 +386,55 @@ class RecommendationService:
         with self._lock:
             resolved = self._resolve(requests)
         queries = [p for p, _ in resolved]
-        prefetched = self.prefetcher.prefetch(queries, self.settings.prefetch)
+        prefetched = self._prefetch(requests, queries)
         if self.enricher.citations is None:  # the enricher reads the store
             with self._lock:
                 enriched = self.enricher.enrich(prefetched, [e for _, e in resolved])
         else:
             enriched = self.enricher.enrich(prefetched, [e for _, e in resolved])
         return list(zip(queries, enriched))
+
+    def _prefetch(self, requests: Sequence[RecommendRequest], queries: list[PrefetchQuery]) -> list[Prefetched]:
+        """The prefetch of a batch; manuscript-mode requests search the body-sampled candidate vectors
+        when ``settings.candidate_sentences`` asks for them."""
+        manuscript = [i for i, r in enumerate(requests) if r.draft and r.position is not None]
+        if not self.settings.candidate_sentences or not manuscript:
+            return self.prefetcher.prefetch(queries, self.settings.prefetch)
+        out: list[Prefetched | None] = [None] * len(queries)
+        plain = sorted(set(range(len(queries))) - set(manuscript))
+        for members, dense_index in ((plain, None), (manuscript, self.body_dense_index())):
+            if members:
+                found = self.prefetcher.prefetch(
+                    [queries[i] for i in members], self.settings.prefetch, dense_index=dense_index
+                )
+                for i, result in zip(members, found):
+                    out[i] = result
+        return [p for p in out if p is not None]
+
+    def body_dense_index(self) -> DenseIndex:
+        """The candidate side of manuscript mode: the index's vectors with every full-text paper
+        re-encoded as title + abstract + ``candidate_sentences`` sampled body sentences
+        (:func:`gnn.embeddings.body_sampled_vectors`), built on first use (the encoder's disk cache
+        serves later servers) and kept."""
+        if self._body_dense is None:
+            with self._body_lock:
+                if self._body_dense is None:
+                    from gnn.embeddings import body_sampled_texts
+
+                    if self.prefetcher.encoder is None:
+                        raise ConfigError("the candidate side of manuscript mode needs a text encoder")
+                    with self._lock:  # the store read; the encoding runs outside the store lock
+                        rows, texts = body_sampled_texts(
+                            self.store, self.index, sentences=self.settings.candidate_sentences, seed=self.settings.seed
+                        )
+                    vectors = self.index.vectors.copy()
+                    if rows:
+                        vectors[rows] = self.prefetcher.encoder.encode(texts)
+                    log.info(
+                        "manuscript mode: %d full-text candidates re-encoded with sampled body sentences", len(rows)
+                    )
+                    self._body_dense = DenseIndex(vectors, self.index.settings)
+        return self._body_dense
 
     def recommend_many(self, requests: Sequence[RecommendRequest], *, metadata: bool = True) -> list[RecommendResponse]:
         """Recommendations for a batch (one store read per stage for the whole batch).
@@ -559,7 +611,9 @@ def _check_encoder(index: RetrievalIndex, encoder: TextEncoder, store: GraphStor
 
 
 def read_batch(path: Path, *, k: int) -> list[RecommendRequest]:
-    """Requests from a JSON Lines file of ``{"id", "context", "citing_paper_id"?, "title"?, "abstract"?, "cited_ids"?}``."""
+    """Requests from a JSON Lines file of ``{"id", "context", "citing_paper_id"?, "title"?, "abstract"?, "cited_ids"?}``;
+    a manuscript-mode line gives ``"draft"`` (the draft's sentences, a list of strings) and ``"position"`` (the
+    index of the sentence that needs the citation) instead of, or besides, ``"context"``."""
     requests = []
     with path.open(encoding="utf-8") as lines:
         for number, line in enumerate(lines, start=1):
@@ -570,17 +624,23 @@ def read_batch(path: Path, *, k: int) -> list[RecommendRequest]:
                 record = json.loads(line)
             except json.JSONDecodeError as exc:
                 raise ConfigError(f"{where}: not JSON ({exc.msg}); each line must be one query object") from exc
-            if not isinstance(record, dict) or not isinstance(record.get("context"), str):
+            if not isinstance(record, dict) or not (
+                isinstance(record.get("context"), str) or record.get("draft") is not None
+            ):
                 raise ConfigError(
-                    f'{where}: expected an object with a "context" string, e.g. {{"id": "q1", "context": "..."}}'
+                    f'{where}: expected an object with a "context" string, e.g. {{"id": "q1", "context": "..."}}, '
+                    'or a "draft" (list of sentences) with the "position" of the citing sentence'
                 )
+            draft, position = _draft(record, where)
             cited = record.get("cited_ids") or []
             if not isinstance(cited, list) or not all(isinstance(c, str) for c in cited):
                 raise ConfigError(f"{where}: `cited_ids` must be a list of paper ids")
             year = record.get("year")
             requests.append(
                 RecommendRequest(
-                    context=record["context"],
+                    context=record.get("context") or "",
+                    draft=draft,
+                    position=position,
                     title=_text_or_none(record.get("title"), where, "title"),
                     abstract=_text_or_none(record.get("abstract"), where, "abstract"),
                     cited_ids=tuple(cited),
@@ -591,6 +651,21 @@ def read_batch(path: Path, *, k: int) -> list[RecommendRequest]:
                 )
             )
     return requests
+
+
+def _draft(record: dict[str, Any], where: str) -> tuple[tuple[str, ...], int | None]:
+    """A batch line's manuscript-mode fields, checked: ``((), None)`` when it has none."""
+    draft, position = record.get("draft"), record.get("position")
+    if draft is None and position is None:
+        return (), None
+    if not isinstance(draft, list) or not draft or not all(isinstance(x, str) for x in draft):
+        raise ConfigError(f"{where}: `draft` must be a non-empty list of sentences (strings)")
+    if not isinstance(position, int) or isinstance(position, bool) or not 0 <= position < len(draft):
+        raise ConfigError(
+            f"{where}: `position` must be the index of the citing sentence in `draft`, 0 to {len(draft) - 1}; "
+            f"got {position!r}"
+        )
+    return tuple(draft), position
 
 
 def _text_or_none(value: Any, where: str, name: str) -> str | None:

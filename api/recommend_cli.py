@@ -74,15 +74,17 @@ def _table(response: RecommendResponse) -> str:
 
 def cmd_recommend(args: argparse.Namespace) -> int:
     logging.getLogger("bm25s").setLevel(logging.WARNING)  # its per-build debug line is noise on a CLI
-    if (args.context is None) == (args.batch is None):
-        raise ConfigError('give a context ("... [CIT] ...") or --batch QUERIES.jsonl, one of the two')
+    if sum(x is not None for x in (args.context, args.batch, args.draft)) != 1:
+        raise ConfigError(
+            'give a context ("... [CIT] ..."), --draft DRAFT.txt --position N, or --batch QUERIES.jsonl: one of the three'
+        )
+    draft = _read_draft(Path(args.draft), args.position) if args.draft else ()
     if args.batch and not args.out:
         raise ConfigError("--batch needs --out RANKED.jsonl, where the rankings go")
     # the index beside the store is updated when the store changed: open for writing only to add columns
     with _open(args, read_only=True) as store:
-        service = RecommendationService.open(
-            store, ServiceSettings(), index_dir=_index_dir(args), progress=not args.quiet
-        )
+        settings = ServiceSettings(candidate_sentences=args.candidate_sentences)
+        service = RecommendationService.open(store, settings, index_dir=_index_dir(args), progress=not args.quiet)
         try:
             if args.batch:
                 requests = read_batch(Path(args.batch), k=args.k or BATCH_K)
@@ -96,7 +98,9 @@ def cmd_recommend(args: argparse.Namespace) -> int:
                 print(f"{written} queries ranked into {args.out} ({seconds:.1f}s, {rate:.1f} queries/s)")
                 return 0
             request = RecommendRequest(
-                context=args.context,
+                context=args.context or "",
+                draft=draft,
+                position=args.position if draft else None,
                 title=args.title,
                 abstract=args.abstract,
                 cited_ids=tuple(args.cited),
@@ -112,6 +116,21 @@ def cmd_recommend(args: argparse.Namespace) -> int:
             return 0
         finally:
             service.close()
+
+
+def _read_draft(path: Path, position: int | None) -> tuple[str, ...]:
+    """A draft for manuscript mode: one sentence per non-blank line of ``path``."""
+    if not path.is_file():
+        raise ConfigError(f"--draft {path}: no such file; give a text file with one sentence per line")
+    sentences = tuple(line.strip() for line in path.read_text(encoding="utf-8").splitlines() if line.strip())
+    if not sentences:
+        raise ConfigError(f"--draft {path}: the file has no sentences; write one sentence per line")
+    if position is None or not 0 <= position < len(sentences):
+        raise ConfigError(
+            f"--draft {path} has {len(sentences)} sentences: --position must be the (0-based) line of the sentence "
+            f"that needs the citation, 0 to {len(sentences) - 1}; got {position}"
+        )
+    return sentences
 
 
 def _report(
@@ -198,11 +217,27 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         "--citing", metavar="ID", help="the citing paper's id, when it is in the graph (fills title, abstract, year)"
     )
     p.add_argument("--year", type=int, help="the citing paper's year: later papers are not recommended")
+    p.add_argument(
+        "--draft",
+        metavar="DRAFT.txt",
+        help="manuscript mode: the whole draft, one sentence per line (instead of a context); with --position",
+    )
+    p.add_argument(
+        "--position", type=int, help="with --draft: the 0-based line of the sentence that needs the citation"
+    )
+    p.add_argument(
+        "--candidate-sentences",
+        type=int,
+        default=0,
+        metavar="N",
+        help="manuscript mode: match full-text candidates as title + abstract + N sampled body sentences (default 0)",
+    )
     p.add_argument("-k", type=int, help=f"recommendations per query (default {DEFAULT_K}; {BATCH_K} with --batch)")
     p.add_argument(
         "--batch",
         metavar="QUERIES.jsonl",
-        help='one query per line: {"id", "context", "citing_paper_id"?, "title"?, "abstract"?, "cited_ids"?}',
+        help='one query per line: {"id", "context", "citing_paper_id"?, "title"?, "abstract"?, "cited_ids"?} '
+        '(manuscript mode: "draft": [sentences], "position": N instead of "context")',
     )
     p.add_argument(
         "--out", metavar="RANKED.jsonl", help='with --batch: {"id", "ranked": [{"paper_id", "score"}]} per line'

@@ -44,9 +44,10 @@ from api.recommend import (
     ServiceSettings,
     mask_citance,
 )
+from gnn.embeddings import body_sampled_vectors
 from gnn.encoder import TextEncoder
 from gnn.enricher import EnricherSettings
-from gnn.index import IndexSettings, LexicalIndex, RetrievalIndex
+from gnn.index import DenseIndex, IndexSettings, LexicalIndex, RetrievalIndex
 from gnn.metrics import RankingMetrics, evaluate_rankings, recall_at_k
 from gnn.prefetch import ChannelList, Prefetcher, PrefetchQuery, PrefetchSettings, fuse
 from gnn.profiles import ProfileIndex, ProfileSettings
@@ -563,6 +564,7 @@ def run_manuscript_evaluation(
     lexical: LexicalIndex,
     global_weight: tuple[float, float],
     supplemental: int = 2,
+    candidate_sentences: int = 2,
     seed: int = 0,
 ) -> dict[str, Any]:
     """Plain context vs manuscript mode (MP-BERT4CR) on the CL-SciSumm 2018 gold citances.
@@ -572,7 +574,9 @@ def run_manuscript_evaluation(
     text (:func:`gnn.prefetch.manuscript_context`). Every sentence has the RP's marker masked. Both
     run through the same prefetch (dense + tuned BM25, RRF, with and without the citing paper's
     title and abstract); no profiles or enricher, whose training-period knowledge these citing
-    papers (1990–2016) would straddle.
+    papers (1990–2016) would straddle. The candidate side of manuscript mode: the same queries
+    against vectors in which every full-text paper is its title and abstract plus
+    ``candidate_sentences`` sampled body sentences (:func:`gnn.embeddings.body_sampled_vectors`).
     """
     from gnn.prefetch import manuscript_context
 
@@ -613,13 +617,28 @@ def run_manuscript_evaluation(
         manu_q.append(PrefetchQuery(manuscript, glob, year, (row.citing_id,), row.citing_id))
         relevant.append({row.rp})
     prefetcher = Prefetcher(index, encoder)
+    body_vectors, body_papers = body_sampled_vectors(store, index, encoder, sentences=candidate_sentences, seed=seed)
+    body_dense = DenseIndex(body_vectors, index.settings)
     rrf = PrefetchSettings(channels=("dense", "bm25"), fusion="rrf")
-    out: dict[str, Any] = {"citances": len(relevant), "supplemental": supplemental, "seed": seed, "systems": {}}
-    for name, queries in (("plain context", plain_q), ("manuscript mode", manu_q)):
+    out: dict[str, Any] = {
+        "citances": len(relevant),
+        "supplemental": supplemental,
+        "candidate_sentences": candidate_sentences,
+        "candidates_with_body": body_papers,
+        "seed": seed,
+        "systems": {},
+    }
+    variants = (
+        ("plain context", plain_q, None),
+        ("manuscript mode", manu_q, None),
+        ("plain context, candidates with sampled body", plain_q, body_dense),
+        ("manuscript mode, candidates with sampled body", manu_q, body_dense),
+    )
+    for name, queries, dense_index in variants:
         for with_global in (False, True):
             lam_dense, lam_bm25 = global_weight if with_global else (0.0, 0.0)
             lists = {
-                "dense": prefetcher.dense(queries, 400, global_weight=lam_dense),
+                "dense": prefetcher.dense(queries, 400, global_weight=lam_dense, dense_index=dense_index),
                 "bm25": prefetcher.bm25(queries, 400, global_weight=lam_bm25, lexical=lexical),
             }
             ranked = _fused(lists, rrf)
@@ -675,6 +694,8 @@ def report_markdown(report: dict[str, Any]) -> str:
             "",
             f"Manuscript mode on CL-SciSumm 2018 ({manuscript['citances']} gold citances, "
             f"{manuscript['supplemental']} supplemental sentences, seed {manuscript['seed']}; "
+            f"candidate side: {manuscript.get('candidate_sentences', 0)} sampled body sentences for the "
+            f"{manuscript.get('candidates_with_body', 0)} papers with full text; "
             "prefetch = dense + tuned BM25, RRF):",
             "",
             f"| query | {' | '.join(mcols)} |",

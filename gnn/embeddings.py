@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -28,6 +29,9 @@ from tqdm.auto import tqdm
 from gnn.encoder import TextEncoder
 from graph.errors import ConfigError
 from graph.store import GraphStore
+
+if TYPE_CHECKING:  # gnn.index reads paper texts from this module
+    from gnn.index import RetrievalIndex
 
 log = logging.getLogger(__name__)
 
@@ -185,10 +189,55 @@ def stored_embeddings(rows: list[dict[str, object]], dim: int) -> tuple[list[str
     return ids, matrix.reshape(len(ids), dim)
 
 
+def body_sampled_texts(
+    store: GraphStore, index: RetrievalIndex, *, sentences: int = 2, seed: int = 0
+) -> tuple[list[int], list[str]]:
+    """MP-BERT4CR's candidate side for the index's full-text papers: ``(rows, texts)``, each text the
+    paper's title and abstract plus ``sentences`` sampled body sentences
+    (:func:`gnn.prefetch.body_sampled_text`, seeded per paper). Papers without body sentences or
+    without a vector are left out."""
+    from gnn.prefetch import body_sampled_text
+
+    body = pd.DataFrame(
+        store.query("body_sentences", {"section": ABSTRACT_SECTION}), columns=["paper_id", "sid", "text"]
+    )
+    body = body[body["paper_id"].isin(index.row_of)]
+    body = body.assign(text=_clean(body["text"]))
+    body = body[body["text"] != ""]
+    own = paper_texts(store).set_index("id")["text"]
+    rows, texts = [], []
+    for paper_id, group in body.groupby("paper_id", sort=True):
+        row = index.row_of[str(paper_id)]
+        if not index.embedding_hashes[row]:
+            continue
+        rows.append(row)
+        texts.append(
+            body_sampled_text(
+                str(own.get(paper_id, "")), group["text"].tolist(), sentences=sentences, seed=seed, key=str(paper_id)
+            )
+        )
+    return rows, texts
+
+
+def body_sampled_vectors(
+    store: GraphStore, index: RetrievalIndex, encoder: TextEncoder, *, sentences: int = 2, seed: int = 0
+) -> tuple[np.ndarray, int]:
+    """The index's vectors with every full-text paper's row re-encoded from :func:`body_sampled_texts`
+    (other rows keep theirs): ``(vectors, rows re-encoded)``. The encoder's disk cache makes a
+    second call cheap."""
+    rows, texts = body_sampled_texts(store, index, sentences=sentences, seed=seed)
+    vectors = index.vectors.copy()
+    if rows:
+        vectors[rows] = encoder.encode(texts)
+    return vectors, len(rows)
+
+
 __all__ = [
     "TARGETS",
     "EmbeddingReport",
     "EmbeddingSettings",
+    "body_sampled_texts",
+    "body_sampled_vectors",
     "compute_embeddings",
     "paper_texts",
     "sentence_texts",

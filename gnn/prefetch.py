@@ -28,7 +28,10 @@ a paper missing from a channel's list adds nothing. The weights are tuned on val
 **Manuscript mode** (MP-BERT4CR's dynamic context sampling, Zhang & Ma 2022): given a whole draft as
 sentences and the index of the citing sentence, :func:`manuscript_context` builds the fundamental
 context (the sentence before, the citing sentence, the one after) and appends ``supplemental``
-sentences sampled, with a seed, from the draft before that point.
+sentences sampled, with a seed, from the draft before that point. On the candidate side, a paper
+with full text is represented by its title and abstract plus a few sampled body sentences
+(:func:`body_sampled_text`); :meth:`Prefetcher.dense` takes such a second dense index
+(``dense_index``) for manuscript-mode queries.
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from gnn.encoder import TextEncoder
-from gnn.index import RetrievalIndex, tokenize
+from gnn.index import DenseIndex, RetrievalIndex, tokenize
 from gnn.profiles import ProfileIndex
 from graph.errors import ConfigError
 
@@ -213,8 +216,14 @@ class Prefetcher:
         global_weight: float = 0.0,
         context_vectors: np.ndarray | None = None,
         global_vectors: np.ndarray | None = None,
+        dense_index: DenseIndex | None = None,
     ) -> list[ChannelList]:
-        """``dense`` channel: exact (or HNSW) inner product, restricted to papers up to each query's year."""
+        """``dense`` channel: exact (or HNSW) inner product, restricted to papers up to each query's year.
+
+        ``dense_index``: other vectors for the same rows (e.g. :func:`body_sampled_text` vectors of
+        full-text papers, manuscript mode); the index's own by default.
+        """
+        searcher = self.index.dense if dense_index is None else dense_index
         vectors = self.context_vectors(queries) if context_vectors is None else context_vectors
         if global_weight:
             glob = self.global_vectors(queries) if global_vectors is None else global_vectors
@@ -225,7 +234,7 @@ class Prefetcher:
             by_cut.setdefault(self.index.cut(query.year), []).append(i)
         for cut, members in by_cut.items():
             extra = max((len(queries[i].exclude) for i in members), default=0)
-            scores, rows = self.index.dense.search(vectors[members], depth + extra, limit=cut)
+            scores, rows = searcher.search(vectors[members], depth + extra, limit=cut)
             for i, row_list, score_list in zip(members, rows, scores):
                 excluded = set(self._exclude_rows(queries[i]))
                 keep = [(r, s) for r, s in zip(row_list.tolist(), score_list.tolist()) if r >= 0 and r not in excluded]
@@ -274,16 +283,20 @@ class Prefetcher:
         return out
 
     def channel_lists(
-        self, queries: Sequence[PrefetchQuery], settings: PrefetchSettings
+        self, queries: Sequence[PrefetchQuery], settings: PrefetchSettings, *, dense_index: DenseIndex | None = None
     ) -> list[dict[str, ChannelList]]:
-        """Every channel of ``settings`` for every query (contexts encoded once)."""
+        """Every channel of ``settings`` for every query (contexts encoded once); ``dense_index``: see :meth:`dense`."""
         needs_vectors = {"dense", "profile_dense"} & set(settings.channels)
         vectors = self.context_vectors(queries) if needs_vectors else None
         per_channel: dict[str, list[ChannelList]] = {}
         for channel in settings.channels:
             if channel == "dense":
                 per_channel[channel] = self.dense(
-                    queries, settings.depth, global_weight=settings.global_weight, context_vectors=vectors
+                    queries,
+                    settings.depth,
+                    global_weight=settings.global_weight,
+                    context_vectors=vectors,
+                    dense_index=dense_index,
                 )
             elif channel == "bm25":
                 per_channel[channel] = self.bm25(queries, settings.depth, global_weight=settings.global_weight_bm25)
@@ -294,10 +307,14 @@ class Prefetcher:
         return [{channel: lists[i] for channel, lists in per_channel.items()} for i in range(len(queries))]
 
     def prefetch(
-        self, queries: Sequence[PrefetchQuery], settings: PrefetchSettings = PrefetchSettings()
+        self,
+        queries: Sequence[PrefetchQuery],
+        settings: PrefetchSettings = PrefetchSettings(),
+        *,
+        dense_index: DenseIndex | None = None,
     ) -> list[Prefetched]:
-        """The fused top ``settings.n`` of every query."""
-        return [fuse(lists, settings) for lists in self.channel_lists(queries, settings)]
+        """The fused top ``settings.n`` of every query; ``dense_index``: see :meth:`dense`."""
+        return [fuse(lists, settings) for lists in self.channel_lists(queries, settings, dense_index=dense_index)]
 
 
 def manuscript_context(sentences: Sequence[str], position: int, *, supplemental: int = 2, seed: int = 0) -> str:
@@ -308,7 +325,7 @@ def manuscript_context(sentences: Sequence[str], position: int, *, supplemental:
     ``sentences[: position - 1]`` and appended in reading order after it.
 
     >>> manuscript_context(["a.", "b.", "c.", "d.", "e."], 3, supplemental=1, seed=0)
-    'c. d. e. a.'
+    'c. d. e. b.'
     """
     if not 0 <= position < len(sentences):
         raise ConfigError(f"citation position {position} is outside the draft's {len(sentences)} sentences")
@@ -316,6 +333,19 @@ def manuscript_context(sentences: Sequence[str], position: int, *, supplemental:
     earlier = list(range(max(0, position - 1)))
     chosen = sorted(random.Random(seed).sample(earlier, min(supplemental, len(earlier))))
     return " ".join([*fundamental, *(sentences[i] for i in chosen)]).strip()
+
+
+def body_sampled_text(text: str, body: Sequence[str], *, sentences: int = 2, seed: int = 0, key: str = "") -> str:
+    """MP-BERT4CR's candidate side (Zhang & Ma 2022): a full-text paper is its own text (title and
+    abstract) followed by ``sentences`` body sentences drawn without replacement and kept in reading
+    order. The generator is seeded with ``(seed, key)`` — ``key`` is the paper id — so a paper's
+    sample does not depend on which other papers were sampled, or in what order.
+
+    >>> body_sampled_text("T. A.", ["b0.", "b1.", "b2.", "b3."], sentences=2, seed=0, key="p1")
+    'T. A. b0. b1.'
+    """
+    chosen = sorted(random.Random(f"{seed}:{key}").sample(range(len(body)), min(sentences, len(body))))
+    return " ".join([text, *(body[i] for i in chosen)]).strip()
 
 
 __all__ = [
@@ -326,6 +356,7 @@ __all__ = [
     "PrefetchSettings",
     "Prefetched",
     "Prefetcher",
+    "body_sampled_text",
     "fuse",
     "manuscript_context",
 ]

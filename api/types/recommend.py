@@ -31,6 +31,8 @@ MAX_CONTEXT_CHARS = 5_000  # a citation context is a sentence or a few, not a do
 MAX_TITLE_CHARS = 1_000
 MAX_ABSTRACT_CHARS = 10_000
 MAX_CITED_IDS = 200
+MAX_DRAFT_SENTENCES = 2_000  # a long paper
+MAX_DRAFT_CHARS = 300_000
 
 
 @strawberry.enum(description="Why `recommend` could not rank papers.")
@@ -56,8 +58,19 @@ class FoundBy(Enum):
 @strawberry.input(description="A citation context to recommend papers for, and what is known about the citing paper.")
 class RecommendInput:
     context: str = strawberry.field(
+        default="",
         description=f"The passage that needs a citation; write [CIT] where it goes. At most {MAX_CONTEXT_CHARS} "
-        "characters."
+        "characters. Leave it empty in manuscript mode (`draft` + `position`).",
+    )
+    draft: list[str] | None = strawberry.field(
+        default=None,
+        description="Manuscript mode (MP-BERT4CR): the whole draft as sentences, instead of a context; the query "
+        "is then the sentence before, the citing sentence and the one after, plus sampled earlier sentences. "
+        f"At most {MAX_DRAFT_SENTENCES} sentences and {MAX_DRAFT_CHARS} characters in all. Needs `position`.",
+    )
+    position: int | None = strawberry.field(
+        default=None,
+        description="Manuscript mode: the 0-based index in `draft` of the sentence that needs the citation.",
     )
     citing_paper_id: strawberry.ID | None = strawberry.field(
         default=None,
@@ -131,6 +144,19 @@ def _check(input: RecommendInput, k_max: int) -> None:
     ):
         if text is not None and len(text) > cap:
             raise UserInputError(f"`{name}` has {len(text)} characters; at most {cap} are accepted")
+    if input.draft is not None:
+        if len(input.draft) > MAX_DRAFT_SENTENCES or sum(len(x) for x in input.draft) > MAX_DRAFT_CHARS:
+            raise UserInputError(
+                f"`draft` has {len(input.draft)} sentences and {sum(len(x) for x in input.draft)} characters; "
+                f"at most {MAX_DRAFT_SENTENCES} sentences and {MAX_DRAFT_CHARS} characters are accepted"
+            )
+        if input.position is None or not 0 <= input.position < len(input.draft):
+            raise UserInputError(
+                f"`position` must be the index of the citing sentence in `draft`, 0 to {len(input.draft) - 1}; "
+                f"got {input.position}"
+            )
+    elif input.position is not None:
+        raise UserInputError("`position` is given without a `draft`; pass the draft's sentences too")
     if len(input.cited_ids) > MAX_CITED_IDS:
         raise UserInputError(f"`citedIds` has {len(input.cited_ids)} ids; at most {MAX_CITED_IDS} are accepted")
     if input.year_max is not None and not YEAR_BOUNDS[0] <= input.year_max <= YEAR_BOUNDS[1]:
@@ -157,10 +183,11 @@ class RecommendQuery:
 
         ctx = info.context
         _check(input, min(MAX_K, ctx.max_results))
-        if not input.context.strip():
+        if not input.context.strip() and not (input.draft and any(x.strip() for x in input.draft)):
             return RecommendUnavailable(
                 reason=RecommendUnavailableReason.EMPTY_CONTEXT,
-                message="the context is empty; pass the passage that needs a citation, with [CIT] where it goes",
+                message="the context is empty; pass the passage that needs a citation, with [CIT] where it goes "
+                "(or a `draft` and the `position` of the citing sentence)",
             )
         cited = tuple(dict.fromkeys(str(i) for i in input.cited_ids))
         asked = ((str(input.citing_paper_id),) if input.citing_paper_id is not None else ()) + cited
@@ -184,6 +211,8 @@ class RecommendQuery:
             return unavailable
         request = RecommendRequest(
             context=input.context,
+            draft=tuple(input.draft or ()),
+            position=input.position if input.draft else None,
             title=input.title,
             abstract=input.abstract,
             cited_ids=cited,

@@ -163,6 +163,10 @@ def test_recommend_while_the_model_loads_says_so(graph_service: GraphService) ->
         {"context": "x [CIT]", "k": 10_000},
         {"context": "word " * 2_000},
         {"context": "x [CIT]", "yearMax": 100_000},
+        {"draft": ["a.", "b [CIT]."], "position": 2},
+        {"draft": ["a.", "b [CIT]."]},
+        {"context": "x [CIT]", "position": 0},
+        {"draft": ["word."] * 2_001, "position": 0},
     ],
 )
 def test_recommend_arguments_out_of_range(
@@ -178,3 +182,15 @@ def test_recommend_k_is_capped_by_max_results(
 ) -> None:
     result = execute(graph_service, lazy_recommend, {"input": {"context": "x [CIT]", "k": 60}}, max_results=50)
     assert result.errors and result.errors[0].extensions == {"code": "BAD_USER_INPUT"}
+
+
+def test_recommend_in_manuscript_mode(graph_service: GraphService, lazy_recommend: LazyRecommendationService) -> None:
+    """A draft and the citing sentence's position instead of a context: the query the service built
+    (the sentence before, the citing one, the one after) comes back in ``query``."""
+    draft = ["We study translation.", "Earlier systems used phrase tables [CIT].", "They grow large.", "Unrelated."]
+    out = data(graph_service, lazy_recommend, draft=draft, position=1, k=3)
+    assert out["__typename"] == "Recommendations" and out["items"]
+    assert out["query"].startswith("We study translation. Earlier systems used phrase tables [CIT]. They grow large.")
+    assert "Unrelated." not in out["query"]
+    blank = data(graph_service, lazy_recommend, draft=["  "], position=0)
+    assert blank["__typename"] == "RecommendUnavailable" and blank["reason"] == "EMPTY_CONTEXT"

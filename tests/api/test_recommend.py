@@ -6,6 +6,7 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -18,7 +19,7 @@ from api.recommend import (
     read_batch,
 )
 from api.recommend_eval import build_queries
-from gnn.embeddings import compute_embeddings
+from gnn.embeddings import compute_embeddings, paper_texts
 from gnn.encoder import TextEncoder
 from gnn.enricher import Candidate, EnricherSettings
 from gnn.prefetch import PrefetchQuery
@@ -189,6 +190,73 @@ def test_batch_cli_round_trip(
     )
     table = capsys.readouterr().out.splitlines()
     assert table[0].split()[:6] == ["#", "id", "title", "year", "score", "why"] and len(table) == 5
+
+
+def test_read_batch_manuscript_lines(tmp_path: Path) -> None:
+    path = tmp_path / "q.jsonl"
+    draft = ["We translate.", "Phrase tables help [CIT].", "They are large."]
+    path.write_text(json.dumps({"id": "m", "draft": draft, "position": 1}) + "\n", encoding="utf-8")
+    (request,) = read_batch(path, k=5)
+    assert request.draft == tuple(draft) and request.position == 1 and request.context == ""
+    for bad, message in (
+        ({"draft": draft, "position": 3}, "`position` must be the index"),
+        ({"draft": draft}, "`position` must be the index"),
+        ({"draft": "We translate.", "position": 0}, "`draft` must be a non-empty list"),
+    ):
+        path.write_text(json.dumps(bad) + "\n", encoding="utf-8")
+        with pytest.raises(ConfigError, match=rf"q.jsonl:1: {message}"):
+            read_batch(path, k=5)
+
+
+def test_manuscript_mode_searches_body_sampled_candidates(
+    graph: GraphStore, encoder: TextEncoder, tmp_path: Path
+) -> None:
+    """With ``candidate_sentences``, a manuscript-mode request's dense channel searches vectors in which
+    the full-text papers (p4, p5: each has a sentence) are title + abstract + sampled body sentences;
+    a plain request still searches the stored vectors."""
+    settings = ServiceSettings(enricher=EnricherSettings(top_m=3), candidate_sentences=2)
+    service = RecommendationService.open(graph, settings, encoder=encoder, index_dir=tmp_path / "index")
+    body = service.body_dense_index()
+    index = service.index
+    changed = [
+        str(index.ids[r]) for r in range(len(index)) if not np.allclose(index.vectors[r], body.index.reconstruct(r))
+    ]
+    assert sorted(changed) == ["p4", "p5"]
+    own = paper_texts(graph).set_index("id")["text"]["p4"]
+    expected = encoder.encode([f"{own} We extract phrase tables as Smith (1999) did."])[0]
+    assert np.allclose(body.index.reconstruct(index.row_of["p4"]), expected, atol=1e-5)
+
+    draft = ("Machine translation needs data.", "Phrase tables [CIT] are used.", "They are large.")
+    manuscript = RecommendRequest(draft=draft, position=1, k=3)
+    plain = RecommendRequest("Machine translation needs data. Phrase tables [CIT] are used. They are large.", k=3)
+    (m_query, _), (p_query, _) = service.candidates([manuscript, plain])
+    assert m_query.context == p_query.context  # the same text; only the candidate side differs
+    m_dense, p_dense = (
+        service.prefetcher.dense([q], 5, dense_index=d)[0] for q, d in ((m_query, body), (p_query, None))
+    )
+    assert m_dense.scores != p_dense.scores
+    assert service.recommend(manuscript).items
+
+
+def test_cli_manuscript_mode(
+    graph: GraphStore,
+    store_path: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    graph.close()
+    monkeypatch.setenv("CITEGRAPH_CACHE", str(tmp_path / "cache"))
+    draft = tmp_path / "draft.txt"
+    draft.write_text("We translate.\n\nPhrase tables [CIT] help.\nThey are large.\n", encoding="utf-8")
+    base = ["--db", str(store_path), "-q", "recommend", "--index-dir", str(tmp_path / "index"), "-k", "2"]
+    assert main([*base, "--draft", str(draft), "--position", "1", "--candidate-sentences", "1"]) == 0
+    table = capsys.readouterr().out.splitlines()
+    assert table[0].split()[:2] == ["#", "id"] and len(table) == 4
+    assert main([*base, "--draft", str(draft), "--position", "3"]) == 1
+    assert "--position must be the (0-based) line" in capsys.readouterr().err
+    assert main([*base, "context [CIT]", "--draft", str(draft), "--position", "0"]) == 1
+    assert "one of the three" in capsys.readouterr().err
 
 
 def test_the_store_lock_is_free_while_candidates_are_scored(

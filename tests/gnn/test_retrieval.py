@@ -22,7 +22,16 @@ from gnn.metrics import (
     recall_at_k,
     reciprocal_rank,
 )
-from gnn.prefetch import ChannelList, Prefetched, Prefetcher, PrefetchQuery, PrefetchSettings, fuse, manuscript_context
+from gnn.prefetch import (
+    ChannelList,
+    Prefetched,
+    Prefetcher,
+    PrefetchQuery,
+    PrefetchSettings,
+    body_sampled_text,
+    fuse,
+    manuscript_context,
+)
 from gnn.profiles import ProfileIndex, ProfileSettings
 from graph import GraphBatch, GraphStore, ingest
 
@@ -256,3 +265,16 @@ def test_index_takes_vectors_from_the_encoder_cache_before_they_are_written(
     assert not report.rebuilt and again.embedding_hashes[again.row_of["c1"]] != ""
     without = RetrievalIndex.open(store, path=tmp_path / "other")[0]
     assert without.embedding_hashes[without.row_of["c1"]] == ""
+
+
+def test_body_sampled_text_is_seeded_per_paper_and_keeps_reading_order() -> None:
+    body = [f"b{i}." for i in range(10)]
+    text = body_sampled_text("Title. Abstract.", body, sentences=3, seed=1, key="p1")
+    assert text.startswith("Title. Abstract. ")
+    chosen = text.removeprefix("Title. Abstract. ").split()
+    assert len(chosen) == 3 and chosen == sorted(chosen, key=body.index)  # reading order
+    assert body_sampled_text("Title. Abstract.", body, sentences=3, seed=1, key="p1") == text  # seeded
+    others = {body_sampled_text("T.", body, sentences=3, seed=1, key=f"p{i}") for i in range(20)}
+    assert len(others) > 1  # each paper draws its own sample
+    assert body_sampled_text("T.", ["only."], sentences=5, seed=0, key="p") == "T. only."  # fewer than asked: all
+    assert body_sampled_text("T.", body, sentences=0, seed=0, key="p") == "T."
