@@ -534,6 +534,7 @@ def load_trained_reranker(
 ) -> Reranker:
     """The trained reranker of ``folder`` with features over the whole graph of ``store``
     (``citations``: :func:`gnn.enricher.read_citations_with_years` rows when already read)."""
+    from gnn.lambdamart import load_blend
     from gnn.profiles import field_lexical_index
     from gnn.rerank_features import FeatureBuilder, Knowledge, TaxonomyPlaces
     from gnn.reranker import TrainedReranker, load_reranker
@@ -551,8 +552,10 @@ def load_trained_reranker(
     ).with_authorships(authorships)
     if profiles is not None:
         builder = builder.with_field_index(field_lexical_index(index, profiles.citances, None))
-    log.info("recommendations reranked by the model in %s (%s)", folder, config["settings"]["objective"])
-    return TrainedReranker(model, builder, prefetcher, config=config)
+    blend = load_blend(folder, config)
+    reranker = TrainedReranker(model, builder, prefetcher, config=config, blend=blend)
+    log.info("recommendations reranked by %r from %s", reranker, folder)
+    return reranker
 
 
 def _masked_citances(store: GraphStore, path: Path) -> pd.DataFrame:

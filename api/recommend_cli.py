@@ -168,6 +168,7 @@ def cmd_train_reranker(args: argparse.Namespace) -> int:
     from api.rerank_train import TrainSettings, report_markdown, reranker_dir, run_training, write_report
     from gnn.encoder import EncoderSettings, TextEncoder, default_cache_root
     from gnn.index import IndexSettings, RetrievalIndex, index_path
+    from gnn.lambdamart import LambdaMartSettings
     from gnn.reranker import RerankerSettings
 
     logging.getLogger("bm25s").setLevel(logging.WARNING)
@@ -193,6 +194,7 @@ def cmd_train_reranker(args: argparse.Namespace) -> int:
                 model_settings=model_settings,
                 objectives=[args.objective] if args.objective else None,
                 ablation=ablation,
+                lambdamart=None if getattr(args, "no_lambdamart", False) else LambdaMartSettings(seed=args.seed),
                 cache_dir=default_cache_root() / "reranker_examples",
                 progress=not args.quiet,
             )
@@ -274,6 +276,11 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     )
     q.add_argument("--limit", type=int, help="queries per split at most (a quick run)")
     q.add_argument("--seed", type=int, default=0)
+    q.add_argument(
+        "--no-lambdamart",
+        action="store_true",
+        help="keep the neural reranker alone (default: also train LambdaMART and blend when validation says so)",
+    )
     q.add_argument("--out", default="var/eval/reranker.json", help="report path (.json; the .md goes beside it)")
     q.add_argument("--index-dir", help="where the retrieval index lives (default: <db>.index beside the store)")
     q.set_defaults(func=cmd_train_reranker, ablation=False)

@@ -20,11 +20,15 @@ index), the strongest lexical baseline — BM25 over each candidate's title, abs
 citation-context profile, queried with the context plus the citing paper's title and abstract —
 dense retrieval, and the service's transparent fusion score (the ranking before this reranker).
 
+**The final scorer**: the neural reranker of the best objective, blended with LambdaMART over the
+same features (:mod:`gnn.lambdamart`) when the blend has the higher validation MRR.
+
 **Ablation** (``--ablation``): the four objectives; then, for the chosen objective, − hyperbolic
 (Euclidean distance between the same taxonomy points), − taxonomy (no taxonomy feature), −
 co-citation (no co-citation features, no co-cited candidates), − enricher (no references
 features, no candidates only the references stage proposed). Each row is a model trained without
-the part, evaluated on validation, the multi-citation subset (sentences citing ≥ 2 papers, R@10
+the part (and, when the final scorer is the blend, LambdaMART retrained without it and blended with
+the same α), evaluated on validation, the multi-citation subset (sentences citing ≥ 2 papers, R@10
 over all their targets) and test.
 """
 
@@ -49,6 +53,8 @@ from api.recommend_eval import build_queries, profile_citances
 from gnn.encoder import TextEncoder
 from gnn.enricher import Candidate, CitationLists, EnricherSettings, read_citations_with_years
 from gnn.index import LexicalIndex, RetrievalIndex, tokenize
+from gnn.lambdamart import MODEL_FILE as LAMBDAMART_FILE
+from gnn.lambdamart import LambdaMart, LambdaMartSettings, blend, choose_alpha, fit_lambdamart, save_blend
 from gnn.metrics import evaluate_rankings, recall_at_k
 from gnn.noise import NoiseSampler, noise_distributions
 from gnn.profiles import ProfileIndex, ProfileSettings, field_lexical_index
@@ -73,6 +79,8 @@ from gnn.reranker import (
 from graph.store import GraphStore
 
 log = logging.getLogger(__name__)
+
+DEFAULT_LAMBDAMART = LambdaMartSettings()  # run_training's default; None there skips LambdaMART
 
 
 @dataclass(frozen=True)
@@ -286,6 +294,16 @@ def _model_rankings(
     return [ranked_ids(trainer.score(model, ex), ex.ids) for ex in examples]
 
 
+def _mart_rankings(mart: LambdaMart, examples: Sequence[QueryExample]) -> list[list[str]]:
+    return [ranked_ids(mart.score(ex.features), ex.ids) for ex in examples]
+
+
+def _blend_rankings(
+    mart: LambdaMart, model: RerankerModel, trainer: RerankerTrainer, alpha: float, examples: Sequence[QueryExample]
+) -> list[list[str]]:
+    return [ranked_ids(blend(mart.score(ex.features), trainer.score(model, ex), alpha), ex.ids) for ex in examples]
+
+
 def _fusion_rankings(split: SplitData) -> list[list[str]]:
     scorer = FusionScorer()
     return [
@@ -365,12 +383,16 @@ def run_training(
     model_settings: RerankerSettings | None = None,
     objectives: Sequence[str] | None = None,
     ablation: bool = False,
+    lambdamart: LambdaMartSettings | None = DEFAULT_LAMBDAMART,
     cache_dir: Path | None = None,
     progress: bool = False,
 ) -> dict[str, Any]:
-    """Build the examples, train (each objective of ``objectives``, or ``model_settings.objective``), save the
-    best by validation MRR into ``out_dir``, evaluate it with the baselines, and with ``ablation`` the ablation
-    rows. Returns the report."""
+    """Build the examples, train (each objective of ``objectives``, or ``model_settings.objective``), keep the
+    best by validation MRR; then train LambdaMART over the same features (``lambdamart``; None: skip) and
+    blend it with that model (:mod:`gnn.lambdamart`, α chosen on validation MRR). Save the final scorer — the
+    blend when its validation MRR is higher, else the neural model alone — into ``out_dir``, evaluate every
+    model with the baselines, and with ``ablation`` the ablation rows (each retrained the way the final scorer
+    was). Returns the report."""
     start = time.perf_counter()
     model_settings = model_settings or RerankerSettings()
     splits = _load_splits(store, encoder, index, settings, cache_dir, progress)
@@ -454,7 +476,40 @@ def run_training(
             "trained_on_queries": len([ex for ex in train if ex.label.any()]),
         },
     )
-    report["chosen"] = {"objective": best, "saved": str(out_dir), "data_hash": hash_}
+    chosen_blend: tuple[float, LambdaMart] | None = None
+    if lambdamart is not None and not any(ex.label.any() for ex in val.examples):
+        log.warning("LambdaMART skipped: no validation query has a target among its candidates to stop on")
+        lambdamart = None
+    if lambdamart is not None:
+        log.info("LambdaMART over the same features, and its blend with the %s model", best)
+        mart = fit_lambdamart(train, val.examples, lambdamart)
+        add(
+            "LambdaMART (features only)",
+            f"{mart.trees} trees (early-stopped on validation NDCG@10), {lambdamart.leaves} leaves",
+            _mart_rankings(mart, val.examples),
+            _mart_rankings(mart, test.examples),
+            training_seconds=round(mart.seconds, 1),
+        )
+        alpha, mrr_by_alpha = choose_alpha(mart, lambda ex: trainer.score(best_model, ex), val.examples)
+        add(
+            f"LambdaMART + reranker ({best}), α = {alpha:g}",
+            "z(LambdaMART) + α·z(neural), α from "
+            + ", ".join(f"{a:g}: MRR {m:.4f}" for a, m in mrr_by_alpha.items())
+            + " on validation",
+            _blend_rankings(mart, best_model, trainer, alpha, val.examples),
+            _blend_rankings(mart, best_model, trainer, alpha, test.examples),
+        )
+        if mrr_by_alpha[alpha] > best_training.validation_mrr:
+            chosen_blend = (alpha, mart)
+            save_blend(out_dir, mart, alpha, mrr_by_alpha)
+        else:
+            (out_dir / LAMBDAMART_FILE).unlink(missing_ok=True)
+    report["chosen"] = {
+        "objective": best,
+        "saved": str(out_dir),
+        "data_hash": hash_,
+        "lambdamart": None if chosen_blend is None else {"alpha": chosen_blend[0], "trees": chosen_blend[1].trees},
+    }
 
     if ablation:
         rows = [
@@ -474,12 +529,24 @@ def run_training(
                 parts = {name: _ablated(split, stage, mask) for name, split in splits.items()}
             train_a = [ex for name, exs in parts.items() if name.startswith("train") for ex in exs]
             model, training = RerankerTrainer(index.vectors, best_settings).fit(train_a, parts["validation"])
+            description = f"best epoch {training.best_epoch}/{training.epochs}"
+            if chosen_blend is None:
+                name = f"reranker ({best}) {label}"
+                val_rank = _model_rankings(model, trainer, parts["validation"])
+                test_rank = _model_rankings(model, trainer, parts["test"])
+            else:
+                alpha = chosen_blend[0]
+                mart_a = fit_lambdamart(train_a, parts["validation"], lambdamart)
+                name = f"LambdaMART + reranker ({best}) {label}"
+                description += f"; LambdaMART {mart_a.trees} trees; α = {alpha:g}"
+                val_rank = _blend_rankings(mart_a, model, trainer, alpha, parts["validation"])
+                test_rank = _blend_rankings(mart_a, model, trainer, alpha, parts["test"])
             report["systems"].append(
                 {
-                    "name": f"reranker ({best}) {label}",
-                    "description": f"best epoch {training.best_epoch}/{training.epochs}",
-                    "validation": _metrics(_model_rankings(model, trainer, parts["validation"]), parts["validation"]),
-                    "test": _metrics(_model_rankings(model, trainer, parts["test"]), parts["test"]),
+                    "name": name,
+                    "description": description,
+                    "validation": _metrics(val_rank, parts["validation"]),
+                    "test": _metrics(test_rank, parts["test"]),
                     "training_seconds": round(training.seconds, 1),
                 }
             )

@@ -409,17 +409,26 @@ class TrainedReranker:
     """A saved :class:`RerankerModel` as the recommendation service's final scorer.
 
     ``score(query, candidates)`` computes the candidates' features with ``builder`` (the whole
-    graph as knowledge: a served query is written now) and the model's scores. The papers the
-    query already cites are its exclusions other than the citing paper itself.
+    graph as knowledge: a served query is written now) and the model's scores — blended with a
+    LambdaMART model over the same features when one was saved beside it (``blend``: the model and
+    :math:`\alpha`, :func:`gnn.lambdamart.blend`). The papers the query already cites are its
+    exclusions other than the citing paper itself.
     """
 
     def __init__(
-        self, model: RerankerModel, builder: Any, prefetcher: Any, *, config: dict[str, Any] | None = None
+        self,
+        model: RerankerModel,
+        builder: Any,
+        prefetcher: Any,
+        *,
+        config: dict[str, Any] | None = None,
+        blend: tuple[Any, float] | None = None,
     ) -> None:
         self.model = model.eval()
         self.builder = builder  # gnn.rerank_features.FeatureBuilder
         self.prefetcher = prefetcher  # gnn.prefetch.Prefetcher: context and citing-paper vectors
         self.config = config or {}
+        self.blend = blend  # (gnn.lambdamart.LambdaMart, alpha) or None
         index = builder.index
         self._vectors = torch.as_tensor(np.vstack([index.vectors, np.zeros((1, index.dim), np.float32)]))
 
@@ -441,10 +450,19 @@ class TrainedReranker:
                 self._vectors[torch.as_tensor(rows)][None],
                 torch.as_tensor(features[None]),
             )
-        return [float(v) for v in scores[0]]
+        neural = scores[0].numpy()
+        if self.blend is not None:
+            from gnn.lambdamart import blend
+
+            mart, alpha = self.blend
+            return [float(v) for v in blend(mart.score(features), neural, alpha)]
+        return [float(v) for v in neural]
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(objective={self.config.get('settings', {}).get('objective')})"
+        objective = self.config.get("settings", {}).get("objective")
+        if self.blend is not None:
+            return f"{type(self).__name__}(objective={objective}, lambdamart trees={self.blend[0].trees}, alpha={self.blend[1]:g})"
+        return f"{type(self).__name__}(objective={objective})"
 
 
 __all__ = [

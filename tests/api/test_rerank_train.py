@@ -80,6 +80,8 @@ def test_training_saves_a_model_the_service_then_uses(store: GraphStore, encoder
         "service fusion (no reranker)",
         "reranker (triplet)",
         "reranker (source_target)",
+        "LambdaMART (features only)",
+        f"LambdaMART + reranker ({report['chosen']['objective']}), α = {report['systems'][-1]['name'].split('= ')[-1]}",
     ]
     assert report["queries"]["train 2004-2004"]["queries"] == 2 and report["queries"]["validation"]["queries"] == 2
     assert report["queries"]["train 2004-2004"]["knows until"] == 2003
@@ -87,6 +89,10 @@ def test_training_saves_a_model_the_service_then_uses(store: GraphStore, encoder
         assert 0.0 <= row["validation"]["R@10"] <= 1.0 and row["validation"]["multi_queries"] == 1
     config = json.loads((reranker_dir(folder) / "config.json").read_text(encoding="utf-8"))
     assert config["settings"]["objective"] == report["chosen"]["objective"] and len(config["data_hash"]) == 16
+    # the blend is saved exactly when validation chose it over the neural model alone
+    blended = report["chosen"]["lambdamart"]
+    assert (blended is None) == ("lambdamart" not in config)
+    assert (reranker_dir(folder) / "lambdamart.txt").is_file() == (blended is not None)
     cached = list((tmp_path / "examples").glob("examples-*.pkl"))
     assert cached, "the examples are cached for the next run"
     _check_sampled_extras(cached[0], index)
@@ -102,6 +108,23 @@ def test_training_saves_a_model_the_service_then_uses(store: GraphStore, encoder
     assert [i.score for i in response.items] == sorted((i.score for i in response.items), reverse=True)
     fusion = RecommendationService.open(store, ServiceSettings(use_reranker=False), encoder=encoder, index_dir=folder)
     assert not isinstance(fusion.reranker, TrainedReranker)
+
+    # a LambdaMART blend saved beside the model is what the service scores with from then on
+    import pickle
+
+    from gnn.lambdamart import LambdaMartSettings, fit_lambdamart, save_blend
+
+    with cached[0].open("rb") as handle:
+        splits = pickle.load(handle)
+    train = [ex for name, split in splits.items() if name.startswith("train") for ex in split.examples]
+    tiny = LambdaMartSettings(max_trees=5, leaves=2, min_child_samples=1, patience=5)
+    save_blend(reranker_dir(folder), fit_lambdamart(train, splits["validation"].examples, tiny), 0.5, {0.5: 1.0})
+    blended = RecommendationService.open(store, settings, encoder=encoder, index_dir=folder)
+    assert isinstance(blended.reranker, TrainedReranker) and blended.reranker.blend is not None
+    assert "alpha=0.5" in repr(blended.reranker)
+    again = blended.recommend(RecommendRequest("Phrase tables [CIT] help.", citing_paper_id="p5", k=3))
+    assert [i.score for i in again.items] == sorted((i.score for i in again.items), reverse=True)
+    assert [i.score for i in again.items] != [i.score for i in response.items]  # standardised blend scores
 
 
 def test_sampled_extras_come_from_the_noise_distributions() -> None:
@@ -163,8 +186,11 @@ def test_ablation_runs_every_objective_and_every_part(store: GraphStore, encoder
     names = [row["name"] for row in report["systems"]][4:]
     best = report["chosen"]["objective"]
     assert names[:4] == [f"reranker ({o})" for o in ("triplet", "target", "source", "source_target")]
-    assert names[4:] == [
-        f"reranker ({best}) − {part}"
+    assert names[4] == "LambdaMART (features only)" and names[5].startswith(f"LambdaMART + reranker ({best}), α = ")
+    # each ablation row is retrained the way the final scorer was: the blend when it was chosen
+    final = f"LambdaMART + reranker ({best})" if report["chosen"]["lambdamart"] else f"reranker ({best})"
+    assert names[6:] == [
+        f"{final} − {part}"
         for part in ("hyperbolic (Euclidean distance)", "taxonomy", "co-citation", "enricher", "authors")
     ]
     assert report["command"] == "citegraph eval recommend --ablation"

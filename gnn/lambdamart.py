@@ -1,0 +1,222 @@
+r"""LambdaMART over the reranker's features, and its blend with the neural reranker.
+
+**LambdaMART** (Burges 2010, "From RankNet to LambdaRank to LambdaMART"): gradient-boosted regression
+trees whose gradients are the LambdaRank pseudo-gradients. For a query's candidates :math:`i` (a
+target) and :math:`j` (not), with scores :math:`s_i, s_j`,
+
+.. math::
+    \lambda_{ij} = \frac{-\sigma}{1 + e^{\sigma (s_i - s_j)}}\,\bigl|\Delta \mathrm{NDCG}_{ij}\bigr|,
+    \qquad \lambda_i = \sum_{j} \lambda_{ij} - \sum_{j} \lambda_{ji},
+
+where :math:`|\Delta \mathrm{NDCG}_{ij}|` is the change of NDCG@k had :math:`i` and :math:`j` swapped
+places (LightGBM's ``lambdarank`` objective, pairs truncated to the top ``truncation`` places). The
+trees see the 37 features of :mod:`gnn.rerank_features` only — no text vectors — and split on them
+without scaling; medians and interactions (a BM25 score that matters only when the profile is empty,
+say) come for free, which the feature MLP has to learn.
+
+**Blend.** Trees and the neural reranker (:mod:`gnn.reranker`, which also reads the MiniLM vectors)
+are combined per query on standardised scores,
+
+.. math::
+    s(q, d) = z_q\bigl(s_\mathrm{mart}(q, d)\bigr) + \alpha\, z_q\bigl(s_\mathrm{nn}(q, d)\bigr),
+    \qquad z_q(x_d) = \frac{x_d - \operatorname{mean}_{d'} x_{d'}}{\operatorname{std}_{d'} x_{d'}},
+
+with :math:`\alpha` chosen on validation MRR from a small grid (:func:`choose_alpha`). The
+standardisation makes the two scales comparable whatever either model's raw range is.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import lightgbm as lgb
+import numpy as np
+
+from gnn.metrics import reciprocal_rank
+from gnn.reranker import QueryExample, ranked_ids
+from graph.errors import ConfigError
+
+log = logging.getLogger(__name__)
+
+MODEL_FILE = "lambdamart.txt"
+ALPHA_GRID = (0.0, 0.25, 0.5, 1.0, 2.0)
+
+
+@dataclass(frozen=True)
+class LambdaMartSettings:
+    """LightGBM lambdarank; defaults validated on the 2010 validation queries (docs/quality.md, "Reranker")."""
+
+    max_trees: int = 2000  # upper bound; early stopping on validation NDCG@10 picks the number
+    learning_rate: float = 0.05
+    leaves: int = 15
+    min_child_samples: int = 20
+    subsample: float = 0.8  # rows per tree
+    colsample: float = 0.8  # features per tree
+    truncation: int = 20  # lambdarank pairs only among the top places
+    patience: int = 100  # trees without a validation gain before stopping
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.max_trees < 1 or self.leaves < 2 or not 0 < self.learning_rate <= 1:
+            raise ConfigError(
+                f"LambdaMART needs max_trees ≥ 1, leaves ≥ 2 and 0 < learning_rate ≤ 1; got {self.max_trees}, "
+                f"{self.leaves}, {self.learning_rate}"
+            )
+
+
+@dataclass(frozen=True)
+class LambdaMart:
+    """A trained booster: scores a pool's feature rows."""
+
+    booster: lgb.Booster
+    settings: LambdaMartSettings
+    trees: int  # trees used (the best iteration)
+    seconds: float = 0.0
+
+    def score(self, features: np.ndarray) -> np.ndarray:
+        if len(features) == 0:
+            return np.zeros(0)
+        return np.asarray(
+            self.booster.predict(np.asarray(features, dtype=np.float32), num_iteration=self.trees, num_threads=1)
+        )
+
+    def save(self, folder: Path) -> Path:
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / MODEL_FILE
+        self.booster.save_model(str(path), num_iteration=self.trees)
+        return path
+
+    @classmethod
+    def load(cls, folder: Path, record: dict[str, Any]) -> LambdaMart:
+        """The booster saved in ``folder`` with the ``lambdamart`` entry of the reranker's config."""
+        path = folder / MODEL_FILE
+        if not path.is_file():
+            raise ConfigError(f"{folder}: {MODEL_FILE} is missing; rerun `citegraph train reranker`")
+        booster = lgb.Booster(model_file=str(path))
+        return cls(booster, LambdaMartSettings(**record["settings"]), int(record["trees"]))
+
+    def describe(self) -> dict[str, Any]:
+        return {"settings": asdict(self.settings), "trees": self.trees}
+
+
+def _matrix(examples: Sequence[QueryExample]) -> tuple[np.ndarray, np.ndarray, list[int]]:
+    features = np.concatenate([ex.features for ex in examples]).astype(np.float32)
+    labels = np.concatenate([ex.label.astype(np.int32) for ex in examples])
+    return features, labels, [len(ex.ids) for ex in examples]
+
+
+def fit_lambdamart(
+    train: Sequence[QueryExample], validation: Sequence[QueryExample], settings: LambdaMartSettings | None = None
+) -> LambdaMart:
+    """Train on the queries of ``train`` with a target among their candidates (the strict regime),
+    early-stopped on the NDCG@10 of ``validation``'s queries that have one."""
+    settings = settings or LambdaMartSettings()
+    train = [ex for ex in train if ex.label.any()]
+    validation = [ex for ex in validation if ex.label.any()]
+    if not train or not validation:
+        raise ConfigError("LambdaMART needs training and validation queries with a target among their candidates")
+    start = time.perf_counter()
+    x, y, groups = _matrix(train)
+    vx, vy, vgroups = _matrix(validation)
+    params = {
+        "objective": "lambdarank",
+        "metric": "ndcg",
+        "eval_at": [10],
+        "learning_rate": settings.learning_rate,
+        "num_leaves": settings.leaves,
+        "min_child_samples": settings.min_child_samples,
+        "bagging_fraction": settings.subsample,
+        "bagging_freq": 1,
+        "feature_fraction": settings.colsample,
+        "lambdarank_truncation_level": settings.truncation,
+        "seed": settings.seed,
+        "deterministic": True,
+        "num_threads": 1,
+        "verbosity": -1,
+    }
+    train_set = lgb.Dataset(x, y, group=groups)
+    valid_set = lgb.Dataset(vx, vy, group=vgroups, reference=train_set)
+    booster = lgb.train(
+        params,
+        train_set,
+        num_boost_round=settings.max_trees,
+        valid_sets=[valid_set],
+        callbacks=[lgb.early_stopping(settings.patience, verbose=False)],
+    )
+    trees = int(booster.best_iteration or booster.current_iteration())
+    log.info("LambdaMART: %d trees, %.1f s", trees, time.perf_counter() - start)
+    return LambdaMart(booster, settings, trees, time.perf_counter() - start)
+
+
+def standardise(scores: np.ndarray) -> np.ndarray:
+    """:math:`z_q`: zero mean, unit deviation within one query's pool (a constant pool gives zeros)."""
+    scores = np.asarray(scores, dtype=np.float64)
+    if len(scores) == 0:
+        return scores
+    spread = scores.std()
+    return (scores - scores.mean()) / spread if spread > 0 else np.zeros_like(scores)
+
+
+def blend(mart_scores: np.ndarray, neural_scores: np.ndarray, alpha: float) -> np.ndarray:
+    """:math:`z_q(s_\\mathrm{mart}) + \\alpha\\, z_q(s_\\mathrm{nn})` (module docstring)."""
+    return standardise(mart_scores) + alpha * standardise(neural_scores)
+
+
+def choose_alpha(
+    mart: LambdaMart,
+    neural: Callable[[QueryExample], np.ndarray],
+    validation: Sequence[QueryExample],
+    grid: Sequence[float] = ALPHA_GRID,
+) -> tuple[float, dict[float, float]]:
+    """The :math:`\\alpha` of ``grid`` with the best validation MRR (ties: the smaller), and every value's MRR."""
+    pools = [(ex, mart.score(ex.features), neural(ex)) for ex in validation]
+    mrr = {
+        alpha: float(
+            np.mean([reciprocal_rank(ranked_ids(blend(m, n, alpha), ex.ids), ex.targets) for ex, m, n in pools])
+        )
+        for alpha in grid
+    }
+    best = max(grid, key=lambda a: (mrr[a], -a))
+    return best, mrr
+
+
+def save_blend(folder: Path, mart: LambdaMart, alpha: float, mrr_by_alpha: dict[float, float]) -> None:
+    """Save the booster and record it (with ``alpha``) in the reranker's ``config.json``."""
+    config_path = folder / "config.json"
+    if not config_path.is_file():
+        raise ConfigError(f"{folder}: save the neural reranker first (config.json is missing)")
+    mart.save(folder)
+    record = json.loads(config_path.read_text(encoding="utf-8"))
+    record["lambdamart"] = {
+        **mart.describe(),
+        "alpha": alpha,
+        "validation_mrr_by_alpha": {str(a): round(v, 6) for a, v in mrr_by_alpha.items()},
+    }
+    config_path.write_text(json.dumps(record, indent=2, sort_keys=True), encoding="utf-8")
+
+
+def load_blend(folder: Path, record: dict[str, Any]) -> tuple[LambdaMart, float] | None:
+    """The booster and :math:`\\alpha` recorded in a reranker's config; None for a neural-only reranker."""
+    entry = record.get("lambdamart")
+    if not entry:
+        return None
+    return LambdaMart.load(folder, entry), float(entry["alpha"])
+
+
+__all__ = [
+    "ALPHA_GRID",
+    "LambdaMart",
+    "LambdaMartSettings",
+    "blend",
+    "choose_alpha",
+    "fit_lambdamart",
+    "load_blend",
+    "save_blend",
+    "standardise",
+]
