@@ -11,6 +11,9 @@ files), the predictions of all folds pooled:
 * ``linker (gold + silver)``: the same plus the silver corpus, its cosine cutoff chosen on the
   training folds' gold pairs (:func:`~gnn.linkage.silver.choose_cutoff`), then balanced;
 * ``boosting (gold)``: gradient-boosted trees on the same features, for comparison.
+
+The report also carries :func:`human_agreement`, the annotators' F1 against each other where a
+citance has more than one annotator.
 """
 
 from __future__ import annotations
@@ -46,6 +49,40 @@ def _predict(linker: Linker, examples: Sequence[Example], keys: Sequence[Hashabl
         chosen = linker.selection.select(linker.decision(e.matrix())) if len(e.paper) else np.zeros(0, np.int64)
         out[key] = [int(e.paper.sids[j]) for j in chosen]
     return out
+
+
+def human_agreement(gold: GoldCorpus) -> dict[str, object]:
+    """The human ceiling: each annotator's links scored against another's on the citances both annotated.
+
+    For every citance (same reference paper, citing paper and citing sentences) with links from two
+    or more annotators, every ordered pair (a, b) counts a's sids as a prediction of b's
+    (:func:`gnn.linkage.scoring.citance_counts`), summed over citances and pairs; the micro F1 is
+    symmetric in the pair. ``f1`` is None when no citance has two annotators (the report says how
+    many papers have two annotators and how many citances each annotated).
+    """
+    from itertools import permutations
+
+    from gnn.linkage.scoring import citance_counts
+
+    links: dict[Hashable, dict[str, frozenset[int]]] = {}
+    citances_by: dict[str, dict[str, int]] = {}  # paper -> annotator -> citances annotated
+    for ex, key, annotator in zip(gold.examples, gold.keys, gold.annotators):
+        links.setdefault(key, {})[annotator] = ex.positives
+        per_paper = citances_by.setdefault(str(ex.group), {})
+        per_paper[annotator] = per_paper.get(annotator, 0) + 1
+    shared = {key: by for key, by in links.items() if len(by) >= 2}
+    counts = None
+    for by in shared.values():
+        for a, b in permutations(sorted(by), 2):
+            pair = citance_counts(by[a], by[b])
+            counts = pair if counts is None else counts + pair
+    return {
+        "citances_with_two_or_more_annotators": len(shared),
+        "papers_with_two_or_more_annotators": {p: by for p, by in citances_by.items() if len(by) >= 2},
+        "f1": None if counts is None else round(counts.f1, 4),
+        "precision": None if counts is None else round(counts.precision, 4),
+        "recall": None if counts is None else round(counts.recall, 4),
+    }
 
 
 def cross_validate(
@@ -105,7 +142,8 @@ def cross_validate(
         "selections": [s.__dict__ for s in selections],
         "train_seconds": {k: round(v, 1) for k, v in timings.items()},
         "folds": [sorted(f) for f in folds],
+        "human_agreement": human_agreement(gold),
     }
 
 
-__all__ = ["EvalSettings", "cross_validate"]
+__all__ = ["EvalSettings", "cross_validate", "human_agreement"]

@@ -262,3 +262,24 @@ def test_silver_paper_selection_prefers_citances_per_sentence() -> None:
     mentions = pd.DataFrame({"source": [f"s{i}" for i in range(30)], "target": ["A"] * 10 + ["B"] * 10 + ["C"] * 10})
     assert select_papers(sentences, mentions, None, min_sentences=80) == ["A", "B"]  # C is too short
     assert select_papers(sentences, mentions, 1, min_sentences=80) == ["A"]
+
+
+def test_human_agreement_by_hand(paper: CitedPaper) -> None:
+    """Citance c1 has two annotators: A links {1, 2}, B links {2, 3}. Each ordered pair counts TP 1,
+    FP 1, FN 1, so P = R = F1 = 0.5. Citance c2 has one annotator and does not count."""
+    from gnn.linkage.evaluate import human_agreement
+    from gnn.linkage.model import Example
+    from gnn.linkage.pipeline import GoldCorpus
+
+    def example(sids: set[int]) -> Example:
+        return Example("R1", "text", unit(0), paper, frozenset(sids))
+
+    corpus = GoldCorpus(
+        [example({1, 2}), example({2, 3}), example({4})], ["c1", "c1", "c2"], ["A", "B", "A"], {"R1": paper}
+    )
+    agreement = human_agreement(corpus)
+    assert agreement["citances_with_two_or_more_annotators"] == 1
+    assert (agreement["precision"], agreement["recall"], agreement["f1"]) == (0.5, 0.5, 0.5)
+    assert agreement["papers_with_two_or_more_annotators"] == {"R1": {"A": 2, "B": 1}}
+    alone = GoldCorpus([example({1})], ["c1"], ["A"], {"R1": paper})
+    assert human_agreement(alone)["f1"] is None
