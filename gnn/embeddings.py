@@ -71,7 +71,8 @@ class EmbeddingReport:
 
 
 def _clean(values: pd.Series) -> pd.Series:
-    return values.fillna("").astype(str).str.strip()
+    # object first: a column that is all missing reads as float64, which takes no "" fill
+    return values.astype(object).where(values.notna(), "").astype(str).str.strip()
 
 
 def paper_texts(store: GraphStore) -> pd.DataFrame:
