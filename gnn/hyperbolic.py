@@ -18,8 +18,14 @@ What it writes (curvature :math:`-1`, float64):
       \alpha_i = \begin{cases} \mathrm{score}_i & \text{IN\_CATEGORY inferred} \\ 1 & \text{otherwise} \end{cases}
 
   so a paper in one category sits on it, and a paper in two sits on the geodesic between them,
-  nearer the one with the higher score. Papers that had coordinates and no longer have a
-  category get null (a rerun leaves the same graph);
+  nearer the one with the higher score;
+* ``poincare`` on every other paper with a text embedding (its inferred categories all fell below
+  the calibrated threshold, so it has no IN_CATEGORY edge): the same midpoint over its
+  ``place_top_k`` categories nearest by cosine between its ``embedding`` and their ``fused``
+  vectors, weighted by that cosine — where the reranker places such a paper
+  (:meth:`gnn.rerank_features.TaxonomyPlaces.infer`). No category edge is written for it, and the
+  report counts these papers apart. Papers that had coordinates and now have neither a category
+  nor an embedding get null (a rerun leaves the same graph);
 * a learned map :math:`h_\theta` (:mod:`gnn.hyperbolic_map`) from fused class vectors
   (``fused``, written by ``compute taxonomy``) into the ball,
   :math:`h_\theta(f) = \exp_0(\text{bounded } \mathrm{MLP}_\theta(f))`, trained with Nickel &
@@ -89,12 +95,17 @@ class HyperbolicSettings:
     device: str | None = None
     # How h_θ trains (gnn/hyperbolic_map.py); its seed and device are taken from the two fields above.
     map_settings: MapSettings = field(default_factory=MapSettings)
+    # Papers without categories but with an embedding sit at the midpoint of this many nearest categories
+    # (by cosine to their fused vectors); 0 leaves them without coordinates.
+    place_top_k: int = 3
 
     def __post_init__(self) -> None:
         if self.dim is not None and self.dim < 2:
             raise ConfigError(f"--dim is {self.dim}; the ball needs at least 2 dimensions (default: the store's size)")
         if self.epochs < 0:
             raise ConfigError(f"epochs is {self.epochs}; use >= 0 (default 300)")
+        if self.place_top_k < 0:
+            raise ConfigError(f"place_top_k is {self.place_top_k}; use >= 0 (default 3, 0: off)")
 
     def embedding(self, dim: int) -> EmbeddingSettings:
         return EmbeddingSettings(
@@ -209,6 +220,44 @@ def paper_points(in_category: pd.DataFrame, class_points: pd.Series) -> pd.DataF
     return pd.DataFrame({"id": list(papers), "poincare": list(midpoints.numpy())})
 
 
+def text_placed_points(
+    store: GraphStore, tables: TaxonomyTables, class_points: pd.Series, placed: set[str], top_k: int
+) -> pd.DataFrame:
+    """``id``, ``poincare`` of the papers with an ``embedding`` and not in ``placed`` (module docstring):
+    the cosine-weighted midpoint of their ``top_k`` nearest categories by ``fused`` vector. Empty when
+    no category has a fused vector (``compute taxonomy`` not run) or no such paper has an embedding."""
+    empty = pd.DataFrame({"id": pd.Series(dtype=object), "poincare": pd.Series(dtype=object)})
+    arxiv = tables.arxiv[tables.arxiv["fused"].notna()]
+    arxiv = arxiv[arxiv["code"].isin(class_points.index)]
+    if arxiv.empty:
+        return empty
+    fused = np.stack([np.asarray(v, dtype=np.float32) for v in arxiv["fused"]])
+    fused /= np.linalg.norm(fused, axis=1, keepdims=True).clip(min=1e-12)
+    table = store.query_arrow("node_embeddings", identifiers={"LABEL": "Paper"})  # bulk: 100k+ vectors
+    if table.num_rows == 0:
+        return empty
+    all_ids = np.asarray(table.column("id").to_pylist(), dtype=object)
+    keep = np.asarray([pid not in placed for pid in all_ids], dtype=bool)
+    if not keep.any():
+        return empty
+    flat = table.column("embedding").combine_chunks().flatten().to_numpy(zero_copy_only=False)
+    matrix = np.asarray(flat, dtype=np.float32).reshape(table.num_rows, -1)
+    if matrix.shape[1] != fused.shape[1]:
+        log.warning(
+            "papers not placed by text: fused vectors are %d-d, embeddings %d-d", fused.shape[1], matrix.shape[1]
+        )
+        return empty
+    order = np.argsort(all_ids[keep].astype(str), kind="stable")  # the same rows in any backend's order
+    ids, vectors = all_ids[keep][order].tolist(), matrix[keep][order]
+    k = min(top_k, len(fused))
+    scores = vectors / np.linalg.norm(vectors, axis=1, keepdims=True).clip(min=1e-12) @ fused.T
+    top = np.argsort(-scores, axis=1, kind="stable")[:, :k]
+    weights = np.clip(np.take_along_axis(scores, top, axis=1), 1e-6, None).astype(np.float64)
+    coords = np.stack([np.asarray(class_points[c], dtype=np.float64) for c in arxiv["code"]])
+    midpoints = poincare.weighted_midpoint(torch.from_numpy(coords[top]), torch.from_numpy(weights))
+    return pd.DataFrame({"id": ids, "poincare": list(midpoints.numpy())})
+
+
 # the compute step ------------------------------------------------------------------------------
 
 
@@ -224,6 +273,7 @@ class HyperbolicReport:
     arxiv_written: int
     papers_written: int
     papers_cleared: int  # papers whose old coordinates were removed (no category any more)
+    papers_placed_by_text: int  # of papers_written: no category, placed by their embedding
     joint: Reconstruction  # the whole joint hierarchy (in-memory points)
     acm1998: Reconstruction | None  # ACM 1998 tree from the coordinates read back from the store
     map_fit: MapFit | None
@@ -236,7 +286,8 @@ class HyperbolicReport:
             f"hyperbolic on {self.device}: {self.hierarchy_nodes} hierarchy nodes, {self.closure_pairs} closure pairs, "
             f"trained in {self.dim}-d, written as {self.stored_dim}-d",
             f"  poincare written on {self.acm_written} AcmClass, {self.arxiv_written} ArxivCategory, "
-            f"{self.papers_written} Paper nodes ({self.papers_cleared} papers cleared)",
+            f"{self.papers_written} Paper nodes ({self.papers_placed_by_text} of them placed by their text, "
+            f"without categories; {self.papers_cleared} papers cleared)",
             f"  joint hierarchy: {self.joint}",
         ]
         if self.acm1998 is not None:
@@ -300,6 +351,12 @@ def compute_hyperbolic(
     acm_written = store.write_node_properties("AcmClass", "id", acm_frame)
     arxiv_written = store.write_node_properties("ArxivCategory", "code", arxiv_frame)
     papers = paper_points(tables.in_category, points[tables.arxiv["code"]])
+    by_text = (
+        text_placed_points(store, tables, points, set(papers["id"]), settings.place_top_k)
+        if settings.place_top_k
+        else papers.iloc[:0]
+    )
+    papers = pd.concat([papers, by_text], ignore_index=True) if len(by_text) else papers
     previous = pd.DataFrame.from_records(store.query("papers_with_poincare"), columns=["id", "poincare"])
     stale = previous.loc[~previous["id"].isin(papers["id"]), ["id"]].assign(poincare=None)
     papers_written = store.write_node_properties("Paper", "id", papers) if len(papers) else 0
@@ -333,6 +390,7 @@ def compute_hyperbolic(
         arxiv_written=arxiv_written,
         papers_written=papers_written,
         papers_cleared=papers_cleared,
+        papers_placed_by_text=len(by_text),
         joint=joint,
         acm1998=acm1998,
         map_fit=map_fit,

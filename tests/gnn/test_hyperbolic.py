@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -118,6 +119,39 @@ def test_fused_vectors_train_a_map_that_loads(taxonomy_store: GraphStore, tmp_pa
     assert set(points.index) == {*acm_ids, "cs.CL", "cs.LG", "math.AG"}
     with pytest.raises(ConfigError, match="8-d"):
         model.to_ball(np.zeros(3))
+
+
+def test_papers_without_categories_are_placed_by_their_text(taxonomy_store: GraphStore, tmp_path: Path) -> None:
+    """p3 has no category but an embedding: it sits at the cosine-weighted midpoint of its two nearest
+    categories by fused vector (cs.CL 0.8, cs.LG 0.6; math.AG is orthogonal to it); p1 keeps its category's
+    point; without an embedding or with place_top_k 0 a paper stays unplaced."""
+    unit = np.eye(SIZES.taxonomy, dtype=np.float32)
+    taxonomy_store.write_node_properties(
+        "ArxivCategory",
+        "code",
+        pd.DataFrame({"code": ["cs.CL", "cs.LG", "math.AG"], "fused": [unit[0], unit[1], unit[2]]}),
+    )
+    text = (0.8 * unit[0] + 0.6 * unit[1]).astype(np.float32)
+    taxonomy_store.write_node_properties(
+        "Paper", "id", pd.DataFrame({"id": ["p1", "p3"], "embedding": [unit[2], text]})
+    )
+    report = compute_hyperbolic(taxonomy_store, replace(FAST, place_top_k=2), models_dir=tmp_path / "models")
+    assert (report.papers_written, report.papers_placed_by_text) == (3, 1)
+    assert "1 of them placed by their text" in report.summary()
+    points = stored_points(taxonomy_store)
+    expected = poincare.weighted_midpoint(
+        torch.from_numpy(np.stack([points["cs.CL"], points["cs.LG"]]))[None],
+        torch.tensor([[0.8, 0.6]], dtype=torch.float64),
+    )[0].numpy()
+    np.testing.assert_allclose(points["paper:p3"], expected, atol=1e-6)
+    np.testing.assert_allclose(points["paper:p1"], points["cs.CL"], atol=1e-9)  # its category, not its text
+
+    off = compute_hyperbolic(taxonomy_store, replace(FAST, place_top_k=0), models_dir=tmp_path / "models")
+    assert (
+        off.papers_placed_by_text == 0 and off.papers_cleared == 1 and "paper:p3" not in stored_points(taxonomy_store)
+    )
+    with pytest.raises(ConfigError, match="place_top_k"):
+        HyperbolicSettings(place_top_k=-1)
 
 
 def test_paper_points_weights_and_missing_categories() -> None:
