@@ -104,17 +104,22 @@ def fill(store: GraphStore) -> GraphStore:
     return store
 
 
+def plain(value: object, digits: int | None = None) -> object:
+    """A stored value as plain Python for equality checks: lists for vectors, None for NaN, floats
+    rounded to ``digits`` when given (-0.0 becomes 0.0)."""
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return [plain(v, digits) for v in value]
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return None
+    if isinstance(value, np.generic):
+        value = value.item()
+    if digits is not None and isinstance(value, float):
+        return round(value, digits) + 0.0
+    return value
+
+
 def snapshot(store: GraphStore) -> dict[str, list[dict[str, object]]]:
     """Every node and edge with every property, as plain sorted Python values (for equality checks)."""
-
-    def plain(value: object) -> object:
-        if isinstance(value, (list, tuple, np.ndarray)):
-            return [plain(v) for v in value]
-        if value is None or (isinstance(value, float) and np.isnan(value)):
-            return None
-        if isinstance(value, np.generic):
-            return value.item()
-        return value
 
     out: dict[str, list[dict[str, object]]] = {}
     for label in store.schema.nodes:

@@ -18,9 +18,9 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pytest
+from rich_graph import plain
 from tiny_graph import tiny_batch
 
 from gnn.categories import CategorySettings
@@ -147,17 +147,6 @@ def compute_everything(store: GraphStore, encoder: object, models_dir: Path) -> 
 def comparable(store: GraphStore) -> dict[str, list[dict[str, object]]]:
     """Every node and edge with every property, sorted, floats rounded to 5 decimals (vectors included)."""
 
-    def plain(value: object) -> object:
-        if isinstance(value, (list, tuple, np.ndarray)):
-            return [plain(v) for v in value]
-        if value is None or (isinstance(value, float) and np.isnan(value)):
-            return None
-        if isinstance(value, np.generic):
-            value = value.item()
-        if isinstance(value, float):
-            return round(value, 5) + 0.0  # + 0.0: -0.0 and 0.0 compare the same in repr
-        return value
-
     out: dict[str, list[dict[str, object]]] = {}
     for kind, names, read in (
         ("node", store.schema.nodes, store.iter_nodes),
@@ -165,7 +154,7 @@ def comparable(store: GraphStore) -> dict[str, list[dict[str, object]]]:
     ):
         for name in names:
             rows = [r for frame in read(name, 1_000) for r in frame.to_dict("records")]
-            out[f"{kind}:{name}"] = sorted(({k: plain(v) for k, v in row.items()} for row in rows), key=repr)
+            out[f"{kind}:{name}"] = sorted(({k: plain(v, 5) for k, v in row.items()} for row in rows), key=repr)
     return out
 
 
