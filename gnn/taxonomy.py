@@ -9,7 +9,10 @@ Steps, each reading from the store and writing back:
 3. papers (:mod:`gnn.categories`): **IN_CATEGORY** ``{score, inferred: true}`` for papers without
    given categories that have a text embedding, replacing earlier inferred ones (given edges, with
    ``inferred`` false or null, are written back unchanged); **taxonomy** on every paper with
-   categories, given or inferred, and cleared on papers that no longer have any.
+   categories, given or inferred (the mean of their fused vectors, inferred ones weighted by score),
+   and on every other paper with an embedding — its categories all scored below the threshold, so
+   it gets no edge — from its ``top_k`` nearest categories weighted by their cosine; cleared on
+   papers with neither.
 
 Running it twice with the same settings leaves the same graph: the split, the negatives and the
 training are seeded, a trained model is loaded from ``$CITEGRAPH_CACHE/models`` by the hash of its
@@ -81,6 +84,7 @@ class TaxonomyReport:
     papers_inferred: int  # papers with inferred categories (taxonomy from them)
     inferred_edges: int  # IN_CATEGORY {inferred: true} written
     papers_uncategorised: int  # papers with an embedding whose every category scored below the threshold
+    # (no IN_CATEGORY edge; their taxonomy vector comes from their nearest categories)
     papers_without_embedding: int  # papers without given categories and without an embedding: skipped
     cleared: int  # papers whose earlier taxonomy vector was removed
     seconds: float
@@ -109,7 +113,8 @@ class TaxonomyReport:
             )
         lines.append(
             f"  papers: {self.papers_given} with given categories, {self.papers_inferred} with inferred ones "
-            f"({self.inferred_edges} IN_CATEGORY edges), {self.papers_uncategorised} below the threshold, "
+            f"({self.inferred_edges} IN_CATEGORY edges), {self.papers_uncategorised} below the threshold "
+            "(taxonomy vector from their nearest categories, no edge), "
             f"{self.papers_without_embedding} without embedding; {self.cleared} stale vectors cleared; {self.seconds:.1f}s"
         )
         return "\n".join(lines)
@@ -218,6 +223,7 @@ def compute_taxonomy(
     # 3. papers: given categories, inferred categories, taxonomy vectors
     calibration: Calibration | None = None
     inferred = pd.DataFrame({SOURCE_COLUMN: [], TARGET_COLUMN: [], "score": [], "inferred": []})
+    below_vectors_of = inferred
     if targets:
         codes_of = given.groupby(SOURCE_COLUMN)[TARGET_COLUMN].agg(list)
         known = pd.DataFrame({"id": known_ids, "codes": [codes_of[p] for p in known_ids]})
@@ -231,19 +237,24 @@ def compute_taxonomy(
         for begin in range(0, len(targets), settings.batch_size):
             batch = targets[begin : begin + settings.batch_size]
             vectors = read_paper_embeddings(store, batch, settings.batch_size)
-            parts.append(
+            parts.append(  # every paper's top-k, thresholded below
                 infer_categories(
                     candidates,
                     batch,
                     vectors,
                     kind=calibration.infer_from,
                     top_k=settings.categories.top_k,
-                    threshold=calibration.threshold,
+                    threshold=-np.inf,
                 )
             )
             bar.update(len(batch))
         bar.close()
-        inferred = pd.concat(parts, ignore_index=True)
+        nearest = pd.concat(parts, ignore_index=True)
+        inferred = nearest[nearest["score"] >= calibration.threshold].reset_index(drop=True)
+        # papers whose every category is below the threshold: no edge, but a taxonomy vector from their
+        # nearest categories (weights clipped at 0: an opposite category must not push the vector away)
+        below = nearest[~nearest[SOURCE_COLUMN].isin(set(inferred[SOURCE_COLUMN]))]
+        below_vectors_of = below.assign(score=below["score"].clip(lower=1e-6))
     columns = [SOURCE_COLUMN, TARGET_COLUMN, "score", "inferred"]
     store.replace_edges("IN_CATEGORY", pd.concat([given[columns], inferred[columns]], ignore_index=True))
 
@@ -251,7 +262,9 @@ def compute_taxonomy(
     inferred_ids, inferred_vectors = paper_vectors(inferred, fused_by_code, weighted=True)
     _write_vectors(store, given_ids, given_vectors, settings.batch_size, "taxonomy (given)", progress)
     _write_vectors(store, inferred_ids, inferred_vectors, settings.batch_size, "taxonomy (inferred)", progress)
-    placed = set(given_ids) | set(inferred_ids)
+    nearest_ids, nearest_vectors = paper_vectors(below_vectors_of, fused_by_code, weighted=True)
+    _write_vectors(store, nearest_ids, nearest_vectors, settings.batch_size, "taxonomy (nearest)", progress)
+    placed = set(given_ids) | set(inferred_ids) | set(nearest_ids)
     stale = [p for p, has in zip(ids, status["has_taxonomy"].fillna(False).astype(bool)) if has and p not in placed]
     _write_vectors(store, stale, None, settings.batch_size, "clear stale taxonomy", progress)
 

@@ -294,13 +294,27 @@ def test_compute_taxonomy_writes_back_and_is_idempotent(
     pd.testing.assert_frame_equal(final[~final["inferred"].fillna(False).astype(bool)].reset_index(drop=True), before)
 
 
-def test_threshold_above_every_score_clears_inferred_taxonomy(taxonomy_store: GraphStore, encoder: object) -> None:
+def test_threshold_above_every_score_removes_edges_but_keeps_nearest_vectors(
+    taxonomy_store: GraphStore, encoder: object
+) -> None:
+    """With a threshold no score reaches, the inferred IN_CATEGORY edges go, and acl1/acl2 get their
+    taxonomy vector from their 3 nearest categories instead (the same vector as at threshold 0, where
+    those 3 were their inferred edges); the stub, without embedding, gets none."""
     store = taxonomy_store
+
+    def taxonomy_vectors() -> dict[str, np.ndarray | None]:
+        rows = [r for frame in store.iter_nodes("Paper", 100) for r in frame.to_dict("records")]
+        return {r["id"]: None if r["taxonomy"] is None else np.asarray(r["taxonomy"]) for r in rows}
+
     compute_taxonomy(store, encoder, TaxonomySettings(categories=CategorySettings(min_score=0.0)))  # type: ignore[arg-type]
+    before = taxonomy_vectors()
     report = compute_taxonomy(store, encoder, TaxonomySettings(categories=CategorySettings(min_score=1.5)))  # type: ignore[arg-type]
-    assert report.inferred_edges == 0 and report.cleared == 2 and report.papers_uncategorised == 2
-    status = {r["id"]: r["has_taxonomy"] for r in store.query("paper_vector_status")}
-    assert not status["acl1"] and not status["acl2"] and status["k1"]
+    assert report.inferred_edges == 0 and report.cleared == 0 and report.papers_uncategorised == 2
+    assert not set(_in_category(store)["source"]) & {"acl1", "acl2"}
+    after = taxonomy_vectors()
+    assert after["stub"] is None and after["k1"] is not None
+    for paper in ("acl1", "acl2"):
+        np.testing.assert_allclose(after[paper], before[paper], atol=1e-5)
 
 
 def test_model_path_depends_on_settings_and_data(tmp_path: Path) -> None:
