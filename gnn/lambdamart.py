@@ -12,7 +12,10 @@ where :math:`|\Delta \mathrm{NDCG}_{ij}|` is the change of NDCG@k had :math:`i` 
 places (LightGBM's ``lambdarank`` objective, pairs truncated to the top ``truncation`` places). The
 trees see the 37 features of :mod:`gnn.rerank_features` only — no text vectors — and split on them
 without scaling; medians and interactions (a BM25 score that matters only when the profile is empty,
-say) come for free, which the feature MLP has to learn.
+say) come for free, which the feature MLP has to learn. With ``pool_relative`` each feature also
+enters relative to the query's own pool: its z-score within the pool and its rank there (0 = the
+pool's largest value, 1 = its smallest), so a split can say "the best BM25 score of this pool"
+whatever the query's length makes the raw scores.
 
 **Blend.** Trees and the neural reranker (:mod:`gnn.reranker`, which also reads the MiniLM vectors)
 are combined per query on standardised scores,
@@ -61,6 +64,7 @@ class LambdaMartSettings:
     truncation: int = 20  # lambdarank pairs only among the top places
     patience: int = 100  # trees without a validation gain before stopping
     seed: int = 0
+    pool_relative: bool = True  # also each feature's z-score and rank within the query's pool
 
     def __post_init__(self) -> None:
         if self.max_trees < 1 or self.leaves < 2 or not 0 < self.learning_rate <= 1:
@@ -80,10 +84,11 @@ class LambdaMart:
     seconds: float = 0.0
 
     def score(self, features: np.ndarray) -> np.ndarray:
+        """Scores of one query's pool (rows: candidates)."""
         if len(features) == 0:
             return np.zeros(0)
         return np.asarray(
-            self.booster.predict(np.asarray(features, dtype=np.float32), num_iteration=self.trees, num_threads=1)
+            self.booster.predict(tree_inputs(features, self.settings), num_iteration=self.trees, num_threads=1)
         )
 
     def save(self, folder: Path) -> Path:
@@ -99,14 +104,28 @@ class LambdaMart:
         if not path.is_file():
             raise ConfigError(f"{folder}: {MODEL_FILE} is missing; rerun `citegraph train reranker`")
         booster = lgb.Booster(model_file=str(path))
-        return cls(booster, LambdaMartSettings(**record["settings"]), int(record["trees"]))
+        # models saved before pool-relative inputs existed were trained on the raw features only
+        settings = {"pool_relative": False, **record["settings"]}
+        return cls(booster, LambdaMartSettings(**settings), int(record["trees"]))
 
     def describe(self) -> dict[str, Any]:
         return {"settings": asdict(self.settings), "trees": self.trees}
 
 
-def _matrix(examples: Sequence[QueryExample]) -> tuple[np.ndarray, np.ndarray, list[int]]:
-    features = np.concatenate([ex.features for ex in examples]).astype(np.float32)
+def tree_inputs(features: np.ndarray, settings: LambdaMartSettings) -> np.ndarray:
+    """One pool's rows as the trees see them: the features, and with ``pool_relative`` each
+    feature's z-score within the pool and its rank there scaled to [0, 1] (module docstring)."""
+    raw = np.asarray(features, dtype=np.float64)
+    if not settings.pool_relative:
+        return raw.astype(np.float32)
+    spread = raw.std(axis=0)
+    z = (raw - raw.mean(axis=0)) / np.where(spread > 0, spread, 1.0)
+    rank = np.argsort(np.argsort(-raw, axis=0, kind="stable"), axis=0, kind="stable") / max(len(raw) - 1, 1)
+    return np.hstack([raw, z, rank]).astype(np.float32)
+
+
+def _matrix(examples: Sequence[QueryExample], settings: LambdaMartSettings) -> tuple[np.ndarray, np.ndarray, list[int]]:
+    features = np.concatenate([tree_inputs(ex.features, settings) for ex in examples])
     labels = np.concatenate([ex.label.astype(np.int32) for ex in examples])
     return features, labels, [len(ex.ids) for ex in examples]
 
@@ -122,8 +141,8 @@ def fit_lambdamart(
     if not train or not validation:
         raise ConfigError("LambdaMART needs training and validation queries with a target among their candidates")
     start = time.perf_counter()
-    x, y, groups = _matrix(train)
-    vx, vy, vgroups = _matrix(validation)
+    x, y, groups = _matrix(train, settings)
+    vx, vy, vgroups = _matrix(validation, settings)
     params = {
         "objective": "lambdarank",
         "metric": "ndcg",
@@ -219,4 +238,5 @@ __all__ = [
     "load_blend",
     "save_blend",
     "standardise",
+    "tree_inputs",
 ]

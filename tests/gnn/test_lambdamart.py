@@ -17,6 +17,7 @@ from gnn.lambdamart import (
     load_blend,
     save_blend,
     standardise,
+    tree_inputs,
 )
 from gnn.rerank_features import FEATURE_NAMES
 from gnn.reranker import QueryExample, RerankerModel, RerankerSettings, load_reranker, ranked_ids, save_reranker
@@ -103,3 +104,17 @@ def test_fit_needs_queries_with_targets() -> None:
         fit_lambdamart(examples, no_target, SMALL)
     with pytest.raises(ConfigError, match="leaves"):
         LambdaMartSettings(leaves=1)
+
+
+def test_pool_relative_inputs_by_hand() -> None:
+    """Three candidates, one feature [1, 3, 2]: z-scores [-1.2247, 1.2247, 0], ranks (largest first)
+    [1, 0, 0.5]; a constant feature gets z 0 and ranks in pool order."""
+    features = np.array([[1.0, 5.0], [3.0, 5.0], [2.0, 5.0]])
+    inputs = tree_inputs(features, LambdaMartSettings())
+    assert inputs.shape == (3, 6)
+    assert inputs[:, 0].tolist() == [1.0, 3.0, 2.0]  # the raw features first
+    assert inputs[:, 2] == pytest.approx([-1.224745, 1.224745, 0.0])
+    assert inputs[:, 3].tolist() == [0.0, 0.0, 0.0]
+    assert inputs[:, 4].tolist() == [1.0, 0.0, 0.5]
+    assert inputs[:, 5].tolist() == [0.0, 0.5, 1.0]
+    assert tree_inputs(features, LambdaMartSettings(pool_relative=False)).shape == (3, 2)
