@@ -56,6 +56,7 @@ import pandas as pd
 import torch
 
 from gnn import poincare
+from gnn.categories import top_categories
 from gnn.device import select_device
 from gnn.hierarchy import Hierarchy, Reconstruction, reconstruction, taxonomy_hierarchy
 from gnn.hyperbolic_map import (
@@ -249,10 +250,8 @@ def text_placed_points(
         return empty
     order = np.argsort(all_ids[keep].astype(str), kind="stable")  # the same rows in any backend's order
     ids, vectors = all_ids[keep][order].tolist(), matrix[keep][order]
-    k = min(top_k, len(fused))
-    scores = vectors / np.linalg.norm(vectors, axis=1, keepdims=True).clip(min=1e-12) @ fused.T
-    top = np.argsort(-scores, axis=1, kind="stable")[:, :k]
-    weights = np.clip(np.take_along_axis(scores, top, axis=1), 1e-6, None).astype(np.float64)
+    top, scores = top_categories(vectors, fused, top_k)
+    weights = np.clip(scores, 1e-6, None).astype(np.float64)
     coords = np.stack([np.asarray(class_points[c], dtype=np.float64) for c in arxiv["code"]])
     midpoints = poincare.weighted_midpoint(torch.from_numpy(coords[top]), torch.from_numpy(weights))
     return pd.DataFrame({"id": ids, "poincare": list(midpoints.numpy())})

@@ -61,6 +61,7 @@ import scipy.sparse as sp
 import torch
 
 from gnn import poincare
+from gnn.categories import top_categories
 from gnn.enricher import Candidate
 from gnn.index import LexicalIndex, RetrievalIndex, tokenize
 from gnn.prefetch import CHANNELS, PrefetchQuery
@@ -259,9 +260,9 @@ class TaxonomyPlaces:
 
     def infer(self, text_vector: np.ndarray, top_k: int) -> tuple[np.ndarray, np.ndarray]:
         """Taxonomy vector and point of a text: its ``top_k`` categories by cosine, weighted by it."""
-        scores = self.fused @ text_vector.astype(np.float32)
-        top = np.argsort(-scores)[:top_k]
-        weights = np.clip(scores[top], 1e-6, None).astype(np.float64)
+        top_rows, top_scores = top_categories(text_vector[None], self.fused, top_k)
+        top = top_rows[0]
+        weights = np.clip(top_scores[0], 1e-6, None).astype(np.float64)
         vector = (weights[:, None] * self.fused[top]).sum(0)
         vector /= max(float(np.linalg.norm(vector)), 1e-12)
         point = poincare.weighted_midpoint(torch.from_numpy(self.points[top])[None], torch.from_numpy(weights)[None])[
