@@ -419,20 +419,19 @@ class RecommendationService:
         if self._body_dense is None:
             with self._body_lock:
                 if self._body_dense is None:
-                    from gnn.embeddings import body_sampled_texts
+                    from gnn.embeddings import body_sampled_vectors
 
                     if self.prefetcher.encoder is None:
                         raise ConfigError("the candidate side of manuscript mode needs a text encoder")
-                    with self._lock:  # the store read; the encoding runs outside the store lock
-                        rows, texts = body_sampled_texts(
-                            self.store, self.index, sentences=self.settings.candidate_sentences, seed=self.settings.seed
-                        )
-                    vectors = self.index.vectors.copy()
-                    if rows:
-                        vectors[rows] = self.prefetcher.encoder.encode(texts)
-                    log.info(
-                        "manuscript mode: %d full-text candidates re-encoded with sampled body sentences", len(rows)
+                    vectors, papers = body_sampled_vectors(
+                        self.store,
+                        self.index,
+                        self.prefetcher.encoder,
+                        sentences=self.settings.candidate_sentences,
+                        seed=self.settings.seed,
+                        store_lock=self._lock,
                     )
+                    log.info("manuscript mode: %d full-text candidates re-encoded with sampled body sentences", papers)
                     self._body_dense = DenseIndex(vectors, self.index.settings)
         return self._body_dense
 

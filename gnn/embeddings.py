@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 import time
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -221,12 +222,19 @@ def body_sampled_texts(
 
 
 def body_sampled_vectors(
-    store: GraphStore, index: RetrievalIndex, encoder: TextEncoder, *, sentences: int = 2, seed: int = 0
+    store: GraphStore,
+    index: RetrievalIndex,
+    encoder: TextEncoder,
+    *,
+    sentences: int = 2,
+    seed: int = 0,
+    store_lock: AbstractContextManager[object] | None = None,
 ) -> tuple[np.ndarray, int]:
     """The index's vectors with every full-text paper's row re-encoded from :func:`body_sampled_texts`
-    (other rows keep theirs): ``(vectors, rows re-encoded)``. The encoder's disk cache makes a
-    second call cheap."""
-    rows, texts = body_sampled_texts(store, index, sentences=sentences, seed=seed)
+    (other rows keep theirs): ``(vectors, rows re-encoded)``. ``store_lock`` is held for the store
+    read only, not while encoding. The encoder's disk cache makes a second call cheap."""
+    with store_lock or nullcontext():
+        rows, texts = body_sampled_texts(store, index, sentences=sentences, seed=seed)
     vectors = index.vectors.copy()
     if rows:
         vectors[rows] = encoder.encode(texts)
