@@ -82,6 +82,11 @@ class RecommendRequest:
     def __post_init__(self) -> None:
         if self.k < 1:
             raise ConfigError(f"k is {self.k}; ask for at least one recommendation")
+        if self.draft and (self.position is None or not 0 <= self.position < len(self.draft)):
+            raise ConfigError(
+                f"`position` must be the index of the citing sentence in `draft`, 0 to {len(self.draft) - 1}; "
+                f"got {self.position!r}"
+            )
         if not self.context.strip() and not (self.draft and self.position is not None):
             raise ConfigError("a recommendation needs a context, or a draft and the position of the citation")
 
@@ -638,36 +643,38 @@ def read_batch(path: Path, *, k: int) -> list[RecommendRequest]:
             if not isinstance(cited, list) or not all(isinstance(c, str) for c in cited):
                 raise ConfigError(f"{where}: `cited_ids` must be a list of paper ids")
             year = record.get("year")
-            requests.append(
-                RecommendRequest(
+            title = _text_or_none(record.get("title"), where, "title")
+            abstract = _text_or_none(record.get("abstract"), where, "abstract")
+            citing_paper_id = _text_or_none(record.get("citing_paper_id"), where, "citing_paper_id")
+            try:
+                request = RecommendRequest(
                     context=record.get("context") or "",
                     draft=draft,
                     position=position,
-                    title=_text_or_none(record.get("title"), where, "title"),
-                    abstract=_text_or_none(record.get("abstract"), where, "abstract"),
+                    title=title,
+                    abstract=abstract,
                     cited_ids=tuple(cited),
-                    citing_paper_id=_text_or_none(record.get("citing_paper_id"), where, "citing_paper_id"),
+                    citing_paper_id=citing_paper_id,
                     year=int(year) if isinstance(year, int) else None,
                     k=k,
                     id=str(record.get("id", number)),
                 )
-            )
+            except ConfigError as exc:  # the request's own checks (blank context, position), with the line
+                raise ConfigError(f"{where}: {exc}") from exc
+            requests.append(request)
     return requests
 
 
 def _draft(record: dict[str, Any], where: str) -> tuple[tuple[str, ...], int | None]:
-    """A batch line's manuscript-mode fields, checked: ``((), None)`` when it has none."""
+    """A batch line's manuscript-mode fields, their JSON types checked: ``((), None)`` when it has none."""
     draft, position = record.get("draft"), record.get("position")
     if draft is None and position is None:
         return (), None
     if not isinstance(draft, list) or not draft or not all(isinstance(x, str) for x in draft):
         raise ConfigError(f"{where}: `draft` must be a non-empty list of sentences (strings)")
-    if not isinstance(position, int) or isinstance(position, bool) or not 0 <= position < len(draft):
-        raise ConfigError(
-            f"{where}: `position` must be the index of the citing sentence in `draft`, 0 to {len(draft) - 1}; "
-            f"got {position!r}"
-        )
-    return tuple(draft), position
+    if position is not None and (not isinstance(position, int) or isinstance(position, bool)):
+        raise ConfigError(f"{where}: `position` must be the index of the citing sentence in `draft`; got {position!r}")
+    return tuple(draft), position  # its range is RecommendRequest's check
 
 
 def _text_or_none(value: Any, where: str, name: str) -> str | None:

@@ -143,6 +143,9 @@ def test_read_batch_reports_the_line(tmp_path: Path) -> None:
     path.write_text('{"id": "a", "context": "x [CIT]"}\n\n{"id": "b"}\n', encoding="utf-8")
     with pytest.raises(ConfigError, match=r"q.jsonl:3"):
         read_batch(path, k=5)
+    path.write_text('{"id": "a", "context": "x [CIT]"}\n{"id": "c", "context": "   "}\n', encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"q.jsonl:2: a recommendation needs a context"):
+        read_batch(path, k=5)  # the request's own checks name the line too
 
 
 def test_batch_cli_round_trip(
