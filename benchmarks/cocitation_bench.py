@@ -97,10 +97,11 @@ class _Win(_Window):
         return {**super().as_dict(), "peak_rss_at_window_end_bytes": self.peak_rss_at_end}
 
 
-def _store(workdir: Path, *, read_only: bool) -> Any:
+def _store(workdir: Path, *, read_only: bool, buffer_pool_mib: int = 0) -> Any:
     from graph import StoreConfig, open_store
 
-    return open_store(StoreConfig(db_path=workdir / "store.db", read_only=read_only), ensure_schema=not read_only)
+    config = StoreConfig(db_path=workdir / "store.db", read_only=read_only, buffer_pool_mib=buffer_pool_mib)
+    return open_store(config, ensure_schema=not read_only)
 
 
 def _paper_index(workdir: Path) -> pd.Index:
@@ -379,7 +380,7 @@ def child_project(workdir: Path, args: argparse.Namespace) -> dict[str, Any]:
     from gnn.cocitation import CocitationSettings, compute_cocitation
 
     settings = CocitationSettings(min_count=args.min_count, device=args.device)
-    store = _store(workdir, read_only=False)
+    store = _store(workdir, read_only=False, buffer_pool_mib=args.buffer_pool_mib)
     _trace_progress(workdir, store)  # a few microseconds per call; compute_cocitation makes about a dozen
     with _Win() as window:
         report = compute_cocitation(store, settings, clusters_path=workdir / "clusters.json")
@@ -392,6 +393,7 @@ def child_project(workdir: Path, args: argparse.Namespace) -> dict[str, Any]:
         "split_seconds": report.seconds,
         "device": report.device,
         "min_count": settings.min_count,
+        "buffer_pool_mib": args.buffer_pool_mib,
         "citations": report.citations,
         "citing_papers": report.citing_papers,
         "cited_papers": report.cited_papers,
@@ -440,6 +442,7 @@ def run_child(name: str, args: argparse.Namespace, workdir: Path, timeout: float
     result_path.unlink(missing_ok=True)
     command = [sys.executable, str(Path(__file__).resolve()), "--child", name, "--workdir", str(workdir)]
     command += ["--min-count", str(args.min_count)]
+    command += ["--buffer-pool-mib", str(args.buffer_pool_mib)]
     if args.diagnose:
         command.append("--diagnose")
     if args.device:
@@ -582,6 +585,12 @@ def main(argv: list[str] | None = None) -> int:
         "--min-available-gib", type=float, default=0.75, help="kill the child when MemAvailable falls under this"
     )
     parser.add_argument("--min-count", type=int, default=1, help="CocitationSettings.min_count of the project run")
+    parser.add_argument(
+        "--buffer-pool-mib",
+        type=int,
+        default=int(os.environ.get("CITEGRAPH_BUFFER_POOL_MIB", "0")),
+        help="the project run's store page cache (StoreConfig.buffer_pool_mib; 0: the engine's default, 80%% of RAM)",
+    )
     parser.add_argument("--device", default=None, help="torch device of the project (default: CUDA when present)")
     parser.add_argument(
         "--diagnose",

@@ -35,7 +35,9 @@ def open_store(config: StoreConfig, *, ensure_schema: bool = True) -> GraphStore
     else:
         from graph.embedded import EmbeddedStore
 
-        store = EmbeddedStore(config.db_path, schema, read_only=config.read_only)
+        store = EmbeddedStore(
+            config.db_path, schema, read_only=config.read_only, buffer_pool_mib=config.buffer_pool_mib
+        )
     if ensure_schema:
         try:
             store.ensure_schema()

@@ -27,12 +27,19 @@ class StoreConfig:
     batch_size: int = 2_000  # rows per UNWIND batch on Neo4j: large enough to amortise round trips,
     #                          small enough to keep each parameter map well under the server's limits
     sizes: VectorSizes = field(default_factory=VectorSizes)  # lengths of the vector properties (encoder, fusion, ball)
+    buffer_pool_mib: int = 0  # embedded store's page cache in MiB; CITEGRAPH_BUFFER_POOL_MIB. 0: the engine's
+    #                           default (80% of the machine's memory), which leaves too little beside a large
+    #                           compute step's own arrays; see docs/benchmarks.md (co-citation at 1M papers)
 
     def __post_init__(self) -> None:
         if self.backend not in BACKENDS:
             raise ConfigError(f"CITEGRAPH_BACKEND is {self.backend!r}; expected one of {', '.join(BACKENDS)}")
         if not 1 <= self.batch_size <= 100_000:
             raise ConfigError(f"batch size {self.batch_size} is out of range; use 1..100000 (default 2000)")
+        if self.buffer_pool_mib < 0:
+            raise ConfigError(
+                f"CITEGRAPH_BUFFER_POOL_MIB is {self.buffer_pool_mib}; use a size in MiB, or 0 for the engine's default"
+            )
         if self.backend == "neo4j" and not self.neo4j_uri:
             raise ConfigError("the neo4j backend needs NEO4J_URI (e.g. neo4j://localhost:7687) and NEO4J_PASSWORD")
 
@@ -44,6 +51,7 @@ class StoreConfig:
         env = os.environ
         try:
             batch_size = int(env.get("CITEGRAPH_BATCH_SIZE", "2000"))
+            buffer_pool_mib = int(env.get("CITEGRAPH_BUFFER_POOL_MIB", "0"))
             sizes = VectorSizes(
                 embedding=int(env.get("CITEGRAPH_EMBEDDING_DIM", VectorSizes.embedding)),
                 taxonomy=int(env.get("CITEGRAPH_TAXONOMY_DIM", VectorSizes.taxonomy)),
@@ -61,4 +69,5 @@ class StoreConfig:
             neo4j_database=env.get("NEO4J_DATABASE"),
             batch_size=batch_size,
             sizes=sizes,
+            buffer_pool_mib=buffer_pool_mib,
         )

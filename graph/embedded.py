@@ -54,13 +54,17 @@ def _normalise_type(text: str) -> str:
     return {"BOOL": "BOOLEAN"}.get(text.upper(), text.upper())
 
 
+STAGING_SUFFIX = "_staging"  # a relationship table being rebuilt by replace_edges, before the swap
+
+
 class EmbeddedStore(GraphStore):
     backend = "embedded"
     dialect = "embedded"
 
-    def __init__(self, path: Path, schema: Schema, *, read_only: bool = False) -> None:
+    def __init__(self, path: Path, schema: Schema, *, read_only: bool = False, buffer_pool_mib: int = 0) -> None:
         super().__init__(schema, read_only=read_only)
         self.path = Path(path)
+        self.buffer_pool_mib = buffer_pool_mib  # 0: the engine's default
         if read_only and not self.path.exists():
             raise StoreUnavailableError(
                 f"no store at {self.path}; build one first with `make build` (or `citegraph ingest all`)"
@@ -72,7 +76,9 @@ class EmbeddedStore(GraphStore):
 
     def _connect(self) -> None:
         try:
-            self._db = ladybug.Database(str(self.path), read_only=self.read_only)
+            self._db = ladybug.Database(
+                str(self.path), read_only=self.read_only, buffer_pool_size=self.buffer_pool_mib * 2**20
+            )
             self._conn = ladybug.Connection(self._db)
         except RuntimeError as exc:
             raise StoreUnavailableError(
@@ -162,11 +168,12 @@ class EmbeddedStore(GraphStore):
         columns = ", ".join(f"{cypher.check_identifier(p.name)} {ddl_type(p)}" for p in node.properties)
         self._run("create_node_table", identifiers={"LABEL": node.label, "COLUMNS": columns, "KEY": node.key})
 
-    def _create_rel_table(self, rel: RelType) -> None:
+    def _create_rel_table(self, rel: RelType, *, name: str | None = None) -> None:
+        """Create ``rel``'s table, under ``name`` when given (a staging table of :meth:`_replace_edges`)."""
         columns = "".join(f", {cypher.check_identifier(p.name)} {ddl_type(p)}" for p in rel.properties)
         self._run(
             "create_rel_table",
-            identifiers={"TYPE": rel.type, "SOURCE": rel.source, "TARGET": rel.target, "COLUMNS": columns},
+            identifiers={"TYPE": name or rel.type, "SOURCE": rel.source, "TARGET": rel.target, "COLUMNS": columns},
         )
 
     def _check_columns(self, owner: NodeType | RelType) -> None:
@@ -288,7 +295,7 @@ class EmbeddedStore(GraphStore):
         building.unlink(missing_ok=True)
         self.close()
         try:
-            builder = EmbeddedStore(building, self.schema)
+            builder = EmbeddedStore(building, self.schema, buffer_pool_mib=self.buffer_pool_mib)
             try:
                 builder.ensure_schema()
                 results = builder._write(nodes, rels)
@@ -308,22 +315,27 @@ class EmbeddedStore(GraphStore):
         if frame.num_rows:
             self._run("copy_table", {"frame": frame}, {"TABLE": table})
 
-    def _copy_given(self, owner: NodeType | RelType, frame: pd.DataFrame) -> None:
+    def _copy_given(self, owner: NodeType | RelType, frame: pd.DataFrame, *, table: str | None = None) -> None:
         """COPY only the frame's own columns; the table's other columns stay null without being written.
 
         Measured on the 1M-paper/10M-citation benchmark: writing absent columns as explicit nulls
         (two 384-d vectors among them) costs several CPU-seconds more than naming the given ones.
+        ``table``: another table with the owner's columns (a staging table).
         """
         if frame.empty:
             return
         given = [(name, prop) for name, prop in self._table_columns(owner) if name in frame.columns]
         if isinstance(owner, RelType):
-            table, ends = owner.type, self._rel_columns(owner)[:2]
+            target, ends = owner.type, self._rel_columns(owner)[:2]
             given = [(name, prop) for name, prop in given if name not in (SOURCE_COLUMN, TARGET_COLUMN)]
         else:
-            table, ends = owner.label, []
+            target, ends = owner.label, []
         columns = ", ".join(name for name, _ in given)
-        self._run("copy_columns", {"frame": arrow_table(frame, [*ends, *given])}, {"TABLE": table, "COLUMNS": columns})
+        self._run(
+            "copy_columns",
+            {"frame": arrow_table(frame, [*ends, *given])},
+            {"TABLE": table or target, "COLUMNS": columns},
+        )
 
     def _upsert_nodes(self, label: str, frame: pd.DataFrame) -> WriteResult:
         node = self.schema.node(label)
@@ -397,15 +409,35 @@ class EmbeddedStore(GraphStore):
         )
 
     def _replace_edges(self, rel_type: str, frame: pd.DataFrame) -> int:
+        """COPY the edges into a staging table outside any transaction, then swap it in atomically.
+
+        The swap (drop the old table, rename the staging one) is one transaction: a reader sees the
+        old edges or the new ones, and a failed COPY drops the staging table and leaves the old
+        edges as they were. The COPY itself runs outside an explicit transaction because inside one
+        the engine keeps every page of the new table in the buffer pool until COMMIT: 45.6M CO_CITED
+        edges (the 1M-paper benchmark) did not fit a 4 GiB pool that way (docs/benchmarks.md).
+        """
         rel = self.schema.rel(rel_type)
+        staging = f"{rel_type}{STAGING_SUFFIX}"
+        self._run("drop_table_if_exists", identifiers={"TABLE": staging})  # left by a crash mid-COPY
+        self._create_rel_table(rel, name=staging)
+        try:
+            self._copy_given(rel, frame, table=staging)
+        except BaseException:
+            self._run("drop_table_if_exists", identifiers={"TABLE": staging})
+            raise
 
-        def work() -> int:
+        def swap() -> None:
             self._run("drop_table", identifiers={"TABLE": rel_type})
-            self._create_rel_table(rel)
-            self._copy_given(rel, frame)
-            return len(frame)
+            self._run("rename_table", identifiers={"TABLE": staging, "NAME": rel_type})
 
-        return int(self._transaction(work))
+        try:
+            self._transaction(swap)
+        except BaseException:
+            self._run("drop_table_if_exists", identifiers={"TABLE": staging})
+            raise
+        self._columns.pop(rel_type, None)
+        return len(frame)
 
 
 def _equal(left: pd.Series, right: pd.Series) -> np.ndarray:

@@ -145,6 +145,42 @@ def test_write_node_properties_and_replace_edges(store: GraphStore) -> None:
     assert store.count_rels("CO_CITED") == 1
 
 
+def test_a_failed_edge_replacement_leaves_the_old_edges_and_no_staging_table(
+    store: GraphStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from graph.embedded import STAGING_SUFFIX, EmbeddedStore
+
+    pairs = pd.DataFrame({"source": ["p2", "p1"], "target": ["p3", "p4"], "count": [2, 1]})
+    store.replace_edges("CO_CITED", pairs)
+    real_copy = EmbeddedStore._copy_given
+
+    def copy_then_fail(self: EmbeddedStore, owner: object, frame: pd.DataFrame, *, table: str | None = None) -> None:
+        real_copy(self, owner, frame, table=table)  # type: ignore[arg-type]  # the staging table gets the rows
+        raise StoreError("disk full")  # the engine failing late in the COPY
+
+    monkeypatch.setattr(EmbeddedStore, "_copy_given", copy_then_fail)
+    with pytest.raises(StoreError, match="disk full"):
+        store.replace_edges("CO_CITED", pd.DataFrame({"source": ["p5"], "target": ["p1"], "count": [9]}))
+    monkeypatch.undo()
+    _, rows = _read(store, "MATCH (a)-[r:CO_CITED]->(b) RETURN a.id, b.id, r.count ORDER BY a.id")
+    assert rows == [["p1", "p4", 1], ["p2", "p3", 2]]
+    _, tables = _read(store, "CALL show_tables() RETURN name")
+    assert f"CO_CITED{STAGING_SUFFIX}" not in {t[0] for t in tables}
+
+
+def test_a_staging_table_left_by_a_crash_is_replaced(store: GraphStore) -> None:
+    from graph.embedded import STAGING_SUFFIX
+
+    store._execute(  # type: ignore[attr-defined]  # what a process killed mid-COPY leaves behind
+        f"CREATE REL TABLE CO_CITED{STAGING_SUFFIX}(FROM Paper TO Paper, count INT64)", what="test"
+    )
+    pairs = pd.DataFrame({"source": ["p2"], "target": ["p3"], "count": [2]})
+    assert store.replace_edges("CO_CITED", pairs) == 1
+    _, rows = _read(store, "MATCH (a)-[r:CO_CITED]->(b) RETURN a.id, b.id, r.count")
+    assert rows == [["p2", "p3", 2]]
+    assert store.stats()["relationships"]["CO_CITED"] == 1
+
+
 def _read(store: GraphStore, text: str) -> tuple[list[str], list[list[object]]]:
     result = store._execute(text, what="test")  # type: ignore[attr-defined]
     table = result.get_as_arrow()
