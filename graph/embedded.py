@@ -55,6 +55,10 @@ def _normalise_type(text: str) -> str:
 
 
 STAGING_SUFFIX = "_staging"  # a relationship table being rebuilt by replace_edges, before the swap
+# Rows per transaction of write_node_properties. LadybugDB's COMMIT of list-property updates grows
+# with the square of the rows updated in one transaction (measured: 50k papers with two 20-element
+# list columns 15 s, 100k 63 s; in 10k-row transactions 100k take 12.5 s and 300k 41 s, linearly).
+SET_BATCH_ROWS = 10_000
 
 
 class EmbeddedStore(GraphStore):
@@ -394,19 +398,17 @@ class EmbeddedStore(GraphStore):
         return [*ends, *self._table_columns(rel)]
 
     def _set_node_properties(self, label: str, frame: pd.DataFrame) -> None:
+        """One transaction per :data:`SET_BATCH_ROWS` rows, as the Neo4j backend writes one per batch."""
         node = self.schema.node(label)
         properties = [c for c in frame.columns if c != node.key]
         if not properties:
             return
         assignments = ", ".join(f"n.{name} = {name}" for name in properties)
-        columns = [(name, node.prop(name)) for name in [node.key, *properties]]
-        self._transaction(
-            lambda: self._run(
-                "set_node_properties",
-                {"frame": arrow_table(frame, columns)},
-                {"LABEL": label, "KEY": node.key, "ASSIGNMENTS": assignments},
-            )
-        )
+        table = arrow_table(frame, [(name, node.prop(name)) for name in [node.key, *properties]])
+        identifiers = {"LABEL": label, "KEY": node.key, "ASSIGNMENTS": assignments}
+        for start in range(0, table.num_rows, SET_BATCH_ROWS):
+            batch = table.slice(start, SET_BATCH_ROWS)
+            self._transaction(lambda batch=batch: self._run("set_node_properties", {"frame": batch}, identifiers))
 
     def _replace_edges(self, rel_type: str, frame: pd.DataFrame) -> int:
         """COPY the edges into a staging table outside any transaction, then swap it in atomically.

@@ -196,6 +196,8 @@ class GraphStore(ABC):
         """Write computed properties (``frame``: the key column plus properties) onto existing nodes.
 
         Unlike ingest, a null here is written as a null: a recomputation replaces old values.
+        Large frames are written in batches, one transaction each (both backends): a write-back that
+        stops half-way leaves some nodes with the new values, and rerunning the step completes it.
         Returns how many nodes were updated; keys that match no node raise :class:`SchemaError`
         naming a few of them, since a write-back for a node that does not exist is a bug upstream.
         """

@@ -145,6 +145,43 @@ def test_write_node_properties_and_replace_edges(store: GraphStore) -> None:
     assert store.count_rels("CO_CITED") == 1
 
 
+def test_node_properties_are_written_in_batches_and_a_rerun_completes_a_broken_write(
+    store: GraphStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from graph import embedded
+
+    monkeypatch.setattr(embedded, "SET_BATCH_ROWS", 2)  # five papers: batches of 2, 2 and 1
+    ids = ["p1", "p2", "p3", "p4", "p5"]
+    frame = pd.DataFrame(
+        {
+            "id": ids,
+            "cocite_partners": [[f"p{(k + 1) % 5 + 1}", "p1"][: 1 + k % 2] for k in range(5)],
+            "cocite_probs": [[0.5 + k / 10, 0.5 - k / 10][: 1 + k % 2] for k in range(5)],
+        }
+    )
+    real_run = embedded.EmbeddedStore._run
+    calls = {"set": 0}
+
+    def fail_on_the_third_batch(self: embedded.EmbeddedStore, name: str, *args: object, **kwargs: object) -> object:
+        if name == "set_node_properties":
+            calls["set"] += 1
+            if calls["set"] == 3:
+                raise StoreError("disk full")
+        return real_run(self, name, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(embedded.EmbeddedStore, "_run", fail_on_the_third_batch)
+    with pytest.raises(StoreError, match="disk full"):
+        store.write_node_properties("Paper", "id", frame)
+    monkeypatch.setattr(embedded.EmbeddedStore, "_run", real_run)
+    _, rows = _read(store, "MATCH (p:Paper) RETURN p.id, p.cocite_partners ORDER BY p.id")
+    assert [r[1] is not None for r in rows] == [True, True, True, True, False]  # two batches committed
+    assert store.write_node_properties("Paper", "id", frame) == 5  # the rerun writes every batch
+    _, rows = _read(store, "MATCH (p:Paper) RETURN p.id, p.cocite_partners, p.cocite_probs ORDER BY p.id")
+    assert [r[1] for r in rows] == frame["cocite_partners"].tolist()
+    for stored, written in zip([r[2] for r in rows], frame["cocite_probs"]):
+        assert stored == pytest.approx(written)
+
+
 def test_a_failed_edge_replacement_leaves_the_old_edges_and_no_staging_table(
     store: GraphStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
