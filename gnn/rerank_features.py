@@ -24,6 +24,11 @@ papers it already cites :math:`I`, its year :math:`y_q`) and a candidate :math:`
 ``taxonomy``              :math:`\cos(t_q, t_d)` of the taxonomy vectors (:mod:`gnn.categories`)
 ``popularity``            :math:`\log(1 + \mathrm{count}(d))`, citations up to the cutoff (the
                           negative-sampling weight :math:`\mathrm{count}^{3/4}` is monotone in it)
+``recent_popularity``     :math:`\log(1 + \mathrm{count}_{3}(d))`, citations made in the
+                          :data:`RECENT_YEARS` years up to the cutoff (what the field cites now,
+                          besides what it has cited in all; citeomatic's popularity, windowed)
+``coupling``              :math:`\log(1 + |R_d \cap I|)`, :math:`R_d` the papers :math:`d` cites:
+                          bibliographic coupling of the candidate with the query's other citations
 ``year_gap``              :math:`(y_q - y_d) / 10`, clipped to [0, 5]
 ``overlap_idf``           :math:`\sum_{w \in W_q \cap W_d} \mathrm{idf}(w)` (citeomatic's
                           intersection feature) and ``overlap_share`` its share of the query's
@@ -33,6 +38,11 @@ papers it already cites :math:`I`, its year :math:`y_q`) and a candidate :math:`
 ``shared_authors``        authors the citing paper and the candidate have in common (self-citation)
 ``author_cited_before``   :math:`\log(1 + n)`, :math:`n` the citing paper's authors' other papers
                           (up to the cutoff) that cite the candidate
+``author_cited_authors``  :math:`\log(1 + \max_{a \in A_d} n_a)`, :math:`n_a` the citations
+                          those papers made to any paper of author :math:`a` (people cite the
+                          same people again, not only the same papers)
+``coauthors``             authors of the candidate who wrote a paper with a citing author before
+                          the cutoff (the citing authors themselves excluded)
 ``…_gap``                 for the scores of :data:`POOL_RELATIVE`: :math:`x_d - \max_{d' \in
                           \mathrm{pool}} x_{d'}`, the distance to the best candidate of the query
 ========================  =====================================================================
@@ -70,6 +80,7 @@ from graph.store import GraphStore
 log = logging.getLogger(__name__)
 
 OPEN_YEAR = 9999  # "no cutoff": a year no paper reaches
+RECENT_YEARS = 3  # window of ``recent_popularity``: the citing years until-2 .. until
 
 FEATURE_NAMES: tuple[str, ...] = (
     "dense_context",
@@ -88,6 +99,8 @@ FEATURE_NAMES: tuple[str, ...] = (
     "has_hyperbolic",
     "taxonomy",
     "popularity",
+    "recent_popularity",
+    "coupling",
     "year_gap",
     "has_year",
     "overlap_idf",
@@ -95,6 +108,8 @@ FEATURE_NAMES: tuple[str, ...] = (
     "field_bm25",
     "shared_authors",
     "author_cited_before",
+    "author_cited_authors",
+    "coauthors",
 )
 # Scores compared within the query's pool: each also enters as its gap to the pool's best,
 # x - max_pool(x), so the model sees "how far behind the leader" besides the raw value.
@@ -110,10 +125,10 @@ FEATURE_NAMES = (*FEATURE_NAMES, *(f"{name}_gap" for name in POOL_RELATIVE))
 # What each ablation switches off (the ``− group`` rows of ``citegraph eval recommend --ablation``).
 FEATURE_GROUPS: dict[str, tuple[str, ...]] = {
     "enricher": ("references_freq", "references_rr"),
-    "cocitation": ("cocite_max", "cocite_sum", "cocite_count"),
+    "cocitation": ("cocite_max", "cocite_sum", "cocite_count", "coupling"),
     "hyperbolic": ("hyperbolic", "has_hyperbolic"),
     "taxonomy": ("hyperbolic", "has_hyperbolic", "taxonomy"),
-    "authors": ("shared_authors", "author_cited_before"),
+    "authors": ("shared_authors", "author_cited_before", "author_cited_authors", "coauthors"),
 }
 
 
@@ -165,6 +180,8 @@ class Knowledge:
     citers: sp.csc_matrix  # (citing papers, cited papers), 1 where a paper up to `until` cites
     cited_count: np.ndarray  # (cited papers,) s_i: citing papers up to `until`
     cites: dict[str, frozenset[str]] = field(default_factory=dict)  # citing paper (up to `until`) -> cited
+    recent_count: np.ndarray = field(default_factory=lambda: np.zeros(0))  # (cited papers,) citing papers of
+    #                                                 the RECENT_YEARS up to `until` (or the newest known year)
 
     @classmethod
     def from_citations(cls, citations: pd.DataFrame, until: int | None) -> Knowledge:
@@ -179,11 +196,15 @@ class Knowledge:
             shape=(max(int(citing_codes.max(initial=-1)) + 1, 1), len(cited_ids)),
         )
         counts = np.asarray(matrix.sum(axis=0)).ravel()
+        year = pd.to_numeric(kept["citing_year"], errors="coerce")
+        newest = min(cutoff, int(year.max())) if year.notna().any() else cutoff  # served queries: the newest year
+        recent = (year > newest - RECENT_YEARS).to_numpy() & year.notna().to_numpy()
+        recent_count = np.bincount(columns[recent], minlength=len(cited_ids)).astype(np.float32)
         cites = {
             str(citing): frozenset(group.astype(str))
             for citing, group in kept.groupby("citing_id", sort=False)["cited_id"]
         }
-        return cls(cutoff, {p: i for i, p in enumerate(cited_ids)}, matrix, counts, cites)
+        return cls(cutoff, {p: i for i, p in enumerate(cited_ids)}, matrix, counts, cites, recent_count)
 
     def cocitation(self, cited: Sequence[str], candidates: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """``(counts, cosines)`` each ``(len(cited), len(candidates))``: :math:`c_{id}` and :math:`c_{id}/\\sqrt{s_i s_d}`."""
@@ -204,10 +225,15 @@ class Knowledge:
         cosines = np.divide(counts, denominator, out=np.zeros_like(counts), where=denominator > 0)
         return counts, cosines
 
-    def popularity(self, papers: Sequence[str]) -> np.ndarray:
-        return np.asarray(
-            [self.cited_count[self.column_of[p]] if p in self.column_of else 0.0 for p in papers], dtype=np.float32
-        )
+    def popularity(self, papers: Sequence[str], *, recent: bool = False) -> np.ndarray:
+        """Citing papers of each paper up to the cutoff; ``recent``: of the last :data:`RECENT_YEARS` only."""
+        counts = self.recent_count if recent else self.cited_count
+        return np.asarray([counts[self.column_of[p]] if p in self.column_of else 0.0 for p in papers], dtype=np.float32)
+
+    def coupling(self, cited: Sequence[str], candidates: Sequence[str]) -> np.ndarray:
+        """``(len(candidates),)``: :math:`|R_d \\cap I|`, how many of ``cited`` each candidate cites itself."""
+        given = frozenset(cited)
+        return np.asarray([len(self.cites.get(p, frozenset()) & given) for p in candidates], dtype=np.float32)
 
 
 # --- where papers sit in the taxonomy ------------------------------------------------------------
@@ -388,6 +414,9 @@ class FeatureBuilder:
             out[:, column["cocite_count"]] = np.log1p(counts.sum(axis=0))
             out[:, column["has_cited"]] = 1.0
         out[:, column["popularity"]] = np.log1p(self.knowledge.popularity(ids))
+        out[:, column["recent_popularity"]] = np.log1p(self.knowledge.popularity(ids, recent=True))
+        if q.cited_ids:
+            out[:, column["coupling"]] = np.log1p(self.knowledge.coupling(q.cited_ids, ids))
         self._taxonomy(q, ids, out, column)
         self._years(q, ids, rows, out, column)
         self._overlap(q, rows, out, column)
@@ -429,11 +458,32 @@ class FeatureBuilder:
         if not authors:
             return
         out[:, column["shared_authors"]] = [len(authors & self.authors_of.get(p, frozenset())) for p in ids]
+        earlier = set().union(*(self.papers_of.get(a, frozenset()) for a in authors)) - {citing}
         history: dict[str, int] = {}
-        for paper in set().union(*(self.papers_of.get(a, frozenset()) for a in authors)) - {citing}:
+        for paper in earlier:
             for cited in self.knowledge.cites.get(paper, ()):  # only papers up to the cutoff cite here
                 history[cited] = history.get(cited, 0) + 1
         out[:, column["author_cited_before"]] = np.log1p([history.get(p, 0) for p in ids])
+        by_author: dict[str, int] = {}
+        for cited, times in history.items():
+            for author in self.authors_of.get(cited, ()):
+                by_author[author] = by_author.get(author, 0) + times
+        out[:, column["author_cited_authors"]] = np.log1p(
+            [max((by_author.get(a, 0) for a in self.authors_of.get(p, ())), default=0) for p in ids]
+        )
+        coauthors = set().union(*(self.authors_of.get(p, frozenset()) for p in earlier if self._known_by_cutoff(p)))
+        coauthors -= authors
+        out[:, column["coauthors"]] = [len(coauthors & self.authors_of.get(p, frozenset())) for p in ids]
+
+    def _known_by_cutoff(self, paper: str) -> bool:
+        """Whether ``paper`` was published by the knowledge cutoff (a paper of unknown date never is)."""
+        from gnn.index import UNKNOWN_YEAR
+
+        row = self.index.row_of.get(paper)
+        if row is None:
+            return False
+        year = int(self.index.years[row])
+        return year != UNKNOWN_YEAR and year <= self.knowledge.until
 
     def _years(
         self, q: QueryInput, ids: Sequence[str], rows: np.ndarray, out: np.ndarray, column: dict[str, int]

@@ -100,6 +100,17 @@ def test_knowledge_counts_only_citations_up_to_the_cutoff() -> None:
     assert counts.tolist() == [[1, 0]]  # p4's citations (2004) are not known in 2003
 
 
+def test_recent_popularity_counts_the_last_years_up_to_the_cutoff_and_coupling_the_shared_references() -> None:
+    late, early = Knowledge.from_citations(CITATIONS, None), Knowledge.from_citations(CITATIONS, 2003)
+    # newest known year 2005: the window 2003..2005 holds p4's (2004) and p5's (2005) citations
+    assert late.popularity(["p2", "p3", "p1", "p4"], recent=True).tolist() == [1, 1, 1, 1]
+    # known in 2003: p1's citations of 2001 only (newest known year 2001: window 1999..2001)
+    assert early.popularity(["p2", "p3", "p1", "p4"], recent=True).tolist() == [1, 1, 0, 0]
+    # p4 cites p2, p3 and p1; p1 cites p2 and p3; p5 cites p4; p2 cites nothing
+    assert late.coupling(["p2", "p3"], ["p4", "p1", "p5", "p2"]).tolist() == [2, 2, 0, 0]
+    assert early.coupling(["p2", "p3"], ["p4", "p1"]).tolist() == [0, 2]  # p4's references are not known in 2003
+
+
 # --- features ------------------------------------------------------------------------------------
 
 
@@ -240,3 +251,21 @@ def test_author_features_self_citation_and_history_up_to_the_cutoff() -> None:
     assert (early.features(query, candidates)[:, column["author_cited_before"]] == 0).all()
     anonymous = QueryInput(PrefetchQuery("phrase tables"), (), np.zeros(8, np.float32), None)
     assert (late.features(anonymous, candidates)[:, list(column.values())] == 0).all()
+
+
+def test_author_level_history_and_coauthors_stay_behind_the_cutoff() -> None:
+    # a1 wrote the citing paper p5, and p4 and p3; a3 wrote p4 with a1, and p2; a2 wrote p1
+    authorships = pd.DataFrame(
+        {"author_id": ["a1", "a1", "a1", "a3", "a3", "a2"], "paper_id": ["p5", "p4", "p3", "p4", "p2", "p1"]}
+    )
+    query = QueryInput(PrefetchQuery("phrase tables", year=2005, citing_id="p5"), (), np.zeros(8, np.float32), None)
+    candidates = [Candidate("p3"), Candidate("p1"), Candidate("p2")]
+    column = {name: FEATURE_NAMES.index(name) for name in ("author_cited_authors", "coauthors")}
+    late = FeatureBuilder(_index(), Knowledge.from_citations(CITATIONS, None), _places()).with_authorships(authorships)
+    features = late.features(query, candidates)
+    # a1's earlier paper p4 cites p2 (by a3), p3 (by a1, a3 is not on it) and p1 (by a2): once each author
+    assert features[:, column["author_cited_authors"]].tolist() == pytest.approx([math.log(2)] * 3)
+    # a3 co-wrote p4 (2004) with a1, and wrote the candidate p2; a1 itself is no co-author of itself
+    assert features[:, column["coauthors"]].tolist() == [0.0, 0.0, 1.0]
+    early = late.with_knowledge(Knowledge.from_citations(CITATIONS, 2003))  # p4 (2004) is in the future
+    assert (early.features(query, candidates)[:, list(column.values())] == 0).all()
