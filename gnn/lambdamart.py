@@ -10,7 +10,7 @@ target) and :math:`j` (not), with scores :math:`s_i, s_j`,
 
 where :math:`|\Delta \mathrm{NDCG}_{ij}|` is the change of NDCG@k had :math:`i` and :math:`j` swapped
 places (LightGBM's ``lambdarank`` objective, pairs truncated to the top ``truncation`` places). The
-trees see the 37 features of :mod:`gnn.rerank_features` only — no text vectors — and split on them
+trees see the features of :mod:`gnn.rerank_features` only — no text vectors — and split on them
 without scaling; medians and interactions (a BM25 score that matters only when the profile is empty,
 say) come for free, which the feature MLP has to learn. With ``pool_relative`` each feature also
 enters relative to the query's own pool: its z-score within the pool and its rank there (0 = the
