@@ -458,9 +458,9 @@ class FeatureBuilder:
         if not authors:
             return
         out[:, column["shared_authors"]] = [len(authors & self.authors_of.get(p, frozenset())) for p in ids]
-        earlier = set().union(*(self.papers_of.get(a, frozenset()) for a in authors)) - {citing}
+        their_other_papers = set().union(*(self.papers_of.get(a, frozenset()) for a in authors)) - {citing}
         history: dict[str, int] = {}
-        for paper in earlier:
+        for paper in their_other_papers:
             for cited in self.knowledge.cites.get(paper, ()):  # only papers up to the cutoff cite here
                 history[cited] = history.get(cited, 0) + 1
         out[:, column["author_cited_before"]] = np.log1p([history.get(p, 0) for p in ids])
@@ -471,7 +471,9 @@ class FeatureBuilder:
         out[:, column["author_cited_authors"]] = np.log1p(
             [max((by_author.get(a, 0) for a in self.authors_of.get(p, ())), default=0) for p in ids]
         )
-        coauthors = set().union(*(self.authors_of.get(p, frozenset()) for p in earlier if self._known_by_cutoff(p)))
+        coauthors = set().union(
+            *(self.authors_of.get(p, frozenset()) for p in their_other_papers if self._known_by_cutoff(p))
+        )
         coauthors -= authors
         out[:, column["coauthors"]] = [len(coauthors & self.authors_of.get(p, frozenset())) for p in ids]
 
