@@ -417,9 +417,8 @@ class EmbeddedStore(GraphStore):
         old edges or the new ones, and a failed COPY or swap drops the staging table and leaves the
         old edges as they were. The COPY runs outside an explicit transaction because inside one the
         engine keeps the new table's pages in the buffer pool until COMMIT (the 1M-paper benchmark's
-        45.6M CO_CITED edges: RSS 7.7 -> 17.1 GiB in one transaction with the default pool, 6.8 -> 14.2 GiB
-        with the staging table and
-        a 4 GiB pool; docs/benchmarks.md).
+        45.6M CO_CITED edges: RSS 7.7 -> 17.1 GiB in one transaction with the default pool,
+        6.8 -> 14.2 GiB with the staging table and a 4 GiB pool; docs/benchmarks.md).
         """
         rel = self.schema.rel(rel_type)
         staging = f"{rel_type}{STAGING_SUFFIX}"
