@@ -21,7 +21,9 @@ citation-context profile, queried with the context plus the citing paper's title
 dense retrieval, and the service's transparent fusion score (the ranking before this reranker).
 
 **The final scorer**: the neural reranker of the best objective, blended with LambdaMART over the
-same features (:mod:`gnn.lambdamart`) when the blend has the higher validation MRR.
+same features and that model's score (:mod:`gnn.lambdamart`, stacking; the training queries' neural
+scores cross-fitted, :func:`cross_fitted_scores`) when the blend has the higher validation MRR. The
+run also reports LambdaMART over the features alone, so the stacking's share is measured.
 
 **Ablation** (``--ablation``): the four objectives; then, for the chosen objective, − hyperbolic
 (Euclidean distance between the same taxonomy points), − taxonomy (no taxonomy feature), −
@@ -76,6 +78,7 @@ from gnn.reranker import (
     ranked_ids,
     save_reranker,
 )
+from graph.errors import ConfigError
 from graph.store import GraphStore
 
 log = logging.getLogger(__name__)
@@ -294,14 +297,70 @@ def _model_rankings(
     return [ranked_ids(trainer.score(model, ex), ex.ids) for ex in examples]
 
 
-def _mart_rankings(mart: LambdaMart, examples: Sequence[QueryExample]) -> list[list[str]]:
-    return [ranked_ids(mart.score(ex.features), ex.ids) for ex in examples]
+def _mart_rankings(mart: LambdaMart, examples: Sequence[QueryExample], neural: Sequence[np.ndarray]) -> list[list[str]]:
+    return [ranked_ids(mart.score(ex.features, n), ex.ids) for ex, n in zip(examples, neural)]
 
 
 def _blend_rankings(
     mart: LambdaMart, model: RerankerModel, trainer: RerankerTrainer, alpha: float, examples: Sequence[QueryExample]
 ) -> list[list[str]]:
-    return [ranked_ids(blend(mart.score(ex.features), trainer.score(model, ex), alpha), ex.ids) for ex in examples]
+    out = []
+    for ex in examples:
+        neural = trainer.score(model, ex)
+        out.append(ranked_ids(blend(mart.score(ex.features, neural), neural, alpha), ex.ids))
+    return out
+
+
+def cross_fitted_scores(
+    folds: Sequence[Sequence[QueryExample]],
+    vectors: np.ndarray,
+    settings: RerankerSettings,
+    validation: Sequence[QueryExample],
+) -> list[np.ndarray]:
+    """The neural score of every training query's candidates from a model that never trained on that
+    query (stacking, :mod:`gnn.lambdamart`), in the order of the folds' concatenation.
+
+    With training folds :math:`F_1..F_k`, :math:`k \\ge 2`, the queries of :math:`F_i` are scored by a
+    model trained on the other folds (each early-stopped on ``validation`` like the final model). A
+    single fold is cut into its first and second half, which keeps a citing paper's sentences
+    (adjacent in the query frame) mostly on one side.
+    """
+    parts = [list(fold) for fold in folds if len(fold)]
+    if len(parts) == 1:
+        half = len(parts[0]) // 2
+        parts = [parts[0][:half], parts[0][half:]]
+    if len(parts) < 2 or any(not any(ex.label.any() for ex in part) for part in parts):
+        raise ConfigError("cross-fitting needs two groups of training queries, each with a target among its candidates")
+    trainer = RerankerTrainer(vectors, settings)
+    out: list[np.ndarray] = []
+    for held_out in range(len(parts)):
+        others = [ex for k, part in enumerate(parts) if k != held_out for ex in part]
+        model, _ = trainer.fit(others, validation)
+        out.extend(trainer.score(model, ex) for ex in parts[held_out])
+    return out
+
+
+def _fit_final_mart(
+    folds: Sequence[Sequence[QueryExample]],
+    validation: Sequence[QueryExample],
+    vectors: np.ndarray,
+    model: RerankerModel,
+    model_settings: RerankerSettings,
+    settings: LambdaMartSettings,
+) -> LambdaMart:
+    """LambdaMART on the training folds, stacked on ``model``'s scores when ``settings.stacked``
+    (``model`` trained on every fold with ``model_settings``; ``vectors``: the index's)."""
+    train = [ex for fold in folds for ex in fold]
+    if not settings.stacked:
+        return fit_lambdamart(train, validation, settings)
+    scorer = RerankerTrainer(vectors, model_settings)
+    return fit_lambdamart(
+        train,
+        validation,
+        settings,
+        train_neural=cross_fitted_scores(folds, vectors, model_settings, validation),
+        validation_neural=[scorer.score(model, ex) for ex in validation],
+    )
 
 
 def _fusion_rankings(split: SplitData) -> list[list[str]]:
@@ -396,7 +455,8 @@ def run_training(
     start = time.perf_counter()
     model_settings = model_settings or RerankerSettings()
     splits = _load_splits(store, encoder, index, settings, cache_dir, progress)
-    train = [ex for name, split in splits.items() if name.startswith("train") for ex in split.examples]
+    folds = [split.examples for name, split in splits.items() if name.startswith("train")]
+    train = [ex for fold in folds for ex in fold]
     val, test = splits["validation"], splits["test"]
     trainer = RerankerTrainer(index.vectors, model_settings)
     timings: dict[str, float] = {"examples": round(time.perf_counter() - start, 1)}
@@ -482,12 +542,24 @@ def run_training(
         lambdamart = None
     if lambdamart is not None:
         log.info("LambdaMART over the same features, and its blend with the %s model", best)
-        mart = fit_lambdamart(train, val.examples, lambdamart)
+        val_neural = [trainer.score(best_model, ex) for ex in val.examples]
+        test_neural = [trainer.score(best_model, ex) for ex in test.examples]
+        if lambdamart.stacked:  # the trees without the neural score, for comparison in the same run
+            plain = fit_lambdamart(train, val.examples, replace(lambdamart, stacked=False))
+            add(
+                "LambdaMART (features only)",
+                f"{plain.trees} trees (early-stopped on validation NDCG@10), {lambdamart.leaves} leaves",
+                _mart_rankings(plain, val.examples, val_neural),
+                _mart_rankings(plain, test.examples, test_neural),
+                training_seconds=round(plain.seconds, 1),
+            )
+        mart = _fit_final_mart(folds, val.examples, index.vectors, best_model, best_settings, lambdamart)
         add(
-            "LambdaMART (features only)",
-            f"{mart.trees} trees (early-stopped on validation NDCG@10), {lambdamart.leaves} leaves",
-            _mart_rankings(mart, val.examples),
-            _mart_rankings(mart, test.examples),
+            f"LambdaMART (features + {best} score, stacked)" if lambdamart.stacked else "LambdaMART (features only)",
+            f"{mart.trees} trees (early-stopped on validation NDCG@10), {lambdamart.leaves} leaves"
+            + ("; training queries' neural scores cross-fitted over the folds" if lambdamart.stacked else ""),
+            _mart_rankings(mart, val.examples, val_neural),
+            _mart_rankings(mart, test.examples, test_neural),
             training_seconds=round(mart.seconds, 1),
         )
         alpha, mrr_by_alpha = choose_alpha(mart, lambda ex: trainer.score(best_model, ex), val.examples)
@@ -527,7 +599,8 @@ def run_training(
                 parts = {name: _euclidean(split, index, places, citations) for name, split in splits.items()}
             else:
                 parts = {name: _ablated(split, stage, mask) for name, split in splits.items()}
-            train_a = [ex for name, exs in parts.items() if name.startswith("train") for ex in exs]
+            folds_a = [exs for name, exs in parts.items() if name.startswith("train")]
+            train_a = [ex for fold in folds_a for ex in fold]
             model, training = RerankerTrainer(index.vectors, best_settings).fit(train_a, parts["validation"])
             description = f"best epoch {training.best_epoch}/{training.epochs}"
             if chosen_blend is None:
@@ -536,7 +609,9 @@ def run_training(
                 test_rank = _model_rankings(model, trainer, parts["test"])
             else:
                 alpha = chosen_blend[0]
-                mart_a = fit_lambdamart(train_a, parts["validation"], lambdamart)
+                mart_a = _fit_final_mart(
+                    folds_a, parts["validation"], index.vectors, model, best_settings, chosen_blend[1].settings
+                )
                 name = f"LambdaMART + reranker ({best}) {label}"
                 description += f"; LambdaMART {mart_a.trees} trees; α = {alpha:g}"
                 val_rank = _blend_rankings(mart_a, model, trainer, alpha, parts["validation"])

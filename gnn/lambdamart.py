@@ -17,6 +17,14 @@ enters relative to the query's own pool: its z-score within the pool and its ran
 pool's largest value, 1 = its smallest), so a split can say "the best BM25 score of this pool"
 whatever the query's length makes the raw scores.
 
+**Stacking.** With ``stacked`` the neural reranker's score (:mod:`gnn.reranker`, which reads the
+MiniLM vectors the trees do not see) is one more input, :math:`x = [f(q, d);\, s_\mathrm{nn}(q, d)]`
+(Wolpert 1992, "Stacked generalization"). A model's score on the queries it was trained on is
+better than on any new query, so the trees would learn to trust it too much; the training queries'
+scores are therefore *cross-fitted* (:func:`api.rerank_train.cross_fitted_scores`): each training
+fold is scored by a neural model trained on the other folds, while validation, test and served
+queries are scored by the model trained on every fold — the one saved beside the trees.
+
 **Blend.** Trees and the neural reranker (:mod:`gnn.reranker`, which also reads the MiniLM vectors)
 are combined per query on standardised scores,
 
@@ -65,6 +73,7 @@ class LambdaMartSettings:
     patience: int = 100  # trees without a validation gain before stopping
     seed: int = 0
     pool_relative: bool = True  # also each feature's z-score and rank within the query's pool
+    stacked: bool = True  # the neural reranker's score is one more input (module docstring)
 
     def __post_init__(self) -> None:
         if self.max_trees < 1 or self.leaves < 2 or not 0 < self.learning_rate <= 1:
@@ -83,13 +92,13 @@ class LambdaMart:
     trees: int  # trees used (the best iteration)
     seconds: float = 0.0
 
-    def score(self, features: np.ndarray) -> np.ndarray:
-        """Scores of one query's pool (rows: candidates)."""
+    def score(self, features: np.ndarray, neural: np.ndarray | None = None) -> np.ndarray:
+        """Scores of one query's pool (rows: candidates); ``neural``: the neural reranker's scores of the
+        same rows, needed by a ``stacked`` model."""
         if len(features) == 0:
             return np.zeros(0)
-        return np.asarray(
-            self.booster.predict(tree_inputs(features, self.settings), num_iteration=self.trees, num_threads=1)
-        )
+        inputs = tree_inputs(stack_inputs(features, neural, self.settings), self.settings)
+        return np.asarray(self.booster.predict(inputs, num_iteration=self.trees, num_threads=1))
 
     def save(self, folder: Path) -> Path:
         folder.mkdir(parents=True, exist_ok=True)
@@ -104,12 +113,22 @@ class LambdaMart:
         if not path.is_file():
             raise ConfigError(f"{folder}: {MODEL_FILE} is missing; rerun `citegraph train reranker`")
         booster = lgb.Booster(model_file=str(path))
-        # models saved before pool-relative inputs existed were trained on the raw features only
-        settings = {"pool_relative": False, **record["settings"]}
+        # models saved before pool-relative inputs existed were trained on the raw features only,
+        # and without the neural score as an input
+        settings = {"pool_relative": False, "stacked": False, **record["settings"]}
         return cls(booster, LambdaMartSettings(**settings), int(record["trees"]))
 
     def describe(self) -> dict[str, Any]:
         return {"settings": asdict(self.settings), "trees": self.trees}
+
+
+def stack_inputs(features: np.ndarray, neural: np.ndarray | None, settings: LambdaMartSettings) -> np.ndarray:
+    """The features, with the neural score as one more column when ``settings.stacked``."""
+    if not settings.stacked:
+        return features
+    if neural is None or len(neural) != len(features):
+        raise ConfigError("a stacked LambdaMART needs the neural reranker's score of every candidate")
+    return np.hstack([np.asarray(features, np.float64), np.asarray(neural, np.float64)[:, None]])
 
 
 def tree_inputs(features: np.ndarray, settings: LambdaMartSettings) -> np.ndarray:
@@ -124,25 +143,39 @@ def tree_inputs(features: np.ndarray, settings: LambdaMartSettings) -> np.ndarra
     return np.hstack([raw, z, rank]).astype(np.float32)
 
 
-def _matrix(examples: Sequence[QueryExample], settings: LambdaMartSettings) -> tuple[np.ndarray, np.ndarray, list[int]]:
-    features = np.concatenate([tree_inputs(ex.features, settings) for ex in examples])
+def _matrix(
+    examples: Sequence[QueryExample], neural: Sequence[np.ndarray | None], settings: LambdaMartSettings
+) -> tuple[np.ndarray, np.ndarray, list[int]]:
+    features = np.concatenate(
+        [tree_inputs(stack_inputs(ex.features, n, settings), settings) for ex, n in zip(examples, neural)]
+    )
     labels = np.concatenate([ex.label.astype(np.int32) for ex in examples])
     return features, labels, [len(ex.ids) for ex in examples]
 
 
 def fit_lambdamart(
-    train: Sequence[QueryExample], validation: Sequence[QueryExample], settings: LambdaMartSettings | None = None
+    train: Sequence[QueryExample],
+    validation: Sequence[QueryExample],
+    settings: LambdaMartSettings | None = None,
+    *,
+    train_neural: Sequence[np.ndarray] | None = None,
+    validation_neural: Sequence[np.ndarray] | None = None,
 ) -> LambdaMart:
     """Train on the queries of ``train`` with a target among their candidates (the strict regime),
-    early-stopped on the NDCG@10 of ``validation``'s queries that have one."""
+    early-stopped on the NDCG@10 of ``validation``'s queries that have one. A ``stacked`` model also
+    takes the neural scores of every query's candidates (``train_neural`` cross-fitted, see the
+    module docstring)."""
     settings = settings or LambdaMartSettings()
-    train = [ex for ex in train if ex.label.any()]
-    validation = [ex for ex in validation if ex.label.any()]
-    if not train or not validation:
+    if settings.stacked and (train_neural is None or validation_neural is None):
+        raise ConfigError("a stacked LambdaMART needs the neural scores of the training and validation queries")
+    no_scores: list[np.ndarray | None] = [None] * max(len(train), len(validation))
+    train_pairs = [(ex, n) for ex, n in zip(train, train_neural or no_scores) if ex.label.any()]
+    validation_pairs = [(ex, n) for ex, n in zip(validation, validation_neural or no_scores) if ex.label.any()]
+    if not train_pairs or not validation_pairs:
         raise ConfigError("LambdaMART needs training and validation queries with a target among their candidates")
     start = time.perf_counter()
-    x, y, groups = _matrix(train, settings)
-    vx, vy, vgroups = _matrix(validation, settings)
+    x, y, groups = _matrix([ex for ex, _ in train_pairs], [n for _, n in train_pairs], settings)
+    vx, vy, vgroups = _matrix([ex for ex, _ in validation_pairs], [n for _, n in validation_pairs], settings)
     params = {
         "objective": "lambdarank",
         "metric": "ndcg",
@@ -194,7 +227,8 @@ def choose_alpha(
     grid: Sequence[float] = ALPHA_GRID,
 ) -> tuple[float, dict[float, float]]:
     """The :math:`\\alpha` of ``grid`` with the best validation MRR (ties: the smaller), and every value's MRR."""
-    pools = [(ex, mart.score(ex.features), neural(ex)) for ex in validation]
+    scored = [(ex, neural(ex)) for ex in validation]
+    pools = [(ex, mart.score(ex.features, n), n) for ex, n in scored]
     mrr = {
         alpha: float(
             np.mean([reciprocal_rank(ranked_ids(blend(m, n, alpha), ex.ids), ex.targets) for ex, m, n in pools])
@@ -237,6 +271,7 @@ __all__ = [
     "fit_lambdamart",
     "load_blend",
     "save_blend",
+    "stack_inputs",
     "standardise",
     "tree_inputs",
 ]

@@ -410,8 +410,8 @@ class TrainedReranker:
 
     ``score(query, candidates)`` computes the candidates' features with ``builder`` (the whole
     graph as knowledge: a served query is written now) and the model's scores — blended with a
-    LambdaMART model over the same features when one was saved beside it (``blend``: the model and
-    :math:`\alpha`, :func:`gnn.lambdamart.blend`). The papers the query already cites are its
+    LambdaMART model over the same features (and, stacked, the model's score) when one was saved
+    beside it (``blend``: the model and :math:`\alpha`, :func:`gnn.lambdamart.blend`). The papers the query already cites are its
     exclusions other than the citing paper itself.
     """
 
@@ -455,7 +455,7 @@ class TrainedReranker:
             from gnn.lambdamart import blend
 
             mart, alpha = self.blend
-            return [float(v) for v in blend(mart.score(features), neural, alpha)]
+            return [float(v) for v in blend(mart.score(features, neural), neural, alpha)]
         return [float(v) for v in neural]
 
     def __repr__(self) -> str:

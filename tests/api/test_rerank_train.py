@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from test_recommend_eval import _citances
 
 from api.recommend import RecommendationService, RecommendRequest, ServiceSettings, reranker_dir
@@ -16,6 +17,7 @@ from gnn.enricher import EnricherSettings
 from gnn.index import IndexSettings, RetrievalIndex
 from gnn.reranker import RerankerSettings, TrainedReranker
 from graph import GraphStore, ingest
+from graph.errors import ConfigError
 
 # training queries of 2004 know the graph up to 2003; validation and test (2005) up to 2004
 SPLIT = TrainSettings(
@@ -81,6 +83,7 @@ def test_training_saves_a_model_the_service_then_uses(store: GraphStore, encoder
         "reranker (triplet)",
         "reranker (source_target)",
         "LambdaMART (features only)",
+        f"LambdaMART (features + {report['chosen']['objective']} score, stacked)",
         f"LambdaMART + reranker ({report['chosen']['objective']}), α = {report['systems'][-1]['name'].split('= ')[-1]}",
     ]
     assert report["queries"]["train 2004-2004"]["queries"] == 2 and report["queries"]["validation"]["queries"] == 2
@@ -112,13 +115,23 @@ def test_training_saves_a_model_the_service_then_uses(store: GraphStore, encoder
     # a LambdaMART blend saved beside the model is what the service scores with from then on
     import pickle
 
+    import numpy as np
+
     from gnn.lambdamart import LambdaMartSettings, fit_lambdamart, save_blend
 
     with cached[0].open("rb") as handle:
         splits = pickle.load(handle)
     train = [ex for name, split in splits.items() if name.startswith("train") for ex in split.examples]
-    tiny = LambdaMartSettings(max_trees=5, leaves=2, min_child_samples=1, patience=5)
-    save_blend(reranker_dir(folder), fit_lambdamart(train, splits["validation"].examples, tiny), 0.5, {0.5: 1.0})
+    validation = splits["validation"].examples
+    tiny = LambdaMartSettings(max_trees=5, leaves=2, min_child_samples=1, patience=5)  # stacked on the neural score
+    mart = fit_lambdamart(
+        train,
+        validation,
+        tiny,
+        train_neural=[np.linspace(0, 1, len(ex.ids)) for ex in train],
+        validation_neural=[np.linspace(0, 1, len(ex.ids)) for ex in validation],
+    )
+    save_blend(reranker_dir(folder), mart, 0.5, {0.5: 1.0})
     blended = RecommendationService.open(store, settings, encoder=encoder, index_dir=folder)
     assert isinstance(blended.reranker, TrainedReranker) and blended.reranker.blend is not None
     assert "alpha=0.5" in repr(blended.reranker)
@@ -186,11 +199,54 @@ def test_ablation_runs_every_objective_and_every_part(store: GraphStore, encoder
     names = [row["name"] for row in report["systems"]][4:]
     best = report["chosen"]["objective"]
     assert names[:4] == [f"reranker ({o})" for o in ("triplet", "target", "source", "source_target")]
-    assert names[4] == "LambdaMART (features only)" and names[5].startswith(f"LambdaMART + reranker ({best}), α = ")
-    # each ablation row is retrained the way the final scorer was: the blend when it was chosen
+    assert names[4:6] == ["LambdaMART (features only)", f"LambdaMART (features + {best} score, stacked)"]
+    assert names[6].startswith(f"LambdaMART + reranker ({best}), α = ")
+    # each ablation row is retrained the way the final scorer was: the (stacked) blend when it was chosen
     final = f"LambdaMART + reranker ({best})" if report["chosen"]["lambdamart"] else f"reranker ({best})"
-    assert names[6:] == [
+    assert names[7:] == [
         f"{final} − {part}"
         for part in ("hyperbolic (Euclidean distance)", "taxonomy", "co-citation", "enricher", "authors")
     ]
     assert report["command"] == "citegraph eval recommend --ablation"
+
+
+def test_cross_fitted_scores_come_from_models_that_did_not_train_on_the_query(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Two folds: each is scored by the model trained on the other; one fold is cut into halves.
+    The real trainer runs; a wrapper records which queries each model trained on."""
+    import numpy as np
+
+    from api.rerank_train import cross_fitted_scores
+    from gnn.rerank_features import FEATURE_NAMES
+    from gnn.reranker import QueryExample, RerankerTrainer
+
+    rng = np.random.default_rng(0)
+    vectors = rng.normal(size=(12, 8)).astype(np.float32)
+
+    def query(name: str) -> QueryExample:
+        rows = rng.choice(12, size=4, replace=False)
+        ids = [f"{name}:{r}" for r in rows]
+        features = rng.normal(size=(4, len(FEATURE_NAMES))).astype(np.float32)
+        return QueryExample(vectors[rows[0]], np.zeros(8, np.float32), rows, features, ids, {ids[0]})
+
+    first, second = [query(f"a{k}") for k in range(4)], [query(f"b{k}") for k in range(3)]
+    validation = [query(f"v{k}") for k in range(2)]
+    trained_on: list[set[str]] = []
+    real_fit = RerankerTrainer.fit
+
+    def recording_fit(self: RerankerTrainer, train: Any, *args: Any, **kwargs: Any) -> Any:
+        trained_on.append({p for ex in train for p in ex.ids})
+        return real_fit(self, train, *args, **kwargs)
+
+    monkeypatch.setattr(RerankerTrainer, "fit", recording_fit)
+    settings = RerankerSettings(epochs=1, patience=1, pool_negatives=2)
+    scores = cross_fitted_scores([first, second], vectors, settings, validation)
+    assert [len(s) for s in scores] == [4] * 7  # one array per query, in the folds' order
+    assert trained_on == [{p for ex in second for p in ex.ids}, {p for ex in first for p in ex.ids}]
+
+    trained_on.clear()
+    assert len(cross_fitted_scores([first], vectors, settings, validation)) == 4
+    assert trained_on == [{p for ex in first[2:] for p in ex.ids}, {p for ex in first[:2] for p in ex.ids}]
+    with pytest.raises(ConfigError, match="two groups"):
+        cross_fitted_scores([first[:1]], vectors, settings, validation)

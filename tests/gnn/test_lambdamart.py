@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +17,7 @@ from gnn.lambdamart import (
     fit_lambdamart,
     load_blend,
     save_blend,
+    stack_inputs,
     standardise,
     tree_inputs,
 )
@@ -23,7 +25,7 @@ from gnn.rerank_features import FEATURE_NAMES
 from gnn.reranker import QueryExample, RerankerModel, RerankerSettings, load_reranker, ranked_ids, save_reranker
 from graph.errors import ConfigError
 
-SMALL = LambdaMartSettings(max_trees=200, leaves=4, min_child_samples=5, patience=30, seed=0)
+SMALL = LambdaMartSettings(max_trees=200, leaves=4, min_child_samples=5, patience=30, seed=0, stacked=False)
 
 
 def _examples(rng: np.random.Generator, n: int, signal: int = 5) -> list[QueryExample]:
@@ -118,3 +120,50 @@ def test_pool_relative_inputs_by_hand() -> None:
     assert inputs[:, 4].tolist() == [1.0, 0.0, 0.5]
     assert inputs[:, 5].tolist() == [0.0, 0.5, 1.0]
     assert tree_inputs(features, LambdaMartSettings(pool_relative=False)).shape == (3, 2)
+
+
+def test_stacked_lambdamart_reads_the_neural_score(tmp_path: Path) -> None:
+    """Features that are noise and a 'neural' score that marks the target: only a stacked model can
+    learn the ranking; it needs the score at prediction time, and saves and loads as stacked."""
+    rng = np.random.default_rng(3)
+    train, validation = _examples(rng, 200, signal=0), _examples(rng, 40, signal=0)
+
+    def neural(ex: QueryExample) -> np.ndarray:
+        return np.asarray([1.0 if i in ex.targets else 0.0 for i in ex.ids]) + rng.normal(0, 0.1, len(ex.ids))
+
+    for ex in train + validation:  # the features no longer tell the target
+        ex.features[:, 0] = rng.normal(size=len(ex.ids))
+    stacked = replace(SMALL, stacked=True)
+    train_scores, validation_scores = [neural(ex) for ex in train], [neural(ex) for ex in validation]
+    mart = fit_lambdamart(train, validation, stacked, train_neural=train_scores, validation_neural=validation_scores)
+    assert _mrr([mart.score(ex.features, n) for ex, n in zip(validation, validation_scores)], validation) > 0.9
+    plain = fit_lambdamart(train, validation, SMALL)
+    assert _mrr([plain.score(ex.features) for ex in validation], validation) < 0.6  # chance: about 0.34
+    with pytest.raises(ConfigError, match="neural reranker's score"):
+        mart.score(validation[0].features)
+    with pytest.raises(ConfigError, match="neural scores"):
+        fit_lambdamart(train, validation, stacked)
+
+    folder = save_reranker(RerankerModel(4, len(FEATURE_NAMES)), tmp_path / "r", settings=RerankerSettings(), info={})
+    save_blend(folder, mart, 0.0, {0.0: 1.0})
+    _, record = load_reranker(folder)
+    loaded = load_blend(folder, record)
+    assert loaded is not None and loaded[0].settings.stacked
+    assert loaded[0].score(validation[0].features, validation_scores[0]) == pytest.approx(
+        mart.score(validation[0].features, validation_scores[0])
+    )
+    # a model saved before stacking existed has no "stacked" in its record: it reads the features only
+    record["lambdamart"]["settings"].pop("stacked")
+    old = load_blend(folder, record)
+    assert old is not None and not old[0].settings.stacked
+
+
+def test_stack_inputs_appends_the_neural_column() -> None:
+    features = np.array([[1.0, 2.0], [3.0, 4.0]])
+    assert stack_inputs(features, np.array([0.5, -0.5]), LambdaMartSettings()).tolist() == [
+        [1.0, 2.0, 0.5],
+        [3.0, 4.0, -0.5],
+    ]
+    assert stack_inputs(features, None, LambdaMartSettings(stacked=False)) is features
+    with pytest.raises(ConfigError, match="every candidate"):
+        stack_inputs(features, np.array([1.0]), LambdaMartSettings())
