@@ -14,7 +14,7 @@ linked set is chosen from the probabilities by a :class:`~gnn.linkage.scoring.Se
 (top ``k_min`` plus those above a threshold, at most ``k_max``), fitted on training folds.
 
 Why a logistic regression: about 1,700 gold links on 40 papers are too few for a deep model; a
-linear model over ~26 signals fits in a second, is calibrated enough for a threshold, stores as a
+linear model over 42 signals fits in a second, is calibrated enough for a threshold, stores as a
 few numbers in JSON (no pickles), and its weights say which signal matters. Gradient boosting
 (scikit-learn's ``HistGradientBoostingClassifier``) is measured beside it in
 ``benchmarks/linkage_quality.py`` (``kind="boosting"``; not persisted).

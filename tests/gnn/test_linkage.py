@@ -26,7 +26,7 @@ from gnn.linkage import (
     score_task1a,
     train_linker,
 )
-from gnn.linkage.features import cue_vector, section_kind
+from gnn.linkage.features import cue_vector, section_kind, strip_citation_years
 from gnn.linkage.silver import balance, binary_metrics, choose_cutoff, cohen_kappa, gold_pairs, select_papers
 
 TEXTS = [
@@ -76,6 +76,45 @@ def test_bm25_signals(paper: CitedPaper) -> None:
     assert x[2, column("overlap")] == pytest.approx(1.0)  # every content word of the citance is there
     nothing = features("zebra giraffe", unit(0), paper)
     assert not nothing[:, [column("bm25"), column("bm25_z"), column("bm25_rrank"), column("overlap")]].any()
+
+
+def test_citation_years_are_stripped_for_the_noyear_bm25(paper: CitedPaper) -> None:
+    assert strip_citation_years("as in Och et al. (2003a) and (Brants, 2000)") == "as in Och  () and (Brants, )"
+    # "96" is no year; 1999 and 2000 are: without them the query is "unknown words"
+    x = features("unknown words (Smith 1999; Lee et al., 2000)", unit(0), paper)
+    assert x[:, column("bm25_noyear")].argmax() == 2 and x[2, column("bm25_noyear")] == pytest.approx(1.0)
+    # content words without the years and "et al.": unknown, words, smith, lee; sentence 2 holds two
+    assert x[2, column("overlap_noyear")] == pytest.approx(2 / 4)
+    assert x[2, column("overlap")] == pytest.approx(2 / 8)  # with them: + 1999, et, al, 2000
+    assert x[:, column("bm25_neighbour")] == pytest.approx([0, 1, 0, 1, 0])
+
+
+def test_tfidf_idf_and_bigram_overlap_by_hand(paper: CitedPaper) -> None:
+    # n = 5 sentences; "tagger" is in sentences 0, 1, 3 (df 3), "suffix" in 2 (df 1), "zebra" nowhere (df 0)
+    idf_tagger, idf_suffix, idf_zebra = np.log(6 / 3.5), np.log(6 / 1.5), np.log(6 / 0.5)
+    assert paper.idf_of("tagger") == pytest.approx(idf_tagger) and paper.idf_of("zebra") == pytest.approx(idf_zebra)
+    x = features("tagger suffix zebra", unit(0), paper)
+    query = np.array([idf_tagger, idf_suffix, idf_zebra])
+    # sentence 2, "Unknown words are handled by suffix analysis.": unknown, words, handled, suffix, analysis
+    words = ["unknown", "words", "handled", "suffix", "analysis"]
+    row = np.array([paper.idf_of(w) for w in words])  # each once: weight 1 * idf
+    expected = idf_suffix**2 / (np.linalg.norm(query) * np.linalg.norm(row))
+    assert x[2, column("tfidf")] == pytest.approx(expected)
+    assert x[2, column("idf_overlap")] == pytest.approx(idf_suffix / query.sum())
+    assert x[1, column("idf_overlap")] == pytest.approx(idf_tagger / query.sum())
+    assert x[4, column("tfidf")] == 0.0 and x[4, column("idf_overlap")] == 0.0
+    assert x[:, column("tfidf_z")].mean() == pytest.approx(0.0, abs=1e-9)
+    # bigrams of content words: citance (unknown, words), (words, suffix); sentence 2 holds the first
+    y = features("unknown words suffix", unit(0), paper)
+    assert y[:, column("bigram_overlap")] == pytest.approx([0, 0, 0.5, 0, 0])
+
+
+def test_window_cosine_and_cosine_gap(paper: CitedPaper) -> None:
+    x = features("any text", unit(2), paper)  # the citance is sentence 2's basis vector
+    # windows: sentence 0 = e0 + e1, sentence 1..3 = three basis vectors, sentence 4 = e3 + e4
+    assert x[:, column("window_cosine")] == pytest.approx([0, 3**-0.5, 3**-0.5, 3**-0.5, 0], abs=1e-6)
+    assert x[:, column("cosine_gap")] == pytest.approx([-1, -1, 0, -1, -1], abs=1e-6)
+    assert x[:, column("window_cosine_z")].mean() == pytest.approx(0.0, abs=1e-6)
 
 
 def test_section_position_and_cue_signals(paper: CitedPaper) -> None:
@@ -185,6 +224,11 @@ def test_linker_load_rejects_other_files(tmp_path: Path) -> None:
         Linker.load(path)
     with pytest.raises(ConfigError, match="citegraph linkage train"):
         Linker.load(tmp_path / "missing.json")
+    # a model saved before the lexical signals were added (its first 29 features): retrain, not a crash
+    old = tmp_path / "old.json"
+    old.write_text(f'{{"format": "citegraph-linker/1", "features": {list(FEATURES[:29])!r}}}'.replace("'", '"'))
+    with pytest.raises(ConfigError, match="features changed"):
+        Linker.load(old)
 
 
 def test_baseline_links_top_k(paper: CitedPaper) -> None:
