@@ -302,13 +302,9 @@ def _mart_rankings(mart: LambdaMart, examples: Sequence[QueryExample], neural: S
 
 
 def _blend_rankings(
-    mart: LambdaMart, model: RerankerModel, trainer: RerankerTrainer, alpha: float, examples: Sequence[QueryExample]
+    mart: LambdaMart, alpha: float, examples: Sequence[QueryExample], neural: Sequence[np.ndarray]
 ) -> list[list[str]]:
-    out = []
-    for ex in examples:
-        neural = trainer.score(model, ex)
-        out.append(ranked_ids(blend(mart.score(ex.features, neural), neural, alpha), ex.ids))
-    return out
+    return [ranked_ids(blend(mart.score(ex.features, n), n, alpha), ex.ids) for ex, n in zip(examples, neural)]
 
 
 def cross_fitted_scores(
@@ -343,23 +339,23 @@ def cross_fitted_scores(
 def _fit_final_mart(
     folds: Sequence[Sequence[QueryExample]],
     validation: Sequence[QueryExample],
+    validation_neural: Sequence[np.ndarray],
     vectors: np.ndarray,
-    model: RerankerModel,
     model_settings: RerankerSettings,
     settings: LambdaMartSettings,
 ) -> LambdaMart:
-    """LambdaMART on the training folds, stacked on ``model``'s scores when ``settings.stacked``
-    (``model`` trained on every fold with ``model_settings``; ``vectors``: the index's)."""
+    """LambdaMART on the training folds, stacked on the neural scores when ``settings.stacked``
+    (``validation_neural``: the scores of the model trained on every fold with ``model_settings``;
+    the training queries' are cross-fitted; ``vectors``: the index's)."""
     train = [ex for fold in folds for ex in fold]
     if not settings.stacked:
         return fit_lambdamart(train, validation, settings)
-    scorer = RerankerTrainer(vectors, model_settings)
     return fit_lambdamart(
         train,
         validation,
         settings,
         train_neural=cross_fitted_scores(folds, vectors, model_settings, validation),
-        validation_neural=[scorer.score(model, ex) for ex in validation],
+        validation_neural=validation_neural,
     )
 
 
@@ -553,7 +549,7 @@ def run_training(
                 _mart_rankings(plain, test.examples, test_neural),
                 training_seconds=round(plain.seconds, 1),
             )
-        mart = _fit_final_mart(folds, val.examples, index.vectors, best_model, best_settings, lambdamart)
+        mart = _fit_final_mart(folds, val.examples, val_neural, index.vectors, best_settings, lambdamart)
         add(
             f"LambdaMART (features + {best} score, stacked)" if lambdamart.stacked else "LambdaMART (features only)",
             f"{mart.trees} trees (early-stopped on validation NDCG@10), {lambdamart.leaves} leaves"
@@ -562,14 +558,14 @@ def run_training(
             _mart_rankings(mart, test.examples, test_neural),
             training_seconds=round(mart.seconds, 1),
         )
-        alpha, mrr_by_alpha = choose_alpha(mart, lambda ex: trainer.score(best_model, ex), val.examples)
+        alpha, mrr_by_alpha = choose_alpha(mart, val.examples, val_neural)
         add(
             f"LambdaMART + reranker ({best}), α = {alpha:g}",
             "z(LambdaMART) + α·z(neural), α from "
             + ", ".join(f"{a:g}: MRR {m:.4f}" for a, m in mrr_by_alpha.items())
             + " on validation",
-            _blend_rankings(mart, best_model, trainer, alpha, val.examples),
-            _blend_rankings(mart, best_model, trainer, alpha, test.examples),
+            _blend_rankings(mart, alpha, val.examples, val_neural),
+            _blend_rankings(mart, alpha, test.examples, test_neural),
         )
         if mrr_by_alpha[alpha] > best_training.validation_mrr:
             chosen_blend = (alpha, mart)
@@ -609,13 +605,15 @@ def run_training(
                 test_rank = _model_rankings(model, trainer, parts["test"])
             else:
                 alpha = chosen_blend[0]
+                val_neural_a = [trainer.score(model, ex) for ex in parts["validation"]]
+                test_neural_a = [trainer.score(model, ex) for ex in parts["test"]]
                 mart_a = _fit_final_mart(
-                    folds_a, parts["validation"], index.vectors, model, best_settings, chosen_blend[1].settings
+                    folds_a, parts["validation"], val_neural_a, index.vectors, best_settings, chosen_blend[1].settings
                 )
                 name = f"LambdaMART + reranker ({best}) {label}"
                 description += f"; LambdaMART {mart_a.trees} trees; α = {alpha:g}"
-                val_rank = _blend_rankings(mart_a, model, trainer, alpha, parts["validation"])
-                test_rank = _blend_rankings(mart_a, model, trainer, alpha, parts["test"])
+                val_rank = _blend_rankings(mart_a, alpha, parts["validation"], val_neural_a)
+                test_rank = _blend_rankings(mart_a, alpha, parts["test"], test_neural_a)
             report["systems"].append(
                 {
                     "name": name,

@@ -41,7 +41,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -144,13 +144,20 @@ def tree_inputs(features: np.ndarray, settings: LambdaMartSettings) -> np.ndarra
 
 
 def _matrix(
-    examples: Sequence[QueryExample], neural: Sequence[np.ndarray | None], settings: LambdaMartSettings
+    pairs: Sequence[tuple[QueryExample, np.ndarray | None]], settings: LambdaMartSettings
 ) -> tuple[np.ndarray, np.ndarray, list[int]]:
-    features = np.concatenate(
-        [tree_inputs(stack_inputs(ex.features, n, settings), settings) for ex, n in zip(examples, neural)]
-    )
-    labels = np.concatenate([ex.label.astype(np.int32) for ex in examples])
-    return features, labels, [len(ex.ids) for ex in examples]
+    """Tree inputs, labels and group sizes of (query, its neural scores or None) pairs."""
+    features = np.concatenate([tree_inputs(stack_inputs(ex.features, n, settings), settings) for ex, n in pairs])
+    labels = np.concatenate([ex.label.astype(np.int32) for ex, _ in pairs])
+    return features, labels, [len(ex.ids) for ex, _ in pairs]
+
+
+def _with_targets(
+    examples: Sequence[QueryExample], neural: Sequence[np.ndarray] | None
+) -> list[tuple[QueryExample, np.ndarray | None]]:
+    """The queries with a target among their candidates, each with its neural scores (None: unstacked)."""
+    scores: Sequence[np.ndarray | None] = [None] * len(examples) if neural is None else neural
+    return [(ex, n) for ex, n in zip(examples, scores, strict=True) if ex.label.any()]
 
 
 def fit_lambdamart(
@@ -168,14 +175,13 @@ def fit_lambdamart(
     settings = settings or LambdaMartSettings()
     if settings.stacked and (train_neural is None or validation_neural is None):
         raise ConfigError("a stacked LambdaMART needs the neural scores of the training and validation queries")
-    no_scores: list[np.ndarray | None] = [None] * max(len(train), len(validation))
-    train_pairs = [(ex, n) for ex, n in zip(train, train_neural or no_scores) if ex.label.any()]
-    validation_pairs = [(ex, n) for ex, n in zip(validation, validation_neural or no_scores) if ex.label.any()]
+    train_pairs = _with_targets(train, train_neural if settings.stacked else None)
+    validation_pairs = _with_targets(validation, validation_neural if settings.stacked else None)
     if not train_pairs or not validation_pairs:
         raise ConfigError("LambdaMART needs training and validation queries with a target among their candidates")
     start = time.perf_counter()
-    x, y, groups = _matrix([ex for ex, _ in train_pairs], [n for _, n in train_pairs], settings)
-    vx, vy, vgroups = _matrix([ex for ex, _ in validation_pairs], [n for _, n in validation_pairs], settings)
+    x, y, groups = _matrix(train_pairs, settings)
+    vx, vy, vgroups = _matrix(validation_pairs, settings)
     params = {
         "objective": "lambdarank",
         "metric": "ndcg",
@@ -222,13 +228,13 @@ def blend(mart_scores: np.ndarray, neural_scores: np.ndarray, alpha: float) -> n
 
 def choose_alpha(
     mart: LambdaMart,
-    neural: Callable[[QueryExample], np.ndarray],
     validation: Sequence[QueryExample],
+    neural: Sequence[np.ndarray],
     grid: Sequence[float] = ALPHA_GRID,
 ) -> tuple[float, dict[float, float]]:
-    """The :math:`\\alpha` of ``grid`` with the best validation MRR (ties: the smaller), and every value's MRR."""
-    scored = [(ex, neural(ex)) for ex in validation]
-    pools = [(ex, mart.score(ex.features, n), n) for ex, n in scored]
+    """The :math:`\\alpha` of ``grid`` with the best validation MRR (ties: the smaller), and every value's
+    MRR; ``neural``: the neural reranker's scores of each validation query's candidates."""
+    pools = [(ex, mart.score(ex.features, n), n) for ex, n in zip(validation, neural, strict=True)]
     mrr = {
         alpha: float(
             np.mean([reciprocal_rank(ranked_ids(blend(m, n, alpha), ex.ids), ex.targets) for ex, m, n in pools])

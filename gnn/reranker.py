@@ -411,8 +411,8 @@ class TrainedReranker:
     ``score(query, candidates)`` computes the candidates' features with ``builder`` (the whole
     graph as knowledge: a served query is written now) and the model's scores — blended with a
     LambdaMART model over the same features (and, stacked, the model's score) when one was saved
-    beside it (``blend``: the model and :math:`\alpha`, :func:`gnn.lambdamart.blend`). The papers the query already cites are its
-    exclusions other than the citing paper itself.
+    beside it (``blend``: the model and :math:`\alpha`, :func:`gnn.lambdamart.blend`). The papers
+    the query already cites are its exclusions other than the citing paper itself.
     """
 
     def __init__(

@@ -76,7 +76,7 @@ import logging
 import math
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 
@@ -319,7 +319,7 @@ class CitedPaper:
 
     def tfidf_cosine(self, query: Sequence[str]) -> np.ndarray:
         """``(n,)`` cosine of the sublinear TF-IDF vectors of ``query`` tokens and every sentence."""
-        weights = {t: (1.0 + math.log(f)) * self.idf_of(t) for t, f in Counter(query).items()}
+        weights = _sublinear_weights(query, self.idf_of)
         norm = math.sqrt(sum(w * w for w in weights.values()))
         known = [(self.columns[t], w) for t, w in weights.items() if t in self.columns]
         if norm == 0 or not known:
@@ -339,6 +339,11 @@ def _window_vectors(unit: np.ndarray) -> np.ndarray:
     return (window / np.maximum(norms, EPS)).astype(np.float32)  # EPS: all-zero vectors
 
 
+def _sublinear_weights(tokens: Sequence[str], idf: Callable[[str], float]) -> dict[str, float]:
+    """``w(t, x) = (1 + ln f(t, x)) idf(t)`` of every distinct token of ``x`` (module docstring)."""
+    return {t: (1.0 + math.log(f)) * idf(t) for t, f in Counter(tokens).items()}
+
+
 def _tfidf_index(tokens: list[list[str]]) -> tuple[dict[str, float], sp.csr_matrix, dict[str, int]]:
     """Within-paper idf, the L2-normalised sublinear TF-IDF matrix of the sentences, and its columns."""
     n = len(tokens)
@@ -347,7 +352,7 @@ def _tfidf_index(tokens: list[list[str]]) -> tuple[dict[str, float], sp.csr_matr
     columns = {t: j for j, t in enumerate(sorted(df))}
     rows, cols, values = [], [], []
     for i, doc in enumerate(tokens):
-        weights = {t: (1.0 + math.log(f)) * idf[t] for t, f in Counter(doc).items()}
+        weights = _sublinear_weights(doc, idf.__getitem__)
         norm = math.sqrt(sum(w * w for w in weights.values()))
         for t, w in weights.items():
             if norm > 0:  # every word in every sentence (idf ~ 0) leaves the row empty

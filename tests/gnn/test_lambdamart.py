@@ -94,7 +94,7 @@ def test_choose_alpha_takes_the_best_validation_mrr() -> None:
     def oracle(ex: QueryExample) -> np.ndarray:
         return np.asarray([10.0 if i in ex.targets else 0.0 for i in ex.ids])
 
-    alpha, mrr = choose_alpha(mart, oracle, validation, grid=(0.0, 1.0, 5.0))
+    alpha, mrr = choose_alpha(mart, validation, [oracle(ex) for ex in validation], grid=(0.0, 1.0, 5.0))
     assert mrr[5.0] == 1.0 and mrr[0.0] <= mrr[5.0] and alpha == min(a for a in mrr if mrr[a] == max(mrr.values()))
 
 
