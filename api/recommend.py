@@ -538,6 +538,7 @@ def load_trained_reranker(
 ) -> Reranker:
     """The trained reranker of ``folder`` with features over the whole graph of ``store``
     (``citations``: :func:`gnn.enricher.read_citations_with_years` rows when already read)."""
+    from gnn.embeddings import titles_and_abstracts
     from gnn.lambdamart import load_blend
     from gnn.profiles import field_lexical_index
     from gnn.rerank_features import FeatureBuilder, Knowledge, TaxonomyPlaces
@@ -551,9 +552,11 @@ def load_trained_reranker(
         )
     citations = read_citations_with_years(store) if citations is None else citations
     authorships = pd.DataFrame(store.query("authorships"), columns=["author_id", "paper_id"])
-    builder = FeatureBuilder(
-        index, Knowledge.from_citations(citations, None), TaxonomyPlaces.from_store(store)
-    ).with_authorships(authorships)
+    builder = (
+        FeatureBuilder(index, Knowledge.from_citations(citations, None), TaxonomyPlaces.from_store(store))
+        .with_authorships(authorships)
+        .with_texts(titles_and_abstracts(store))
+    )
     if profiles is not None:
         builder = builder.with_field_index(field_lexical_index(index, profiles.citances, None))
     blend = load_blend(folder, config)

@@ -52,6 +52,7 @@ from tqdm import tqdm
 
 from api.recommend import FusionScorer, RecommendationService, RecommendRequest, ServiceSettings, reranker_dir
 from api.recommend_eval import build_queries, profile_citances
+from gnn.embeddings import titles_and_abstracts
 from gnn.encoder import TextEncoder
 from gnn.enricher import Candidate, CitationLists, EnricherSettings, read_citations_with_years
 from gnn.index import LexicalIndex, RetrievalIndex, tokenize
@@ -150,9 +151,11 @@ class ExampleBuilder:
         self.lists = CitationLists.from_rows(self.citations, store)
         self._fields: dict[int, LexicalIndex] = {}  # title + abstract + profile BM25 per knowledge cutoff
         self.authorships = pd.DataFrame(store.query("authorships"), columns=["author_id", "paper_id"])
-        self.features = FeatureBuilder(
-            index, Knowledge.from_citations(self.citations, None), self.places
-        ).with_authorships(self.authorships)
+        self.features = (
+            FeatureBuilder(index, Knowledge.from_citations(self.citations, None), self.places)
+            .with_authorships(self.authorships)
+            .with_texts(titles_and_abstracts(store))
+        )
 
     def split(self, name: str, frame: pd.DataFrame, until: int, *, extras: bool) -> SplitData:
         index, encoder, s = self.index, self.encoder, self.settings
@@ -586,6 +589,7 @@ def run_training(
             ("− co-citation", "cocited", FeatureSettings(disabled=("cocitation",))),
             ("− enricher", "references", FeatureSettings(disabled=("enricher",))),
             ("− authors", None, FeatureSettings(disabled=("authors",))),
+            ("− title and names (per-field overlap)", None, FeatureSettings(disabled=("fields",))),
         ]
         for label, stage, feature_settings in rows:
             mask = feature_settings.mask()

@@ -76,8 +76,9 @@ def _clean(values: pd.Series) -> pd.Series:
     return values.astype(object).where(values.notna(), "").astype(str).str.strip()
 
 
-def paper_texts(store: GraphStore) -> pd.DataFrame:
-    """``id``, ``text`` (empty when the paper has nothing to encode) and the stored ``embedding_hash``."""
+def titles_and_abstracts(store: GraphStore) -> pd.DataFrame:
+    """``id``, ``title``, ``abstract`` (empty strings when missing; an abstract the graph holds only as
+    sentences is rebuilt from them) and the stored ``embedding_hash`` of every paper."""
     papers = pd.DataFrame(store.query("paper_texts"), columns=["id", "title", "abstract", "embedding_hash"])
     sentences = pd.DataFrame(
         store.query("abstract_sentences", {"section": ABSTRACT_SECTION}), columns=["paper_id", "sid", "text"]
@@ -87,9 +88,16 @@ def paper_texts(store: GraphStore) -> pd.DataFrame:
         if not sentences.empty
         else pd.Series(dtype=str)
     )
-    title = _clean(papers["title"])
     abstract = _clean(papers["abstract"])
-    abstract = abstract.where(abstract != "", _clean(papers["id"].map(rebuilt)))
+    return papers.assign(
+        title=_clean(papers["title"]), abstract=abstract.where(abstract != "", _clean(papers["id"].map(rebuilt)))
+    )
+
+
+def paper_texts(store: GraphStore) -> pd.DataFrame:
+    """``id``, ``text`` (empty when the paper has nothing to encode) and the stored ``embedding_hash``."""
+    papers = titles_and_abstracts(store)
+    title, abstract = papers["title"], papers["abstract"]
     title_dot = title.where(title.str.endswith((".", "?", "!")) | (title == ""), title + ".")
     text = (title_dot + " " + abstract).str.strip()
     priority = papers["id"].map(_citation_counts(store)).fillna(0).astype("int64")
@@ -251,4 +259,5 @@ __all__ = [
     "paper_texts",
     "sentence_texts",
     "stored_embeddings",
+    "titles_and_abstracts",
 ]

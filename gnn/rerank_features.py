@@ -32,6 +32,14 @@ papers it already cites :math:`I`, its year :math:`y_q`) and a candidate :math:`
 ``year_gap``              :math:`(y_q - y_d) / 10`, clipped to [0, 5]
 ``overlap_idf``           :math:`\sum_{w \in W_q \cap W_d} \mathrm{idf}(w)` (citeomatic's
                           intersection feature) and ``overlap_share`` its share of the query's
+``title_overlap_idf``     the same against the candidate's title words :math:`T_d` alone, and
+                          ``title_coverage`` :math:`\sum_{w \in W_q \cap T_d} \mathrm{idf}(w) /
+                          \sum_{w \in T_d} \mathrm{idf}(w)`, the share of the title the context
+                          repeats (citeomatic computes its intersection per field; a context that
+                          names the cited work mostly repeats its title)
+``names_in_title``        :math:`|N_q \cap N(\mathrm{title}_d)|`, :math:`N` the case-sensitive
+                          system names and acronyms of a text (:func:`system_names`: "BLEU",
+                          "WordNet", "GIZA++"), and ``names_in_abstract`` against the abstract
 ``field_bm25``            BM25 of the context plus the citing paper's title and abstract against
                           one field of title, abstract and citation-context profile (the strongest
                           lexical baseline of the evaluation, as a feature)
@@ -62,6 +70,7 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -105,6 +114,10 @@ FEATURE_NAMES: tuple[str, ...] = (
     "has_year",
     "overlap_idf",
     "overlap_share",
+    "title_overlap_idf",
+    "title_coverage",
+    "names_in_title",
+    "names_in_abstract",
     "field_bm25",
     "shared_authors",
     "author_cited_before",
@@ -129,6 +142,7 @@ FEATURE_GROUPS: dict[str, tuple[str, ...]] = {
     "hyperbolic": ("hyperbolic", "has_hyperbolic"),
     "taxonomy": ("hyperbolic", "has_hyperbolic", "taxonomy"),
     "authors": ("shared_authors", "author_cited_before", "author_cited_authors", "coauthors"),
+    "fields": ("title_overlap_idf", "title_coverage", "names_in_title", "names_in_abstract"),
 }
 
 
@@ -330,6 +344,8 @@ class FeatureBuilder:
         self.field_lexical: LexicalIndex | None = None  # title + abstract + profile (``with_field_index``)
         self.authors_of: dict[str, frozenset[str]] = {}  # paper -> author ids (``with_authorships``)
         self.papers_of: dict[str, frozenset[str]] = {}  # author -> paper ids
+        self.title_words: dict[str, frozenset[str]] = {}  # paper -> title tokens (``with_texts``)
+        self.names_of: dict[str, tuple[frozenset[str], frozenset[str]]] = {}  # paper -> names in title, abstract
         self._mask = settings.mask()
         self._idf = _idf(index.tokens)
         self._token_sets: dict[int, frozenset[str]] = {}
@@ -361,6 +377,18 @@ class FeatureBuilder:
         other.papers_of = {
             str(a): frozenset(g.astype(str)) for a, g in authorships.groupby("author_id", sort=False)["paper_id"]
         }
+        return other
+
+    def with_texts(self, texts: pd.DataFrame) -> FeatureBuilder:
+        """The same builder with ``id``, ``title``, ``abstract`` rows (``cypher/paper_texts.cypher``) of the
+        indexed papers, for the per-field overlap and the system names."""
+        other = self.with_settings(self.settings)
+        indexed = texts[texts["id"].isin(self.index.row_of)]
+        titles = indexed["title"].fillna("").astype(str).tolist()
+        abstracts = indexed["abstract"].fillna("").astype(str).tolist()
+        ids = indexed["id"].astype(str).tolist()
+        other.title_words = {p: frozenset(tokenize(t)) for p, t in zip(ids, titles)}
+        other.names_of = {p: (system_names(t), system_names(a)) for p, t, a in zip(ids, titles, abstracts)}
         return other
 
     def pool_max(self, features: np.ndarray) -> np.ndarray:
@@ -420,6 +448,7 @@ class FeatureBuilder:
         self._taxonomy(q, ids, out, column)
         self._years(q, ids, rows, out, column)
         self._overlap(q, rows, out, column)
+        self._fields(q, ids, out, column)
         if self.field_lexical is not None:
             tokens = tokenize(q.query.context) + tokenize(q.query.global_text)
             field_scores = self.field_lexical.scores(tokens)
@@ -511,6 +540,43 @@ class FeatureBuilder:
             out[k, column["overlap_idf"]] = shared
             out[k, column["overlap_share"]] = shared / total
 
+    def _fields(self, q: QueryInput, ids: Sequence[str], out: np.ndarray, column: dict[str, int]) -> None:
+        if not self.title_words:
+            return
+        words = set(tokenize(q.query.context))
+        for k, paper in enumerate(ids):
+            title = self.title_words.get(paper, frozenset())
+            total = sum(self._idf.get(w, 0.0) for w in title)
+            shared = sum(self._idf.get(w, 0.0) for w in words & title)
+            out[k, column["title_overlap_idf"]] = shared
+            out[k, column["title_coverage"]] = shared / total if total > 0 else 0.0
+        names = system_names(q.query.context)
+        if not names:
+            return
+        none: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())
+        for k, paper in enumerate(ids):
+            in_title, in_abstract = self.names_of.get(paper, none)
+            out[k, column["names_in_title"]] = len(names & in_title)
+            out[k, column["names_in_abstract"]] = len(names & in_abstract)
+
+
+# A word that reads as a name rather than a plain word: two capitals ("BLEU", "LexRank"), a capital
+# after the first letter ("WordNet"), or a digit ("IBM-4", "word2vec"); "+" and "-" may belong to it ("GIZA++").
+_NAME_TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9+\-]*")
+
+
+def system_names(text: str) -> frozenset[str]:
+    """The case-sensitive system names and acronyms of ``text`` (``CIT``, what is left of the [CIT]
+    mask, excluded): tokens with two capitals, a capital after the first letter, or a digit."""
+    names = set()
+    for match in _NAME_TOKEN.finditer(text):
+        word = match.group(0).strip("-")
+        if len(word) < 2 or word == "CIT":
+            continue
+        if any(c.isupper() for c in word[1:]) or any(c.isdigit() for c in word):
+            names.add(word)
+    return frozenset(names)
+
 
 def _idf(tokens: Sequence[Sequence[str]]) -> dict[str, float]:
     r""":math:`\mathrm{idf}(w) = \log\bigl(1 + (N - n_w + 0.5)/(n_w + 0.5)\bigr)` (BM25's, always positive)."""
@@ -532,4 +598,5 @@ __all__ = [
     "QueryInput",
     "TaxonomyPlaces",
     "known_citations",
+    "system_names",
 ]

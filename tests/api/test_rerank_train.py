@@ -205,7 +205,14 @@ def test_ablation_runs_every_objective_and_every_part(store: GraphStore, encoder
     final = f"LambdaMART + reranker ({best})" if report["chosen"]["lambdamart"] else f"reranker ({best})"
     assert names[7:] == [
         f"{final} − {part}"
-        for part in ("hyperbolic (Euclidean distance)", "taxonomy", "co-citation", "enricher", "authors")
+        for part in (
+            "hyperbolic (Euclidean distance)",
+            "taxonomy",
+            "co-citation",
+            "enricher",
+            "authors",
+            "title and names (per-field overlap)",
+        )
     ]
     assert report["command"] == "citegraph eval recommend --ablation"
 

@@ -21,6 +21,7 @@ from gnn.rerank_features import (
     Knowledge,
     QueryInput,
     TaxonomyPlaces,
+    system_names,
 )
 from gnn.reranker import (
     QueryExample,
@@ -176,8 +177,42 @@ def test_features_by_hand() -> None:
     assert fielded[0, FEATURE_NAMES.index("field_bm25")] > 0 == fielded[1, FEATURE_NAMES.index("field_bm25")]
 
 
+TEXTS = pd.DataFrame(
+    {
+        "id": ["p3", "p1", "p9"],  # p9 is not indexed: left out
+        "title": ["Phrase tables", "Statistical phrase translation with WordNet", "BLEU"],
+        "abstract": ["We extend GIZA++ and report BLEU.", "", "GIZA++"],
+    }
+)
+
+
+def test_title_overlap_and_system_names_by_hand() -> None:
+    builder = FeatureBuilder(_index(), Knowledge.from_citations(CITATIONS, None), _places()).with_texts(TEXTS)
+    assert set(builder.title_words) == {"p3", "p1"}
+    query = _query("phrase tables built with GIZA++ and WordNet [CIT]")
+    candidates = [Candidate("p3"), Candidate("p1"), Candidate("p4")]  # p4: indexed, no text row
+    features = builder.features(query, candidates)
+    row = {name: features[:, k] for k, name in enumerate(FEATURE_NAMES)}
+    # idf over the four indexed papers: a word of one paper log(1 + 3.5/1.5), "translation" (two) log 2
+    one, two = math.log(1 + 3.5 / 1.5), math.log(2.0)
+    assert row["title_overlap_idf"].tolist() == pytest.approx([2 * one, one, 0.0])
+    # p3's title is all in the context; p1 shares "phrase" of statistical, phrase, translation
+    assert row["title_coverage"].tolist() == pytest.approx([1.0, one / (2 * one + two), 0.0])
+    assert row["names_in_title"].tolist() == [0, 1, 0]  # WordNet
+    assert row["names_in_abstract"].tolist() == [1, 0, 0]  # GIZA++ (BLEU is not in the context)
+    plain = FeatureBuilder(_index(), Knowledge.from_citations(CITATIONS, None), _places()).features(query, candidates)
+    fields = [FEATURE_NAMES.index(n) for n in FEATURE_GROUPS["fields"]]
+    assert (plain[:, fields] == 0).all()  # without texts the per-field features stay 0
+
+
+def test_system_names_are_case_sensitive_names_and_acronyms() -> None:
+    text = "The BLEU score of GIZA++ (IBM-4) and word2vec in WordNet; Table 2, Moses and [CIT]."
+    assert system_names(text) == {"BLEU", "GIZA++", "IBM-4", "word2vec", "WordNet"}
+    assert system_names("plain words only") == frozenset()
+
+
 def test_switched_off_groups_are_zero_and_euclidean_replaces_the_distance() -> None:
-    builder = FeatureBuilder(_index(), Knowledge.from_citations(CITATIONS, None), _places())
+    builder = FeatureBuilder(_index(), Knowledge.from_citations(CITATIONS, None), _places()).with_texts(TEXTS)
     candidates = [Candidate("p3", prefetch_rank=1), Candidate("p1", references_rank=1, cited_by=["p4"])]
     full = builder.features(_query(), candidates)
     for group, names in FEATURE_GROUPS.items():
