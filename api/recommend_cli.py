@@ -260,7 +260,8 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     q.add_argument(
         "--ablation",
         action="store_true",
-        help="the reranker's ablation instead: every objective, then without hyperbolic/taxonomy/co-citation/enricher",
+        help="the reranker's ablation instead: every objective, then without hyperbolic/taxonomy/co-citation/"
+        "enricher/authors/title and names",
     )
     q.add_argument("--objective", help=argparse.SUPPRESS)
     q.add_argument("--index-dir", help="where the retrieval index lives (default: <db>.index beside the store)")
