@@ -380,8 +380,9 @@ class FeatureBuilder:
         return other
 
     def with_texts(self, texts: pd.DataFrame) -> FeatureBuilder:
-        """The same builder with ``id``, ``title``, ``abstract`` rows (``cypher/paper_texts.cypher``) of the
-        indexed papers, for the per-field overlap and the system names."""
+        """The same builder with ``id``, ``title``, ``abstract`` rows
+        (:func:`gnn.embeddings.titles_and_abstracts`), for the per-field overlap and the system names;
+        rows of papers outside the index are ignored."""
         other = self.with_settings(self.settings)
         indexed = texts[texts["id"].isin(self.index.row_of)]
         titles = indexed["title"].fillna("").astype(str).tolist()
@@ -553,21 +554,21 @@ class FeatureBuilder:
         names = system_names(q.query.context)
         if not names:
             return
-        none: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())
+        no_names: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())
         for k, paper in enumerate(ids):
-            in_title, in_abstract = self.names_of.get(paper, none)
+            in_title, in_abstract = self.names_of.get(paper, no_names)
             out[k, column["names_in_title"]] = len(names & in_title)
             out[k, column["names_in_abstract"]] = len(names & in_abstract)
 
 
-# A word that reads as a name rather than a plain word: two capitals ("BLEU", "LexRank"), a capital
-# after the first letter ("WordNet"), or a digit ("IBM-4", "word2vec"); "+" and "-" may belong to it ("GIZA++").
+# A word that reads as a name rather than a plain word: a capital after the first letter ("BLEU",
+# "WordNet", "LexRank") or a digit ("IBM-4", "word2vec"); "+" and "-" may belong to it ("GIZA++").
 _NAME_TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9+\-]*")
 
 
 def system_names(text: str) -> frozenset[str]:
     """The case-sensitive system names and acronyms of ``text`` (``CIT``, what is left of the [CIT]
-    mask, excluded): tokens with two capitals, a capital after the first letter, or a digit."""
+    mask, excluded): tokens with a capital after the first letter (so any with two capitals) or a digit."""
     names = set()
     for match in _NAME_TOKEN.finditer(text):
         word = match.group(0).strip("-")
