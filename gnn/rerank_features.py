@@ -448,10 +448,12 @@ class FeatureBuilder:
             out[:, column["coupling"]] = np.log1p(self.knowledge.coupling(q.cited_ids, ids))
         self._taxonomy(q, ids, out, column)
         self._years(q, ids, rows, out, column)
-        self._overlap(q, rows, out, column)
-        self._fields(q, ids, out, column)
+        context_tokens = tokenize(q.query.context)  # stemmed once: overlap, per-field overlap, field BM25
+        words = set(context_tokens)
+        self._overlap(words, rows, out, column)
+        self._fields(words, q, ids, out, column)
         if self.field_lexical is not None:
-            tokens = tokenize(q.query.context) + tokenize(q.query.global_text)
+            tokens = context_tokens + tokenize(q.query.global_text)
             field_scores = self.field_lexical.scores(tokens)
             out[has_row, column["field_bm25"]] = field_scores[rows[has_row]]
         self._authors(q, ids, out, column)
@@ -529,8 +531,7 @@ class FeatureBuilder:
         out[known, column["year_gap"]] = np.clip((q.query.year - years[known]) / 10.0, 0.0, 5.0)
         out[known, column["has_year"]] = 1.0
 
-    def _overlap(self, q: QueryInput, rows: np.ndarray, out: np.ndarray, column: dict[str, int]) -> None:
-        words = set(tokenize(q.query.context))
+    def _overlap(self, words: set[str], rows: np.ndarray, out: np.ndarray, column: dict[str, int]) -> None:
         total = sum(self._idf.get(w, 0.0) for w in words)
         if not words or total <= 0:
             return
@@ -541,10 +542,11 @@ class FeatureBuilder:
             out[k, column["overlap_idf"]] = shared
             out[k, column["overlap_share"]] = shared / total
 
-    def _fields(self, q: QueryInput, ids: Sequence[str], out: np.ndarray, column: dict[str, int]) -> None:
+    def _fields(
+        self, words: set[str], q: QueryInput, ids: Sequence[str], out: np.ndarray, column: dict[str, int]
+    ) -> None:
         if not self.title_words:
             return
-        words = set(tokenize(q.query.context))
         for k, paper in enumerate(ids):
             title = self.title_words.get(paper, frozenset())
             total = sum(self._idf.get(w, 0.0) for w in title)

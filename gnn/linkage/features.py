@@ -354,11 +354,12 @@ def _tfidf_index(tokens: list[list[str]]) -> tuple[dict[str, float], sp.csr_matr
     for i, doc in enumerate(tokens):
         weights = _sublinear_weights(doc, idf.__getitem__)
         norm = math.sqrt(sum(w * w for w in weights.values()))
+        if norm == 0:  # a sentence without content words: its row stays empty
+            continue
         for t, w in weights.items():
-            if norm > 0:  # every word in every sentence (idf ~ 0) leaves the row empty
-                rows.append(i)
-                cols.append(columns[t])
-                values.append(w / norm)
+            rows.append(i)
+            cols.append(columns[t])
+            values.append(w / norm)
     matrix = sp.csr_matrix((values, (rows, cols)), shape=(n, len(columns)), dtype=np.float64)
     return idf, matrix, columns
 
