@@ -20,6 +20,7 @@ import numpy as np
 from api.errors import UserInputError
 from gnn.encoder import TextEncoder
 from gnn.linkage import CitedPaper, GoldCorpus, GoldRecord, Linker, gold_corpus
+from gnn.linkage.cross_encoder import CrossEncodedLinker
 from gnn.linkage.pipeline import cited_paper
 from gnn.linkage.silver import SilverSource, silver_source
 from gnn.linkage.writeback import encode_papers, read_paper_sentences
@@ -173,7 +174,7 @@ def reference_paper(reference: Reference, encoder: TextEncoder) -> CitedPaper:
     return cited_paper(reference.paper_id, [x.sid for x in s], [x.text for x in s], [x.section for x in s], encoder)
 
 
-def make_predictor(linker: Linker, encoder: TextEncoder) -> Predictor:
+def make_predictor(linker: Linker | CrossEncodedLinker, encoder: TextEncoder) -> Predictor:
     """A :data:`loaders.task1a.Predictor` for :func:`loaders.task1a.link_folder`."""
 
     def predict(texts: list[str], reference: Reference) -> list[list[int]]:

@@ -25,6 +25,11 @@ def default_model_path() -> Path:
     return default_cache_root() / "models" / "linker.json"
 
 
+def default_cross_encoder_path() -> Path:
+    """``$CITEGRAPH_CACHE/models/linker-cross-encoder``: where ``citegraph linkage train --cross-encoder`` writes it."""
+    return default_cache_root() / "models" / "linker-cross-encoder"
+
+
 def cited_paper(
     paper_id: str, sids: Sequence[int], texts: Sequence[str], sections: Sequence[str | None], encoder: TextEncoder
 ) -> CitedPaper:
@@ -89,4 +94,4 @@ def gold_corpus(
     return corpus
 
 
-__all__ = ["GoldCorpus", "GoldRecord", "cited_paper", "default_model_path", "gold_corpus"]
+__all__ = ["GoldCorpus", "GoldRecord", "cited_paper", "default_cross_encoder_path", "default_model_path", "gold_corpus"]

@@ -293,3 +293,26 @@ def test_real_training_set_gold_and_inputs(data_dir: Path, tmp_path: Path) -> No
     assert sum(len(c) for c in gold.values()) > 700
     assert write_task_inputs(training, tmp_path) > 700
     assert len(list(tmp_path.glob("*/annotation/*.csv"))) == 40
+
+
+def test_cross_encoder_trains_saves_and_links_through_the_cli(
+    training: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from api.cli import main
+
+    monkeypatch.setenv("CITEGRAPH_CACHE", str(tmp_path / "cache"))
+    data = tmp_path / "data"
+    (data / "scisumm").mkdir(parents=True)
+    (data / "scisumm" / "Training-Set-2018").symlink_to(training, target_is_directory=True)
+    model, cross = tmp_path / "linker.json", tmp_path / "cross"
+    args = ["-q", "linkage", "train", "--data", str(data), "--out", str(model), "--device", "cpu"]
+    assert main([*args, "--cross-encoder", "--cross-encoder-epochs", "1", "--cross-encoder-out", str(cross)]) == 0
+    assert (cross / "config.json").is_file() and (cross / "encoder").is_dir()
+    assert main(["-q", "linkage", "task-input", "--from", str(training), "--out", str(tmp_path / "in")]) == 0
+    link = ["-q", "link", "--scisumm-dir", str(tmp_path / "in"), "--model", str(model), "--cross-encoder"]
+    assert main([*link, "--out", str(tmp_path / "run"), "--cross-encoder-model", str(cross)]) == 0
+    out = read_task1a_csv(tmp_path / "run" / "A00-1031.csv")
+    assert all(offset.startswith("'") for offset in out["Reference Offset"].tolist()[:4])
+    # no cross-encoder at the default place: a clear error (exit 1), no run folder
+    assert main([*link, "--out", str(tmp_path / "r2")]) == 1
+    assert not (tmp_path / "r2").exists()
