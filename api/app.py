@@ -119,16 +119,22 @@ class ApiKeyMiddleware:
 
 
 def _linkage_service(service: GraphService) -> LinkageService:
-    """The app's sentence-linkage service: the trained linker (ConfigError without one) and the encoder.
+    """The app's sentence-linkage service: the trained linker (ConfigError without one), the encoder,
+    and the cross-encoder where one was trained (``citegraph linkage train --cross-encoder``).
 
     Built on the first ``linkage`` query, not at start-up: loading the encoder takes seconds and
     memory a server that never links should not pay. It shares the graph service's store lock.
     """
     from api.linkage_cli import load_linker
     from gnn.encoder import EncoderSettings, TextEncoder
+    from gnn.linkage.cross_encoder import CrossEncoder
+    from gnn.linkage.pipeline import default_cross_encoder_path
 
     linker = load_linker(None)  # before the encoder: fails fast where no model was trained
-    return LinkageService(service.store, TextEncoder(EncoderSettings.from_env()), linker, lock=service.lock)
+    folder = default_cross_encoder_path()
+    cross = CrossEncoder.load(folder) if (folder / "config.json").is_file() else None
+    encoder = TextEncoder(EncoderSettings.from_env())
+    return LinkageService(service.store, encoder, linker, lock=service.lock, cross_encoder=cross)
 
 
 def _recommendation_service(service: GraphService) -> RecommendationService:

@@ -20,7 +20,7 @@ import numpy as np
 from api.errors import UserInputError
 from gnn.encoder import TextEncoder
 from gnn.linkage import CitedPaper, GoldCorpus, GoldRecord, Linker, gold_corpus
-from gnn.linkage.cross_encoder import CrossEncodedLinker
+from gnn.linkage.cross_encoder import CrossEncodedLinker, CrossEncoder
 from gnn.linkage.pipeline import cited_paper
 from gnn.linkage.silver import SilverSource, silver_source
 from gnn.linkage.writeback import encode_papers, read_paper_sentences
@@ -36,7 +36,7 @@ class LinkedSentence:
     sid: int
     section: str | None
     text: str
-    score: float  # link probability from the linker, 0..1
+    score: float  # link probability from the linker, 0..1 (with the cross-encoder: sigma(logit p + g))
     linked: bool  # chosen by the linker's selection rule (top-1, plus more above its threshold)
 
 
@@ -61,8 +61,10 @@ class LinkageService:
     """Link citing sentences to sentences of papers in one store.
 
     Holds the encoder and the linker (both expensive to create: make one per process) and an LRU
-    of encoded papers. Store access is serialised by ``lock`` (pass the API's own lock when the
-    store is shared with other services).
+    of encoded papers. With a ``cross_encoder`` (``citegraph linkage train --cross-encoder``), the
+    linker's top candidates are re-ordered by it (:class:`~gnn.linkage.cross_encoder.CrossEncodedLinker`)
+    and each sentence's score is sigma(logit p + g). Store access is serialised by ``lock`` (pass
+    the API's own lock when the store is shared with other services).
     """
 
     def __init__(
@@ -73,10 +75,12 @@ class LinkageService:
         *,
         lock: threading.Lock | None = None,
         cache_papers: int = 64,
+        cross_encoder: CrossEncoder | None = None,
     ) -> None:
         self.store = store
         self.encoder = encoder
         self.linker = linker
+        self.reranked = CrossEncodedLinker(linker, cross_encoder) if cross_encoder is not None else None
         self._lock = lock or threading.Lock()  # the store's: held only around store reads
         self._compute_lock = threading.Lock()  # the encoder and the paper cache: one call at a time
         self._papers: OrderedDict[str, CitedPaper | None] = OrderedDict()
@@ -119,18 +123,24 @@ class LinkageService:
             )
         vector = self.encoder.encode([text])[0]
         scores = self.linker.score(text, vector, paper)
-        chosen = {int(j) for j in self.linker.selection.select(scores)}
-        order = np.argsort(-scores, kind="stable")[:k]
+        if self.reranked is None:
+            chosen = {int(j) for j in self.linker.selection.select(scores)}
+            order = np.argsort(-scores, kind="stable")[:k]
+            shown = scores[order]
+        else:
+            indices, combined, count = self.reranked.rank(text, scores, paper, depth=k)
+            chosen = {int(j) for j in indices[:count]}
+            order, shown = indices[:k], 1.0 / (1.0 + np.exp(-combined[:k]))
         sentences = [
             LinkedSentence(
                 id=f"{paper_id}#{int(paper.sids[j])}",
                 sid=int(paper.sids[j]),
                 section=paper.sections[j],
                 text=paper.texts[j],
-                score=float(scores[j]),
+                score=float(score),
                 linked=int(j) in chosen,
             )
-            for j in order
+            for j, score in zip(order, shown)
         ]
         return Linkage(paper_id, text, sentences)
 

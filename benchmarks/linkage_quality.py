@@ -14,11 +14,16 @@ What it runs, in one process:
    scored as the shared task does (micro and macro P/R/F1);
 5. latency: ``LinkageService.linkage`` on an embedded store holding CL-SciSumm 2018
    (``ingest scisumm2018``), a fresh citing sentence per call (so it is encoded), the paper
-   encoded once and then served from the service's cache; and the cold call (paper not cached).
+   encoded once and then served from the service's cache; and the cold call (paper not cached);
+   with ``--cross-encoder-model DIR`` also the same calls with that cross-encoder re-ordering the
+   linker's top candidates (``citegraph linkage train --cross-encoder`` writes one);
+6. with ``--cross-encoder``, the cross-validation also fine-tunes a cross-encoder per fold and
+   scores the linker re-ordered by it (about 11 minutes per fold on 2 CPU cores).
 
 Usage::
 
     .venv/bin/python benchmarks/linkage_quality.py [--silver-papers 60] [--folds 5] [--out var/linkage_quality.json]
+        [--cross-encoder] [--cross-encoder-model DIR]
 
 Results go to ``--out`` (JSON) and are printed as Markdown tables for ``docs/quality.md``.
 """
@@ -39,21 +44,24 @@ from pathlib import Path
 from api.linkage import LinkageService, load_gold_corpus, load_silver_source
 from gnn.encoder import EncoderSettings, TextEncoder
 from gnn.linkage import LinkerSettings, train_linker
-from gnn.linkage.evaluate import EvalSettings, cross_validate
+from gnn.linkage.cross_encoder import CrossEncoder, CrossEncoderSettings
+from gnn.linkage.evaluate import CROSS_ENCODED, EvalSettings, cross_validate
 from gnn.linkage.silver import CRITERIA, balance, choose_cutoff, gold_pairs, silver_pairs
 from graph import StoreConfig, ingest, open_store
 
 log = logging.getLogger("linkage_quality")
 
 
-def latency(data: Path, encoder: TextEncoder, corpus_linker: object, repeats: int) -> dict[str, float]:
+def latency(
+    data: Path, encoder: TextEncoder, corpus_linker: object, repeats: int, cross_encoder: object = None
+) -> dict[str, float]:
     from loaders import scisumm
 
     with tempfile.TemporaryDirectory() as tmp:
         store = open_store(StoreConfig(db_path=Path(tmp) / "g.db"))
         try:
             ingest(store, scisumm.load(data / "scisumm" / "Training-Set-2018"), on_error="skip", rejects_dir=Path(tmp))
-            service = LinkageService(store, encoder, corpus_linker)  # type: ignore[arg-type]
+            service = LinkageService(store, encoder, corpus_linker, cross_encoder=cross_encoder)  # type: ignore[arg-type]
             started = time.perf_counter()
             service.linkage("We use the dynamic programming search of Tillmann and Ney (cold).", "C00-2123", k=5)
             cold = time.perf_counter() - started
@@ -85,6 +93,10 @@ def main() -> None:
     parser.add_argument("--no-boosting", action="store_true")
     parser.add_argument("--repeats", type=int, default=30)
     parser.add_argument("--out", default="var/linkage_quality.json")
+    parser.add_argument(
+        "--cross-encoder", action="store_true", help="also fine-tune and score a cross-encoder per fold"
+    )
+    parser.add_argument("--cross-encoder-model", help="a trained cross-encoder folder: also time linkage with it")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     data = Path(args.data)
@@ -116,10 +128,15 @@ def main() -> None:
         cutoff_criterion=args.criterion,
         boosting=not args.no_boosting,
         linker=LinkerSettings(seed=args.seed),
+        cross_encoder=CrossEncoderSettings(seed=args.seed, device="cpu") if args.cross_encoder else None,
     )
     cv = cross_validate(gold, silver, settings)
     full = train_linker(gold.examples, settings.linker)
     lat = latency(data, encoder, full, args.repeats)
+    lat_cross = None
+    if args.cross_encoder_model:
+        cross = CrossEncoder.load(Path(args.cross_encoder_model), device="cpu")
+        lat_cross = latency(data, encoder, full, args.repeats, cross_encoder=cross)
     result = {
         "command": "benchmarks/linkage_quality.py "
         + " ".join(f"--{k.replace('_', '-')} {v}" for k, v in vars(args).items() if k not in ("data", "out")),
@@ -145,6 +162,7 @@ def main() -> None:
             "selection": full.selection.__dict__,
         },
         "latency": lat,
+        "latency_with_cross_encoder": lat_cross,
         "prepare_seconds": round(prepared, 1),
         "total_seconds": round(time.perf_counter() - started, 1),
     }
@@ -156,7 +174,13 @@ def main() -> None:
 def markdown(result: dict) -> str:
     cv = result["cv"]
     lines = ["| system | P | R | micro F1 | macro F1 |", "|---|---:|---:|---:|---:|"]
-    names = [*cv["best_baselines"].values(), "linker (gold)", "linker (gold + silver)", "boosting (gold)"]
+    names = [
+        *cv["best_baselines"].values(),
+        "linker (gold)",
+        CROSS_ENCODED,
+        "linker (gold + silver)",
+        "boosting (gold)",
+    ]
     names += sorted(n for n in cv["scores"] if " top-" in n and n not in names)
     for name in names:
         if name in cv["scores"]:
@@ -174,6 +198,8 @@ def markdown(result: dict) -> str:
             f"| {criterion} | {row['cutoff']} | {row['balanced_accuracy']} | {row['mcc']} | {row['f1']} | {row['kappa']} | {row.get('silver_rows', '')} |"
         )
     lines += ["", f"latency: {result['latency']}"]
+    if result.get("latency_with_cross_encoder"):
+        lines.append(f"latency with the cross-encoder: {result['latency_with_cross_encoder']}")
     return "\n".join(lines)
 
 

@@ -50,7 +50,10 @@ class LinkedSentence:
     sid: int = strawberry.field(description="Position of the sentence in the paper's full text.")
     section: str | None
     text: str
-    score: float = strawberry.field(description="Link probability from the linker, 0..1.")
+    score: float = strawberry.field(
+        description="Link probability from the linker, 0..1; where the server has a trained cross-encoder, "
+        "sigma(logit p + g) of the linker's top candidates re-ordered by it."
+    )
     linked: bool = strawberry.field(
         description="Chosen by the linker's selection rule (its best sentence, plus others above its threshold)."
     )

@@ -279,16 +279,28 @@ class CrossEncodedLinker:
     linker: Linker
     cross_encoder: CrossEncoder
 
-    def select(self, citance: str, probabilities: np.ndarray, paper: CitedPaper) -> list[tuple[int, float]]:
-        """The linked ``(sentence index, combined score)`` pairs, best first, given the linker's probabilities."""
+    def rank(
+        self, citance: str, probabilities: np.ndarray, paper: CitedPaper, depth: int = 0
+    ) -> tuple[np.ndarray, np.ndarray, int]:
+        """The linker's top ``max(rerank_candidates, depth)`` sentences re-ordered by ``logit p + g``.
+
+        Returns their indices into ``paper`` and combined scores (best first), and how many of them
+        the linker's selection links (its count on its own probabilities).
+        """
         if len(probabilities) == 0:
-            return []
+            return np.zeros(0, np.int64), np.zeros(0), 0
         count = len(self.linker.selection.select(probabilities))
-        top = np.argsort(-probabilities, kind="stable")[: max(count, self.cross_encoder.settings.rerank_candidates)]
+        width = max(count, depth, self.cross_encoder.settings.rerank_candidates)
+        top = np.argsort(-probabilities, kind="stable")[:width]
         p = np.clip(probabilities[top], 1e-12, 1 - 1e-12)
         combined = np.log(p / (1 - p)) + self.cross_encoder.scores(citance, [paper.texts[j] for j in top])
-        order = np.argsort(-combined, kind="stable")[:count]
-        return [(int(top[j]), float(combined[j])) for j in order]
+        order = np.argsort(-combined, kind="stable")
+        return top[order], combined[order], count
+
+    def select(self, citance: str, probabilities: np.ndarray, paper: CitedPaper) -> list[tuple[int, float]]:
+        """The linked ``(sentence index, combined score)`` pairs, best first, given the linker's probabilities."""
+        indices, combined, count = self.rank(citance, probabilities, paper)
+        return [(int(j), float(s)) for j, s in zip(indices[:count], combined[:count])]
 
     def link(self, citance: str, vector: np.ndarray, paper: CitedPaper) -> list[tuple[int, float]]:
         """The linked ``(sid, combined score)`` pairs, best first; empty for an empty paper or citance."""

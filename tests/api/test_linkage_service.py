@@ -285,6 +285,28 @@ def test_service_encodes_outside_the_store_lock(graph: GraphStore, encoder, link
     assert held and not any(held)  # the paper's sentences and the citing sentence, both encoded unlocked
 
 
+def test_service_with_a_cross_encoder_reorders_and_keeps_the_linkers_count(  # type: ignore[no-untyped-def]
+    graph: GraphStore, encoder, linker: Linker, training: Path
+) -> None:
+    from gnn.linkage.cross_encoder import CrossEncodedLinker, CrossEncoderSettings, train_cross_encoder
+
+    gold = load_gold_corpus(training, encoder)
+    settings = CrossEncoderSettings(train_candidates=3, max_positives=1, rerank_candidates=3, device="cpu")
+    cross = train_cross_encoder(gold.examples, linker, settings)
+    service = LinkageService(graph, encoder, linker, cross_encoder=cross)
+    text = "Unknown words were tagged with the suffix analysis of TnT."
+    result = service.linkage(text, "R1", k=4)  # k above rerank_candidates: the top 4 are re-scored
+    assert not isinstance(result, LinkageUnavailable) and len(result.sentences) == 4
+    scores = [s.score for s in result.sentences]
+    assert scores == sorted(scores, reverse=True) and all(0 < s < 1 for s in scores)
+    plain = service.linker.score(text, encoder.encode([text])[0], service._paper("R1"))  # type: ignore[arg-type]
+    assert sum(s.linked for s in result.sentences) == len(linker.selection.select(plain))
+    paper = service._paper("R1")
+    assert paper
+    expected = CrossEncodedLinker(linker, cross).link(text, encoder.encode([text])[0], paper)
+    assert [s.sid for s in result.sentences if s.linked] == [sid for sid, _ in expected]
+
+
 @pytest.mark.shared_data
 def test_real_training_set_gold_and_inputs(data_dir: Path, tmp_path: Path) -> None:
     training = data_dir / "scisumm" / "Training-Set-2018"
