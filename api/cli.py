@@ -404,6 +404,15 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--epochs", type=int, default=300, help="Nickel & Kiela refinement epochs after the tree init")
     g = p.add_argument_group("linkage")
     g.add_argument("--model", help="linker model (default: $CITEGRAPH_CACHE/models/linker.json)")
+    g.add_argument(
+        "--cross-encoder",
+        action="store_true",
+        help="re-order the linker's top candidates with the cross-encoder (`linkage train --cross-encoder`; "
+        "about 20 sentence pairs per citing sentence: slow on a CPU)",
+    )
+    g.add_argument(
+        "--cross-encoder-model", help="cross-encoder folder (default: $CITEGRAPH_CACHE/models/linker-cross-encoder)"
+    )
     p.set_defaults(func=cmd_compute)
 
     from api.linkage_cli import add_commands as add_linkage_commands

@@ -210,7 +210,10 @@ def compute_linkage_step(store: GraphStore, args: argparse.Namespace) -> None:
     """``citegraph compute linkage``: called by :func:`api.cli.cmd_compute`."""
     from gnn.linkage import compute_linkage
 
-    linker = load_linker(getattr(args, "model", None))
+    plain = load_linker(getattr(args, "model", None))
+    linker: Linker | CrossEncodedLinker = plain
+    if getattr(args, "cross_encoder", False):
+        linker = load_cross_encoded(plain, args.cross_encoder_model, getattr(args, "device", None))
     encoder = _encoder(args)
     try:
         print(compute_linkage(store, encoder, linker, progress=not args.quiet).summary())

@@ -303,11 +303,15 @@ class CrossEncodedLinker:
         return [(int(j), float(s)) for j, s in zip(indices[:count], combined[:count])]
 
     def link(self, citance: str, vector: np.ndarray, paper: CitedPaper) -> list[tuple[int, float]]:
-        """The linked ``(sid, combined score)`` pairs, best first; empty for an empty paper or citance."""
+        """The linked ``(sid, sigma(combined score))`` pairs, best first; empty for an empty paper or citance.
+
+        The logistic of ``logit p + g`` puts the score on the linker's 0..1 scale, as stored on
+        ``LINKS_TO.score`` and shown by the API.
+        """
         if not citance.strip() or len(paper) == 0:
             return []
         chosen = self.select(citance, self.linker.score(citance, vector, paper), paper)
-        return [(int(paper.sids[j]), score) for j, score in chosen]
+        return [(int(paper.sids[j]), float(1.0 / (1.0 + np.exp(-score)))) for j, score in chosen]
 
 
 __all__ = [

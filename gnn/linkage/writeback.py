@@ -3,7 +3,8 @@
 For every ``(s:Sentence)-[:MENTIONS]->(p:Paper)`` whose paper has sentences (a full text), the
 linker (:mod:`gnn.linkage.model`) scores every sentence of ``p`` for the text of ``s`` and the
 selected ones become ``(s)-[:LINKS_TO {score, method: "model"}]->(sentence of p)``, ``score`` the
-link probability.
+link probability (with ``--cross-encoder``, :class:`~gnn.linkage.cross_encoder.CrossEncodedLinker`:
+the linker's top candidates re-ordered, ``score`` = sigma(logit p + g)).
 
 Idempotent and non-destructive: the step reads every ``LINKS_TO`` edge, keeps those whose
 ``method`` is not ``model`` (``gold`` and ``silver`` links stay as they are), adds the new model
@@ -17,6 +18,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import pandas as pd
 from tqdm.auto import tqdm
@@ -26,6 +28,9 @@ from gnn.linkage.features import CitedPaper
 from gnn.linkage.model import Linker
 from gnn.linkage.pipeline import cited_paper
 from graph.store import GraphStore
+
+if TYPE_CHECKING:
+    from gnn.linkage.cross_encoder import CrossEncodedLinker
 
 log = logging.getLogger(__name__)
 
@@ -97,7 +102,7 @@ def encode_papers(sentences: pd.DataFrame, encoder: TextEncoder) -> dict[str, Ci
 
 
 def compute_linkage(
-    store: GraphStore, encoder: TextEncoder, linker: Linker, *, progress: bool = False
+    store: GraphStore, encoder: TextEncoder, linker: Linker | CrossEncodedLinker, *, progress: bool = False
 ) -> LinkageWriteReport:
     """Predict and write model links for every linkable MENTIONS edge (see the module docstring)."""
     started = time.perf_counter()

@@ -305,6 +305,10 @@ def test_service_with_a_cross_encoder_reorders_and_keeps_the_linkers_count(  # t
     assert paper
     expected = CrossEncodedLinker(linker, cross).link(text, encoder.encode([text])[0], paper)
     assert [s.sid for s in result.sentences if s.linked] == [sid for sid, _ in expected]
+    # the write-back takes the re-ordered linker too; its scores stay on the 0..1 scale
+    report = compute_linkage(graph, encoder, CrossEncodedLinker(linker, cross))
+    model = graph.read_edges("LINKS_TO").query("method == @MODEL_METHOD")
+    assert report.links == len(model) > 0 and model["score"].between(0, 1).all()
 
 
 @pytest.mark.shared_data
