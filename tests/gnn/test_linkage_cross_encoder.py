@@ -133,7 +133,7 @@ def test_training_moves_the_scores_and_round_trips(
     assert again.scores(e.citance, texts) == pytest.approx(cross.scores(e.citance, texts), abs=1e-5)
     assert again.settings.rerank_candidates == cross.settings.rerank_candidates
     cross.save(tmp_path / "ce")  # saving over an existing model replaces it
-    assert not (tmp_path / "ce.tmp").exists()
+    assert not (tmp_path / "ce.tmp").exists() and not (tmp_path / "ce.old").exists()
 
 
 def test_load_names_the_training_command(tmp_path: Path) -> None:
