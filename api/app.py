@@ -131,8 +131,7 @@ def _linkage_service(service: GraphService) -> LinkageService:
     from gnn.linkage.pipeline import default_cross_encoder_path
 
     linker = load_linker(None)  # before the encoder: fails fast where no model was trained
-    folder = default_cross_encoder_path()
-    cross = CrossEncoder.load(folder) if (folder / "config.json").is_file() else None
+    cross = CrossEncoder.load_if_saved(default_cross_encoder_path())
     encoder = TextEncoder(EncoderSettings.from_env())
     return LinkageService(service.store, encoder, linker, lock=service.lock, cross_encoder=cross)
 

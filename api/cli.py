@@ -402,20 +402,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--dim", type=int, help="dimension of the Poincaré embedding (default: the store's, CITEGRAPH_POINCARE_DIM=16)"
     )
     g.add_argument("--epochs", type=int, default=300, help="Nickel & Kiela refinement epochs after the tree init")
+    from api.linkage_cli import add_commands as add_linkage_commands
+    from api.linkage_cli import add_cross_encoder_arguments
+
     g = p.add_argument_group("linkage")
     g.add_argument("--model", help="linker model (default: $CITEGRAPH_CACHE/models/linker.json)")
-    g.add_argument(
-        "--cross-encoder",
-        action="store_true",
-        help="re-order the linker's top candidates with the cross-encoder (`linkage train --cross-encoder`; "
-        "about 20 sentence pairs per citing sentence: slow on a CPU)",
-    )
-    g.add_argument(
-        "--cross-encoder-model", help="cross-encoder folder (default: $CITEGRAPH_CACHE/models/linker-cross-encoder)"
-    )
+    add_cross_encoder_arguments(g)
     p.set_defaults(func=cmd_compute)
-
-    from api.linkage_cli import add_commands as add_linkage_commands
 
     add_linkage_commands(sub)
 

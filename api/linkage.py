@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Literal
 
 import numpy as np
+from scipy.special import expit
 
 from api.errors import UserInputError
 from gnn.encoder import TextEncoder
@@ -130,7 +131,7 @@ class LinkageService:
         else:
             indices, combined, count = self.reranked.rank(text, scores, paper, depth=k)
             chosen = {int(j) for j in indices[:count]}
-            order, shown = indices[:k], 1.0 / (1.0 + np.exp(-combined[:k]))
+            order, shown = indices[:k], expit(combined[:k])
         sentences = [
             LinkedSentence(
                 id=f"{paper_id}#{int(paper.sids[j])}",

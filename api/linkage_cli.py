@@ -127,13 +127,29 @@ def cmd_linkage_train(args: argparse.Namespace) -> int:
     return 0
 
 
-def load_cross_encoded(linker: Linker, folder: str | None, device: str | None) -> CrossEncodedLinker:
-    """``linker`` re-ordered by the cross-encoder at ``folder`` (default ``$CITEGRAPH_CACHE/models/linker-cross-encoder``)."""
+def linker_from_args(args: argparse.Namespace) -> Linker | CrossEncodedLinker:
+    """The linker of ``--model``; with ``--cross-encoder``, re-ordered by the cross-encoder of
+    ``--cross-encoder-model`` (default ``$CITEGRAPH_CACHE/models/linker-cross-encoder``)."""
     from gnn.linkage.cross_encoder import CrossEncodedLinker, CrossEncoder
     from gnn.linkage.pipeline import default_cross_encoder_path
 
-    return CrossEncodedLinker(
-        linker, CrossEncoder.load(Path(folder) if folder else default_cross_encoder_path(), device)
+    linker = load_linker(getattr(args, "model", None))
+    if not getattr(args, "cross_encoder", False):
+        return linker
+    folder = Path(args.cross_encoder_model) if args.cross_encoder_model else default_cross_encoder_path()
+    return CrossEncodedLinker(linker, CrossEncoder.load(folder, getattr(args, "device", None)))
+
+
+def add_cross_encoder_arguments(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """``--cross-encoder`` and ``--cross-encoder-model`` of the commands that link (read by :func:`linker_from_args`)."""
+    parser.add_argument(
+        "--cross-encoder",
+        action="store_true",
+        help="re-order the linker's top candidates with the fine-tuned cross-encoder (`linkage train "
+        "--cross-encoder`; about 20 sentence pairs per citing sentence: slow on a CPU)",
+    )
+    parser.add_argument(
+        "--cross-encoder-model", help="cross-encoder folder (default: $CITEGRAPH_CACHE/models/linker-cross-encoder)"
     )
 
 
@@ -175,10 +191,7 @@ def cmd_link(args: argparse.Namespace) -> int:
     from api.linkage import make_predictor
     from loaders.task1a import link_folder
 
-    plain = load_linker(args.model)
-    linker: Linker | CrossEncodedLinker = plain
-    if args.cross_encoder:
-        linker = load_cross_encoded(plain, args.cross_encoder_model, getattr(args, "device", None))
+    linker = linker_from_args(args)
     encoder = _encoder(args)
     try:
         report = link_folder(Path(args.scisumm_dir), Path(args.out), make_predictor(linker, encoder))
@@ -210,10 +223,7 @@ def compute_linkage_step(store: GraphStore, args: argparse.Namespace) -> None:
     """``citegraph compute linkage``: called by :func:`api.cli.cmd_compute`."""
     from gnn.linkage import compute_linkage
 
-    plain = load_linker(getattr(args, "model", None))
-    linker: Linker | CrossEncodedLinker = plain
-    if getattr(args, "cross_encoder", False):
-        linker = load_cross_encoded(plain, args.cross_encoder_model, getattr(args, "device", None))
+    linker = linker_from_args(args)
     encoder = _encoder(args)
     try:
         print(compute_linkage(store, encoder, linker, progress=not args.quiet).summary())
@@ -228,14 +238,7 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     p.add_argument("--out", required=True, help="run folder to write <RP>.csv files into")
     p.add_argument("--model", help="linker model (default: $CITEGRAPH_CACHE/models/linker.json)")
     p.add_argument("--device", choices=["cpu", "cuda"], help="encoder device (default: cuda when present)")
-    p.add_argument(
-        "--cross-encoder",
-        action="store_true",
-        help="re-order the linker's top candidates with the fine-tuned cross-encoder (`linkage train --cross-encoder`)",
-    )
-    p.add_argument(
-        "--cross-encoder-model", help="cross-encoder folder (default: $CITEGRAPH_CACHE/models/linker-cross-encoder)"
-    )
+    add_cross_encoder_arguments(p)
     p.set_defaults(func=cmd_link)
 
     p = sub.add_parser("linkage", help="sentence-linkage model: train, silver corpus, evaluation, task files")
@@ -307,4 +310,4 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     q.set_defaults(func=cmd_linkage_score)
 
 
-__all__ = ["add_commands", "compute_linkage_step", "load_cross_encoded", "load_linker"]
+__all__ = ["add_commands", "add_cross_encoder_arguments", "compute_linkage_step", "linker_from_args", "load_linker"]

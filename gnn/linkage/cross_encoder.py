@@ -47,6 +47,7 @@ from typing import Any
 
 import numpy as np
 import torch
+from scipy.special import expit, logit
 
 from gnn.device import select_device
 from gnn.linkage.features import CitedPaper
@@ -181,6 +182,11 @@ class CrossEncoder:
             shutil.rmtree(old)
 
     @classmethod
+    def load_if_saved(cls, folder: Path, device: str | None = None) -> CrossEncoder | None:
+        """The cross-encoder saved at ``folder``, or None where none was saved there."""
+        return cls.load(folder, device) if (Path(folder) / "config.json").is_file() else None
+
+    @classmethod
     def load(cls, folder: Path, device: str | None = None) -> CrossEncoder:
         folder = Path(folder)
         try:
@@ -298,7 +304,7 @@ class CrossEncodedLinker:
         width = max(count, depth, self.cross_encoder.settings.rerank_candidates)
         top = np.argsort(-probabilities, kind="stable")[:width]
         p = np.clip(probabilities[top], 1e-12, 1 - 1e-12)
-        combined = np.log(p / (1 - p)) + self.cross_encoder.scores(citance, [paper.texts[j] for j in top])
+        combined = logit(p) + self.cross_encoder.scores(citance, [paper.texts[j] for j in top])
         order = np.argsort(-combined, kind="stable")
         return top[order], combined[order], count
 
@@ -316,7 +322,7 @@ class CrossEncodedLinker:
         if not citance.strip() or len(paper) == 0:
             return []
         chosen = self.select(citance, self.linker.score(citance, vector, paper), paper)
-        return [(int(paper.sids[j]), float(1.0 / (1.0 + np.exp(-score)))) for j, score in chosen]
+        return [(int(paper.sids[j]), float(expit(score))) for j, score in chosen]
 
 
 __all__ = [
