@@ -253,7 +253,12 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     kinds = p.add_subparsers(dest="kind", required=True, metavar="KIND")
     q = kinds.add_parser("recommend", help="every retrieval system on the time-split ScisummNet citances, one table")
     q.add_argument("--out", default="var/eval/recommend.json", help="report path (.json; the .md goes beside it)")
-    q.add_argument("--n", type=int, default=200, help="prefetch depth (the pool a reranker gets)")
+    q.add_argument(
+        "--n",
+        type=int,
+        default=200,
+        help="prefetch depth of the retrieval table (its recall@n; the service prefetches 300)",
+    )
     q.add_argument("--tune-queries", type=int, default=800, help="validation queries the parameter grids are scored on")
     q.add_argument("--limit", type=int, help="evaluate only this many queries per split (a quick run)")
     q.add_argument("--seed", type=int, default=0)

@@ -65,7 +65,9 @@ class EvalSettings:
     train_until: int = 2009  # last citing year of the training period (profiles, enricher knowledge)
     validation: tuple[int, int] = (2010, 2010)  # citing years of the validation queries (tuning, targets)
     test: tuple[int, int] = (2011, 2011)  # citing years of the test queries (never used for tuning)
-    n: int = 200  # prefetch depth: the pool a reranker gets
+    # prefetch depth of this table (its recall@n column; 200, the depth the retrieval targets name —
+    # the service itself prefetches PrefetchSettings.n, 300)
+    n: int = 200
     tune_queries: int = 800  # validation queries (seeded sample) the grids are scored on
     seed: int = 0
     k1_grid: tuple[float, ...] = (0.8, 1.2, 1.6, 2.0)

@@ -42,7 +42,7 @@ import logging
 import pickle
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +60,7 @@ from gnn.lambdamart import MODEL_FILE as LAMBDAMART_FILE
 from gnn.lambdamart import LambdaMart, LambdaMartSettings, blend, choose_alpha, fit_lambdamart, save_blend
 from gnn.metrics import evaluate_rankings, recall_at_k
 from gnn.noise import NoiseSampler, noise_distributions
+from gnn.prefetch import PrefetchSettings
 from gnn.profiles import ProfileIndex, ProfileSettings, field_lexical_index
 from gnn.rerank_features import (
     FeatureBuilder,
@@ -108,6 +109,8 @@ class TrainSettings:
     power: float = 0.75  # α of both noise distributions
     limit: int | None = None  # queries per split at most (a quick run); None: all
     seed: int = 0
+    # The pool the examples are drawn from: the service's own prefetch (part of the example cache's key).
+    prefetch: PrefetchSettings = field(default_factory=PrefetchSettings)
 
 
 # --- examples ----------------------------------------------------------------------------------
@@ -165,6 +168,7 @@ class ExampleBuilder:
             index=index.settings,
             profiles=ProfileSettings(until=until),
             enricher=EnricherSettings(known_until=until),
+            prefetch=s.prefetch,
         )
         service = RecommendationService(
             self.store, index, encoder, profiles=profiles, settings=service_settings, citations=self.lists
