@@ -25,7 +25,7 @@ from pathlib import Path
 
 import torch
 
-from api.recommend_eval import run_manuscript_evaluation
+from api.recommend_eval import MANUSCRIPT_POOL, run_manuscript_evaluation
 from gnn.encoder import EncoderSettings, TextEncoder
 from gnn.index import IndexSettings, RetrievalIndex
 from graph import StoreConfig, open_store
@@ -73,7 +73,8 @@ def main() -> None:
             f"body sentences {sentences} ({result['candidates_with_body']} full-text candidates, {result['seconds']} s)"
         )
         for name, metrics in result["systems"].items():
-            print(f"  {name:<70} R@10 {metrics['R@10']:.3f}  MRR {metrics['MRR']:.3f}  R@200 {metrics['R@200']:.3f}")
+            pool = f"R@{MANUSCRIPT_POOL}"
+            print(f"  {name:<70} R@10 {metrics['R@10']:.3f}  MRR {metrics['MRR']:.3f}  {pool} {metrics[pool]:.3f}")
     report = {
         "command": "python benchmarks/manuscript_candidates.py "
         + " ".join(
