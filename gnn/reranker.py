@@ -13,7 +13,8 @@ means and deviations. The encoder itself stays frozen, so a query scores its 200
 about a millisecond on a CPU.
 
 **Objectives** (margin :math:`m`, negatives :math:`N_q` = the prefetched non-targets, the hard
-negatives of Medić & Šnajder 2020, plus papers drawn from :math:`p(i) \propto \mathrm{count}(i)^{3/4}`):
+negatives of Medić & Šnajder 2020, plus papers drawn from :math:`p(i) \propto \mathrm{count}(i)^{3/4}`;
+in the multi-positive objectives the query's co-cited partners :math:`J_q` are never in :math:`N_q`):
 
 * triplet: :math:`\mathcal{L}_\mathrm{tri} = \operatorname{mean}_{t \in T_q, n \in N_q} [m - s(q,t) + s(q,n)]_+`
   over the targets :math:`T_q` the prefetch returned;
@@ -286,9 +287,7 @@ class RerankerTrainer:
         for ex in batch:
             label = ex.label
             positives = np.flatnonzero(label)
-            negatives = np.flatnonzero(~label)
-            if len(negatives) > s.pool_negatives:
-                negatives = rng.choice(negatives, s.pool_negatives, replace=False)
+            negatives = self.pool_negatives(ex, rng)
             p_rows, p_feats, p_weights = [ex.rows[positives]], [ex.features[positives]], [np.ones(len(positives))]
             n_rows, n_feats = [ex.rows[negatives]], [ex.features[negatives]]
             if multi_source and ex.extra_positive.any():
@@ -315,6 +314,24 @@ class RerankerTrainer:
             target_pos = model.text_score(anchor, self.vectors[t[:, 1]])
             target_neg = model.text_score(anchor, self.vectors[t[:, 2]])
         return objective_loss(pos_scores, pos_weight, neg_scores, target_pos, target_neg, margin=s.margin)
+
+    def pool_negatives(self, ex: QueryExample, rng: np.random.Generator) -> np.ndarray:
+        """Positions in ``ex``'s pool that serve as negatives this step: at most ``pool_negatives`` non-targets.
+
+        In the multi-positive objectives the candidates drawn as the query's co-cited partners are left
+        out: three in four partners are among the prefetched candidates (the co-citation channel
+        proposes them), and a paper the objective treats as a positive — of the query (source-based)
+        or of its target (target-based) — must not also be pushed away from the query as its hard
+        negative.
+        """
+        excluded = ex.label
+        if self.settings.objective != "triplet" and ex.extra_positive.any():
+            partner_rows = ex.extra_rows[ex.extra_positive]
+            excluded = excluded | (np.isin(ex.rows, partner_rows) & (ex.rows >= 0))
+        negatives = np.flatnonzero(~excluded)
+        if len(negatives) > self.settings.pool_negatives:
+            negatives = rng.choice(negatives, self.settings.pool_negatives, replace=False)
+        return negatives
 
     def _padded_scores(
         self,

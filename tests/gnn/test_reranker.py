@@ -261,6 +261,27 @@ def test_training_learns_a_learnable_ranking_and_save_load_round_trips(tmp_path:
     assert ranked_ids(np.asarray([0.5, 0.9, 0.5]), ["b", "c", "a"]) == ["c", "a", "b"]
 
 
+@pytest.mark.parametrize("objective", ["triplet", "target", "source", "source_target"])
+def test_co_cited_partners_in_the_pool_are_no_negatives_of_the_multi_positive_objectives(objective: str) -> None:
+    # pool rows 0..3, target p0; row 2 was drawn as a co-cited partner, row 5 (outside the pool) as noise
+    ex = QueryExample(
+        np.ones(8, np.float32),
+        np.zeros(8, np.float32),
+        np.asarray([0, 1, 2, 3]),
+        np.zeros((4, len(FEATURE_NAMES)), np.float32),
+        ["p0", "p1", "p2", "p3"],
+        {"p0"},
+        extra_rows=np.asarray([2, 5]),
+        extra_features=np.zeros((2, len(FEATURE_NAMES)), np.float32),
+        extra_positive=np.asarray([True, False]),
+    )
+    trainer = RerankerTrainer(np.eye(6, 8, dtype=np.float32), RerankerSettings(objective=objective))
+    negatives = sorted(trainer.pool_negatives(ex, np.random.default_rng(0)).tolist())
+    assert negatives == ([1, 2, 3] if objective == "triplet" else [1, 3])
+    capped = RerankerTrainer(np.eye(6, 8, dtype=np.float32), RerankerSettings(objective=objective, pool_negatives=1))
+    assert len(capped.pool_negatives(ex, np.random.default_rng(0))) == 1
+
+
 def test_loading_refuses_other_features(tmp_path: Path) -> None:
     model = RerankerModel(8, len(FEATURE_NAMES))
     folder = save_reranker(model, tmp_path / "r", settings=RerankerSettings(), info={})
