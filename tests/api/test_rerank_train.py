@@ -10,7 +10,15 @@ import pytest
 from test_recommend_eval import _citances
 
 from api.recommend import RecommendationService, RecommendRequest, ServiceSettings, reranker_dir
-from api.rerank_train import Fold, TrainSettings, report_markdown, run_training, write_report
+from api.rerank_train import (
+    Fold,
+    TrainSettings,
+    compare_objectives,
+    paired_bootstrap,
+    report_markdown,
+    run_training,
+    write_report,
+)
 from gnn.embeddings import compute_embeddings
 from gnn.encoder import TextEncoder
 from gnn.enricher import EnricherSettings
@@ -215,6 +223,44 @@ def test_ablation_runs_every_objective_and_every_part(store: GraphStore, encoder
         )
     ]
     assert report["command"] == "citegraph eval recommend --ablation"
+
+
+def test_objective_comparison_trains_as_the_ablation_does_and_pairs_each_seed_with_triplet(
+    store: GraphStore, encoder: TextEncoder, tmp_path: Path
+) -> None:
+    model = RerankerSettings(epochs=2, patience=2, pool_negatives=4)
+    _, index, report = _train(store, encoder, tmp_path, model, objectives=["triplet"], lambdamart=None)
+    compared = compare_objectives(
+        store, encoder, index, seeds=[0, 1], objectives=["triplet", "source"], settings=SPLIT, model_settings=model
+    )
+    assert [(r["objective"], r["seed"]) for r in compared["runs"]] == [
+        ("triplet", 0),
+        ("source", 0),
+        ("triplet", 1),
+        ("source", 1),
+    ]
+    # seed 0 of triplet is the training run's own model: same examples, same seed, same rankings
+    [trained] = [row for row in report["systems"] if row["name"] == "reranker (triplet)"]
+    assert compared["runs"][0]["validation"] == trained["validation"]
+    assert compared["queries"]["validation"] == {"all": 2, "multi-citation": 1}
+    source = compared["summary"]["source"]["validation"]
+    multi = [r["validation"]["multi_R@10"] for r in compared["runs"] if r["objective"] == "source"]
+    assert source["multi_R@10"]["mean"] == pytest.approx(sum(multi) / 2)
+    versus = source["multi_R@10 vs triplet"]
+    triplet = [r["validation"]["multi_R@10"] for r in compared["runs"] if r["objective"] == "triplet"]
+    assert versus["per_seed"] == pytest.approx([m - t for m, t in zip(multi, triplet)])
+    assert versus["difference"] == pytest.approx(sum(versus["per_seed"]) / 2) and versus["sentences"] == 1
+    assert "multi_R@10 vs triplet" not in compared["summary"]["triplet"]["validation"]
+
+
+def test_paired_bootstrap_by_hand() -> None:
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    assert paired_bootstrap(np.full(5, 0.25), 200, rng) == pytest.approx((0.25, 0.25, 0.25))
+    mean, low, high = paired_bootstrap(np.asarray([0.0, 1.0] * 50), 2000, rng)
+    # the mean of 100 fair coin flips: 0.5 ± 1.96 · 0.05
+    assert mean == 0.5 and low == pytest.approx(0.402, abs=0.02) and high == pytest.approx(0.598, abs=0.02)
 
 
 def test_cross_fitted_scores_come_from_models_that_did_not_train_on_the_query(

@@ -1,0 +1,86 @@
+"""The reranker's four objectives over several model seeds: does a multi-positive one beat plain triplet?
+
+One model per objective and seed, trained on the examples of ``citegraph eval recommend --ablation``
+(the same cache, so a store it already ran on builds nothing), scored on the validation and test
+splits: mean and standard deviation over seeds of R@10, MRR and the multi-citation R@10 (sentences
+citing at least two papers), and for each multi-positive objective its difference to triplet on the
+multi-citation sentences with a paired bootstrap interval (:func:`api.rerank_train.compare_objectives`).
+A single seed moves the multi-citation R@10 by a few hundredths on about a hundred sentences, so the
+ablation table's one row per objective cannot answer this; this benchmark can.
+
+Usage::
+
+    python benchmarks/reranker_objectives.py --db var/citegraph.db --seeds 0 1 2 3 4 --out var/bench/reranker_objectives.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import platform
+from datetime import date
+from pathlib import Path
+
+import torch
+
+from api.rerank_train import TrainSettings, compare_objectives
+from gnn.encoder import EncoderSettings, TextEncoder, default_cache_root
+from gnn.index import IndexSettings, RetrievalIndex
+from gnn.reranker import OBJECTIVES
+from graph import StoreConfig, open_store
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--db", default="var/citegraph.db")
+    parser.add_argument("--index-dir", help="default: <db>.index")
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
+    parser.add_argument("--objectives", nargs="+", choices=OBJECTIVES, default=list(OBJECTIVES))
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--out", default="var/bench/reranker_objectives.json")
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    logging.basicConfig(level=logging.WARNING)
+
+    db = Path(args.db)
+    store = open_store(StoreConfig(db_path=db, read_only=True))
+    encoder = TextEncoder(EncoderSettings.from_env(device="cpu"))
+    folder = Path(args.index_dir) if args.index_dir else db.with_name(db.name + ".index")
+    index, _ = RetrievalIndex.open(store, IndexSettings(), path=folder, cache=encoder)
+    result = compare_objectives(
+        store,
+        encoder,
+        index,
+        seeds=args.seeds,
+        objectives=args.objectives,
+        settings=TrainSettings(),
+        cache_dir=default_cache_root() / "reranker_examples",
+    )
+    for objective, splits in result["summary"].items():
+        for split, entry in splits.items():
+            line = "  ".join(f"{m} {v['mean']:.4f} ± {v['sd']:.4f}" for m, v in entry.items() if "mean" in v)
+            versus = entry.get("multi_R@10 vs triplet")
+            if versus:
+                line += f"  multi vs triplet {versus['difference']:+.4f} [{versus['ci95'][0]:+.4f}, {versus['ci95'][1]:+.4f}]"
+            print(f"{objective:<14} {split:<10} {line}")
+    report = {
+        "command": "python benchmarks/reranker_objectives.py "
+        + " ".join(
+            f"--{k.replace('_', '-')} {' '.join(map(str, v)) if isinstance(v, list) else v}"
+            for k, v in vars(args).items()
+            if v is not None
+        ),
+        "date": date.today().isoformat(),
+        "machine": f"{platform.machine()}, {torch.get_num_threads()} torch thread(s)",
+        "papers_in_index": len(index),
+        **result,
+    }
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(report, indent=2), encoding="utf-8")
+    encoder.close()
+    store.close()
+
+
+if __name__ == "__main__":
+    main()
