@@ -218,3 +218,13 @@ def test_identifiers_are_checked() -> None:
         cypher.render(cypher.load("count_nodes"), {})
     with pytest.raises(QueryError, match="no Cypher statement"):
         cypher.load("drop_everything")
+
+
+@pytest.mark.parametrize(
+    ("name", "key"),
+    [("authorships", ("author_id", "paper_id")), ("citations_with_years", ("citing_id", "cited_id"))],
+)
+def test_bulk_reads_behind_the_reranker_cache_come_back_in_one_order(store: GraphStore, name: str, key: tuple) -> None:
+    # the tiny graph stores p4→p2 before p4→p1, and an unordered read of CITES returns them so
+    rows = [tuple(r[k] for k in key) for r in store.query(name)]
+    assert rows == sorted(rows) and len(rows) == len(set(rows)) > 2
