@@ -18,12 +18,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
 import time
-from datetime import date
 from pathlib import Path
 
 import torch
+from run_record import run_record
 
 from api.recommend_eval import MANUSCRIPT_POOL, run_manuscript_evaluation
 from gnn.encoder import EncoderSettings, TextEncoder
@@ -76,14 +75,7 @@ def main() -> None:
             pool = f"R@{MANUSCRIPT_POOL}"
             print(f"  {name:<70} R@10 {metrics['R@10']:.3f}  MRR {metrics['MRR']:.3f}  {pool} {metrics[pool]:.3f}")
     report = {
-        "command": "python benchmarks/manuscript_candidates.py "
-        + " ".join(
-            f"--{k.replace('_', '-')} {' '.join(map(str, v)) if isinstance(v, list) else v}"
-            for k, v in vars(args).items()
-            if v is not None
-        ),
-        "date": date.today().isoformat(),
-        "machine": f"{platform.machine()}, {torch.get_num_threads()} torch thread(s)",
+        **run_record("benchmarks/manuscript_candidates.py", args),
         "papers_in_index": len(index),
         "runs": runs,
     }

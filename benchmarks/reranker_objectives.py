@@ -18,11 +18,10 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import platform
-from datetime import date
 from pathlib import Path
 
 import torch
+from run_record import run_record
 
 from api.rerank_train import TrainSettings, compare_objectives
 from gnn.encoder import EncoderSettings, TextEncoder, default_cache_root
@@ -65,14 +64,7 @@ def main() -> None:
                 line += f"  multi vs triplet {versus['difference']:+.4f} [{versus['ci95'][0]:+.4f}, {versus['ci95'][1]:+.4f}]"
             print(f"{objective:<14} {split:<10} {line}")
     report = {
-        "command": "python benchmarks/reranker_objectives.py "
-        + " ".join(
-            f"--{k.replace('_', '-')} {' '.join(map(str, v)) if isinstance(v, list) else v}"
-            for k, v in vars(args).items()
-            if v is not None
-        ),
-        "date": date.today().isoformat(),
-        "machine": f"{platform.machine()}, {torch.get_num_threads()} torch thread(s)",
+        **run_record("benchmarks/reranker_objectives.py", args),
         "papers_in_index": len(index),
         **result,
     }

@@ -1,0 +1,24 @@
+"""What a benchmark writes beside its figures so that a reader can run it again."""
+
+from __future__ import annotations
+
+import argparse
+import platform
+from datetime import date
+from typing import Any
+
+import torch
+
+
+def run_record(script: str, args: argparse.Namespace) -> dict[str, Any]:
+    """``command`` (the script with every option, given or defaulted, spelled out), ``date`` and ``machine``."""
+    options = " ".join(
+        f"--{k.replace('_', '-')} {' '.join(map(str, v)) if isinstance(v, list) else v}"
+        for k, v in vars(args).items()
+        if v is not None
+    )
+    return {
+        "command": f"python {script} {options}",
+        "date": date.today().isoformat(),
+        "machine": f"{platform.machine()}, {torch.get_num_threads()} torch thread(s)",
+    }
