@@ -17,12 +17,11 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from pathlib import Path
 
 import torch
-from run_record import run_record
+from run_record import run_record, write_json
 
 from api.recommend_eval import MANUSCRIPT_POOL, run_manuscript_evaluation
 from gnn.encoder import EncoderSettings, TextEncoder
@@ -79,8 +78,7 @@ def main() -> None:
         "papers_in_index": len(index),
         "runs": runs,
     }
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(report, indent=2), encoding="utf-8")
+    write_json(args.out, report)
     encoder.close()
     store.close()
 

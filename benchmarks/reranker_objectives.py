@@ -16,12 +16,11 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 from pathlib import Path
 
 import torch
-from run_record import run_record
+from run_record import run_record, write_json
 
 from api.rerank_train import TrainSettings, compare_objectives
 from gnn.encoder import EncoderSettings, TextEncoder, default_cache_root
@@ -68,8 +67,7 @@ def main() -> None:
         "papers_in_index": len(index),
         **result,
     }
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(report, indent=2), encoding="utf-8")
+    write_json(args.out, report)
     encoder.close()
     store.close()
 

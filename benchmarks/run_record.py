@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import json
 import platform
 from datetime import date
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -22,3 +24,11 @@ def run_record(script: str, args: argparse.Namespace) -> dict[str, Any]:
         "date": date.today().isoformat(),
         "machine": f"{platform.machine()}, {torch.get_num_threads()} torch thread(s)",
     }
+
+
+def write_json(out: str | Path, report: dict[str, Any]) -> Path:
+    """Write ``report`` to ``out`` (folders made as needed)."""
+    path = Path(out)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(report, indent=2), encoding="utf-8")
+    return path
