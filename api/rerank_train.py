@@ -287,10 +287,15 @@ def _add_extras(
 # --- systems and metrics -----------------------------------------------------------------------
 
 
+def _multi_citation(examples: Sequence[QueryExample]) -> list[int]:
+    """Positions of the queries whose sentence cites at least two papers (the multi-citation subset)."""
+    return [k for k, ex in enumerate(examples) if len(ex.targets) >= 2]
+
+
 def _metrics(rankings: Sequence[Sequence[str]], examples: Sequence[QueryExample]) -> dict[str, Any]:
     relevant = [ex.targets for ex in examples]
     metrics: dict[str, Any] = dict(evaluate_rankings(rankings, relevant).as_dict())
-    multi = [k for k, ex in enumerate(examples) if len(ex.targets) >= 2]
+    multi = _multi_citation(examples)
     metrics["multi_R@10"] = (
         float(np.mean([recall_at_k(rankings[k], relevant[k], 10) for k in multi])) if multi else None
     )
@@ -673,7 +678,7 @@ def compare_objectives(
     splits = _load_splits(store, encoder, index, settings, cache_dir, progress)
     train = [ex for name, split in splits.items() if name.startswith("train") for ex in split.examples]
     evaluated = {"validation": splits["validation"].examples, "test": splits["test"].examples}
-    multi = {name: [k for k, ex in enumerate(exs) if len(ex.targets) >= 2] for name, exs in evaluated.items()}
+    multi = {name: _multi_citation(exs) for name, exs in evaluated.items()}
     runs: list[dict[str, Any]] = []
     per_query: dict[tuple[str, str], list[np.ndarray]] = {}  # (objective, split) -> per seed, multi R@10
     for seed in seeds:
