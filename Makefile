@@ -63,7 +63,7 @@ schema: install
 EMBED_LIMIT  := $(if $(FULL),,--limit 10000)
 
 # The reranker trains on the time-split ScisummNet citances (README, "Citation recommendation"): the
-# default build trains the validated objective only; FULL=1 trains all four and keeps the best.
+# default build trains the validated objective only; FULL=1 trains every objective and keeps the best.
 # Its examples are cached under $CITEGRAPH_CACHE, so a rebuild of the same graph only retrains.
 RERANK_ARGS  := $(if $(FULL),,--objective triplet)
 

@@ -23,6 +23,7 @@ from api.recommend import (
     read_batch,
     write_ranked,
 )
+from gnn.reranker import OBJECTIVES
 from graph import GraphStore, StoreConfig, open_store
 from graph.errors import ConfigError
 
@@ -192,7 +193,7 @@ def cmd_train_reranker(args: argparse.Namespace) -> int:
                 out_dir=reranker_dir(folder),
                 settings=settings,
                 model_settings=model_settings,
-                objectives=[args.objective] if args.objective else None,
+                objectives=[args.objective] if args.objective else list(OBJECTIVES),
                 ablation=ablation,
                 lambdamart=None if getattr(args, "no_lambdamart", False) else LambdaMartSettings(seed=args.seed),
                 cache_dir=default_cache_root() / "reranker_examples",
@@ -277,8 +278,8 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     q = kinds.add_parser("reranker", help="train the reranker on the time split, save it beside the index, report")
     q.add_argument(
         "--objective",
-        choices=["triplet", "target", "source", "source_target"],
-        help="train only this objective (default: all four, the best on validation MRR is kept)",
+        choices=OBJECTIVES,
+        help="train only this objective (default: every objective, the best on validation MRR is kept)",
     )
     q.add_argument("--limit", type=int, help="queries per split at most (a quick run)")
     q.add_argument("--seed", type=int, default=0)

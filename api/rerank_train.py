@@ -25,7 +25,7 @@ same features and that model's score (:mod:`gnn.lambdamart`, stacking; the train
 scores cross-fitted, :func:`cross_fitted_scores`) when the blend has the higher validation MRR. The
 run also reports LambdaMART over the features alone, so the stacking's share is measured.
 
-**Ablation** (``--ablation``): the four objectives; then, for the chosen objective, − hyperbolic
+**Ablation** (``--ablation``): every objective; then, for the chosen objective, − hyperbolic
 (Euclidean distance between the same taxonomy points), − taxonomy (no taxonomy feature), −
 co-citation (no co-citation features, no co-cited candidates), − enricher (no references
 features, no candidates only the references stage proposed). Each row is a model trained without
@@ -655,6 +655,7 @@ def compare_objectives(
     *,
     seeds: Sequence[int],
     objectives: Sequence[str] = OBJECTIVES,
+    references: Sequence[str] = ("single_positive", "triplet"),
     settings: TrainSettings = TrainSettings(),
     model_settings: RerankerSettings | None = None,
     resamples: int = 2000,
@@ -666,10 +667,11 @@ def compare_objectives(
     The examples are those of :func:`run_training` (same cache); only the model's seed (initialisation,
     batch order, sampled pool negatives) changes. Per objective and split: the mean and standard
     deviation over seeds of R@10, MRR and the multi-citation R@10 (sentences citing at least two
-    papers, R@10 over all their targets). Against ``triplet``: per seed the difference of the
-    multi-citation R@10, and a paired bootstrap over the multi-citation sentences (``resamples``
-    draws, seeded) of the difference of their R@10 averaged over the seeds,
-    :math:`\Delta = \frac{1}{|M|}\sum_{q \in M} (\bar r_q^{o} - \bar r_q^{\mathrm{triplet}})`,
+    papers, R@10 over all their targets). Against each of ``references`` that was trained (the
+    single-positive triplet and the triplet over all of a context's targets): per seed the difference
+    of the multi-citation R@10, and a paired bootstrap over the multi-citation sentences
+    (``resamples`` draws, seeded) of the difference of their R@10 averaged over the seeds,
+    :math:`\Delta = \frac{1}{|M|}\sum_{q \in M} (\bar r_q^{o} - \bar r_q^{\mathrm{ref}})`,
     with its 95% interval: the question the reranker issue asks (does a multi-positive objective beat
     plain triplet on the multi-citation subset?) with the seed noise and the query sample both in view.
     """
@@ -713,22 +715,23 @@ def compare_objectives(
                 }
                 for metric in ("R@10", "MRR", "multi_R@10")
             }
-            if objective != "triplet" and "triplet" in objectives and multi[name]:
-                diff = np.mean(per_query[(objective, name)], axis=0) - np.mean(per_query[("triplet", name)], axis=0)
+            for reference in references:
+                if objective == reference or reference not in objectives or not multi[name]:
+                    continue
+                ours, theirs = per_query[(objective, name)], per_query[(reference, name)]
+                diff = np.mean(ours, axis=0) - np.mean(theirs, axis=0)
                 mean, low, high = paired_bootstrap(diff, resamples, rng)
-                entry["multi_R@10 vs triplet"] = {
+                entry[f"multi_R@10 vs {reference}"] = {
                     "difference": mean,
                     "ci95": [low, high],
-                    "per_seed": [
-                        float(a.mean() - b.mean())
-                        for a, b in zip(per_query[(objective, name)], per_query[("triplet", name)])
-                    ],
+                    "per_seed": [float(a.mean() - b.mean()) for a, b in zip(ours, theirs)],
                     "sentences": len(diff),
                 }
             summary[objective][name] = entry
     return {
         "seeds": list(seeds),
         "objectives": list(objectives),
+        "references": [r for r in references if r in objectives],
         "queries": {name: {"all": len(exs), "multi-citation": len(multi[name])} for name, exs in evaluated.items()},
         "model": {k: v for k, v in asdict(model_settings).items() if k not in ("device", "seed", "objective")},
         "runs": runs,

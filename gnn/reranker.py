@@ -16,8 +16,12 @@ about a millisecond on a CPU.
 negatives of Medić & Šnajder 2020, plus papers drawn from :math:`p(i) \propto \mathrm{count}(i)^{3/4}`;
 in the multi-positive objectives the query's co-cited partners :math:`J_q` are never in :math:`N_q`):
 
+* single-positive triplet, the conventional baseline MP-BERT4CR compares with: one instance per
+  (context, target), :math:`\operatorname{mean}_{t \in T_q,\ n \in N_q \cup T_q \setminus \{t\}} [m - s(q,t) + s(q,n)]_+` —
+  an instance knows only its own target, so the context's other targets can be drawn as its negatives;
 * triplet: :math:`\mathcal{L}_\mathrm{tri} = \operatorname{mean}_{t \in T_q, n \in N_q} [m - s(q,t) + s(q,n)]_+`
-  over the targets :math:`T_q` the prefetch returned;
+  over the targets :math:`T_q` the prefetch returned — already multi-positive over the context's own
+  targets (no target is another's negative), without extra positives from co-citation;
 * target-based (MP-BERT4CR, Zhang & Ma 2021, eq. 4): the triplet loss plus the targets pulling
   their co-cited partners, :math:`j \sim p(\cdot \mid t) \propto \mathrm{freq}(t,j)^{3/4}`, in the
   text part: :math:`\operatorname{mean}_{t, j, n} [m - s_\mathrm{text}(t, j) + s_\mathrm{text}(t, n)]_+`;
@@ -52,7 +56,7 @@ from graph.errors import ConfigError
 
 log = logging.getLogger(__name__)
 
-OBJECTIVES = ("triplet", "target", "source", "source_target")
+OBJECTIVES = ("single_positive", "triplet", "target", "source", "source_target")
 
 
 @dataclass(frozen=True)
@@ -286,11 +290,9 @@ class RerankerTrainer:
         s = self.settings
         multi_source = s.objective in ("source", "source_target")
         with_targets = s.objective in ("target", "source_target")
-        rows_p, feats_p, weights_p, rows_n, feats_n = [], [], [], [], []
-        for ex in batch:
-            label = ex.label
-            positives = np.flatnonzero(label)
-            negatives = self.pool_negatives(ex, rng)
+        rows_p, feats_p, weights_p, rows_n, feats_n, anchors = [], [], [], [], [], []
+        for ex, positives, negatives in self._instances(batch, rng):
+            anchors.append(ex)
             p_rows, p_feats, p_weights = [ex.rows[positives]], [ex.features[positives]], [np.ones(len(positives))]
             n_rows, n_feats = [ex.rows[negatives]], [ex.features[negatives]]
             if multi_source and ex.extra_positive.any():
@@ -305,8 +307,8 @@ class RerankerTrainer:
             weights_p.append(np.concatenate(p_weights))
             rows_n.append(np.concatenate(n_rows))
             feats_n.append(np.vstack(n_feats))
-        context = _tensor(np.stack([ex.context for ex in batch]), self.device)
-        global_ = _tensor(np.stack([ex.global_ for ex in batch]), self.device)
+        context = _tensor(np.stack([ex.context for ex in anchors]), self.device)
+        global_ = _tensor(np.stack([ex.global_ for ex in anchors]), self.device)
         pos_scores, pos_weight = self._padded_scores(model, context, global_, rows_p, feats_p, weights_p)
         neg_scores, _ = self._padded_scores(model, context, global_, rows_n, feats_n, None)
         target_pos = target_neg = None
@@ -318,17 +320,39 @@ class RerankerTrainer:
             target_neg = model.text_score(anchor, self.vectors[t[:, 2]])
         return objective_loss(pos_scores, pos_weight, neg_scores, target_pos, target_neg, margin=s.margin)
 
-    def pool_negatives(self, ex: QueryExample, rng: np.random.Generator) -> np.ndarray:
+    def _instances(
+        self, batch: Sequence[QueryExample], rng: np.random.Generator
+    ) -> list[tuple[QueryExample, np.ndarray, np.ndarray]]:
+        """The training instances of ``batch`` this step: (query, positive positions, negative positions).
+
+        One per query, with all its prefetched targets as positives; in the single-positive objective one
+        per (query, target), whose negatives may include the query's other targets.
+        """
+        out: list[tuple[QueryExample, np.ndarray, np.ndarray]] = []
+        for ex in batch:
+            positives = np.flatnonzero(ex.label)
+            if self.settings.objective == "single_positive":
+                out.extend(
+                    (ex, positives[k : k + 1], self.pool_negatives(ex, rng, positive=int(p)))
+                    for k, p in enumerate(positives)
+                )
+            else:
+                out.append((ex, positives, self.pool_negatives(ex, rng)))
+        return out
+
+    def pool_negatives(self, ex: QueryExample, rng: np.random.Generator, positive: int | None = None) -> np.ndarray:
         """Positions in ``ex``'s pool that serve as negatives this step: at most ``pool_negatives`` non-targets.
 
+        With ``positive`` (the single-positive objective: an instance knows only its own target, at that
+        position) every other candidate may be a negative, the query's other targets included.
         In the multi-positive objectives the candidates drawn as the query's co-cited partners are left
         out: three in four partners are among the prefetched candidates (the co-citation channel
         proposes them), and a paper the objective treats as a positive — of the query (source-based)
         or of its target (target-based) — must not also be pushed away from the query as its hard
         negative.
         """
-        excluded = ex.label
-        if self.settings.objective != "triplet" and ex.extra_positive.any():
+        excluded = ex.label if positive is None else np.arange(len(ex.ids)) == positive
+        if self.settings.objective in ("target", "source", "source_target") and ex.extra_positive.any():
             partner_rows = ex.extra_rows[ex.extra_positive]
             excluded = excluded | (np.isin(ex.rows, partner_rows) & (ex.rows >= 0))
         negatives = np.flatnonzero(~excluded)

@@ -206,12 +206,12 @@ def test_ablation_runs_every_objective_and_every_part(store: GraphStore, encoder
     )
     names = [row["name"] for row in report["systems"]][4:]
     best = report["chosen"]["objective"]
-    assert names[:4] == [f"reranker ({o})" for o in ("triplet", "target", "source", "source_target")]
-    assert names[4:6] == ["LambdaMART (features only)", f"LambdaMART (features + {best} score, stacked)"]
-    assert names[6].startswith(f"LambdaMART + reranker ({best}), α = ")
+    assert names[:5] == [f"reranker ({o})" for o in ("single_positive", "triplet", "target", "source", "source_target")]
+    assert names[5:7] == ["LambdaMART (features only)", f"LambdaMART (features + {best} score, stacked)"]
+    assert names[7].startswith(f"LambdaMART + reranker ({best}), α = ")
     # each ablation row is retrained the way the final scorer was: the (stacked) blend when it was chosen
     final = f"LambdaMART + reranker ({best})" if report["chosen"]["lambdamart"] else f"reranker ({best})"
-    assert names[7:] == [
+    assert names[8:] == [
         f"{final} − {part}"
         for part in (
             "hyperbolic (Euclidean distance)",
@@ -225,20 +225,24 @@ def test_ablation_runs_every_objective_and_every_part(store: GraphStore, encoder
     assert report["command"] == "citegraph eval recommend --ablation"
 
 
-def test_objective_comparison_trains_as_the_ablation_does_and_pairs_each_seed_with_triplet(
+def test_objective_comparison_trains_as_the_ablation_does_and_pairs_each_seed_with_the_references(
     store: GraphStore, encoder: TextEncoder, tmp_path: Path
 ) -> None:
     model = RerankerSettings(epochs=2, patience=2, pool_negatives=4)
     _, index, report = _train(store, encoder, tmp_path, model, objectives=["triplet"], lambdamart=None)
     compared = compare_objectives(
-        store, encoder, index, seeds=[0, 1], objectives=["triplet", "source"], settings=SPLIT, model_settings=model
+        store,
+        encoder,
+        index,
+        seeds=[0, 1],
+        objectives=["single_positive", "triplet", "source"],
+        settings=SPLIT,
+        model_settings=model,
     )
     assert [(r["objective"], r["seed"]) for r in compared["runs"]] == [
-        ("triplet", 0),
-        ("source", 0),
-        ("triplet", 1),
-        ("source", 1),
+        (objective, seed) for seed in (0, 1) for objective in ("single_positive", "triplet", "source")
     ]
+    assert compared["references"] == ["single_positive", "triplet"]
     # seed 0 of triplet is the training run's own model: same examples, same seed, same rankings
     [trained] = [row for row in report["systems"] if row["name"] == "reranker (triplet)"]
     assert compared["runs"][0]["validation"] == trained["validation"]
@@ -251,6 +255,8 @@ def test_objective_comparison_trains_as_the_ablation_does_and_pairs_each_seed_wi
     assert versus["per_seed"] == pytest.approx([m - t for m, t in zip(multi, triplet)])
     assert versus["difference"] == pytest.approx(sum(versus["per_seed"]) / 2) and versus["sentences"] == 1
     assert "multi_R@10 vs triplet" not in compared["summary"]["triplet"]["validation"]
+    assert set(compared["summary"]["triplet"]["validation"]) >= {"multi_R@10 vs single_positive"}
+    assert "multi_R@10 vs single_positive" in source and "multi_R@10 vs source" not in source
 
 
 def test_paired_bootstrap_by_hand() -> None:

@@ -282,6 +282,60 @@ def test_co_cited_partners_in_the_pool_are_no_negatives_of_the_multi_positive_ob
     assert len(capped.pool_negatives(ex, np.random.default_rng(0))) == 1
 
 
+def test_single_positive_instances_know_only_their_own_target() -> None:
+    # pool rows 0..3; the context cites p0 and p2 (both prefetched)
+    ex = QueryExample(
+        np.ones(8, np.float32),
+        np.zeros(8, np.float32),
+        np.asarray([0, 1, 2, 3]),
+        np.zeros((4, len(FEATURE_NAMES)), np.float32),
+        ["p0", "p1", "p2", "p3"],
+        {"p0", "p2"},
+    )
+    vectors = np.eye(4, 8, dtype=np.float32)
+    single = RerankerTrainer(vectors, RerankerSettings(objective="single_positive"))
+    instances = single._instances([ex], np.random.default_rng(0))
+    # one instance per target; the other target is among its negatives
+    assert [(p.tolist(), sorted(n.tolist())) for _, p, n in instances] == [([0], [1, 2, 3]), ([2], [0, 1, 3])]
+    joint = RerankerTrainer(vectors, RerankerSettings(objective="triplet"))
+    [(_, positives, negatives)] = joint._instances([ex], np.random.default_rng(0))
+    assert positives.tolist() == [0, 2] and sorted(negatives.tolist()) == [1, 3]
+
+
+def test_single_positive_loss_by_hand() -> None:
+    # text and feature parts switched off but for one scalar: s(q, d) = 1.0 for p0, 0.0 for p2, 0.5 elsewhere
+    ex = QueryExample(
+        np.ones(8, np.float32),
+        np.zeros(8, np.float32),
+        np.asarray([0, 1, 2, 3]),
+        np.asarray([[1.0], [0.5], [0.0], [0.5]], np.float32) * np.ones((1, len(FEATURE_NAMES)), np.float32),
+        ["p0", "p1", "p2", "p3"],
+        {"p0", "p2"},
+    )
+    model = RerankerModel(8, len(FEATURE_NAMES), RerankerSettings(dropout=0.0))
+    with torch.no_grad():
+        for part in (model.text, model.features):
+            for layer in part:
+                if isinstance(layer, torch.nn.Linear):
+                    layer.weight.zero_()
+                    layer.bias.zero_()
+        model.features[0].weight[0, 0] = 1.0  # GELU(x) then the output unit reads it back
+        model.features[3].weight[0, 0] = 1.0
+    gelu = torch.nn.functional.gelu
+    s = {p: float(gelu(torch.tensor(v))) for p, v in (("p0", 1.0), ("p1", 0.5), ("p2", 0.0), ("p3", 0.5))}
+    m = 1.0
+    # instance p0: negatives p1, p2, p3; instance p2: negatives p0, p1, p3 — the mean over all six pairs
+    pairs = [("p0", n) for n in ("p1", "p2", "p3")] + [("p2", n) for n in ("p0", "p1", "p3")]
+    expected = np.mean([max(0.0, m - s[p] + s[n]) for p, n in pairs])
+    trainer = RerankerTrainer(np.eye(4, 8, dtype=np.float32), RerankerSettings(objective="single_positive"))
+    model.train()
+    loss = trainer._loss(model, [ex], np.random.default_rng(0))
+    assert float(loss.detach()) == pytest.approx(expected, rel=1e-5)
+    joint = RerankerTrainer(np.eye(4, 8, dtype=np.float32), RerankerSettings(objective="triplet"))
+    joint_expected = np.mean([max(0.0, m - s[p] + s[n]) for p in ("p0", "p2") for n in ("p1", "p3")])
+    assert float(joint._loss(model, [ex], np.random.default_rng(0)).detach()) == pytest.approx(joint_expected, rel=1e-5)
+
+
 def test_loading_refuses_other_features(tmp_path: Path) -> None:
     model = RerankerModel(8, len(FEATURE_NAMES))
     folder = save_reranker(model, tmp_path / "r", settings=RerankerSettings(), info={})
