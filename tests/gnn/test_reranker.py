@@ -261,15 +261,24 @@ def test_training_learns_a_learnable_ranking_and_save_load_round_trips(tmp_path:
     assert ranked_ids(np.asarray([0.5, 0.9, 0.5]), ["b", "c", "a"]) == ["c", "a", "b"]
 
 
-@pytest.mark.parametrize("objective", ["triplet", "target", "source", "source_target"])
-def test_co_cited_partners_in_the_pool_are_no_negatives_of_the_multi_positive_objectives(objective: str) -> None:
-    # pool rows 0..3, target p0; row 2 was drawn as a co-cited partner, row 5 (outside the pool) as noise
-    ex = QueryExample(
+def _pool_of_four(targets: set[str], features: np.ndarray | None = None, **extras: np.ndarray) -> QueryExample:
+    """A query whose pool holds p0..p3 at index rows 0..3 (features: one value per candidate, all columns)."""
+    values = np.zeros((4, 1), np.float32) if features is None else features[:, None].astype(np.float32)
+    return QueryExample(
         np.ones(8, np.float32),
         np.zeros(8, np.float32),
         np.asarray([0, 1, 2, 3]),
-        np.zeros((4, len(FEATURE_NAMES)), np.float32),
+        values * np.ones((1, len(FEATURE_NAMES)), np.float32),
         ["p0", "p1", "p2", "p3"],
+        targets,
+        **extras,
+    )
+
+
+@pytest.mark.parametrize("objective", ["single_positive", "triplet", "target", "source", "source_target"])
+def test_co_cited_partners_in_the_pool_are_no_negatives_of_the_multi_positive_objectives(objective: str) -> None:
+    # target p0; row 2 was drawn as a co-cited partner, row 5 (outside the pool) as noise
+    ex = _pool_of_four(
         {"p0"},
         extra_rows=np.asarray([2, 5]),
         extra_features=np.zeros((2, len(FEATURE_NAMES)), np.float32),
@@ -277,21 +286,13 @@ def test_co_cited_partners_in_the_pool_are_no_negatives_of_the_multi_positive_ob
     )
     trainer = RerankerTrainer(np.eye(6, 8, dtype=np.float32), RerankerSettings(objective=objective))
     negatives = sorted(trainer.pool_negatives(ex, np.random.default_rng(0)).tolist())
-    assert negatives == ([1, 2, 3] if objective == "triplet" else [1, 3])
+    assert negatives == ([1, 2, 3] if objective in ("single_positive", "triplet") else [1, 3])
     capped = RerankerTrainer(np.eye(6, 8, dtype=np.float32), RerankerSettings(objective=objective, pool_negatives=1))
     assert len(capped.pool_negatives(ex, np.random.default_rng(0))) == 1
 
 
 def test_single_positive_instances_know_only_their_own_target() -> None:
-    # pool rows 0..3; the context cites p0 and p2 (both prefetched)
-    ex = QueryExample(
-        np.ones(8, np.float32),
-        np.zeros(8, np.float32),
-        np.asarray([0, 1, 2, 3]),
-        np.zeros((4, len(FEATURE_NAMES)), np.float32),
-        ["p0", "p1", "p2", "p3"],
-        {"p0", "p2"},
-    )
+    ex = _pool_of_four({"p0", "p2"})  # the context cites p0 and p2, both prefetched
     vectors = np.eye(4, 8, dtype=np.float32)
     single = RerankerTrainer(vectors, RerankerSettings(objective="single_positive"))
     instances = single._instances([ex], np.random.default_rng(0))
@@ -304,14 +305,7 @@ def test_single_positive_instances_know_only_their_own_target() -> None:
 
 def test_single_positive_loss_by_hand() -> None:
     # text and feature parts switched off but for one scalar: s(q, d) = 1.0 for p0, 0.0 for p2, 0.5 elsewhere
-    ex = QueryExample(
-        np.ones(8, np.float32),
-        np.zeros(8, np.float32),
-        np.asarray([0, 1, 2, 3]),
-        np.asarray([[1.0], [0.5], [0.0], [0.5]], np.float32) * np.ones((1, len(FEATURE_NAMES)), np.float32),
-        ["p0", "p1", "p2", "p3"],
-        {"p0", "p2"},
-    )
+    ex = _pool_of_four({"p0", "p2"}, features=np.asarray([1.0, 0.5, 0.0, 0.5]))
     model = RerankerModel(8, len(FEATURE_NAMES), RerankerSettings(dropout=0.0))
     with torch.no_grad():
         for part in (model.text, model.features):
