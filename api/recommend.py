@@ -28,6 +28,7 @@ or holds Cypher.
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import re
@@ -206,30 +207,74 @@ class ServiceSettings:
 _PLACEHOLDER = re.compile(r"\{\{(?:cite|formula):[^}]*\}\}")
 
 
-def mask_citance(text: str, marker: str | None, author_names: Sequence[str], year: int | None) -> tuple[str, str]:
+def mask_citance(
+    text: str,
+    marker: str | None,
+    author_names: Sequence[str],
+    year: int | None,
+    *,
+    spellings: Sequence[Sequence[str]] = (),
+) -> tuple[str, str]:
     """``text`` with the cited paper's marker masked as ``[CIT]``, and how (see :mod:`loaders.markers`).
 
     In order: the author–year marker of the paper (:func:`loaders.markers.mask_target`, when its
-    authors and year are known); the MENTIONS ``marker`` where it occurs verbatim (CL-SciSumm's
-    annotated markers, unarXive's ``{{cite:…}}`` placeholders); failing both, every occurrence of
-    the first author's surname and of the year is replaced ("scrubbed"), so a query never names its
-    target. Remaining unarXive placeholders become ``[CIT]`` (citations) or nothing (formulas).
-    Returns ``(masked text, how)`` with ``how`` in marker, first_author, near_name, loose,
-    marker_text, scrubbed, none (nothing known to mask by).
+    authors and year are known; ``author_names`` first, then each other spelling of the same
+    authors in ``spellings``, see :func:`author_lists`); the MENTIONS ``marker`` where it occurs
+    verbatim (CL-SciSumm's annotated markers, unarXive's ``{{cite:…}}`` placeholders); failing both,
+    every occurrence of the first author's surname (in every spelling) and of the year is replaced
+    ("scrubbed"), so a query never names its target. Remaining unarXive placeholders become
+    ``[CIT]`` (citations) or nothing (formulas). Returns ``(masked text, how)`` with ``how`` in
+    marker, first_author, near_name, loose, marker_text, scrubbed, none (nothing known to mask by).
     """
     how = "none"
-    surnames = [surname(n) for n in author_names if n.strip()]
-    result = mask_target(text, surnames, year) if surnames and year is not None else None
+    surname_lists = [s for s in ([surname(n) for n in names if n.strip()] for names in (author_names, *spellings)) if s]
+    result = None
+    if year is not None:
+        for surnames in surname_lists:
+            result = mask_target(text, surnames, year)
+            if result.ok:
+                break
     if result is not None and result.ok:
         text, how = result.text, result.how
     elif marker and len(marker) > 3 and marker in text:
         text, how = text.replace(marker, MASK), "marker_text"
-    elif surnames and year is not None:
-        scrubbed = re.sub(rf"\b{re.escape(surnames[0])}\b", MASK, text, flags=re.IGNORECASE)
+    elif surname_lists and year is not None:
+        scrubbed = text
+        for first in dict.fromkeys(surnames[0] for surnames in surname_lists):
+            scrubbed = re.sub(rf"\b{re.escape(first)}\b", MASK, scrubbed, flags=re.IGNORECASE)
         scrubbed = re.sub(rf"\b{year}[a-z]?\b", MASK, scrubbed)
         text, how = scrubbed, "scrubbed"
     text = re.sub(r"\{\{cite:[^}]*\}\}", MASK, text)
     return _PLACEHOLDER.sub("", text).strip(), how
+
+
+MAX_AUTHOR_SPELLINGS = 4  # author lists per paper at most (combinations of spellings of its first two authors)
+
+
+def author_lists(store: GraphStore, paper_ids: Iterable[str]) -> dict[str, list[list[str]]]:
+    """Each paper's author names in order, as one list per spelling of its first two authors.
+
+    Two sources can hold one author under two spellings at the same position (W00-1308 has
+    "Kristina Toutanova" and "Kristina Toutanvoa" both first): every combination of the spellings
+    at positions 1 and 2 — the names an author–year marker shows — is one list (at most
+    :data:`MAX_AUTHOR_SPELLINGS`), later positions take their first spelling, and spellings come by
+    author id, so every run masks a sentence the same way. ``mask_citance(text, marker, lists[0],
+    year, spellings=lists[1:])`` tries them all.
+    """
+    by_position: dict[str, dict[int, list[str]]] = {}
+    ids = sorted(set(paper_ids))
+    for begin in range(0, len(ids), 5_000):
+        for row in store.query("authors_of_papers", {"ids": ids[begin : begin + 5_000]}):
+            slots = by_position.setdefault(row["paper_id"], {})
+            position = row["position"] if row["position"] is not None else 1_000_000 + len(slots)
+            slots.setdefault(int(position), []).append(row["name"] or "")
+    lists: dict[str, list[list[str]]] = {}
+    for paper, slots in by_position.items():
+        spelled = [slots[p] for p in sorted(slots)]
+        rest = [names[0] for names in spelled[2:]]
+        heads = itertools.islice(itertools.product(*spelled[:2]), MAX_AUTHOR_SPELLINGS)
+        lists[paper] = [[*head, *rest] for head in heads]
+    return lists
 
 
 def citing_sentences(store: GraphStore) -> pd.DataFrame:
@@ -242,18 +287,16 @@ def citing_sentences(store: GraphStore) -> pd.DataFrame:
         store.query("retrieval_citances"),
         columns=["sentence_id", "text", "citing_id", "citing_year", "cited_id", "cited_year", "marker"],
     )
-    cited = sorted(set(rows["cited_id"]))
-    authors: dict[str, list[str]] = {}
-    for begin in range(0, len(cited), 5_000):
-        for row in store.query("authors_of_papers", {"ids": cited[begin : begin + 5_000]}):
-            authors.setdefault(row["paper_id"], []).append(row["name"] or "")
+    authors = author_lists(store, rows["cited_id"])
     masked, hows = [], []
     for text, marker, cited_id, year in zip(rows["text"], rows["marker"], rows["cited_id"], rows["cited_year"]):
+        first, *others = authors.get(cited_id, [[]])
         out, how = mask_citance(
             str(text or ""),
             marker if isinstance(marker, str) else None,
-            authors.get(cited_id, []),
+            first,
             None if pd.isna(year) else int(year),
+            spellings=others,
         )
         masked.append(out)
         hows.append(how)
@@ -707,6 +750,7 @@ __all__ = [
     "RecommendationService",
     "Reranker",
     "ServiceSettings",
+    "author_lists",
     "citing_sentences",
     "load_trained_reranker",
     "mask_citance",

@@ -42,6 +42,7 @@ from api.recommend import (
     RecommendationService,
     RecommendRequest,
     ServiceSettings,
+    author_lists,
     mask_citance,
 )
 from gnn.embeddings import body_sampled_vectors
@@ -97,20 +98,19 @@ def build_queries(store: GraphStore) -> pd.DataFrame:
         columns=["sentence_id", "text", "citing_id", "citing_year", "cited_id", "cited_year", "marker"],
     )
     rows = rows[rows["sentence_id"].str.contains(SCISUMMNET_SENTENCE)]
-    cited = sorted(set(rows["cited_id"]))
-    authors: dict[str, list[str]] = {}
-    for row in store.query("authors_of_papers", {"ids": cited}):
-        authors.setdefault(row["paper_id"], []).append(row["name"] or "")
+    authors = author_lists(store, rows["cited_id"])
     out = []
     for sentence_id, group in rows.groupby("sentence_id", sort=True):
         text = str(group["text"].iat[0])
         hows = []
         for cited_id, year, marker in zip(group["cited_id"], group["cited_year"], group["marker"]):
+            first, *others = authors.get(cited_id, [[]])
             text, how = mask_citance(
                 text,
                 marker if isinstance(marker, str) else None,
-                authors.get(cited_id, []),
+                first,
                 None if pd.isna(year) else int(year),
+                spellings=others,
             )
             hows.append(how)
         out.append(
@@ -585,9 +585,7 @@ def run_manuscript_evaluation(
 
     citances = manuscript_citances(store)
     rps = sorted(set(citances["rp"]))
-    authors: dict[str, list[str]] = {}
-    for row in store.query("authors_of_papers", {"ids": rps}):
-        authors.setdefault(row["paper_id"], []).append(row["name"] or "")
+    authors = author_lists(store, rps)
     rp_year = {str(r["id"]): r["year"] for r in store.query("paper_by_ids", {"ids": rps})}
     texts: dict[str, dict[int, str]] = {}
     for row in store.query("sentences_of_papers", {"ids": sorted(set(citances["citing_id"]))}):
@@ -608,7 +606,8 @@ def run_manuscript_evaluation(
             continue
 
         def masked(sentence: str, rp: str = row.rp) -> str:
-            return mask_citance(sentence, None, authors.get(rp, []), rp_year.get(rp))[0]
+            first, *others = authors.get(rp, [[]])
+            return mask_citance(sentence, None, first, rp_year.get(rp), spellings=others)[0]
 
         draft = [masked(full[sid]) for sid in order]
         position = order.index(row.sids[0])

@@ -15,6 +15,7 @@ from api.recommend import (
     RecommendationService,
     RecommendRequest,
     ServiceSettings,
+    author_lists,
     mask_citance,
     read_batch,
 )
@@ -74,6 +75,42 @@ def test_mask_citance_marker_author_year_and_scrub() -> None:
     text, how = mask_citance("Lovelace's tagger of 2004 is fast.", None, ["Ada Lovelace"], 2004)
     assert how == "scrubbed" and text == "[CIT]'s tagger of [CIT] is fast."
     assert mask_citance("see {{cite:abc}} and {{formula:x}}", None, [], None) == ("see [CIT] and", "none")
+
+
+def test_mask_citance_tries_every_spelling_of_the_authors() -> None:
+    text = "the tagger (Toutanova and Manning, 2000) and (Brants, 2000)"
+    right = ["Kristina Toutanova", "Christopher D. Manning"]
+    leak = ("the tagger (Toutanova and Manning, [CIT]) and (Brants, [CIT])", "scrubbed")
+    # two spellings of the first author read as one author list: three authors, so no marker matches
+    assert mask_citance(text, None, ["Kristina Tutanowa", *right], 2000) == leak
+    assert mask_citance(text, None, ["Kristina Tutanowa", "Christopher D. Manning"], 2000) == leak
+    masked, how = mask_citance(text, None, ["Kristina Tutanowa", "Christopher D. Manning"], 2000, spellings=[right])
+    assert masked == "the tagger ([CIT]) and (Brants, 2000)" and how == "marker"
+    # nothing matches as a marker: every spelling of the first surname is scrubbed
+    text = "Tutanowa's tagger and Toutanova's tagger of 2000"
+    scrubbed, how = mask_citance(text, None, ["Kristina Tutanowa"], 2000, spellings=[right])
+    assert how == "scrubbed" and scrubbed == "[CIT]'s tagger and [CIT]'s tagger of [CIT]"
+
+
+def test_author_lists_give_one_list_per_spelling_in_a_fixed_order(store: GraphStore) -> None:
+    papers = pd.DataFrame({"id": ["w1", "w2"], "title": ["Tagging", "Parsing"], "year": [2000, 2001]})
+    authors = pd.DataFrame(
+        {"id": ["k2", "k1", "c1", "x1"], "name": ["Kristina Toutanvoa", "Kristina Toutanova", "Chris Manning", "X Y"]}
+    )
+    # w1: two spellings of its first author (two sources), then Manning, then X Y; w2: X Y alone
+    wrote = pd.DataFrame(
+        {
+            "source": ["k2", "c1", "k1", "x1", "x1"],
+            "target": ["w1", "w1", "w1", "w1", "w2"],
+            "position": [1, 2, 1, 3, 1],
+        }
+    )
+    ingest(store, GraphBatch("spellings", nodes={"Paper": papers, "Author": authors}, rels={"WROTE": wrote}))
+    lists = author_lists(store, ["w2", "w1", "w1", "none"])
+    assert lists == {
+        "w1": [["Kristina Toutanova", "Chris Manning", "X Y"], ["Kristina Toutanvoa", "Chris Manning", "X Y"]],
+        "w2": [["X Y"]],
+    }
 
 
 def test_every_evaluation_query_is_masked(graph: GraphStore) -> None:
