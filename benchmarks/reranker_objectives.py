@@ -3,8 +3,9 @@
 One model per objective and seed, trained on the examples of ``citegraph eval recommend --ablation``
 (the same cache, so a store it already ran on builds nothing), scored on the validation and test
 splits: mean and standard deviation over seeds of R@10, MRR and the multi-citation R@10 (sentences
-citing at least two papers), and for each multi-positive objective its difference to triplet on the
-multi-citation sentences with a paired bootstrap interval (:func:`api.rerank_train.compare_objectives`).
+citing at least two papers), and for every objective its difference on the multi-citation sentences
+to the single-positive triplet and to the triplet over all of a context's targets, with a paired
+bootstrap interval (:func:`api.rerank_train.compare_objectives`).
 A single seed moves the multi-citation R@10 by a few hundredths on about a hundred sentences, so the
 ablation table's one row per objective cannot answer this; this benchmark can.
 
