@@ -57,6 +57,8 @@ from graph.errors import ConfigError
 log = logging.getLogger(__name__)
 
 OBJECTIVES = ("single_positive", "triplet", "target", "source", "source_target")
+# the objectives that draw co-cited partners as extra positives (MP-BERT4CR eq. 4–6)
+WITH_PARTNERS = ("target", "source", "source_target")
 
 
 @dataclass(frozen=True)
@@ -352,7 +354,7 @@ class RerankerTrainer:
         negative.
         """
         excluded = ex.label if positive is None else np.arange(len(ex.ids)) == positive
-        if self.settings.objective in ("target", "source", "source_target") and ex.extra_positive.any():
+        if self.settings.objective in WITH_PARTNERS and ex.extra_positive.any():
             partner_rows = ex.extra_rows[ex.extra_positive]
             excluded = excluded | (np.isin(ex.rows, partner_rows) & (ex.rows >= 0))
         negatives = np.flatnonzero(~excluded)
