@@ -227,7 +227,8 @@ def mask_citance(
     marker, first_author, near_name, loose, marker_text, scrubbed, none (nothing known to mask by).
     """
     how = "none"
-    surname_lists = [s for s in ([surname(n) for n in names if n.strip()] for names in (author_names, *spellings)) if s]
+    surname_lists = [[surname(n) for n in names if n.strip()] for names in (author_names, *spellings)]
+    surname_lists = [surnames for surnames in surname_lists if surnames]
     result = None
     if year is not None:
         for surnames in surname_lists:
