@@ -658,6 +658,7 @@ def compare_objectives(
     references: Sequence[str] = ("single_positive", "triplet"),
     settings: TrainSettings = TrainSettings(),
     model_settings: RerankerSettings | None = None,
+    disabled: Sequence[str] = (),
     resamples: int = 2000,
     cache_dir: Path | None = None,
     progress: bool = False,
@@ -674,10 +675,17 @@ def compare_objectives(
     :math:`\Delta = \frac{1}{|M|}\sum_{q \in M} (\bar r_q^{o} - \bar r_q^{\mathrm{ref}})`,
     with its 95% interval: the question the reranker issue asks (does a multi-positive objective beat
     plain triplet on the multi-citation subset?) with the seed noise and the query sample both in view.
+
+    ``disabled`` switches feature groups off (:data:`gnn.rerank_features.FEATURE_GROUPS`, their features
+    0 in every split, the candidates unchanged): e.g. whether the objectives differ once the model no
+    longer sees the co-citation counts that the multi-positive objectives draw their partners from.
     """
     start = time.perf_counter()
     model_settings = model_settings or RerankerSettings()
     splits = _load_splits(store, encoder, index, settings, cache_dir, progress)
+    if disabled:
+        mask = FeatureSettings(disabled=tuple(disabled)).mask()
+        splits = {name: replace(split, examples=_ablated(split, None, mask)) for name, split in splits.items()}
     train = [ex for name, split in splits.items() if name.startswith("train") for ex in split.examples]
     evaluated = {"validation": splits["validation"].examples, "test": splits["test"].examples}
     multi = {name: _multi_citation(exs) for name, exs in evaluated.items()}
@@ -732,6 +740,7 @@ def compare_objectives(
         "seeds": list(seeds),
         "objectives": list(objectives),
         "references": [r for r in references if r in objectives],
+        "disabled": list(disabled),
         "queries": {name: {"all": len(exs), "multi-citation": len(multi[name])} for name, exs in evaluated.items()},
         "model": {k: v for k, v in asdict(model_settings).items() if k not in ("device", "seed", "objective")},
         "runs": runs,

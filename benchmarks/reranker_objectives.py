@@ -12,6 +12,10 @@ ablation table's one row per objective cannot answer this; this benchmark can.
 Usage::
 
     python benchmarks/reranker_objectives.py --db var/citegraph.db --seeds 0 1 2 3 4 --out var/bench/reranker_objectives.json
+    python benchmarks/reranker_objectives.py --without cocitation --objectives single_positive triplet source source_target
+
+``--without`` switches feature groups off in every split (the candidates stay), to ask whether the
+objectives separate once the model cannot read the co-citation counts directly.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from run_record import run_record, write_json
 from api.rerank_train import TrainSettings, compare_objectives
 from gnn.encoder import EncoderSettings, TextEncoder, default_cache_root
 from gnn.index import IndexSettings, RetrievalIndex
+from gnn.rerank_features import FEATURE_GROUPS
 from gnn.reranker import OBJECTIVES
 from graph import StoreConfig, open_store
 
@@ -36,6 +41,9 @@ def main() -> None:
     parser.add_argument("--index-dir", help="default: <db>.index")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
     parser.add_argument("--objectives", nargs="+", choices=OBJECTIVES, default=list(OBJECTIVES))
+    parser.add_argument(
+        "--without", nargs="+", default=[], choices=sorted(FEATURE_GROUPS), help="feature groups switched off"
+    )
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--out", default="var/bench/reranker_objectives.json")
     args = parser.parse_args()
@@ -54,6 +62,7 @@ def main() -> None:
         seeds=args.seeds,
         objectives=args.objectives,
         settings=TrainSettings(),
+        disabled=args.without,
         cache_dir=default_cache_root() / "reranker_examples",
     )
     for objective, splits in result["summary"].items():

@@ -23,7 +23,8 @@ from gnn.embeddings import compute_embeddings
 from gnn.encoder import TextEncoder
 from gnn.enricher import EnricherSettings
 from gnn.index import IndexSettings, RetrievalIndex
-from gnn.reranker import RerankerSettings, TrainedReranker
+from gnn.rerank_features import FEATURE_GROUPS, FEATURE_NAMES
+from gnn.reranker import QueryExample, RerankerSettings, RerankerTrainer, TrainedReranker
 from graph import GraphStore, ingest
 from graph.errors import ConfigError
 
@@ -257,6 +258,37 @@ def test_objective_comparison_trains_as_the_ablation_does_and_pairs_each_seed_wi
     assert "multi_R@10 vs triplet" not in compared["summary"]["triplet"]["validation"]
     assert set(compared["summary"]["triplet"]["validation"]) >= {"multi_R@10 vs single_positive"}
     assert "multi_R@10 vs single_positive" in source and "multi_R@10 vs source" not in source
+
+
+def test_objective_comparison_without_a_feature_group_trains_and_scores_on_zeroed_features(
+    store: GraphStore, encoder: TextEncoder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ingest(store, _citances())
+    compute_embeddings(store, encoder)
+    index, _ = RetrievalIndex.open(store, IndexSettings(), path=tmp_path / "index", cache=encoder)
+    seen: list[list[QueryExample]] = []
+    fit = RerankerTrainer.fit
+
+    def recording_fit(
+        self: RerankerTrainer, train: list[QueryExample], validation: list[QueryExample], **kw: Any
+    ) -> Any:
+        seen.append([*train, *validation])
+        return fit(self, train, validation, **kw)
+
+    monkeypatch.setattr(RerankerTrainer, "fit", recording_fit)
+    columns = [FEATURE_NAMES.index(name) for name in FEATURE_GROUPS["cocitation"]]
+    model = RerankerSettings(epochs=1, patience=1, pool_negatives=4)
+    options: dict[str, Any] = {"seeds": [0], "objectives": ["triplet"], "settings": SPLIT, "model_settings": model}
+    full = compare_objectives(store, encoder, index, **options)
+    without = compare_objectives(store, encoder, index, disabled=["cocitation"], **options)
+    with_counts, zeroed = seen
+    # the tiny graph has co-citation evidence to lose, and only those columns lose it
+    assert any(ex.features[:, columns].any() for ex in with_counts)
+    assert not any(ex.features[:, columns].any() or ex.extra_features[:, columns].any() for ex in zeroed)
+    others = [c for c in range(len(FEATURE_NAMES)) if c not in columns]
+    assert all((a.features[:, others] == b.features[:, others]).all() for a, b in zip(with_counts, zeroed))
+    assert [ex.ids for ex in with_counts] == [ex.ids for ex in zeroed]
+    assert (full["disabled"], without["disabled"]) == ([], ["cocitation"])
 
 
 def test_paired_bootstrap_by_hand() -> None:
