@@ -17,7 +17,7 @@ def run_record(script: str, args: argparse.Namespace) -> dict[str, Any]:
     options = " ".join(
         f"--{k.replace('_', '-')} {' '.join(map(str, v)) if isinstance(v, list) else v}"
         for k, v in vars(args).items()
-        if v is not None
+        if v is not None and v != []  # an option left at an empty list cannot be spelled out: argparse wants a value
     )
     return {
         "command": f"python {script} {options}",
