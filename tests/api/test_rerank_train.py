@@ -60,14 +60,20 @@ def _check_sampled_extras(path: Path, index: RetrievalIndex) -> None:
     # test_sampled_extras_come_from_the_noise_distributions draws for real)
 
 
-def _train(
-    store: GraphStore, encoder: TextEncoder, tmp_path: Path, model_settings: RerankerSettings, **options: Any
-) -> tuple[Path, RetrievalIndex, dict[str, Any]]:
-    """The tiny citances ingested and embedded, the index beside ``tmp_path``, and a training run's report."""
+def _indexed(store: GraphStore, encoder: TextEncoder, tmp_path: Path) -> tuple[Path, RetrievalIndex]:
+    """The tiny citances ingested and embedded, and their retrieval index in ``tmp_path / "index"``."""
     ingest(store, _citances())
     compute_embeddings(store, encoder)
     folder = tmp_path / "index"
     index, _ = RetrievalIndex.open(store, IndexSettings(), path=folder, cache=encoder)
+    return folder, index
+
+
+def _train(
+    store: GraphStore, encoder: TextEncoder, tmp_path: Path, model_settings: RerankerSettings, **options: Any
+) -> tuple[Path, RetrievalIndex, dict[str, Any]]:
+    """The tiny citances ingested and embedded, the index beside ``tmp_path``, and a training run's report."""
+    folder, index = _indexed(store, encoder, tmp_path)
     report = run_training(
         store, encoder, index, out_dir=reranker_dir(folder), settings=SPLIT, model_settings=model_settings, **options
     )
@@ -263,9 +269,7 @@ def test_objective_comparison_trains_as_the_ablation_does_and_pairs_each_seed_wi
 def test_objective_comparison_without_a_feature_group_trains_and_scores_on_zeroed_features(
     store: GraphStore, encoder: TextEncoder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    ingest(store, _citances())
-    compute_embeddings(store, encoder)
-    index, _ = RetrievalIndex.open(store, IndexSettings(), path=tmp_path / "index", cache=encoder)
+    _, index = _indexed(store, encoder, tmp_path)
     seen: list[list[QueryExample]] = []
     fit = RerankerTrainer.fit
 
