@@ -20,18 +20,22 @@ index), the strongest lexical baseline — BM25 over each candidate's title, abs
 citation-context profile, queried with the context plus the citing paper's title and abstract —
 dense retrieval, and the service's transparent fusion score (the ranking before this reranker).
 
-**The final scorer**: the neural reranker of the best objective, blended with LambdaMART over the
-same features and that model's score (:mod:`gnn.lambdamart`, stacking; the training queries' neural
-scores cross-fitted, :func:`cross_fitted_scores`) when the blend has the higher validation MRR. The
-run also reports LambdaMART over the features alone, so the stacking's share is measured.
+**The final scorer**: a neural reranker blended with LambdaMART over the same features and that
+model's score (:mod:`gnn.lambdamart`, stacking; the training queries' neural scores cross-fitted,
+:func:`cross_fitted_scores`). Each objective trained gets one seed of stacked trees and its blend;
+the objective whose blend has the best validation MRR is kept — the scorer that is served decides,
+not the neural model alone. Its trees then grow into a bag of seeds (``LambdaMartSettings.bag``,
+scores averaged), blended anew, and saved when that blend's validation MRR beats the neural model's.
+The run also reports LambdaMART over the features alone, so the stacking's share is measured.
 
 **Ablation** (``--ablation``): every objective; then, for the chosen objective, − hyperbolic
 (Euclidean distance between the same taxonomy points), − taxonomy (no taxonomy feature), −
 co-citation (no co-citation features, no co-cited candidates), − enricher (no references
-features, no candidates only the references stage proposed). Each row is a model trained without
-the part (and, when the final scorer is the blend, LambdaMART retrained without it and blended with
-the same α), evaluated on validation, the multi-citation subset (sentences citing ≥ 2 papers, R@10
-over all their targets) and test.
+features, no candidates only the references stage proposed), − authors, − per-field overlap. Each
+row is a model trained without the part (and, when the final scorer is the blend, one seed of trees
+retrained without it and blended with the same α: it compares with the chosen objective's one-seed
+row), evaluated on validation, the multi-citation subset (sentences citing ≥ 2 papers, R@10 over
+all their targets) and test.
 """
 
 from __future__ import annotations
@@ -56,8 +60,15 @@ from gnn.embeddings import titles_and_abstracts
 from gnn.encoder import TextEncoder
 from gnn.enricher import Candidate, CitationLists, EnricherSettings, read_citations_with_years
 from gnn.index import LexicalIndex, RetrievalIndex, tokenize
-from gnn.lambdamart import MODEL_FILE as LAMBDAMART_FILE
-from gnn.lambdamart import LambdaMart, LambdaMartSettings, blend, choose_alpha, fit_lambdamart, save_blend
+from gnn.lambdamart import (
+    LambdaMart,
+    LambdaMartSettings,
+    blend,
+    choose_alpha,
+    fit_lambdamart,
+    remove_saved,
+    save_blend,
+)
 from gnn.metrics import evaluate_rankings, recall_at_k
 from gnn.noise import NoiseSampler, noise_distributions
 from gnn.prefetch import PrefetchSettings
@@ -454,12 +465,13 @@ def run_training(
     cache_dir: Path | None = None,
     progress: bool = False,
 ) -> dict[str, Any]:
-    """Build the examples, train (each objective of ``objectives``, or ``model_settings.objective``), keep the
-    best by validation MRR; then train LambdaMART over the same features (``lambdamart``; None: skip) and
-    blend it with that model (:mod:`gnn.lambdamart`, α chosen on validation MRR). Save the final scorer — the
-    blend when its validation MRR is higher, else the neural model alone — into ``out_dir``, evaluate every
-    model with the baselines, and with ``ablation`` the ablation rows (each retrained the way the final scorer
-    was). Returns the report."""
+    """Build the examples and train the neural reranker with each objective of ``objectives`` (or
+    ``model_settings.objective``). With ``lambdamart`` (None: skip) each gets one seed of stacked trees and
+    its blend (:mod:`gnn.lambdamart`, α chosen on validation MRR), and the objective whose blend has the best
+    validation MRR is kept (without: the best neural model); its trees grow to ``lambdamart.bag`` seeds and are
+    blended anew. Save the final scorer — the blend when its validation MRR is higher, else the neural model
+    alone — into ``out_dir``, evaluate every model with the baselines, and with ``ablation`` the ablation rows
+    (module docstring). Returns the report."""
     start = time.perf_counter()
     model_settings = model_settings or RerankerSettings()
     splits = _load_splits(store, encoder, index, settings, cache_dir, progress)
@@ -529,7 +541,59 @@ def run_training(
             _model_rankings(model, trainer, test.examples),
             training_seconds=round(training.seconds, 1),
         )
-    best = max(trained, key=lambda o: trained[o][1].validation_mrr)
+    neural = {
+        objective: (
+            [trainer.score(model, ex) for ex in val.examples],
+            [trainer.score(model, ex) for ex in test.examples],
+        )
+        for objective, (model, _) in trained.items()
+    }
+    if lambdamart is not None and not any(ex.label.any() for ex in val.examples):
+        log.warning("LambdaMART skipped: no validation query has a target among their candidates to stop on")
+        lambdamart = None
+    # One seed of stacked trees per objective: the objective is chosen by the validation MRR of the scorer
+    # that is served (trees blended with the neural model), not of the neural model alone, whose lead can
+    # be smaller than the trees' seed-to-seed spread (docs/quality.md).
+    one_seed: dict[str, tuple[LambdaMart, float, dict[float, float], list[np.ndarray] | None]] = {}
+    if lambdamart is not None:
+        if lambdamart.stacked:  # the trees without the neural score, for comparison in the same run
+            plain = fit_lambdamart(train, val.examples, replace(lambdamart, stacked=False, bag=1))
+            add(
+                "LambdaMART (features only)",
+                f"{plain.describe_trees()} (early-stopped on validation NDCG@10), {lambdamart.leaves} leaves",
+                _mart_rankings(plain, val.examples, neural[chosen[0]][0]),
+                _mart_rankings(plain, test.examples, neural[chosen[0]][1]),
+                training_seconds=round(plain.seconds, 1),
+            )
+        for objective in chosen:
+            log.info("LambdaMART (one seed) stacked on the %s model, and its blend with it", objective)
+            val_neural, test_neural = neural[objective]
+            cross = (
+                cross_fitted_scores(folds, index.vectors, replace(model_settings, objective=objective), val.examples)
+                if lambdamart.stacked
+                else None
+            )
+            mart = fit_lambdamart(
+                train,
+                val.examples,
+                replace(lambdamart, bag=1),
+                train_neural=cross,
+                validation_neural=val_neural,
+            )
+            alpha, mrr_by_alpha = choose_alpha(mart, val.examples, val_neural)
+            one_seed[objective] = (mart, alpha, mrr_by_alpha, cross)
+            add(
+                f"LambdaMART + reranker ({objective}), α = {alpha:g}, one seed",
+                f"{mart.describe_trees()}, seed {lambdamart.seed}; z(LambdaMART) + α·z(neural), α from "
+                + ", ".join(f"{a:g}: MRR {m:.4f}" for a, m in mrr_by_alpha.items())
+                + " on validation",
+                _blend_rankings(mart, alpha, val.examples, val_neural),
+                _blend_rankings(mart, alpha, test.examples, test_neural),
+                training_seconds=round(mart.seconds, 1),
+            )
+        best = max(chosen, key=lambda o: one_seed[o][2][one_seed[o][1]])
+    else:
+        best = max(trained, key=lambda o: trained[o][1].validation_mrr)
     best_model, best_training = trained[best]
     best_settings = replace(model_settings, objective=best)
     hash_ = data_hash(train)
@@ -545,26 +609,24 @@ def run_training(
         },
     )
     chosen_blend: tuple[float, LambdaMart] | None = None
-    if lambdamart is not None and not any(ex.label.any() for ex in val.examples):
-        log.warning("LambdaMART skipped: no validation query has a target among its candidates to stop on")
-        lambdamart = None
     if lambdamart is not None:
-        log.info("LambdaMART over the same features, and its blend with the %s model", best)
-        val_neural = [trainer.score(best_model, ex) for ex in val.examples]
-        test_neural = [trainer.score(best_model, ex) for ex in test.examples]
-        if lambdamart.stacked:  # the trees without the neural score, for comparison in the same run
-            plain = fit_lambdamart(train, val.examples, replace(lambdamart, stacked=False))
-            add(
-                "LambdaMART (features only)",
-                f"{plain.trees} trees (early-stopped on validation NDCG@10), {lambdamart.leaves} leaves",
-                _mart_rankings(plain, val.examples, val_neural),
-                _mart_rankings(plain, test.examples, test_neural),
-                training_seconds=round(plain.seconds, 1),
+        first, _, _, cross = one_seed[best]
+        val_neural, test_neural = neural[best]
+        mart = first
+        if lambdamart.bag > 1:
+            log.info("LambdaMART: %d more seeds stacked on the %s model", lambdamart.bag - 1, best)
+            more = fit_lambdamart(
+                train,
+                val.examples,
+                replace(lambdamart, seed=lambdamart.seed + 1, bag=lambdamart.bag - 1),
+                train_neural=cross,
+                validation_neural=val_neural,
             )
-        mart = _fit_final_mart(folds, val.examples, val_neural, index.vectors, best_settings, lambdamart)
+            mart = first.joined(more)
+        stacked_name = f"features + {best} score, stacked" if lambdamart.stacked else "features only"
         add(
-            f"LambdaMART (features + {best} score, stacked)" if lambdamart.stacked else "LambdaMART (features only)",
-            f"{mart.trees} trees (early-stopped on validation NDCG@10), {lambdamart.leaves} leaves"
+            f"LambdaMART ({stacked_name}, {mart.settings.bag} seeds)",
+            f"{mart.describe_trees()} (each early-stopped on validation NDCG@10), {lambdamart.leaves} leaves"
             + ("; training queries' neural scores cross-fitted over the folds" if lambdamart.stacked else ""),
             _mart_rankings(mart, val.examples, val_neural),
             _mart_rankings(mart, test.examples, test_neural),
@@ -572,7 +634,7 @@ def run_training(
         )
         alpha, mrr_by_alpha = choose_alpha(mart, val.examples, val_neural)
         add(
-            f"LambdaMART + reranker ({best}), α = {alpha:g}",
+            f"LambdaMART ({mart.settings.bag} seeds) + reranker ({best}), α = {alpha:g}",
             "z(LambdaMART) + α·z(neural), α from "
             + ", ".join(f"{a:g}: MRR {m:.4f}" for a, m in mrr_by_alpha.items())
             + " on validation",
@@ -583,12 +645,18 @@ def run_training(
             chosen_blend = (alpha, mart)
             save_blend(out_dir, mart, alpha, mrr_by_alpha)
         else:
-            (out_dir / LAMBDAMART_FILE).unlink(missing_ok=True)
+            remove_saved(out_dir)
     report["chosen"] = {
         "objective": best,
         "saved": str(out_dir),
         "data_hash": hash_,
-        "lambdamart": None if chosen_blend is None else {"alpha": chosen_blend[0], "trees": chosen_blend[1].trees},
+        "lambdamart": None
+        if chosen_blend is None
+        else {"alpha": chosen_blend[0], "trees": list(chosen_blend[1].trees), "seeds": chosen_blend[1].settings.bag},
+        # what chose the objective: each one-seed blend's validation MRR, else each neural model's
+        "validation_mrr_by_objective": {
+            o: round(one_seed[o][2][one_seed[o][1]] if one_seed else trained[o][1].validation_mrr, 6) for o in chosen
+        },
     }
 
     if ablation:
@@ -617,14 +685,16 @@ def run_training(
                 val_rank = _model_rankings(model, trainer, parts["validation"])
                 test_rank = _model_rankings(model, trainer, parts["test"])
             else:
-                alpha = chosen_blend[0]
+                # one seed of trees, blended with the α of the chosen objective's one-seed row: the row it
+                # is compared with (a whole bag per row would double the run's time)
+                reference, alpha = one_seed[best][0], one_seed[best][1]
                 val_neural_a = [trainer.score(model, ex) for ex in parts["validation"]]
                 test_neural_a = [trainer.score(model, ex) for ex in parts["test"]]
                 mart_a = _fit_final_mart(
-                    folds_a, parts["validation"], val_neural_a, index.vectors, best_settings, chosen_blend[1].settings
+                    folds_a, parts["validation"], val_neural_a, index.vectors, best_settings, reference.settings
                 )
-                name = f"LambdaMART + reranker ({best}) {label}"
-                description += f"; LambdaMART {mart_a.trees} trees; α = {alpha:g}"
+                name = f"LambdaMART + reranker ({best}), one seed {label}"
+                description += f"; LambdaMART {mart_a.describe_trees()}; α = {alpha:g}"
                 val_rank = _blend_rankings(mart_a, alpha, parts["validation"], val_neural_a)
                 test_rank = _blend_rankings(mart_a, alpha, parts["test"], test_neural_a)
             report["systems"].append(

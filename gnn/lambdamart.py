@@ -34,15 +34,24 @@ are combined per query on standardised scores,
 
 with :math:`\alpha` chosen on validation MRR from a small grid (:func:`choose_alpha`). The
 standardisation makes the two scales comparable whatever either model's raw range is.
+
+**Bag of seeds.** Row and feature subsampling make one booster's ranking depend on its seed: on the
+2010 validation queries, five seeds of the same stacked model spread over 0.005 of R@10
+(docs/quality.md). With ``bag`` = :math:`B` the model is :math:`B` boosters trained alike with seeds
+``seed`` … ``seed`` + :math:`B - 1`, and the score is their mean,
+:math:`s_\mathrm{mart}(q, d) = \tfrac{1}{B} \sum_b s_b(q, d)` (Breiman 1996, "Bagging predictors",
+with the seed in place of the bootstrap sample), which lowers that variance by up to :math:`1/B`.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import os
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -55,7 +64,7 @@ from graph.errors import ConfigError
 
 log = logging.getLogger(__name__)
 
-MODEL_FILE = "lambdamart.txt"
+MODEL_FILE = "lambdamart.txt"  # the bag's first booster; the others in lambdamart.<k>.txt
 ALPHA_GRID = (0.0, 0.25, 0.5, 1.0, 2.0)
 
 
@@ -72,24 +81,29 @@ class LambdaMartSettings:
     truncation: int = 20  # lambdarank pairs only among the top places
     patience: int = 100  # trees without a validation gain before stopping
     seed: int = 0
+    bag: int = 5  # boosters with seeds seed … seed + bag − 1, their scores averaged (module docstring)
     pool_relative: bool = True  # also each feature's z-score and rank within the query's pool
     stacked: bool = True  # the neural reranker's score is one more input (module docstring)
 
     def __post_init__(self) -> None:
-        if self.max_trees < 1 or self.leaves < 2 or not 0 < self.learning_rate <= 1:
+        if self.max_trees < 1 or self.leaves < 2 or not 0 < self.learning_rate <= 1 or self.bag < 1:
             raise ConfigError(
-                f"LambdaMART needs max_trees ≥ 1, leaves ≥ 2 and 0 < learning_rate ≤ 1; got {self.max_trees}, "
-                f"{self.leaves}, {self.learning_rate}"
+                f"LambdaMART needs max_trees ≥ 1, leaves ≥ 2, 0 < learning_rate ≤ 1 and bag ≥ 1; got "
+                f"{self.max_trees}, {self.leaves}, {self.learning_rate}, {self.bag}"
             )
+
+
+def _member_file(k: int) -> str:
+    return MODEL_FILE if k == 0 else f"lambdamart.{k}.txt"
 
 
 @dataclass(frozen=True)
 class LambdaMart:
-    """A trained booster: scores a pool's feature rows."""
+    """Trained boosters, one per seed of the bag: the score of a pool is their mean."""
 
-    booster: lgb.Booster
+    boosters: tuple[lgb.Booster, ...]
     settings: LambdaMartSettings
-    trees: int  # trees used (the best iteration)
+    trees: tuple[int, ...]  # trees each booster uses (its best iteration)
     seconds: float = 0.0
 
     def score(self, features: np.ndarray, neural: np.ndarray | None = None) -> np.ndarray:
@@ -98,28 +112,59 @@ class LambdaMart:
         if len(features) == 0:
             return np.zeros(0)
         inputs = tree_inputs(stack_inputs(features, neural, self.settings), self.settings)
-        return np.asarray(self.booster.predict(inputs, num_iteration=self.trees, num_threads=1))
+        predictions = [
+            booster.predict(inputs, num_iteration=trees, num_threads=1)
+            for booster, trees in zip(self.boosters, self.trees, strict=True)
+        ]
+        return np.asarray(np.mean(predictions, axis=0))
+
+    def joined(self, more: LambdaMart) -> LambdaMart:
+        """One bag of this model's boosters and ``more``'s (seeds that continue this model's)."""
+        if replace(more.settings, seed=self.settings.seed, bag=self.settings.bag) != self.settings:
+            raise ConfigError("only boosters trained with the same settings can share a bag")
+        settings = replace(self.settings, bag=len(self.boosters) + len(more.boosters))
+        return LambdaMart(self.boosters + more.boosters, settings, self.trees + more.trees, self.seconds + more.seconds)
 
     def save(self, folder: Path) -> Path:
+        """Write each booster (:data:`MODEL_FILE` and ``lambdamart.<k>.txt``), removing those of an older,
+        larger bag; returns the first one's path."""
         folder.mkdir(parents=True, exist_ok=True)
-        path = folder / MODEL_FILE
-        self.booster.save_model(str(path), num_iteration=self.trees)
-        return path
+        remove_saved(folder)
+        for k, (booster, trees) in enumerate(zip(self.boosters, self.trees, strict=True)):
+            booster.save_model(str(folder / _member_file(k)), num_iteration=trees)
+        return folder / MODEL_FILE
 
     @classmethod
     def load(cls, folder: Path, record: dict[str, Any]) -> LambdaMart:
-        """The booster saved in ``folder`` with the ``lambdamart`` entry of the reranker's config."""
-        path = folder / MODEL_FILE
-        if not path.is_file():
-            raise ConfigError(f"{folder}: {MODEL_FILE} is missing; rerun `citegraph train reranker`")
-        booster = lgb.Booster(model_file=str(path))
+        """The boosters saved in ``folder`` with the ``lambdamart`` entry of the reranker's config."""
+        # models saved before bags existed hold one booster, its tree count a number
+        trees = record["trees"] if isinstance(record["trees"], list) else [record["trees"]]
+        boosters = []
+        for k in range(len(trees)):
+            path = folder / _member_file(k)
+            if not path.is_file():
+                raise ConfigError(f"{folder}: {path.name} is missing; rerun `citegraph train reranker`")
+            boosters.append(lgb.Booster(model_file=str(path)))
         # models saved before pool-relative inputs existed were trained on the raw features only,
         # and without the neural score as an input
-        settings = {"pool_relative": False, "stacked": False, **record["settings"]}
-        return cls(booster, LambdaMartSettings(**settings), int(record["trees"]))
+        settings = {"pool_relative": False, "stacked": False, **record["settings"], "bag": len(trees)}
+        return cls(tuple(boosters), LambdaMartSettings(**settings), tuple(int(t) for t in trees))
 
     def describe(self) -> dict[str, Any]:
-        return {"settings": asdict(self.settings), "trees": self.trees}
+        return {"settings": asdict(self.settings), "trees": list(self.trees)}
+
+    def describe_trees(self) -> str:
+        """``226 trees``, or ``5 seeds × 210–240 trees`` for a bag."""
+        if len(self.trees) == 1:
+            return f"{self.trees[0]} trees"
+        return f"{len(self.trees)} seeds × {min(self.trees)}–{max(self.trees)} trees"
+
+
+def remove_saved(folder: Path) -> None:
+    """Delete the boosters a :meth:`LambdaMart.save` wrote into ``folder``."""
+    (folder / MODEL_FILE).unlink(missing_ok=True)
+    for path in folder.glob("lambdamart.*.txt"):
+        path.unlink()
 
 
 def stack_inputs(features: np.ndarray, neural: np.ndarray | None, settings: LambdaMartSettings) -> np.ndarray:
@@ -168,10 +213,11 @@ def fit_lambdamart(
     train_neural: Sequence[np.ndarray] | None = None,
     validation_neural: Sequence[np.ndarray] | None = None,
 ) -> LambdaMart:
-    """Train on the queries of ``train`` with a target among their candidates (the strict regime),
-    early-stopped on the NDCG@10 of ``validation``'s queries that have one. A ``stacked`` model also
-    takes the neural scores of every query's candidates (``train_neural`` cross-fitted, see the
-    module docstring)."""
+    """Train ``settings.bag`` boosters on the queries of ``train`` with a target among their candidates
+    (the strict regime), each early-stopped on the NDCG@10 of ``validation``'s queries that have one.
+    A ``stacked`` model also takes the neural scores of every query's candidates (``train_neural``
+    cross-fitted, see the module docstring). The boosters train side by side, one thread each, on as
+    many cores as there are; each is deterministic for its seed."""
     settings = settings or LambdaMartSettings()
     if settings.stacked and (train_neural is None or validation_neural is None):
         raise ConfigError("a stacked LambdaMART needs the neural scores of the training and validation queries")
@@ -182,6 +228,26 @@ def fit_lambdamart(
     start = time.perf_counter()
     x, y, groups = _matrix(train_pairs, settings)
     vx, vy, vgroups = _matrix(validation_pairs, settings)
+    seeds = [settings.seed + k for k in range(settings.bag)]
+    with ThreadPoolExecutor(max_workers=max(1, min(len(seeds), os.cpu_count() or 1))) as pool:
+        fitted = list(pool.map(lambda seed: _boost(x, y, groups, vx, vy, vgroups, settings, seed), seeds))
+    seconds = time.perf_counter() - start
+    trees = tuple(t for _, t in fitted)
+    log.info("LambdaMART: %d booster(s), %s trees, %.1f s", len(fitted), trees, seconds)
+    return LambdaMart(tuple(b for b, _ in fitted), settings, trees, seconds)
+
+
+def _boost(
+    x: np.ndarray,
+    y: np.ndarray,
+    groups: list[int],
+    vx: np.ndarray,
+    vy: np.ndarray,
+    vgroups: list[int],
+    settings: LambdaMartSettings,
+    seed: int,
+) -> tuple[lgb.Booster, int]:
+    """One booster of the bag and its best iteration (its own datasets: a thread shares none)."""
     params = {
         "objective": "lambdarank",
         "metric": "ndcg",
@@ -193,7 +259,7 @@ def fit_lambdamart(
         "bagging_freq": 1,
         "feature_fraction": settings.colsample,
         "lambdarank_truncation_level": settings.truncation,
-        "seed": settings.seed,
+        "seed": seed,
         "deterministic": True,
         "num_threads": 1,
         "verbosity": -1,
@@ -207,9 +273,7 @@ def fit_lambdamart(
         valid_sets=[valid_set],
         callbacks=[lgb.early_stopping(settings.patience, verbose=False)],
     )
-    trees = int(booster.best_iteration or booster.current_iteration())
-    log.info("LambdaMART: %d trees, %.1f s", trees, time.perf_counter() - start)
-    return LambdaMart(booster, settings, trees, time.perf_counter() - start)
+    return booster, int(booster.best_iteration or booster.current_iteration())
 
 
 def standardise(scores: np.ndarray) -> np.ndarray:
@@ -276,6 +340,7 @@ __all__ = [
     "choose_alpha",
     "fit_lambdamart",
     "load_blend",
+    "remove_saved",
     "save_blend",
     "stack_inputs",
     "standardise",

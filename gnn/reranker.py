@@ -507,7 +507,7 @@ class TrainedReranker:
     def __repr__(self) -> str:
         objective = self.config.get("settings", {}).get("objective")
         if self.blend is not None:
-            return f"{type(self).__name__}(objective={objective}, lambdamart trees={self.blend[0].trees}, alpha={self.blend[1]:g})"
+            return f"{type(self).__name__}(objective={objective}, lambdamart={self.blend[0].describe_trees()}, alpha={self.blend[1]:g})"
         return f"{type(self).__name__}(objective={objective})"
 
 

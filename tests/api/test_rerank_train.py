@@ -69,6 +69,13 @@ def _indexed(store: GraphStore, encoder: TextEncoder, tmp_path: Path) -> tuple[P
     return folder, index
 
 
+def _alpha(report: dict[str, Any], objective: str) -> str:
+    """The α in the name of ``objective``'s one-seed blend row."""
+    prefix = f"LambdaMART + reranker ({objective}), α = "
+    row = next(r["name"] for r in report["systems"] if r["name"].startswith(prefix))
+    return row[len(prefix) :].split(",")[0]
+
+
 def _train(
     store: GraphStore, encoder: TextEncoder, tmp_path: Path, model_settings: RerankerSettings, **options: Any
 ) -> tuple[Path, RetrievalIndex, dict[str, Any]]:
@@ -90,6 +97,7 @@ def test_training_saves_a_model_the_service_then_uses(store: GraphStore, encoder
         cache_dir=tmp_path / "examples",
     )
     names = [row["name"] for row in report["systems"]]
+    best = report["chosen"]["objective"]
     assert names == [
         "BM25 (tuned)",
         "BM25 + profile + global",
@@ -98,9 +106,16 @@ def test_training_saves_a_model_the_service_then_uses(store: GraphStore, encoder
         "reranker (triplet)",
         "reranker (source_target)",
         "LambdaMART (features only)",
-        f"LambdaMART (features + {report['chosen']['objective']} score, stacked)",
-        f"LambdaMART + reranker ({report['chosen']['objective']}), α = {report['systems'][-1]['name'].split('= ')[-1]}",
+        *(f"LambdaMART + reranker ({o}), α = {_alpha(report, o)}, one seed" for o in ("triplet", "source_target")),
+        f"LambdaMART (features + {best} score, stacked, 5 seeds)",
+        f"LambdaMART (5 seeds) + reranker ({best}), α = {report['systems'][-1]['name'].split('= ')[-1]}",
     ]
+    # the objective is the one whose one-seed blend ranks the validation queries best (MRR)
+    by_objective = report["chosen"]["validation_mrr_by_objective"]
+    assert best == max(by_objective, key=lambda o: by_objective[o])
+    for objective, mrr in by_objective.items():
+        row = next(r for r in report["systems"] if r["name"].startswith(f"LambdaMART + reranker ({objective})"))
+        assert row["validation"]["MRR"] == pytest.approx(mrr, abs=1e-6)
     assert report["queries"]["train 2004-2004"]["queries"] == 2 and report["queries"]["validation"]["queries"] == 2
     assert report["queries"]["train 2004-2004"]["knows until"] == 2003
     for row in report["systems"]:
@@ -111,6 +126,15 @@ def test_training_saves_a_model_the_service_then_uses(store: GraphStore, encoder
     blended = report["chosen"]["lambdamart"]
     assert (blended is None) == ("lambdamart" not in config)
     assert (reranker_dir(folder) / "lambdamart.txt").is_file() == (blended is not None)
+    if blended is not None:  # the bag: one booster per seed
+        assert blended["seeds"] == 5 and len(blended["trees"]) == 5
+        assert sorted(p.name for p in reranker_dir(folder).glob("lambdamart*.txt")) == [
+            "lambdamart.1.txt",
+            "lambdamart.2.txt",
+            "lambdamart.3.txt",
+            "lambdamart.4.txt",
+            "lambdamart.txt",
+        ]
     cached = list((tmp_path / "examples").glob("examples-*.pkl"))
     assert cached, "the examples are cached for the next run"
     _check_sampled_extras(cached[0], index)
@@ -214,11 +238,19 @@ def test_ablation_runs_every_objective_and_every_part(store: GraphStore, encoder
     names = [row["name"] for row in report["systems"]][4:]
     best = report["chosen"]["objective"]
     assert names[:5] == [f"reranker ({o})" for o in ("single_positive", "triplet", "target", "source", "source_target")]
-    assert names[5:7] == ["LambdaMART (features only)", f"LambdaMART (features + {best} score, stacked)"]
-    assert names[7].startswith(f"LambdaMART + reranker ({best}), α = ")
-    # each ablation row is retrained the way the final scorer was: the (stacked) blend when it was chosen
-    final = f"LambdaMART + reranker ({best})" if report["chosen"]["lambdamart"] else f"reranker ({best})"
-    assert names[8:] == [
+    assert names[5] == "LambdaMART (features only)"
+    assert names[6:11] == [
+        f"LambdaMART + reranker ({o}), α = {_alpha(report, o)}, one seed"
+        for o in ("single_positive", "triplet", "target", "source", "source_target")
+    ]
+    assert names[11:13] == [
+        f"LambdaMART (features + {best} score, stacked, 5 seeds)",
+        f"LambdaMART (5 seeds) + reranker ({best}), α = {names[12].split('= ')[-1]}",
+    ]
+    # each ablation row is retrained the way the one-seed row of the chosen objective was: the (stacked)
+    # blend with one seed of trees when the blend was chosen
+    final = f"LambdaMART + reranker ({best}), one seed" if report["chosen"]["lambdamart"] else f"reranker ({best})"
+    assert names[13:] == [
         f"{final} − {part}"
         for part in (
             "hyperbolic (Euclidean distance)",

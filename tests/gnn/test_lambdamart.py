@@ -16,6 +16,7 @@ from gnn.lambdamart import (
     choose_alpha,
     fit_lambdamart,
     load_blend,
+    remove_saved,
     save_blend,
     stack_inputs,
     standardise,
@@ -25,7 +26,7 @@ from gnn.rerank_features import FEATURE_NAMES
 from gnn.reranker import QueryExample, RerankerModel, RerankerSettings, load_reranker, ranked_ids, save_reranker
 from graph.errors import ConfigError
 
-SMALL = LambdaMartSettings(max_trees=200, leaves=4, min_child_samples=5, patience=30, seed=0, stacked=False)
+SMALL = LambdaMartSettings(max_trees=200, leaves=4, min_child_samples=5, patience=30, seed=0, bag=1, stacked=False)
 
 
 def _examples(rng: np.random.Generator, n: int, signal: int = 5) -> list[QueryExample]:
@@ -50,7 +51,7 @@ def test_lambdamart_learns_a_feature_ranking_and_round_trips(tmp_path: Path) -> 
     rng = np.random.default_rng(0)
     train, validation = _examples(rng, 300), _examples(rng, 60)
     mart = fit_lambdamart(train, validation, SMALL)
-    assert 1 <= mart.trees <= SMALL.max_trees
+    assert len(mart.trees) == 1 and 1 <= mart.trees[0] <= SMALL.max_trees
     assert _mrr([mart.score(ex.features) for ex in validation], validation) > 0.9  # chance: about 0.34
     again = fit_lambdamart(train, validation, SMALL)  # seeded and deterministic
     assert mart.score(validation[0].features).tolist() == again.score(validation[0].features).tolist()
@@ -64,6 +65,53 @@ def test_lambdamart_learns_a_feature_ranking_and_round_trips(tmp_path: Path) -> 
     for ex in validation[:5]:
         assert loaded[0].score(ex.features) == pytest.approx(mart.score(ex.features))
     assert json.loads((folder / "config.json").read_text())["lambdamart"]["validation_mrr_by_alpha"]["0.5"] == 0.95
+
+
+def test_a_bag_scores_the_mean_of_its_seeds_and_saves_each_booster(tmp_path: Path) -> None:
+    rng = np.random.default_rng(1)
+    train, validation = _examples(rng, 200), _examples(rng, 40)
+    raw = replace(SMALL, pool_relative=False)  # within-pool ranks would give the target away in one tree
+    bag = fit_lambdamart(train, validation, replace(raw, bag=3, seed=7))
+    singles = [fit_lambdamart(train, validation, replace(raw, seed=seed)) for seed in (7, 8, 9)]
+    assert bag.trees == tuple(t for m in singles for t in m.trees) and bag.settings.bag == 3
+    features = validation[0].features
+    assert bag.score(features) == pytest.approx(np.mean([m.score(features) for m in singles], axis=0))
+    assert singles[0].score(features).tolist() != singles[1].score(features).tolist()  # the seeds differ
+    # a one-seed model grown by more seeds is the bag trained at once
+    grown = singles[0].joined(fit_lambdamart(train, validation, replace(raw, bag=2, seed=8)))
+    assert grown.settings == bag.settings and grown.score(features).tolist() == bag.score(features).tolist()
+    with pytest.raises(ConfigError, match="same settings"):
+        singles[0].joined(fit_lambdamart(train, validation, replace(raw, leaves=3)))
+
+    folder = save_reranker(RerankerModel(4, len(FEATURE_NAMES)), tmp_path / "r", settings=RerankerSettings(), info={})
+    (folder / "lambdamart.5.txt").write_text("a booster of an older, larger bag")
+    save_blend(folder, bag, 0.25, {0.25: 0.9})
+    assert sorted(p.name for p in folder.glob("lambdamart*.txt")) == [
+        "lambdamart.1.txt",
+        "lambdamart.2.txt",
+        "lambdamart.txt",
+    ]
+    _, record = load_reranker(folder)
+    loaded = load_blend(folder, record)
+    assert loaded is not None and loaded[0].trees == bag.trees and loaded[0].settings == bag.settings
+    assert loaded[0].score(features) == pytest.approx(bag.score(features))
+    (folder / "lambdamart.2.txt").unlink()
+    with pytest.raises(ConfigError, match=r"lambdamart\.2\.txt is missing"):
+        load_blend(folder, record)
+    remove_saved(folder)
+    assert not list(folder.glob("lambdamart*.txt"))
+
+
+def test_a_model_saved_before_bags_loads_as_one_booster(tmp_path: Path) -> None:
+    rng = np.random.default_rng(2)
+    mart = fit_lambdamart(_examples(rng, 100), _examples(rng, 20), SMALL)
+    folder = save_reranker(RerankerModel(4, len(FEATURE_NAMES)), tmp_path / "r", settings=RerankerSettings(), info={})
+    save_blend(folder, mart, 0.5, {0.5: 0.9})
+    _, record = load_reranker(folder)
+    record["lambdamart"]["trees"] = mart.trees[0]  # how such a model recorded its trees
+    del record["lambdamart"]["settings"]["bag"]
+    loaded = load_blend(folder, record)
+    assert loaded is not None and loaded[0].trees == mart.trees and loaded[0].settings.bag == 1
 
 
 def test_a_neural_only_reranker_has_no_blend(tmp_path: Path) -> None:
@@ -106,6 +154,8 @@ def test_fit_needs_queries_with_targets() -> None:
         fit_lambdamart(examples, no_target, SMALL)
     with pytest.raises(ConfigError, match="leaves"):
         LambdaMartSettings(leaves=1)
+    with pytest.raises(ConfigError, match="bag ≥ 1"):
+        LambdaMartSettings(bag=0)
 
 
 def test_pool_relative_inputs_by_hand() -> None:
