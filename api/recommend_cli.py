@@ -179,6 +179,8 @@ def cmd_train_reranker(args: argparse.Namespace) -> int:
     ablation = bool(getattr(args, "ablation", False))
     settings = TrainSettings(limit=args.limit, seed=args.seed)
     model_settings = RerankerSettings(seed=args.seed, **({"objective": args.objective} if args.objective else {}))
+    seeds = getattr(args, "mart_seeds", None)  # the ablation takes the default
+    lambdamart = LambdaMartSettings(seed=args.seed, **({} if seeds is None else {"bag": seeds}))
     encoder = TextEncoder(EncoderSettings.from_env())
     try:
         with _open(args, read_only=True) as store:
@@ -195,7 +197,7 @@ def cmd_train_reranker(args: argparse.Namespace) -> int:
                 model_settings=model_settings,
                 objectives=[args.objective] if args.objective else list(OBJECTIVES),
                 ablation=ablation,
-                lambdamart=None if getattr(args, "no_lambdamart", False) else LambdaMartSettings(seed=args.seed),
+                lambdamart=None if getattr(args, "no_lambdamart", False) else lambdamart,
                 cache_dir=default_cache_root() / "reranker_examples",
                 progress=not args.quiet,
             )
@@ -279,7 +281,8 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     q.add_argument(
         "--objective",
         choices=OBJECTIVES,
-        help="train only this objective (default: every objective, the best on validation MRR is kept)",
+        help="train only this objective (default: every objective; the one whose blend with LambdaMART, else whose "
+        "neural model, has the best validation MRR is kept)",
     )
     q.add_argument("--limit", type=int, help="queries per split at most (a quick run)")
     q.add_argument("--seed", type=int, default=0)
@@ -287,6 +290,13 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         "--no-lambdamart",
         action="store_true",
         help="keep the neural reranker alone (default: also train LambdaMART and blend when validation says so)",
+    )
+    q.add_argument(
+        "--mart-seeds",
+        type=int,
+        metavar="N",
+        help="LambdaMART boosters with seeds --seed … --seed+N-1, their scores averaged (default: "
+        "LambdaMartSettings.bag, 5)",
     )
     q.add_argument("--out", default="var/eval/reranker.json", help="report path (.json; the .md goes beside it)")
     q.add_argument("--index-dir", help="where the retrieval index lives (default: <db>.index beside the store)")

@@ -377,3 +377,14 @@ def test_cross_fitted_scores_come_from_models_that_did_not_train_on_the_query(
     assert trained_on == [{p for ex in first[2:] for p in ex.ids}, {p for ex in first[:2] for p in ex.ids}]
     with pytest.raises(ConfigError, match="two groups"):
         cross_fitted_scores([first[:1]], vectors, settings, validation)
+
+
+def test_train_reranker_cli_refuses_an_empty_bag_before_any_work(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from api.cli import main
+
+    args = ["--db", str(tmp_path / "never-opened.db"), "-q", "train", "reranker", "--mart-seeds", "0"]
+    assert main(args) != 0
+    assert "bag ≥ 1" in capsys.readouterr().err
+    assert not (tmp_path / "never-opened.db").exists()
