@@ -320,6 +320,10 @@ def _model_rankings(
     return [ranked_ids(trainer.score(model, ex), ex.ids) for ex in examples]
 
 
+def _ranked(scores: Sequence[np.ndarray], examples: Sequence[QueryExample]) -> list[list[str]]:
+    return [ranked_ids(s, ex.ids) for s, ex in zip(scores, examples, strict=True)]
+
+
 def _mart_rankings(mart: LambdaMart, examples: Sequence[QueryExample], neural: Sequence[np.ndarray]) -> list[list[str]]:
     return [ranked_ids(mart.score(ex.features, n), ex.ids) for ex, n in zip(examples, neural)]
 
@@ -328,6 +332,14 @@ def _blend_rankings(
     mart: LambdaMart, alpha: float, examples: Sequence[QueryExample], neural: Sequence[np.ndarray]
 ) -> list[list[str]]:
     return [ranked_ids(blend(mart.score(ex.features, n), n, alpha), ex.ids) for ex, n in zip(examples, neural)]
+
+
+def _blend_description(mrr_by_alpha: dict[float, float]) -> str:
+    return (
+        "z(LambdaMART) + α·z(neural), α from "
+        + ", ".join(f"{a:g}: MRR {m:.4f}" for a, m in mrr_by_alpha.items())
+        + " on validation"
+    )
 
 
 def cross_fitted_scores(
@@ -359,27 +371,24 @@ def cross_fitted_scores(
     return out
 
 
-def _fit_final_mart(
+def _fit_mart(
     folds: Sequence[Sequence[QueryExample]],
     validation: Sequence[QueryExample],
     validation_neural: Sequence[np.ndarray],
     vectors: np.ndarray,
     model_settings: RerankerSettings,
     settings: LambdaMartSettings,
-) -> LambdaMart:
+) -> tuple[LambdaMart, list[np.ndarray] | None]:
     """LambdaMART on the training folds, stacked on the neural scores when ``settings.stacked``
     (``validation_neural``: the scores of the model trained on every fold with ``model_settings``;
-    the training queries' are cross-fitted; ``vectors``: the index's)."""
+    the training queries' are cross-fitted; ``vectors``: the index's), and those cross-fitted scores
+    (None when unstacked), which more seeds of the same trees train on."""
     train = [ex for fold in folds for ex in fold]
     if not settings.stacked:
-        return fit_lambdamart(train, validation, settings)
-    return fit_lambdamart(
-        train,
-        validation,
-        settings,
-        train_neural=cross_fitted_scores(folds, vectors, model_settings, validation),
-        validation_neural=validation_neural,
-    )
+        return fit_lambdamart(train, validation, settings), None
+    cross = cross_fitted_scores(folds, vectors, model_settings, validation)
+    mart = fit_lambdamart(train, validation, settings, train_neural=cross, validation_neural=validation_neural)
+    return mart, cross
 
 
 def _fusion_rankings(split: SplitData) -> list[list[str]]:
@@ -530,24 +539,22 @@ def run_training(
 
     chosen = list(objectives) if objectives else ([*OBJECTIVES] if ablation else [model_settings.objective])
     trained: dict[str, tuple[RerankerModel, Any]] = {}
+    neural: dict[str, tuple[list[np.ndarray], list[np.ndarray]]] = {}  # each model's validation and test scores
     for objective in chosen:
         s_ = replace(model_settings, objective=objective)
         model, training = RerankerTrainer(index.vectors, s_).fit(train, val.examples, progress=progress)
         trained[objective] = (model, training)
-        add(
-            f"reranker ({objective})",
-            f"objective {objective}; best epoch {training.best_epoch}/{training.epochs}",
-            _model_rankings(model, trainer, val.examples),
-            _model_rankings(model, trainer, test.examples),
-            training_seconds=round(training.seconds, 1),
-        )
-    neural = {
-        objective: (
+        neural[objective] = (
             [trainer.score(model, ex) for ex in val.examples],
             [trainer.score(model, ex) for ex in test.examples],
         )
-        for objective, (model, _) in trained.items()
-    }
+        add(
+            f"reranker ({objective})",
+            f"objective {objective}; best epoch {training.best_epoch}/{training.epochs}",
+            _ranked(neural[objective][0], val.examples),
+            _ranked(neural[objective][1], test.examples),
+            training_seconds=round(training.seconds, 1),
+        )
     if lambdamart is not None and not any(ex.label.any() for ex in val.examples):
         log.warning("LambdaMART skipped: no validation query has a target among their candidates to stop on")
         lambdamart = None
@@ -568,25 +575,19 @@ def run_training(
         for objective in chosen:
             log.info("LambdaMART (one seed) stacked on the %s model, and its blend with it", objective)
             val_neural, test_neural = neural[objective]
-            cross = (
-                cross_fitted_scores(folds, index.vectors, replace(model_settings, objective=objective), val.examples)
-                if lambdamart.stacked
-                else None
-            )
-            mart = fit_lambdamart(
-                train,
+            mart, cross = _fit_mart(
+                folds,
                 val.examples,
+                val_neural,
+                index.vectors,
+                replace(model_settings, objective=objective),
                 replace(lambdamart, bag=1),
-                train_neural=cross,
-                validation_neural=val_neural,
             )
             alpha, mrr_by_alpha = choose_alpha(mart, val.examples, val_neural)
             one_seed[objective] = (mart, alpha, mrr_by_alpha, cross)
             add(
                 f"LambdaMART + reranker ({objective}), α = {alpha:g}, one seed",
-                f"{mart.describe_trees()}, seed {lambdamart.seed}; z(LambdaMART) + α·z(neural), α from "
-                + ", ".join(f"{a:g}: MRR {m:.4f}" for a, m in mrr_by_alpha.items())
-                + " on validation",
+                f"{mart.describe_trees()}, seed {lambdamart.seed}; {_blend_description(mrr_by_alpha)}",
                 _blend_rankings(mart, alpha, val.examples, val_neural),
                 _blend_rankings(mart, alpha, test.examples, test_neural),
                 training_seconds=round(mart.seconds, 1),
@@ -635,9 +636,7 @@ def run_training(
         alpha, mrr_by_alpha = choose_alpha(mart, val.examples, val_neural)
         add(
             f"LambdaMART ({mart.settings.bag} seeds) + reranker ({best}), α = {alpha:g}",
-            "z(LambdaMART) + α·z(neural), α from "
-            + ", ".join(f"{a:g}: MRR {m:.4f}" for a, m in mrr_by_alpha.items())
-            + " on validation",
+            _blend_description(mrr_by_alpha),
             _blend_rankings(mart, alpha, val.examples, val_neural),
             _blend_rankings(mart, alpha, test.examples, test_neural),
         )
@@ -690,7 +689,7 @@ def run_training(
                 reference, alpha = one_seed[best][0], one_seed[best][1]
                 val_neural_a = [trainer.score(model, ex) for ex in parts["validation"]]
                 test_neural_a = [trainer.score(model, ex) for ex in parts["test"]]
-                mart_a = _fit_final_mart(
+                mart_a, _ = _fit_mart(
                     folds_a, parts["validation"], val_neural_a, index.vectors, best_settings, reference.settings
                 )
                 name = f"LambdaMART + reranker ({best}), one seed {label}"
