@@ -26,12 +26,12 @@ from fastapi.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 from strawberry.fastapi import GraphQLRouter
 
-from api.linkage import LazyLinkageService, LinkageService
-from api.recommend import LazyRecommendationService, RecommendationService, ServiceSettings
 from api.schema import Context, schema
 from api.services import GraphService
 from api.settings import AppSettings
 from api.web import DASHBOARD_DIR, NODE_MODULES, missing_assets, offline_graphiql_html
+from gnn.linkage.service import LazyLinkageService, LinkageService
+from gnn.recommend.service import LazyRecommendationService, RecommendationService, ServiceSettings
 from graph import CitegraphError, StoreConfig, open_store
 
 log = logging.getLogger(__name__)
@@ -125,10 +125,10 @@ def _linkage_service(service: GraphService) -> LinkageService:
     Built on the first ``linkage`` query, not at start-up: loading the encoder takes seconds and
     memory a server that never links should not pay. It shares the graph service's store lock.
     """
-    from api.linkage_cli import load_linker
-    from gnn.encoder import EncoderSettings, TextEncoder
+    from api.cli.linkage import load_linker
     from gnn.linkage.cross_encoder import CrossEncoder
     from gnn.linkage.pipeline import default_cross_encoder_path
+    from gnn.text.encoder import EncoderSettings, TextEncoder
 
     linker = load_linker(None)  # before the encoder: fails fast where no model was trained
     cross = CrossEncoder.load_if_saved(default_cross_encoder_path())

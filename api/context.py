@@ -31,9 +31,9 @@ from api.services import (
     TaxonomyClassRecord,
 )
 
-if TYPE_CHECKING:  # api.linkage / api.recommend import the encoder (torch); loaded only when used
-    from api.linkage import LazyLinkageService
-    from api.recommend import LazyRecommendationService
+if TYPE_CHECKING:  # gnn.linkage.service / gnn.recommend.service import the encoder (torch); loaded only when used
+    from gnn.linkage.service import LazyLinkageService
+    from gnn.recommend.service import LazyRecommendationService
 
 T = TypeVar("T")
 K = TypeVar("K")

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gnn.clusters import ClusterLabel, cluster_labels_path, read_cluster_labels
+from gnn.cocitation.clusters import ClusterLabel, cluster_labels_path, read_cluster_labels
 from graph.store import GraphStore
 
 YEAR_MIN, YEAR_MAX = 0, 9999  # open bounds for year filters (statements take integers)

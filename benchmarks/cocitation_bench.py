@@ -6,7 +6,7 @@ One graph per run: the seeded synthetic power-law graph of ``benchmarks/ingest_b
 is loaded once through the project's ingest, then every path below runs on that *same* store, each
 in its own fresh Python process:
 
-* ``load``: ``ingest(store, GraphBatch(...))`` (synthetic) or ``api.cli.main(["ingest", "all", ...])``
+* ``load``: ``ingest(store, GraphBatch(...))`` (synthetic) or ``api.cli.main.main(["ingest", "all", ...])``
   (real); timed for reference only.
 * ``count``: the project's counting path alone, as ``compute_cocitation`` runs it:
   ``read_cocitation_input(store)`` (the store read: ``GraphStore.query_arrow`` of int node codes)
@@ -133,7 +133,7 @@ def child_load(workdir: Path, args: argparse.Namespace) -> dict[str, Any]:
     from graph import GraphBatch, ingest
 
     if args.real:
-        from api.cli import main as cli_main
+        from api.cli.main import main as cli_main
 
         store_path = workdir / "store.db"
         with _Win() as window:
@@ -173,7 +173,7 @@ def child_load(workdir: Path, args: argparse.Namespace) -> dict[str, Any]:
 
 
 def child_count(workdir: Path, args: argparse.Namespace) -> dict[str, Any]:
-    from gnn.cocitation import count_cocitation, read_cocitation_input
+    from gnn.cocitation.compute import count_cocitation, read_cocitation_input
     from gnn.device import select_device
 
     device = select_device(args.device)
@@ -223,7 +223,7 @@ def _count_diagnostics(workdir: Path, citations: pd.DataFrame, pairs: Any) -> di
     import ladybug
 
     import cypher
-    from gnn.cocitation import cooccurrence
+    from gnn.cocitation.compute import cooccurrence
 
     out: dict[str, Any] = {}
     db = ladybug.Database(str(workdir / "store.db"), read_only=True)
@@ -292,7 +292,7 @@ def child_networkx(workdir: Path, args: argparse.Namespace) -> dict[str, Any]:
 
     import networkx as nx
 
-    from gnn.cocitation import read_citations
+    from gnn.cocitation.compute import read_citations
 
     store = _store(workdir, read_only=True)
     split: dict[str, float] = {}
@@ -351,7 +351,7 @@ def _trace_progress(workdir: Path, store: Any) -> None:
 
     If the child is killed (time or memory limit) the parent reads how far it got from this file.
     """
-    import gnn.cocitation as module
+    import gnn.cocitation.compute as module
 
     log = (workdir / "project.progress").open("w", buffering=1)
     started = time.perf_counter()
@@ -377,7 +377,7 @@ def _read_progress(workdir: Path) -> list[str]:
 
 
 def child_project(workdir: Path, args: argparse.Namespace) -> dict[str, Any]:
-    from gnn.cocitation import CocitationSettings, compute_cocitation
+    from gnn.cocitation.compute import CocitationSettings, compute_cocitation
 
     settings = CocitationSettings(min_count=args.min_count, device=args.device)
     store = _store(workdir, read_only=False, buffer_pool_mib=args.buffer_pool_mib)

@@ -2,7 +2,7 @@
 
 Texts are real title + abstract strings read from a built store. In one run, on the same texts:
 
-* ``pipeline``  — :meth:`gnn.encoder.TextEncoder.encode` with the cache off: tokenise, sort by
+* ``pipeline``  — :meth:`gnn.text.encoder.TextEncoder.encode` with the cache off: tokenise, sort by
   length, batch, forward, mean-pool, normalise, copy to numpy;
 * ``bare``      — only ``model(input_ids, attention_mask)`` over the *same pre-tokenised batches*
   (the upper bound the pipeline's overhead is measured against; target: pipeline ≥ 85 % of it);
@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from gnn.encoder import EncoderSettings, TextEncoder, TokenBatch
+from gnn.text.encoder import EncoderSettings, TextEncoder, TokenBatch
 from graph import open_store
 from graph.config import StoreConfig
 

@@ -1,12 +1,12 @@
 """h_θ quality on a store's taxonomy: does the map's own geometry keep the hierarchy, and where do unseen classes land?
 
 Reads the classes with ``fused`` (``compute taxonomy``) and their hierarchy from a store, read-only,
-as ``compute hyperbolic`` does (:func:`gnn.hyperbolic.fused_class_hierarchy`), and trains h_θ
-(:mod:`gnn.hyperbolic_map`) with the default settings:
+as ``compute hyperbolic`` does (:func:`gnn.hyperbolic.compute.fused_class_hierarchy`), and trains h_θ
+(:mod:`gnn.hyperbolic.map`) with the default settings:
 
 * **fit**, per dim and input (path vectors, the default, and the classes' own fused vectors): the
   ACM 1998 tree and the whole class hierarchy reconstructed from h_θ's points of the classes it
-  was trained on (mean rank, MAP; :func:`gnn.hierarchy.reconstruction`), and the training time;
+  was trained on (mean rank, MAP; :func:`gnn.hyperbolic.hierarchy.reconstruction`), and the training time;
 * **held out** (``--holdout F``): a seeded fraction F of the ACM 1998 leaves (classes without any
   child in the joint hierarchy, so no arXiv category was fused from them) is removed from the
   hierarchy before training; each held-out leaf is then mapped from its *own* fused vector (a new
@@ -40,10 +40,10 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from gnn import poincare
-from gnn.hierarchy import Hierarchy, reconstruction, taxonomy_hierarchy
-from gnn.hyperbolic import ACM1998, acm1998_hierarchy, fused_class_hierarchy, read_taxonomy
-from gnn.hyperbolic_map import MapSettings, TrainedMap, path_vectors, train_hyperbolic_map
+from gnn.hyperbolic import poincare
+from gnn.hyperbolic.compute import ACM1998, acm1998_hierarchy, fused_class_hierarchy, read_taxonomy
+from gnn.hyperbolic.hierarchy import Hierarchy, reconstruction, taxonomy_hierarchy
+from gnn.hyperbolic.map import MapSettings, TrainedMap, path_vectors, train_hyperbolic_map
 from graph import StoreConfig, open_store
 
 

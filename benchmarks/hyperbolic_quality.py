@@ -2,7 +2,7 @@
 
 Trains on the ACM 1998 tree read from ``$CITEGRAPH_DATA/taxonomy/acm_ccs1998.txt`` (368 classes
 under a virtual scheme node and root, as ``compute hyperbolic`` builds them) and ranks the
-closure as in Nickel & Kiela (2017, §4.1; :func:`gnn.hierarchy.reconstruction`): mean rank and
+closure as in Nickel & Kiela (2017, §4.1; :func:`gnn.hyperbolic.hierarchy.reconstruction`): mean rank and
 MAP, symmetric relation (ancestors and descendants relevant) and ancestors only. Variants:
 
 * ``nk``: the paper's setup, uniform init ±1e-3, 10 sampled negatives, 1000 epochs (+20 burn-in);
@@ -38,8 +38,8 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from gnn.hierarchy import Hierarchy, reconstruction, taxonomy_hierarchy
-from gnn.poincare_embedding import EmbeddingSettings, pairwise_distances, train_embedding
+from gnn.hyperbolic.embedding import EmbeddingSettings, pairwise_distances, train_embedding
+from gnn.hyperbolic.hierarchy import Hierarchy, reconstruction, taxonomy_hierarchy
 from loaders.taxonomy import load_acm1998
 
 VARIANTS = {
@@ -85,7 +85,7 @@ def run(
 
 
 def store_runs(path: Path, dims: list[int], seed: int) -> list[dict[str, object]]:
-    from gnn.hyperbolic import HyperbolicSettings, compute_hyperbolic
+    from gnn.hyperbolic.compute import HyperbolicSettings, compute_hyperbolic
     from graph import StoreConfig, open_store
 
     rows = []

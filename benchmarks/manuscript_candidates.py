@@ -2,7 +2,7 @@
 
 MP-BERT4CR samples sentences on both sides: the query is the fundamental context plus sampled earlier
 sentences of the draft, and a candidate with full text is its abstract plus sampled body sentences.
-This runs :func:`api.recommend_eval.run_manuscript_evaluation` — the CL-SciSumm 2018 gold citances,
+This runs :func:`gnn.recommend.evaluate.run_manuscript_evaluation` — the CL-SciSumm 2018 gold citances,
 plain context vs manuscript mode, each with and without the citing paper's title and abstract, each
 against the stored candidate vectors and against body-sampled ones — once per number of body
 sentences, in one process, and writes every table to one JSON file. BM25 and the global-information
@@ -23,9 +23,9 @@ from pathlib import Path
 import torch
 from run_record import run_record, write_json
 
-from api.recommend_eval import MANUSCRIPT_POOL, run_manuscript_evaluation
-from gnn.encoder import EncoderSettings, TextEncoder
-from gnn.index import IndexSettings, RetrievalIndex
+from gnn.recommend.evaluate import MANUSCRIPT_POOL, run_manuscript_evaluation
+from gnn.retrieval.index import IndexSettings, RetrievalIndex
+from gnn.text.encoder import EncoderSettings, TextEncoder
 from graph import StoreConfig, open_store
 
 

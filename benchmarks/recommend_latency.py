@@ -2,7 +2,7 @@
 
 What is timed (model load, index load and profile build are *not*: they happen once, before):
 
-* ``single``  — :meth:`api.recommend.RecommendationService.recommend` for one query at a time:
+* ``single``  — :meth:`gnn.recommend.service.RecommendationService.recommend` for one query at a time:
   encode the context (the encoder's disk cache is off for this run, so every context goes through
   the model), dense + BM25 + both profile channels, RRF, the enricher (citations in memory), the
   final score — the trained reranker's features and model when one is saved beside the index
@@ -10,7 +10,7 @@ What is timed (model load, index load and profile build are *not*: they happen o
   p50, p95, mean (ms).
 * ``stages``  — the same queries split into stages (encode, dense, bm25, profiles, enrich, score)
   so a slow stage is visible.
-* ``batch``   — :meth:`~api.recommend.RecommendationService.recommend_many` in batches of 64:
+* ``batch``   — :meth:`~gnn.recommend.service.RecommendationService.recommend_many` in batches of 64:
   queries per second.
 * ``hnsw`` (``--hnsw``) — what an approximate index would keep: recall@200 of faiss HNSW
   (M = 32) against the exact inner-product search, and its time per query, at several efSearch.
@@ -36,10 +36,10 @@ import faiss
 import numpy as np
 import torch
 
-from api.recommend import FusionScorer, RecommendationService, RecommendRequest, ServiceSettings
-from api.recommend_eval import build_queries
-from gnn.encoder import EncoderSettings, TextEncoder
-from gnn.prefetch import PrefetchQuery
+from gnn.recommend.evaluate import build_queries
+from gnn.recommend.service import FusionScorer, RecommendationService, RecommendRequest, ServiceSettings
+from gnn.retrieval.prefetch import PrefetchQuery
+from gnn.text.encoder import EncoderSettings, TextEncoder
 from graph import open_store
 from graph.config import StoreConfig
 

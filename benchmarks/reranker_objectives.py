@@ -5,7 +5,7 @@ One model per objective and seed, trained on the examples of ``citegraph eval re
 splits: mean and standard deviation over seeds of R@10, MRR and the multi-citation R@10 (sentences
 citing at least two papers), and for every objective its difference on the multi-citation sentences
 to the single-positive triplet and to the triplet over all of a context's targets, with a paired
-bootstrap interval (:func:`api.rerank_train.compare_objectives`).
+bootstrap interval (:func:`gnn.recommend.train.compare_objectives`).
 A single seed moves the multi-citation R@10 by a few hundredths on about a hundred sentences, so the
 ablation table's one row per objective cannot answer this; this benchmark can.
 
@@ -27,11 +27,11 @@ from pathlib import Path
 import torch
 from run_record import run_record, write_json
 
-from api.rerank_train import TrainSettings, compare_objectives
-from gnn.encoder import EncoderSettings, TextEncoder, default_cache_root
-from gnn.index import IndexSettings, RetrievalIndex
-from gnn.rerank_features import FEATURE_GROUPS
-from gnn.reranker import OBJECTIVES
+from gnn.recommend.train import TrainSettings, compare_objectives
+from gnn.rerank.features import FEATURE_GROUPS
+from gnn.rerank.model import OBJECTIVES
+from gnn.retrieval.index import IndexSettings, RetrievalIndex
+from gnn.text.encoder import EncoderSettings, TextEncoder, default_cache_root
 from graph import StoreConfig, open_store
 
 

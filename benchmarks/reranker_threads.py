@@ -18,8 +18,8 @@ import time
 import numpy as np
 import torch
 
-from gnn.rerank_features import FEATURE_NAMES
-from gnn.reranker import QueryExample, RerankerSettings, RerankerTrainer
+from gnn.rerank.features import FEATURE_NAMES
+from gnn.rerank.model import QueryExample, RerankerSettings, RerankerTrainer
 
 
 def main() -> None:

@@ -6,7 +6,7 @@ Reads a store built by ``citegraph ingest all`` (read-only; nothing is written) 
   compute step writes), and, as a check of the method, how well text similarity alone recovers the
   *given* mappings of the other cs categories (share of categories whose top-1 / top-3 ACM 1998
   classes by cosine contain a given class, and recall of the given classes within the top 3);
-* **link prediction** on held-out taxonomy edges (:func:`gnn.fusion.split_links`: 10% validation,
+* **link prediction** on held-out taxonomy edges (:func:`gnn.taxonomy.fusion.split_links`: 10% validation,
   10% test of the given BROADER + MAPS_TO edges, seeded) for the raw text vectors, vector fusion
   (``own`` and ``ancestors``), GAT and APPNP: AUC and AP against uniform negatives and against
   hard negatives (the true end swapped for a class of the same scheme), per seed, and training time;
@@ -15,7 +15,7 @@ Reads a store built by ``citegraph ingest all`` (read-only; nothing is written) 
   reported on the held-out half, for each fusion's class vectors and for the raw class texts.
 
 Paper embeddings come from the project's encoder on the same text as ``compute embeddings``
-(:func:`gnn.embeddings.paper_texts`), served from the encoder cache where present, so the store
+(:func:`gnn.text.embeddings.paper_texts`), served from the encoder cache where present, so the store
 needs no computed properties. Each graph fusion trains from scratch (models go to a temporary
 folder, never loaded from ``$CITEGRAPH_CACHE``), so its training time is measured.
 
@@ -42,17 +42,17 @@ import numpy as np
 import pandas as pd
 import torch
 
-from gnn.categories import CategorySettings, calibrate, candidate_categories, canonical_codes
-from gnn.embeddings import paper_texts
-from gnn.encoder import EncoderSettings, TextEncoder
-from gnn.fusion import FusionSettings, fuse
-from gnn.taxonomy_graph import (
+from gnn.taxonomy.categories import CategorySettings, calibrate, candidate_categories, canonical_codes
+from gnn.taxonomy.fusion import FusionSettings, fuse
+from gnn.taxonomy.graph import (
     ACM_1998,
     apply_maps_to,
     encode_classes,
     infer_maps_to,
     read_taxonomy,
 )
+from gnn.text.embeddings import paper_texts
+from gnn.text.encoder import EncoderSettings, TextEncoder
 from graph import StoreConfig, open_store
 
 VARIANTS: list[tuple[str, dict[str, Any]]] = [

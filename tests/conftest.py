@@ -45,7 +45,7 @@ def data_dir() -> Path:
 @pytest.fixture(scope="session")
 def encoder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
     """The project's text encoder (all-MiniLM-L6-v2, offline) with a cache private to this test session."""
-    from gnn.encoder import EncoderSettings, TextEncoder
+    from gnn.text.encoder import EncoderSettings, TextEncoder
 
     base = EncoderSettings.from_env(device="cpu", cache=False)
     text_encoder = TextEncoder(

@@ -1,7 +1,7 @@
 """Sentence-level citation linkage: which sentences of a cited paper a citance points at.
 
 ``linkage`` scores a typed citing sentence against the cited paper's full text with the trained
-linker (:class:`api.linkage.LinkageService`, one per app, loaded on first use); ``citanceLinks``
+linker (:class:`gnn.linkage.service.LinkageService`, one per app, loaded on first use); ``citanceLinks``
 reads the LINKS_TO edges already stored in the graph (gold annotations, silver links, and the
 links ``citegraph compute linkage`` wrote).
 """
@@ -15,12 +15,12 @@ from typing import Annotated, Any
 import strawberry
 from strawberry.types import Info
 
-from api import linkage as linking
 from api.context import Context
 from api.errors import UserInputError
-from api.linkage import MAX_K
 from api.services import CitanceLinkRecord
 from api.types.common import NotFound
+from gnn.linkage import service as linking
+from gnn.linkage.service import MAX_K
 from graph.errors import ConfigError
 
 log = logging.getLogger(__name__)

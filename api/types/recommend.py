@@ -1,6 +1,6 @@
 """Citation recommendation: papers to cite for a passage, ranked, with how each was found.
 
-``recommend`` runs :class:`api.recommend.RecommendationService` (one per app, opened on first use:
+``recommend`` runs :class:`gnn.recommend.service.RecommendationService` (one per app, opened on first use:
 the retrieval index beside the store, the citation-context profiles, the encoder) and returns each
 recommended paper as a :class:`~api.types.papers.Paper` (loaded through the request's DataLoader,
 so clients select any paper field) with its score, the stages that proposed it and the features
@@ -179,7 +179,7 @@ class RecommendQuery:
         f"retrieval index. `k`: 1 to {MAX_K}."
     )
     async def recommend(self, info: Info[Context, Any], input: RecommendInput) -> RecommendResult:
-        from api.recommend import RecommendRequest  # the service module loads the encoder stack (torch)
+        from gnn.recommend.service import RecommendRequest  # the service module loads the encoder stack (torch)
 
         ctx = info.context
         _check(input, min(MAX_K, ctx.max_results))

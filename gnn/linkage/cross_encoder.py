@@ -238,7 +238,7 @@ def train_cross_encoder(
 
     ``model``: starting weights (default: the project's text encoder, all-MiniLM-L6-v2).
     """
-    from gnn.encoder import default_model_path
+    from gnn.text.encoder import default_model_path
 
     lists = _training_lists(examples, linker, settings)
     if not lists:

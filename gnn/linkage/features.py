@@ -6,7 +6,7 @@ candidate gets the features below; all "within paper" normalisations compare a s
 other sentences of the *same* RP, so a paper with many similar sentences does not dominate.
 
 **Embedding cosine** (the signal of Singha Roy & Mercer's silver labels). With ``e(·)`` the
-project's L2-normalised sentence encoder (:mod:`gnn.encoder`),
+project's L2-normalised sentence encoder (:mod:`gnn.text.encoder`),
 
 .. math::
     \\cos_i = e(c)^\\top e(s_i), \\qquad

@@ -1,6 +1,6 @@
 """Glue between texts, the encoder and the linker: cited papers and the gold corpus.
 
-Every text goes through the project's one encoder (:class:`gnn.encoder.TextEncoder`), whose disk
+Every text goes through the project's one encoder (:class:`gnn.text.encoder.TextEncoder`), whose disk
 cache makes a second run (or the graph's own ``compute embeddings``) reuse the vectors.
 """
 
@@ -13,9 +13,9 @@ from pathlib import Path
 
 import numpy as np
 
-from gnn.encoder import TextEncoder, default_cache_root
 from gnn.linkage.features import CitedPaper
 from gnn.linkage.model import Example
+from gnn.text.encoder import TextEncoder, default_cache_root
 
 log = logging.getLogger(__name__)
 

@@ -34,10 +34,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from gnn.encoder import TextEncoder
 from gnn.linkage.features import CitedPaper
 from gnn.linkage.model import Example
 from gnn.linkage.pipeline import cited_paper
+from gnn.text.encoder import TextEncoder
 
 log = logging.getLogger(__name__)
 

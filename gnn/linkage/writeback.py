@@ -23,10 +23,10 @@ from typing import TYPE_CHECKING
 import pandas as pd
 from tqdm.auto import tqdm
 
-from gnn.encoder import TextEncoder
 from gnn.linkage.features import CitedPaper
 from gnn.linkage.model import Linker
 from gnn.linkage.pipeline import cited_paper
+from gnn.text.encoder import TextEncoder
 from graph.store import GraphStore
 
 if TYPE_CHECKING:

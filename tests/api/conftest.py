@@ -62,7 +62,7 @@ def rich_batch() -> GraphBatch:
 @pytest.fixture
 def rich_store(store: GraphStore) -> GraphStore:
     """The tiny graph plus :func:`rich_batch`, with co-citation computed (CO_CITED, clusters, labels)."""
-    from gnn.cocitation import compute_cocitation
+    from gnn.cocitation.compute import compute_cocitation
 
     ingest(store, rich_batch())
     compute_cocitation(store)

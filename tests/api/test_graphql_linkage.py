@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from api.linkage import LazyLinkageService, LinkageService
 from api.schema import Context, schema
 from api.services import GraphService
 from gnn.linkage import fixed_scorer
+from gnn.linkage.service import LazyLinkageService, LinkageService
 from graph import GraphStore, ingest
 from graph.errors import ConfigError
 from tests.api.conftest import P2_SENTENCES, linked_batch, run

@@ -13,12 +13,12 @@ from typing import Any
 
 import pytest
 
-from api.recommend import LazyRecommendationService, RecommendationService, ServiceSettings
 from api.schema import Context, schema
 from api.services import GraphService
-from gnn.embeddings import compute_embeddings
-from gnn.encoder import TextEncoder
-from gnn.enricher import EnricherSettings
+from gnn.recommend.service import LazyRecommendationService, RecommendationService, ServiceSettings
+from gnn.retrieval.enricher import EnricherSettings
+from gnn.text.embeddings import compute_embeddings
+from gnn.text.encoder import TextEncoder
 from graph import GraphStore, ingest
 from graph.errors import ConfigError
 from tests.api.test_recommend import _citances

@@ -12,8 +12,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from api.linkage import LinkageService, LinkageUnavailable, linkage, load_gold_corpus, make_predictor
 from gnn.linkage import MODEL_METHOD, Linker, LinkerSettings, compute_linkage, fixed_scorer, score_task1a, train_linker
+from gnn.linkage.service import LinkageService, LinkageUnavailable, linkage, load_gold_corpus, make_predictor
 from graph import GraphBatch, GraphStore, ingest
 from loaders.scisumm import TASK1A_COLUMNS, read_task1a_csv, write_task1a_csv
 from loaders.task1a import (
@@ -137,7 +137,7 @@ def test_task_inputs_link_and_score(training: Path, tmp_path: Path, linker: Link
 
 
 def test_link_cli_writes_the_run(training: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from api.cli import main
+    from api.cli.main import main
 
     monkeypatch.setenv("CITEGRAPH_CACHE", str(tmp_path / "cache"))
     model = tmp_path / "bm25.json"
@@ -324,7 +324,7 @@ def test_real_training_set_gold_and_inputs(data_dir: Path, tmp_path: Path) -> No
 def test_cross_encoder_trains_saves_and_links_through_the_cli(
     training: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from api.cli import main
+    from api.cli.main import main
 
     monkeypatch.setenv("CITEGRAPH_CACHE", str(tmp_path / "cache"))
     data = tmp_path / "data"

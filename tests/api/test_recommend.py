@@ -10,8 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from api.cli import main
-from api.recommend import (
+from api.cli.main import main
+from gnn.recommend.evaluate import build_queries
+from gnn.recommend.service import (
     RecommendationService,
     RecommendRequest,
     ServiceSettings,
@@ -19,11 +20,10 @@ from api.recommend import (
     mask_citance,
     read_batch,
 )
-from api.recommend_eval import build_queries
-from gnn.embeddings import compute_embeddings, paper_texts
-from gnn.encoder import TextEncoder
-from gnn.enricher import Candidate, EnricherSettings
-from gnn.prefetch import PrefetchQuery
+from gnn.retrieval.enricher import Candidate, EnricherSettings
+from gnn.retrieval.prefetch import PrefetchQuery
+from gnn.text.embeddings import compute_embeddings, paper_texts
+from gnn.text.encoder import TextEncoder
 from graph import GraphBatch, GraphStore, ingest
 from graph.errors import ConfigError
 

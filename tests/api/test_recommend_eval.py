@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from api.recommend_eval import EvalSettings, report_markdown, run_evaluation, write_report
-from gnn.embeddings import compute_embeddings
-from gnn.encoder import TextEncoder
+from gnn.recommend.evaluate import EvalSettings, report_markdown, run_evaluation, write_report
+from gnn.text.embeddings import compute_embeddings
+from gnn.text.encoder import TextEncoder
 from graph import GraphBatch, GraphStore, ingest
 
 

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from test_recommend_eval import _citances
 
-from api.recommend import RecommendationService, RecommendRequest, ServiceSettings, reranker_dir
-from api.rerank_train import (
+from gnn.recommend.service import RecommendationService, RecommendRequest, ServiceSettings, reranker_dir
+from gnn.recommend.train import (
     Fold,
     TrainSettings,
     compare_objectives,
@@ -19,12 +19,12 @@ from api.rerank_train import (
     run_training,
     write_report,
 )
-from gnn.embeddings import compute_embeddings
-from gnn.encoder import TextEncoder
-from gnn.enricher import EnricherSettings
-from gnn.index import IndexSettings, RetrievalIndex
-from gnn.rerank_features import FEATURE_GROUPS, FEATURE_NAMES
-from gnn.reranker import QueryExample, RerankerSettings, RerankerTrainer, TrainedReranker
+from gnn.rerank.features import FEATURE_GROUPS, FEATURE_NAMES
+from gnn.rerank.model import QueryExample, RerankerSettings, RerankerTrainer, TrainedReranker
+from gnn.retrieval.enricher import EnricherSettings
+from gnn.retrieval.index import IndexSettings, RetrievalIndex
+from gnn.text.embeddings import compute_embeddings
+from gnn.text.encoder import TextEncoder
 from graph import GraphStore, ingest
 from graph.errors import ConfigError
 
@@ -156,7 +156,7 @@ def test_training_saves_a_model_the_service_then_uses(store: GraphStore, encoder
 
     import numpy as np
 
-    from gnn.lambdamart import LambdaMartSettings, fit_lambdamart, save_blend
+    from gnn.rerank.lambdamart import LambdaMartSettings, fit_lambdamart, save_blend
 
     with cached[0].open("rb") as handle:
         splits = pickle.load(handle)
@@ -183,12 +183,12 @@ def test_sampled_extras_come_from_the_noise_distributions() -> None:
     import numpy as np
     import pandas as pd
 
-    from api.rerank_train import _add_extras, _sampler
-    from gnn.enricher import Candidate
-    from gnn.index import tokenize
-    from gnn.prefetch import PrefetchQuery
-    from gnn.rerank_features import FeatureBuilder, Knowledge, QueryInput, TaxonomyPlaces
-    from gnn.reranker import QueryExample
+    from gnn.recommend.train import _add_extras, _sampler
+    from gnn.rerank.features import FeatureBuilder, Knowledge, QueryInput, TaxonomyPlaces
+    from gnn.rerank.model import QueryExample
+    from gnn.retrieval.enricher import Candidate
+    from gnn.retrieval.index import tokenize
+    from gnn.retrieval.prefetch import PrefetchQuery
 
     # up to 2003: c1 cites A, B, C; c2 cites A, B; c3 cites D; c4 (2004, after the cutoff) cites A, E
     citations = pd.DataFrame(
@@ -344,9 +344,9 @@ def test_cross_fitted_scores_come_from_models_that_did_not_train_on_the_query(
     The real trainer runs; a wrapper records which queries each model trained on."""
     import numpy as np
 
-    from api.rerank_train import cross_fitted_scores
-    from gnn.rerank_features import FEATURE_NAMES
-    from gnn.reranker import QueryExample, RerankerTrainer
+    from gnn.recommend.train import cross_fitted_scores
+    from gnn.rerank.features import FEATURE_NAMES
+    from gnn.rerank.model import QueryExample, RerankerTrainer
 
     rng = np.random.default_rng(0)
     vectors = rng.normal(size=(12, 8)).astype(np.float32)
@@ -382,7 +382,7 @@ def test_cross_fitted_scores_come_from_models_that_did_not_train_on_the_query(
 def test_train_reranker_cli_refuses_an_empty_bag_before_any_work(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from api.cli import main
+    from api.cli.main import main
 
     args = ["--db", str(tmp_path / "never-opened.db"), "-q", "train", "reranker", "--mart-seeds", "0"]
     assert main(args) != 0

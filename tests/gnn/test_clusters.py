@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from gnn.clusters import (
+from gnn.cocitation.clusters import (
     ClusterLabel,
     ctfidf,
     label_clusters,

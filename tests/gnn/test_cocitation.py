@@ -13,8 +13,8 @@ import pytest
 import torch
 from cocite_graph import CITES, MENTIONS, open_cocite_store
 
-from gnn.clusters import read_cluster_labels
-from gnn.cocitation import (
+from gnn.cocitation.clusters import read_cluster_labels
+from gnn.cocitation.compute import (
     CocitationSettings,
     association_strength,
     cocitation_edges,
@@ -133,7 +133,7 @@ def test_esc_agrees_with_scipy_exactly(seed: int) -> None:
 
 def test_esc_in_small_chunks_and_with_torch_gives_the_same_pairs(monkeypatch: pytest.MonkeyPatch) -> None:
     """The chunked expansion and the torch variant (the CUDA code, here on the CPU) change nothing."""
-    import gnn.cocitation as module
+    import gnn.cocitation.compute as module
 
     members, items = random_incidence(4)
     reference = cooccurrence(members, items, engine="scipy")

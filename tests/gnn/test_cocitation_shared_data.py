@@ -11,9 +11,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from gnn.clusters import read_cluster_labels
-from gnn.cocitation import CocitationReport, CocitationSettings, compute_cocitation
-from gnn.noise import NoiseDistributions, NoiseSampler
+from gnn.cocitation.clusters import read_cluster_labels
+from gnn.cocitation.compute import CocitationReport, CocitationSettings, compute_cocitation
+from gnn.cocitation.noise import NoiseDistributions, NoiseSampler
 from graph import GraphStore, StoreConfig, ingest, open_store
 from loaders import SOURCES
 

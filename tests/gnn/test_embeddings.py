@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from gnn.embeddings import EmbeddingSettings, compute_embeddings, paper_texts
-from gnn.encoder import TextEncoder
+from gnn.text.embeddings import EmbeddingSettings, compute_embeddings, paper_texts
+from gnn.text.encoder import TextEncoder
 from graph import GraphBatch, GraphStore, ingest
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gnn.encoder import EmbeddingCache, EncoderSettings, TextEncoder
+from gnn.text.encoder import EmbeddingCache, EncoderSettings, TextEncoder
 from graph.errors import ConfigError
 
 TEXTS = [

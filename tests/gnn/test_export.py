@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 from cocite_graph import open_cocite_store
 
-from gnn.cocitation import CocitationSettings, compute_cocitation
-from gnn.export import _vos_text, export_cocitation, export_coupling
+from gnn.cocitation.compute import CocitationSettings, compute_cocitation
+from gnn.cocitation.export import _vos_text, export_cocitation, export_coupling
 from graph import GraphStore
 from graph.errors import ConfigError
 

@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 import torch
 
-from gnn import poincare
-from gnn.hyperbolic import HyperbolicSettings, compute_hyperbolic, paper_points
-from gnn.hyperbolic_map import MapSettings, load_class_points, load_hyperbolic_map
+from gnn.hyperbolic import poincare
+from gnn.hyperbolic.compute import HyperbolicSettings, compute_hyperbolic, paper_points
+from gnn.hyperbolic.map import MapSettings, load_class_points, load_hyperbolic_map
 from graph import GraphBatch, GraphStore, StoreConfig, ingest, open_store
 from graph.errors import ConfigError
 from graph.schema import VectorSizes

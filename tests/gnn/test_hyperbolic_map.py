@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 import torch
 
-from gnn import poincare
-from gnn.hierarchy import Hierarchy, reconstruction
-from gnn.hyperbolic_map import (
+from gnn.hyperbolic import poincare
+from gnn.hyperbolic.hierarchy import Hierarchy, reconstruction
+from gnn.hyperbolic.map import (
     HyperbolicMap,
     MapSettings,
     load_class_points,

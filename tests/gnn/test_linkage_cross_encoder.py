@@ -162,6 +162,6 @@ def test_cross_validation_scores_the_cross_encoded_linker() -> None:
 
 
 def _default_model() -> str:
-    from gnn.encoder import default_model_path
+    from gnn.text.encoder import default_model_path
 
     return default_model_path()

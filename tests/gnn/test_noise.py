@@ -11,8 +11,8 @@ import pytest
 import torch
 from cocite_graph import CITES, open_cocite_store
 
-from gnn.cocitation import CocitationSettings, PairCounts, compute_cocitation, cooccurrence
-from gnn.noise import (
+from gnn.cocitation.compute import CocitationSettings, PairCounts, compute_cocitation, cooccurrence
+from gnn.cocitation.noise import (
     NoiseDistributions,
     NoiseSampler,
     negative_distribution,
@@ -100,7 +100,7 @@ def test_lower_power_moves_mass_towards_rare_pairs() -> None:
 @pytest.mark.parametrize("power", [0.0, 0.5, 0.75, 1.0])
 def test_sorted_key_path_equals_the_general_csr_path(power: float, monkeypatch: pytest.MonkeyPatch) -> None:
     """The one-sort integer-key CSR equals three stable argsorts (the overflow fallback), exactly."""
-    import gnn.noise as module
+    import gnn.cocitation.noise as module
 
     rng = np.random.default_rng(7)
     popularity = 1.0 / np.arange(1, 301) ** 0.9

@@ -1,4 +1,4 @@
-"""Property tests of gnn.poincare: seeded, in float32 and float64, each with its own tolerance."""
+"""Property tests of gnn.hyperbolic.poincare: seeded, in float32 and float64, each with its own tolerance."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import geoopt
 import pytest
 import torch
 
-from gnn import poincare
+from gnn.hyperbolic import poincare
 
 DTYPES = [torch.float32, torch.float64]
 # Relative/absolute tolerances per dtype: float32 keeps ~7 digits, less after the artanh near the boundary.

@@ -7,9 +7,9 @@ import pandas as pd
 import pytest
 import torch
 
-from gnn import poincare
-from gnn.hierarchy import Hierarchy, reconstruction, taxonomy_hierarchy, tree_embedding
-from gnn.poincare_embedding import EmbeddingSettings, train_embedding
+from gnn.hyperbolic import poincare
+from gnn.hyperbolic.embedding import EmbeddingSettings, train_embedding
+from gnn.hyperbolic.hierarchy import Hierarchy, reconstruction, taxonomy_hierarchy, tree_embedding
 from graph.errors import ConfigError
 
 

@@ -10,10 +10,7 @@ import pandas as pd
 import pytest
 import torch
 
-from gnn.enricher import Candidate
-from gnn.index import IndexSettings, LexicalIndex, RetrievalIndex, tokenize
-from gnn.prefetch import PrefetchQuery
-from gnn.rerank_features import (
+from gnn.rerank.features import (
     FEATURE_GROUPS,
     FEATURE_NAMES,
     FeatureBuilder,
@@ -23,7 +20,7 @@ from gnn.rerank_features import (
     TaxonomyPlaces,
     system_names,
 )
-from gnn.reranker import (
+from gnn.rerank.model import (
     QueryExample,
     RerankerModel,
     RerankerSettings,
@@ -34,6 +31,9 @@ from gnn.reranker import (
     ranked_ids,
     save_reranker,
 )
+from gnn.retrieval.enricher import Candidate
+from gnn.retrieval.index import IndexSettings, LexicalIndex, RetrievalIndex, tokenize
+from gnn.retrieval.prefetch import PrefetchQuery
 from graph.errors import ConfigError
 
 INF = math.inf

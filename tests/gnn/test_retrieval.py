@@ -10,10 +10,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from gnn.embeddings import compute_embeddings
-from gnn.encoder import TextEncoder
-from gnn.enricher import CitationLists, Enricher, EnricherSettings, EnrichQuery
-from gnn.index import IndexSettings, RetrievalIndex, s_stem, tokenize
 from gnn.metrics import (
     average_precision_at_k,
     evaluate_rankings,
@@ -22,7 +18,9 @@ from gnn.metrics import (
     recall_at_k,
     reciprocal_rank,
 )
-from gnn.prefetch import (
+from gnn.retrieval.enricher import CitationLists, Enricher, EnricherSettings, EnrichQuery
+from gnn.retrieval.index import IndexSettings, RetrievalIndex, s_stem, tokenize
+from gnn.retrieval.prefetch import (
     ChannelList,
     Prefetched,
     Prefetcher,
@@ -32,7 +30,9 @@ from gnn.prefetch import (
     fuse,
     manuscript_context,
 )
-from gnn.profiles import ProfileIndex, ProfileSettings
+from gnn.retrieval.profiles import ProfileIndex, ProfileSettings
+from gnn.text.embeddings import compute_embeddings
+from gnn.text.encoder import TextEncoder
 from graph import GraphBatch, GraphStore, ingest
 
 # --- metrics --------------------------------------------------------------------------------------
@@ -225,7 +225,7 @@ def test_enricher_cocitation_partners_of_cited_papers(store: GraphStore) -> None
     )
     assert [(c.paper_id, c.cocitation_count) for c in early] == [("p3", 1)]
     # without a cutoff the stored CO_CITED edges are read (none before compute cocitation)
-    from gnn.cocitation import compute_cocitation
+    from gnn.cocitation.compute import compute_cocitation
 
     compute_cocitation(store)
     [stored] = Enricher(store).enrich([_prefetched([])], [EnrichQuery(cited_ids=("p2",))])
@@ -234,7 +234,7 @@ def test_enricher_cocitation_partners_of_cited_papers(store: GraphStore) -> None
 
 @pytest.mark.parametrize("known_until", [None, 2003, 2004, 2010])
 def test_enricher_in_memory_gives_what_the_store_reads_give(store: GraphStore, known_until: int | None) -> None:
-    from gnn.cocitation import compute_cocitation
+    from gnn.cocitation.compute import compute_cocitation
 
     compute_cocitation(store)  # the stored CO_CITED edges the store path reads without a cutoff
     settings = EnricherSettings(top_m=3, known_until=known_until)
@@ -250,7 +250,7 @@ def test_enricher_in_memory_gives_what_the_store_reads_give(store: GraphStore, k
 def test_index_takes_vectors_from_the_encoder_cache_before_they_are_written(
     store: GraphStore, encoder: TextEncoder, tmp_path: Path
 ) -> None:
-    from gnn.embeddings import paper_texts
+    from gnn.text.embeddings import paper_texts
 
     new = pd.DataFrame({"id": ["c1", "c2"], "title": ["Cached lattice parsing 7d1f", "Uncached lattice parsing 9e2a"]})
     ingest(store, GraphBatch("cache", nodes={"Paper": new}, rels={}))

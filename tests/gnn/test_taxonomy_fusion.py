@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 import torch
 
-from gnn.categories import CategorySettings, choose_threshold, evaluate, paper_vectors, top_categories
-from gnn.embeddings import EmbeddingSettings, compute_embeddings
-from gnn.fusion import (
+from gnn.taxonomy.categories import CategorySettings, choose_threshold, evaluate, paper_vectors, top_categories
+from gnn.taxonomy.compute import TaxonomySettings, compute_taxonomy
+from gnn.taxonomy.fusion import (
     FusionSettings,
     average_precision,
     fuse,
@@ -20,9 +20,9 @@ from gnn.fusion import (
     split_links,
     vector_fusion,
 )
-from gnn.fusion_models import APPNPFusion, GATFusion, LinkScorer
-from gnn.taxonomy import TaxonomySettings, compute_taxonomy
-from gnn.taxonomy_graph import alias_target, class_text, infer_maps_to, read_taxonomy
+from gnn.taxonomy.fusion_models import APPNPFusion, GATFusion, LinkScorer
+from gnn.taxonomy.graph import alias_target, class_text, infer_maps_to, read_taxonomy
+from gnn.text.embeddings import EmbeddingSettings, compute_embeddings
 from graph import GraphBatch, GraphStore, ingest
 
 CL = "Covers natural language processing. Roughly includes material in ACM Subject Class I.2.7."

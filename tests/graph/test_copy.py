@@ -21,7 +21,7 @@ from neo4j.exceptions import ClientError, ServiceUnavailable, TransientError
 from rich_graph import SIZES, fill, snapshot
 
 import graph.copy
-from api.cli import main
+from api.cli.main import main
 from graph import GraphStore, StoreConfig, open_store
 from graph.copy import CopySettings, copy_store
 from graph.errors import ConfigError, StoreError

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 from rich_graph import SIZES, fill, snapshot
 
-from api.cli import main
+from api.cli.main import main
 from graph import GraphStore, StoreConfig, open_store
 from graph.errors import ConfigError
 from graph.neo4j_admin import export_neo4j_admin, format_value, node_header, rel_header

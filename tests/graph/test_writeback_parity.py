@@ -23,14 +23,14 @@ import pytest
 from rich_graph import plain
 from tiny_graph import tiny_batch
 
-from gnn.categories import CategorySettings
-from gnn.cocitation import compute_cocitation
-from gnn.embeddings import compute_embeddings
-from gnn.fusion import FusionSettings
-from gnn.hyperbolic import HyperbolicSettings, compute_hyperbolic
-from gnn.hyperbolic_map import MapSettings
+from gnn.cocitation.compute import compute_cocitation
+from gnn.hyperbolic.compute import HyperbolicSettings, compute_hyperbolic
+from gnn.hyperbolic.map import MapSettings
 from gnn.linkage import compute_linkage, fixed_scorer
-from gnn.taxonomy import TaxonomySettings, compute_taxonomy
+from gnn.taxonomy.categories import CategorySettings
+from gnn.taxonomy.compute import TaxonomySettings, compute_taxonomy
+from gnn.taxonomy.fusion import FusionSettings
+from gnn.text.embeddings import compute_embeddings
 from graph import GraphBatch, GraphStore, StoreConfig, ingest, open_store
 
 TAXONOMY = TaxonomySettings(

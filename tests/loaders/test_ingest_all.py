@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from api.cli import main
+from api.cli.main import main
 from graph import GraphStore, StoreConfig, open_store
 from loaders.ids import canonical_paper_id
 

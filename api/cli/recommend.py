@@ -1,0 +1,306 @@
+"""``citegraph recommend``, ``citegraph eval recommend`` and ``citegraph compute index``.
+
+Registered by :func:`add_commands` from :mod:`api.cli.main`; the work is done by
+:class:`gnn.recommend.service.RecommendationService` and :mod:`gnn.recommend.evaluate`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from gnn.recommend.service import (
+    DEFAULT_K,
+    RecommendationService,
+    RecommendRequest,
+    RecommendResponse,
+    ServiceSettings,
+    read_batch,
+    write_ranked,
+)
+from gnn.rerank.model import OBJECTIVES
+from graph import GraphStore, StoreConfig, open_store
+from graph.errors import ConfigError
+
+log = logging.getLogger("citegraph")
+BATCH_K = 100  # recommendations per query in --batch mode (the issue's default)
+
+
+def _open(args: argparse.Namespace, *, read_only: bool) -> GraphStore:
+    return open_store(StoreConfig.from_env(db_path=args.db, backend=args.backend, read_only=read_only))
+
+
+def _index_dir(args: argparse.Namespace) -> Path | None:
+    return Path(args.index_dir) if getattr(args, "index_dir", None) else None
+
+
+def compute_index_step(store: GraphStore, args: argparse.Namespace) -> None:
+    """``citegraph compute index``: build or update ``<db>.index/`` and the profiles beside it."""
+    service = RecommendationService.open(store, ServiceSettings(), index_dir=_index_dir(args), progress=not args.quiet)
+    try:
+        profiles = service.profiles
+        print(
+            f"index: {len(service.index)} papers ({service.index.dense.size} vectors, "
+            f"{'exact' if service.index.dense.exact else 'HNSW'}), BM25 k1={service.index.settings.bm25_k1} "
+            f"b={service.index.settings.bm25_b}; profiles: {profiles.papers if profiles else 0} papers"
+        )
+    finally:
+        service.close()
+
+
+def _table(response: RecommendResponse) -> str:
+    rows = [["#", "id", "title", "year", "score", "why"]]
+    for rank, item in enumerate(response.items, start=1):
+        title = (item.title or "")[:60]
+        rows.append(
+            [
+                str(rank),
+                item.paper_id,
+                title,
+                "" if item.year is None else str(item.year),
+                f"{item.score:.4f}",
+                item.why,
+            ]
+        )
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip() for r in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def cmd_recommend(args: argparse.Namespace) -> int:
+    logging.getLogger("bm25s").setLevel(logging.WARNING)  # its per-build debug line is noise on a CLI
+    if sum(x is not None for x in (args.context, args.batch, args.draft)) != 1:
+        raise ConfigError(
+            'give a context ("... [CIT] ..."), --draft DRAFT.txt --position N, or --batch QUERIES.jsonl: one of the three'
+        )
+    draft = _read_draft(Path(args.draft), args.position) if args.draft else ()
+    if args.batch and not args.out:
+        raise ConfigError("--batch needs --out RANKED.jsonl, where the rankings go")
+    # the index beside the store is updated when the store changed: open for writing only to add columns
+    with _open(args, read_only=True) as store:
+        settings = ServiceSettings(candidate_sentences=args.candidate_sentences)
+        service = RecommendationService.open(store, settings, index_dir=_index_dir(args), progress=not args.quiet)
+        try:
+            if args.batch:
+                requests = read_batch(Path(args.batch), k=args.k or BATCH_K)
+                start = time.perf_counter()
+                responses = []
+                for begin in range(0, len(requests), args.batch_size):
+                    responses += service.recommend_many(requests[begin : begin + args.batch_size])
+                seconds = time.perf_counter() - start
+                written = write_ranked(Path(args.out), responses)
+                rate = written / seconds if seconds > 0 else float("inf")
+                print(f"{written} queries ranked into {args.out} ({seconds:.1f}s, {rate:.1f} queries/s)")
+                return 0
+            request = RecommendRequest(
+                context=args.context or "",
+                draft=draft,
+                position=args.position if draft else None,
+                title=args.title,
+                abstract=args.abstract,
+                cited_ids=tuple(args.cited),
+                citing_paper_id=args.citing,
+                year=args.year,
+                k=args.k or DEFAULT_K,
+            )
+            response = service.recommend(request)
+            if args.json:
+                print(json.dumps([item.__dict__ for item in response.items], indent=2, default=str))
+            else:
+                print(_table(response))
+            return 0
+        finally:
+            service.close()
+
+
+def _read_draft(path: Path, position: int | None) -> tuple[str, ...]:
+    """A draft for manuscript mode: one sentence per non-blank line of ``path``."""
+    if not path.is_file():
+        raise ConfigError(f"--draft {path}: no such file; give a text file with one sentence per line")
+    sentences = tuple(line.strip() for line in path.read_text(encoding="utf-8").splitlines() if line.strip())
+    if not sentences:
+        raise ConfigError(f"--draft {path}: the file has no sentences; write one sentence per line")
+    if position is None or not 0 <= position < len(sentences):
+        raise ConfigError(
+            f"--draft {path} has {len(sentences)} sentences: --position must be the (0-based) line of the sentence "
+            f"that needs the citation, 0 to {len(sentences) - 1}; got {position}"
+        )
+    return sentences
+
+
+def _report(
+    report: dict[str, Any],
+    out: Path,
+    write: Callable[[dict[str, Any], Path], tuple[Path, Path]],
+    markdown: Callable[[dict[str, Any]], str],
+    lead: str,
+) -> int:
+    """Write a harness report (JSON + Markdown beside it), print its table and where it went."""
+    json_path, md_path = write(report, out)
+    print(markdown(report))
+    print(f"\n{lead}: {json_path}, {md_path}")
+    return 0
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from gnn.recommend.evaluate import EvalSettings, report_markdown, run_evaluation, write_report
+    from gnn.text.encoder import EncoderSettings, TextEncoder
+
+    settings = EvalSettings(n=args.n, tune_queries=args.tune_queries, seed=args.seed, limit=args.limit)
+    encoder = TextEncoder(EncoderSettings.from_env())
+    try:
+        with _open(args, read_only=True) as store:
+            report = run_evaluation(store, encoder, settings, progress=not args.quiet)
+    finally:
+        encoder.close()
+    return _report(report, Path(args.out), write_report, report_markdown, "written")
+
+
+def cmd_train_reranker(args: argparse.Namespace) -> int:
+    """``citegraph train reranker`` (and ``eval recommend --ablation``): build examples, train, save, report."""
+    import torch
+
+    from gnn.recommend.train import TrainSettings, report_markdown, reranker_dir, run_training, write_report
+    from gnn.rerank.lambdamart import LambdaMartSettings
+    from gnn.rerank.model import RerankerSettings
+    from gnn.retrieval.index import IndexSettings, RetrievalIndex, index_path
+    from gnn.text.encoder import EncoderSettings, TextEncoder, default_cache_root
+
+    logging.getLogger("bm25s").setLevel(logging.WARNING)
+    # The reranker's matrices are small (a few thousand rows per step): a second thread gains 9% on a quiet
+    # 2-core machine and costs 34% when the other core is busy (docs/benchmarks.md, reranker_threads.py).
+    torch.set_num_threads(1)
+    ablation = bool(getattr(args, "ablation", False))
+    settings = TrainSettings(limit=args.limit, seed=args.seed)
+    model_settings = RerankerSettings(seed=args.seed, **({"objective": args.objective} if args.objective else {}))
+    seeds = getattr(args, "mart_seeds", None)  # the ablation takes the default
+    lambdamart = LambdaMartSettings(seed=args.seed, **({} if seeds is None else {"bag": seeds}))
+    encoder = TextEncoder(EncoderSettings.from_env())
+    try:
+        with _open(args, read_only=True) as store:
+            folder = _index_dir(args) or index_path(store)
+            if folder is None:
+                raise ConfigError("pass --index-dir: a server store has no folder beside it for the index")
+            index, _ = RetrievalIndex.open(store, IndexSettings(), path=folder, cache=encoder)
+            report = run_training(
+                store,
+                encoder,
+                index,
+                out_dir=reranker_dir(folder),
+                settings=settings,
+                model_settings=model_settings,
+                objectives=[args.objective] if args.objective else list(OBJECTIVES),
+                ablation=ablation,
+                lambdamart=None if getattr(args, "no_lambdamart", False) else lambdamart,
+                cache_dir=default_cache_root() / "reranker_examples",
+                progress=not args.quiet,
+            )
+    finally:
+        encoder.close()
+    return _report(
+        report, Path(args.out), write_report, report_markdown, f"reranker saved in {report['chosen']['saved']}; report"
+    )
+
+
+def cmd_eval_dispatch(args: argparse.Namespace) -> int:
+    return cmd_train_reranker(args) if args.ablation else cmd_eval(args)
+
+
+def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("recommend", help="recommend citations for a context (or a batch of them)")
+    p.add_argument("context", nargs="?", help="the citation context; write [CIT] where the citation goes")
+    p.add_argument("--title", help="the citing paper's title (global information)")
+    p.add_argument("--abstract", help="the citing paper's abstract")
+    p.add_argument("--cited", action="append", default=[], metavar="ID", help="a paper already cited (repeatable)")
+    p.add_argument(
+        "--citing", metavar="ID", help="the citing paper's id, when it is in the graph (fills title, abstract, year)"
+    )
+    p.add_argument("--year", type=int, help="the citing paper's year: later papers are not recommended")
+    p.add_argument(
+        "--draft",
+        metavar="DRAFT.txt",
+        help="manuscript mode: the whole draft, one sentence per line (instead of a context); with --position",
+    )
+    p.add_argument(
+        "--position", type=int, help="with --draft: the 0-based line of the sentence that needs the citation"
+    )
+    p.add_argument(
+        "--candidate-sentences",
+        type=int,
+        default=0,
+        metavar="N",
+        help="manuscript mode: match full-text candidates as title + abstract + N sampled body sentences (default 0)",
+    )
+    p.add_argument("-k", type=int, help=f"recommendations per query (default {DEFAULT_K}; {BATCH_K} with --batch)")
+    p.add_argument(
+        "--batch",
+        metavar="QUERIES.jsonl",
+        help='one query per line: {"id", "context", "citing_paper_id"?, "title"?, "abstract"?, "cited_ids"?} '
+        '(manuscript mode: "draft": [sentences], "position": N instead of "context")',
+    )
+    p.add_argument(
+        "--out", metavar="RANKED.jsonl", help='with --batch: {"id", "ranked": [{"paper_id", "score"}]} per line'
+    )
+    p.add_argument("--batch-size", type=int, default=64, help="queries per service call in --batch mode")
+    p.add_argument("--index-dir", help="where the retrieval index lives (default: <db>.index beside the store)")
+    p.add_argument("--json", action="store_true", help="print the recommendations as JSON")
+    p.set_defaults(func=cmd_recommend)
+
+    p = sub.add_parser("eval", help="evaluation harnesses (recommend: citation recommendation on ScisummNet)")
+    kinds = p.add_subparsers(dest="kind", required=True, metavar="KIND")
+    q = kinds.add_parser("recommend", help="every retrieval system on the time-split ScisummNet citances, one table")
+    q.add_argument("--out", default="var/eval/recommend.json", help="report path (.json; the .md goes beside it)")
+    q.add_argument(
+        "--n",
+        type=int,
+        default=200,
+        help="prefetch depth of the retrieval table (its recall@n; the service prefetches 300)",
+    )
+    q.add_argument("--tune-queries", type=int, default=800, help="validation queries the parameter grids are scored on")
+    q.add_argument("--limit", type=int, help="evaluate only this many queries per split (a quick run)")
+    q.add_argument("--seed", type=int, default=0)
+    q.add_argument(
+        "--ablation",
+        action="store_true",
+        help="the reranker's ablation instead: every objective, then without hyperbolic/taxonomy/co-citation/"
+        "enricher/authors/title and names",
+    )
+    q.add_argument("--objective", help=argparse.SUPPRESS)
+    q.add_argument("--index-dir", help="where the retrieval index lives (default: <db>.index beside the store)")
+    q.set_defaults(func=cmd_eval_dispatch)
+
+    p = sub.add_parser("train", help="train models on the store (reranker: the recommendation reranker)")
+    kinds = p.add_subparsers(dest="kind", required=True, metavar="KIND")
+    q = kinds.add_parser("reranker", help="train the reranker on the time split, save it beside the index, report")
+    q.add_argument(
+        "--objective",
+        choices=OBJECTIVES,
+        help="train only this objective (default: every objective; the one whose blend with LambdaMART, else whose "
+        "neural model, has the best validation MRR is kept)",
+    )
+    q.add_argument("--limit", type=int, help="queries per split at most (a quick run)")
+    q.add_argument("--seed", type=int, default=0)
+    q.add_argument(
+        "--no-lambdamart",
+        action="store_true",
+        help="keep the neural reranker alone (default: also train LambdaMART and blend when validation says so)",
+    )
+    q.add_argument(
+        "--mart-seeds",
+        type=int,
+        metavar="N",
+        help="LambdaMART boosters with seeds --seed … --seed+N-1, their scores averaged (default: "
+        "LambdaMartSettings.bag, 5)",
+    )
+    q.add_argument("--out", default="var/eval/reranker.json", help="report path (.json; the .md goes beside it)")
+    q.add_argument("--index-dir", help="where the retrieval index lives (default: <db>.index beside the store)")
+    q.set_defaults(func=cmd_train_reranker, ablation=False)
+
+
+__all__ = ["add_commands", "cmd_eval", "cmd_recommend", "compute_index_step"]

@@ -1,0 +1,46 @@
+"""Co-citation analysis: counts, normalised strengths, noise distributions, clusters and exports.
+
+=============  ==========================================================================================
+``compute``    ``citegraph compute cocitation``: pair counts, strengths, CO_CITED edges, write-back
+``noise``      MP-BERT4CR noise distributions: co-citation partners and negative weights
+``clusters``   Leiden clusters of the co-citation graph and their c-TF-IDF labels
+``export``     co-citation and coupling networks for Gephi, VOSviewer, CSV and Parquet
+=============  ==========================================================================================
+"""
+
+from __future__ import annotations
+
+from gnn.cocitation.clusters import ClusterLabel, cluster_labels_path, read_cluster_labels
+from gnn.cocitation.compute import (
+    MEASURES,
+    CocitationReport,
+    CocitationSettings,
+    PairCounts,
+    cocitation_table,
+    compute_cocitation,
+    count_pairs,
+    coupling_table,
+)
+from gnn.cocitation.export import FORMATS, ExportReport, export_cocitation, export_coupling
+from gnn.cocitation.noise import NoiseDistributions, NoiseSampler, noise_distributions
+
+__all__ = [
+    "FORMATS",
+    "MEASURES",
+    "ClusterLabel",
+    "CocitationReport",
+    "CocitationSettings",
+    "ExportReport",
+    "NoiseDistributions",
+    "NoiseSampler",
+    "PairCounts",
+    "cluster_labels_path",
+    "cocitation_table",
+    "compute_cocitation",
+    "count_pairs",
+    "coupling_table",
+    "export_cocitation",
+    "export_coupling",
+    "noise_distributions",
+    "read_cluster_labels",
+]

@@ -1,0 +1,605 @@
+r"""Features of a (query, candidate) pair for the reranker, from the index, the graph and the taxonomy.
+
+Every feature is computed from what was known *as of* a cutoff year (:class:`Knowledge`): the
+citations made by papers published up to that year. A training query of 2008 sees the graph of
+2007, a validation query of 2010 the graph of 2009, and a served query the whole graph; without
+that, a query's own citation would leak into its co-citation and popularity features.
+
+For a query :math:`q` (context vector :math:`e_q`, the citing paper's vector :math:`g_q`, the
+papers it already cites :math:`I`, its year :math:`y_q`) and a candidate :math:`d`:
+
+========================  =====================================================================
+``dense_context``         :math:`\cos(e_q, e_d)` (all-MiniLM-L6-v2 vectors of the index)
+``dense_global``          :math:`\cos(g_q, e_d)`; 0 without a citing paper (``has_global`` = 0)
+``bm25`` …                each prefetch channel's own score, and :math:`1/\mathrm{rank}` in it
+                          (0 when the channel did not return :math:`d`; a missing score takes
+                          the lowest score the channel returned)
+``prefetch_rr``           :math:`1/\mathrm{rank}` in the fused prefetch list
+``references_freq``       how many of the top-:math:`m` prefetched papers cite :math:`d` (enricher)
+``cocite_max``/``_sum``   Salton's cosine :math:`c_{id}/\sqrt{s_i s_d}` with each :math:`i \in I`,
+                          max and sum; ``cocite_count`` :math:`\log(1 + \sum_i c_{id})`
+``hyperbolic``            :math:`d_\mathbb{B}(p_q, p_d) = 2\operatorname{artanh}\|(-p_q) \oplus p_d\|`,
+                          the Poincaré distance of the query's and the candidate's taxonomy points
+                          (the midpoints of their categories, :func:`gnn.hyperbolic.compute.paper_points`)
+``taxonomy``              :math:`\cos(t_q, t_d)` of the taxonomy vectors (:mod:`gnn.taxonomy.categories`)
+``popularity``            :math:`\log(1 + \mathrm{count}(d))`, citations up to the cutoff (the
+                          negative-sampling weight :math:`\mathrm{count}^{3/4}` is monotone in it)
+``recent_popularity``     :math:`\log(1 + \mathrm{count}_{3}(d))`, citations made in the
+                          :data:`RECENT_YEARS` years up to the cutoff (what the field cites now,
+                          besides what it has cited in all; citeomatic's popularity, windowed)
+``coupling``              :math:`\log(1 + |R_d \cap I|)`, :math:`R_d` the papers :math:`d` cites:
+                          bibliographic coupling of the candidate with the query's other citations
+``year_gap``              :math:`(y_q - y_d) / 10`, clipped to [0, 5]
+``overlap_idf``           :math:`\sum_{w \in W_q \cap W_d} \mathrm{idf}(w)` (citeomatic's
+                          intersection feature) and ``overlap_share`` its share of the query's
+``title_overlap_idf``     the same against the candidate's title words :math:`T_d` alone, and
+                          ``title_coverage`` :math:`\sum_{w \in W_q \cap T_d} \mathrm{idf}(w) /
+                          \sum_{w \in T_d} \mathrm{idf}(w)`, the share of the title the context
+                          repeats (citeomatic computes its intersection per field; a context that
+                          names the cited work mostly repeats its title)
+``names_in_title``        :math:`|N_q \cap N(\mathrm{title}_d)|`, :math:`N` the case-sensitive
+                          system names and acronyms of a text (:func:`system_names`: "BLEU",
+                          "WordNet", "GIZA++"), and ``names_in_abstract`` against the abstract
+``field_bm25``            BM25 of the context plus the citing paper's title and abstract against
+                          one field of title, abstract and citation-context profile (the strongest
+                          lexical baseline of the evaluation, as a feature)
+``shared_authors``        authors the citing paper and the candidate have in common (self-citation)
+``author_cited_before``   :math:`\log(1 + n)`, :math:`n` the citing paper's authors' other papers
+                          (up to the cutoff) that cite the candidate
+``author_cited_authors``  :math:`\log(1 + \max_{a \in A_d} n_a)`, :math:`n_a` the citations
+                          those papers made to any paper of author :math:`a` (people cite the
+                          same people again, not only the same papers)
+``coauthors``             authors of the candidate who wrote a paper with a citing author before
+                          the cutoff (the citing authors themselves excluded)
+``…_gap``                 for the scores of :data:`POOL_RELATIVE`: :math:`x_d - \max_{d' \in
+                          \mathrm{pool}} x_{d'}`, the distance to the best candidate of the query
+========================  =====================================================================
+
+The query's taxonomy place is its citing paper's (given or inferred categories) when the graph has
+it, else inferred from the query text like :mod:`gnn.taxonomy.categories` does for papers: the ``top_k``
+categories by :math:`\cos(e_q, f_c)`, weighted by that score. SymTax (Goyal et al., 2024,
+https://arxiv.org/abs/2406.01606) introduced the hyperbolic separation feature; citeomatic
+(Bhagavatula et al., 2018) the popularity and intersection features.
+
+Groups of features can be switched off (:data:`FEATURE_GROUPS`, ``disabled``): they are then
+zero for every pair, which is how the ablation measures each group's contribution; ``euclidean``
+replaces the Poincaré distance by the Euclidean distance of the same points.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+import torch
+
+from gnn.hyperbolic import poincare
+from gnn.retrieval.enricher import Candidate
+from gnn.retrieval.index import LexicalIndex, RetrievalIndex, tokenize
+from gnn.retrieval.prefetch import CHANNELS, PrefetchQuery
+from gnn.taxonomy.categories import top_categories
+from graph.store import GraphStore
+
+log = logging.getLogger(__name__)
+
+OPEN_YEAR = 9999  # "no cutoff": a year no paper reaches
+RECENT_YEARS = 3  # window of ``recent_popularity``: the citing years until-2 .. until
+
+FEATURE_NAMES: tuple[str, ...] = (
+    "dense_context",
+    "dense_global",
+    "has_global",
+    *(f"score_{c}" for c in CHANNELS),
+    *(f"rr_{c}" for c in CHANNELS),
+    "prefetch_rr",
+    "references_freq",
+    "references_rr",
+    "cocite_max",
+    "cocite_sum",
+    "cocite_count",
+    "has_cited",
+    "hyperbolic",
+    "has_hyperbolic",
+    "taxonomy",
+    "popularity",
+    "recent_popularity",
+    "coupling",
+    "year_gap",
+    "has_year",
+    "overlap_idf",
+    "overlap_share",
+    "title_overlap_idf",
+    "title_coverage",
+    "names_in_title",
+    "names_in_abstract",
+    "field_bm25",
+    "shared_authors",
+    "author_cited_before",
+    "author_cited_authors",
+    "coauthors",
+)
+# Scores compared within the query's pool: each also enters as its gap to the pool's best,
+# x - max_pool(x), so the model sees "how far behind the leader" besides the raw value.
+POOL_RELATIVE: tuple[str, ...] = (
+    "dense_context",
+    "dense_global",
+    *(f"score_{c}" for c in CHANNELS),
+    "overlap_idf",
+    "field_bm25",
+)
+FEATURE_NAMES = (*FEATURE_NAMES, *(f"{name}_gap" for name in POOL_RELATIVE))
+
+# What each ablation switches off (the ``− group`` rows of ``citegraph eval recommend --ablation``).
+FEATURE_GROUPS: dict[str, tuple[str, ...]] = {
+    "enricher": ("references_freq", "references_rr"),
+    "cocitation": ("cocite_max", "cocite_sum", "cocite_count", "coupling"),
+    "hyperbolic": ("hyperbolic", "has_hyperbolic"),
+    "taxonomy": ("hyperbolic", "has_hyperbolic", "taxonomy"),
+    "authors": ("shared_authors", "author_cited_before", "author_cited_authors", "coauthors"),
+    "fields": ("title_overlap_idf", "title_coverage", "names_in_title", "names_in_abstract"),
+}
+
+
+@dataclass(frozen=True)
+class FeatureSettings:
+    """Which features the reranker sees."""
+
+    disabled: tuple[str, ...] = ()  # groups of FEATURE_GROUPS switched off (their features are 0)
+    euclidean: bool = False  # ablation: Euclidean instead of Poincaré distance between the same points
+    infer_top_k: int = 3  # categories inferred for a query without a citing paper in the graph
+
+    def __post_init__(self) -> None:
+        unknown = set(self.disabled) - set(FEATURE_GROUPS)
+        if unknown:
+            from graph.errors import ConfigError
+
+            raise ConfigError(f"unknown feature groups {sorted(unknown)}; known: {', '.join(FEATURE_GROUPS)}")
+
+    def mask(self) -> np.ndarray:
+        """``(F,)`` float32: 0 for the switched-off features, 1 for the others."""
+        off = {name for group in self.disabled for name in FEATURE_GROUPS[group]}
+        return np.asarray([0.0 if name in off else 1.0 for name in FEATURE_NAMES], dtype=np.float32)
+
+
+# --- what was known when ---------------------------------------------------------------------
+
+
+def known_citations(citations: pd.DataFrame, until: int | None) -> pd.DataFrame:
+    """The distinct ``citing_id``, ``cited_id`` rows made by papers published up to ``until`` (None: all).
+
+    An unknown citing year counts as :data:`OPEN_YEAR`: known to a served query, hidden behind any
+    cutoff (the enricher's statements treat it alike).
+    """
+    cutoff = OPEN_YEAR if until is None else until
+    year = pd.to_numeric(citations["citing_year"], errors="coerce").fillna(OPEN_YEAR)
+    return citations[year <= cutoff].drop_duplicates(["citing_id", "cited_id"])
+
+
+@dataclass
+class Knowledge:
+    r"""The citation graph as of a cutoff year: who cites whom, and how often each paper is cited.
+
+    ``citers`` is the binary citing-paper × cited-paper matrix :math:`A` (CSC), so the co-citation
+    count of two cited papers is :math:`(A^\top A)_{ij}` and :math:`s_i` the column sums.
+    """
+
+    until: int
+    column_of: dict[str, int]  # cited paper id -> column
+    citers: sp.csc_matrix  # (citing papers, cited papers), 1 where a paper up to `until` cites
+    cited_count: np.ndarray  # (cited papers,) s_i: citing papers up to `until`
+    cites: dict[str, frozenset[str]] = field(default_factory=dict)  # citing paper (up to `until`) -> cited
+    recent_count: np.ndarray = field(default_factory=lambda: np.zeros(0))  # (cited papers,) citing papers of
+    #                                                 the RECENT_YEARS up to `until` (or the newest known year)
+
+    @classmethod
+    def from_citations(cls, citations: pd.DataFrame, until: int | None) -> Knowledge:
+        """From ``citing_id``, ``citing_year``, ``cited_id`` rows."""
+        cutoff = OPEN_YEAR if until is None else until
+        kept = known_citations(citations, until)
+        cited_ids = pd.Index(sorted(set(citations["cited_id"].astype(str))))
+        citing_codes, _ = pd.factorize(kept["citing_id"].astype(str))
+        columns = cited_ids.get_indexer(kept["cited_id"].astype(str))
+        matrix = sp.csc_matrix(
+            (np.ones(len(kept), dtype=np.float32), (citing_codes, columns)),
+            shape=(max(int(citing_codes.max(initial=-1)) + 1, 1), len(cited_ids)),
+        )
+        counts = np.asarray(matrix.sum(axis=0)).ravel()
+        year = pd.to_numeric(kept["citing_year"], errors="coerce")
+        newest = min(cutoff, int(year.max())) if year.notna().any() else cutoff  # served queries: the newest year
+        recent = (year > newest - RECENT_YEARS).to_numpy() & year.notna().to_numpy()
+        recent_count = np.bincount(columns[recent], minlength=len(cited_ids)).astype(np.float32)
+        cites = {
+            str(citing): frozenset(group.astype(str))
+            for citing, group in kept.groupby("citing_id", sort=False)["cited_id"]
+        }
+        return cls(cutoff, {p: i for i, p in enumerate(cited_ids)}, matrix, counts, cites, recent_count)
+
+    def cocitation(self, cited: Sequence[str], candidates: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """``(counts, cosines)`` each ``(len(cited), len(candidates))``: :math:`c_{id}` and :math:`c_{id}/\\sqrt{s_i s_d}`."""
+        counts = np.zeros((len(cited), len(candidates)), dtype=np.float32)
+        rows = [(k, self.column_of[p]) for k, p in enumerate(cited) if p in self.column_of]
+        cols = [(k, self.column_of[p]) for k, p in enumerate(candidates) if p in self.column_of]
+        if not rows or not cols:
+            return counts, counts.copy()
+        left = self.citers[:, [c for _, c in rows]]
+        right = self.citers[:, [c for _, c in cols]]
+        product = (left.T @ right).toarray()  # (rows, cols) co-citation counts
+        counts[np.ix_([k for k, _ in rows], [k for k, _ in cols])] = product
+        s_rows = np.zeros(len(cited), dtype=np.float32)
+        s_cols = np.zeros(len(candidates), dtype=np.float32)
+        s_rows[[k for k, _ in rows]] = self.cited_count[[c for _, c in rows]]
+        s_cols[[k for k, _ in cols]] = self.cited_count[[c for _, c in cols]]
+        denominator = np.sqrt(np.outer(s_rows, s_cols))
+        cosines = np.divide(counts, denominator, out=np.zeros_like(counts), where=denominator > 0)
+        return counts, cosines
+
+    def popularity(self, papers: Sequence[str], *, recent: bool = False) -> np.ndarray:
+        """Citing papers of each paper up to the cutoff; ``recent``: of the last :data:`RECENT_YEARS` only."""
+        counts = self.recent_count if recent else self.cited_count
+        return np.asarray([counts[self.column_of[p]] if p in self.column_of else 0.0 for p in papers], dtype=np.float32)
+
+    def coupling(self, cited: Sequence[str], candidates: Sequence[str]) -> np.ndarray:
+        """``(len(candidates),)``: :math:`|R_d \\cap I|`, how many of ``cited`` each candidate cites itself."""
+        given = frozenset(cited)
+        return np.asarray([len(self.cites.get(p, frozenset()) & given) for p in candidates], dtype=np.float32)
+
+
+# --- where papers sit in the taxonomy ------------------------------------------------------------
+
+
+@dataclass
+class TaxonomyPlaces:
+    """Taxonomy vectors and Poincaré points of papers (from their categories) and of query texts."""
+
+    codes: list[str]  # arXiv categories with a fused vector and a point
+    fused: np.ndarray  # (categories, f) unit fused vectors
+    points: np.ndarray  # (categories, h) float64 Poincaré points
+    row_of: dict[str, int] = field(default_factory=dict)  # paper id -> row of vectors/paper_points
+    vectors: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), np.float32))  # (papers, f)
+    paper_points: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))  # (papers, h)
+
+    @property
+    def empty(self) -> bool:
+        return not self.codes
+
+    @classmethod
+    def from_store(cls, store: GraphStore) -> TaxonomyPlaces:
+        from gnn.hyperbolic.compute import paper_points
+        from gnn.taxonomy.categories import paper_vectors
+
+        classes = [
+            r for r in store.query("arxiv_category_points") if r["fused"] is not None and r["poincare"] is not None
+        ]
+        if not classes:
+            log.info("taxonomy features off: no arXiv category has fused vectors and points yet")
+            return cls([], np.zeros((0, 0), np.float32), np.zeros((0, 0)))
+        codes = sorted(str(r["code"]) for r in classes)
+        by_code = {str(r["code"]): r for r in classes}
+        fused = np.stack([np.asarray(by_code[c]["fused"], dtype=np.float32) for c in codes])
+        fused /= np.linalg.norm(fused, axis=1, keepdims=True).clip(min=1e-12)
+        points = np.stack([np.asarray(by_code[c]["poincare"], dtype=np.float64) for c in codes])
+        places = cls(codes, fused, points)
+        edges = pd.DataFrame(store.query("paper_categories"), columns=["source", "target", "score", "inferred"])
+        edges = edges[edges["target"].isin(set(codes))]
+        if edges.empty:
+            return places
+        inferred = edges["inferred"].fillna(False).astype(bool)
+        weighted = edges.assign(score=np.where(inferred, edges["score"].astype(float).fillna(1.0), 1.0))
+        ids, vectors = paper_vectors(weighted, dict(zip(codes, fused)), weighted=True)
+        point_frame = paper_points(edges, pd.Series(list(points), index=codes)).set_index("id")
+        places.row_of = {paper: i for i, paper in enumerate(ids)}
+        places.vectors = vectors
+        places.paper_points = np.stack([np.asarray(point_frame.loc[p, "poincare"]) for p in ids])
+        return places
+
+    def infer(self, text_vector: np.ndarray, top_k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Taxonomy vector and point of a text: its ``top_k`` categories by cosine, weighted by it."""
+        top_rows, top_scores = top_categories(text_vector[None], self.fused, top_k)
+        top = top_rows[0]
+        weights = np.clip(top_scores[0], 1e-6, None).astype(np.float64)
+        vector = (weights[:, None] * self.fused[top]).sum(0)
+        vector /= max(float(np.linalg.norm(vector)), 1e-12)
+        point = poincare.weighted_midpoint(torch.from_numpy(self.points[top])[None], torch.from_numpy(weights)[None])[
+            0
+        ].numpy()
+        return vector.astype(np.float32), point
+
+    def place(self, paper_id: str | None, text_vector: np.ndarray, top_k: int) -> tuple[np.ndarray, np.ndarray]:
+        row = self.row_of.get(paper_id or "")
+        if row is not None:
+            return self.vectors[row], self.paper_points[row]
+        return self.infer(text_vector, top_k)
+
+
+# --- the features --------------------------------------------------------------------------------
+
+
+@dataclass
+class QueryInput:
+    """One query as the features need it."""
+
+    query: PrefetchQuery
+    cited_ids: tuple[str, ...]
+    context_vector: np.ndarray  # (dim,) unit
+    global_vector: np.ndarray | None  # (dim,) or None without a citing paper / title+abstract
+
+
+class FeatureBuilder:
+    """Computes :data:`FEATURE_NAMES` for every candidate of a query (module docstring)."""
+
+    def __init__(
+        self,
+        index: RetrievalIndex,
+        knowledge: Knowledge,
+        places: TaxonomyPlaces,
+        settings: FeatureSettings = FeatureSettings(),
+    ) -> None:
+        self.index, self.knowledge, self.places, self.settings = index, knowledge, places, settings
+        self.field_lexical: LexicalIndex | None = None  # title + abstract + profile (``with_field_index``)
+        self.authors_of: dict[str, frozenset[str]] = {}  # paper -> author ids (``with_authorships``)
+        self.papers_of: dict[str, frozenset[str]] = {}  # author -> paper ids
+        self.title_words: dict[str, frozenset[str]] = {}  # paper -> title tokens (``with_texts``)
+        self.names_of: dict[str, tuple[frozenset[str], frozenset[str]]] = {}  # paper -> names in title, abstract
+        self._mask = settings.mask()
+        self._idf = _idf(index.tokens)
+        self._token_sets: dict[int, frozenset[str]] = {}
+
+    def with_settings(self, settings: FeatureSettings) -> FeatureBuilder:
+        """The same data under other settings (ablations), without recomputing the IDF table."""
+        other = FeatureBuilder.__new__(FeatureBuilder)
+        other.__dict__.update(self.__dict__)
+        other.settings, other._mask = settings, settings.mask()
+        return other
+
+    def with_knowledge(self, knowledge: Knowledge) -> FeatureBuilder:
+        other = self.with_settings(self.settings)
+        other.knowledge = knowledge
+        return other
+
+    def with_field_index(self, lexical: LexicalIndex | None) -> FeatureBuilder:
+        """The same builder with the title+abstract+profile BM25 (:func:`gnn.retrieval.profiles.field_lexical_index`)."""
+        other = self.with_settings(self.settings)
+        other.field_lexical = lexical
+        return other
+
+    def with_authorships(self, authorships: pd.DataFrame) -> FeatureBuilder:
+        """The same builder with ``author_id``, ``paper_id`` rows (``cypher/authorships.cypher``)."""
+        other = self.with_settings(self.settings)
+        other.authors_of = {
+            str(p): frozenset(g.astype(str)) for p, g in authorships.groupby("paper_id", sort=False)["author_id"]
+        }
+        other.papers_of = {
+            str(a): frozenset(g.astype(str)) for a, g in authorships.groupby("author_id", sort=False)["paper_id"]
+        }
+        return other
+
+    def with_texts(self, texts: pd.DataFrame) -> FeatureBuilder:
+        """The same builder with ``id``, ``title``, ``abstract`` rows
+        (:func:`gnn.text.embeddings.titles_and_abstracts`), for the per-field overlap and the system names;
+        rows of papers outside the index are ignored."""
+        other = self.with_settings(self.settings)
+        indexed = texts[texts["id"].isin(self.index.row_of)]
+        titles = indexed["title"].fillna("").astype(str).tolist()
+        abstracts = indexed["abstract"].fillna("").astype(str).tolist()
+        ids = indexed["id"].astype(str).tolist()
+        other.title_words = {p: frozenset(tokenize(t)) for p, t in zip(ids, titles)}
+        other.names_of = {p: (system_names(t), system_names(a)) for p, t, a in zip(ids, titles, abstracts)}
+        return other
+
+    def pool_max(self, features: np.ndarray) -> np.ndarray:
+        """``(len(POOL_RELATIVE),)``: the best raw value of each pool-relative score in a feature matrix."""
+        columns = [FEATURE_NAMES.index(name) for name in POOL_RELATIVE]
+        return features[:, columns].max(axis=0) if len(features) else np.zeros(len(columns), np.float32)
+
+    def _tokens(self, row: int) -> frozenset[str]:
+        found = self._token_sets.get(row)
+        if found is None:
+            found = self._token_sets[row] = frozenset(self.index.tokens[row])
+        return found
+
+    def features(
+        self, q: QueryInput, candidates: Sequence[Candidate], *, pool_max: np.ndarray | None = None
+    ) -> np.ndarray:
+        """``(len(candidates), len(FEATURE_NAMES))`` float32.
+
+        The ``…_gap`` features compare with the best of ``candidates``, or with ``pool_max``
+        (:meth:`pool_max` of the query's pool) when scoring papers from outside the pool.
+        """
+        n = len(candidates)
+        out = np.zeros((n, len(FEATURE_NAMES)), dtype=np.float32)
+        if n == 0:
+            return out
+        column = {name: k for k, name in enumerate(FEATURE_NAMES)}
+        ids = [c.paper_id for c in candidates]
+        rows = np.asarray([self.index.row_of.get(p, -1) for p in ids])
+        has_row = rows >= 0
+        vectors = np.zeros((n, self.index.dim), dtype=np.float32)
+        vectors[has_row] = self.index.vectors[rows[has_row]]
+        out[:, column["dense_context"]] = vectors @ q.context_vector
+        if q.global_vector is not None and np.any(q.global_vector):
+            out[:, column["dense_global"]] = vectors @ q.global_vector
+            out[:, column["has_global"]] = 1.0
+        for channel in CHANNELS:
+            scores = [c.channel_scores.get(channel) for c in candidates]
+            known = [s for s in scores if s is not None]
+            floor = min(known) if known else 0.0
+            out[:, column[f"score_{channel}"]] = [floor if s is None else s for s in scores]
+            out[:, column[f"rr_{channel}"]] = [
+                1.0 / c.channel_ranks[channel] if channel in c.channel_ranks else 0.0 for c in candidates
+            ]
+        out[:, column["prefetch_rr"]] = [1.0 / c.prefetch_rank if c.prefetch_rank else 0.0 for c in candidates]
+        out[:, column["references_freq"]] = [len(c.cited_by) for c in candidates]
+        out[:, column["references_rr"]] = [1.0 / c.references_rank if c.references_rank else 0.0 for c in candidates]
+        if q.cited_ids:
+            counts, cosines = self.knowledge.cocitation(q.cited_ids, ids)
+            out[:, column["cocite_max"]] = cosines.max(axis=0)
+            out[:, column["cocite_sum"]] = cosines.sum(axis=0)
+            out[:, column["cocite_count"]] = np.log1p(counts.sum(axis=0))
+            out[:, column["has_cited"]] = 1.0
+        out[:, column["popularity"]] = np.log1p(self.knowledge.popularity(ids))
+        out[:, column["recent_popularity"]] = np.log1p(self.knowledge.popularity(ids, recent=True))
+        if q.cited_ids:
+            out[:, column["coupling"]] = np.log1p(self.knowledge.coupling(q.cited_ids, ids))
+        self._taxonomy(q, ids, out, column)
+        self._years(q, ids, rows, out, column)
+        context_tokens = tokenize(q.query.context)  # stemmed once: overlap, per-field overlap, field BM25
+        words = set(context_tokens)
+        self._overlap(words, rows, out, column)
+        self._fields(words, q, ids, out, column)
+        if self.field_lexical is not None:
+            tokens = context_tokens + tokenize(q.query.global_text)
+            field_scores = self.field_lexical.scores(tokens)
+            out[has_row, column["field_bm25"]] = field_scores[rows[has_row]]
+        self._authors(q, ids, out, column)
+        raw = [column[name] for name in POOL_RELATIVE]
+        best = out[:, raw].max(axis=0) if pool_max is None else pool_max
+        out[:, [column[f"{name}_gap"] for name in POOL_RELATIVE]] = out[:, raw] - best
+        return out * self._mask
+
+    def _taxonomy(self, q: QueryInput, ids: Sequence[str], out: np.ndarray, column: dict[str, int]) -> None:
+        places = self.places
+        if places.empty:
+            return
+        text = q.context_vector if q.global_vector is None else q.context_vector + q.global_vector
+        vector, point = places.place(
+            q.query.citing_id, text / max(float(np.linalg.norm(text)), 1e-12), self.settings.infer_top_k
+        )
+        found = [(k, places.row_of[p]) for k, p in enumerate(ids) if p in places.row_of]
+        if not found:
+            return
+        at = np.asarray([k for k, _ in found])
+        rows = np.asarray([r for _, r in found])
+        out[at, column["taxonomy"]] = places.vectors[rows] @ vector
+        candidate_points = places.paper_points[rows]
+        if self.settings.euclidean:
+            distance = np.linalg.norm(candidate_points - point[None], axis=1)
+        else:
+            distance = poincare.dist(torch.from_numpy(point)[None], torch.from_numpy(candidate_points)).numpy()
+        out[at, column["hyperbolic"]] = distance
+        out[at, column["has_hyperbolic"]] = 1.0
+
+    def _authors(self, q: QueryInput, ids: Sequence[str], out: np.ndarray, column: dict[str, int]) -> None:
+        citing = q.query.citing_id
+        authors = self.authors_of.get(citing or "")
+        if not authors:
+            return
+        out[:, column["shared_authors"]] = [len(authors & self.authors_of.get(p, frozenset())) for p in ids]
+        their_other_papers = set().union(*(self.papers_of.get(a, frozenset()) for a in authors)) - {citing}
+        history: dict[str, int] = {}
+        for paper in their_other_papers:
+            for cited in self.knowledge.cites.get(paper, ()):  # only papers up to the cutoff cite here
+                history[cited] = history.get(cited, 0) + 1
+        out[:, column["author_cited_before"]] = np.log1p([history.get(p, 0) for p in ids])
+        by_author: dict[str, int] = {}
+        for cited, times in history.items():
+            for author in self.authors_of.get(cited, ()):
+                by_author[author] = by_author.get(author, 0) + times
+        out[:, column["author_cited_authors"]] = np.log1p(
+            [max((by_author.get(a, 0) for a in self.authors_of.get(p, ())), default=0) for p in ids]
+        )
+        coauthors = set().union(
+            *(self.authors_of.get(p, frozenset()) for p in their_other_papers if self._known_by_cutoff(p))
+        )
+        coauthors -= authors
+        out[:, column["coauthors"]] = [len(coauthors & self.authors_of.get(p, frozenset())) for p in ids]
+
+    def _known_by_cutoff(self, paper: str) -> bool:
+        """Whether ``paper`` was published by the knowledge cutoff (a paper of unknown date never is)."""
+        from gnn.retrieval.index import UNKNOWN_YEAR
+
+        row = self.index.row_of.get(paper)
+        if row is None:
+            return False
+        year = int(self.index.years[row])
+        return year != UNKNOWN_YEAR and year <= self.knowledge.until
+
+    def _years(
+        self, q: QueryInput, ids: Sequence[str], rows: np.ndarray, out: np.ndarray, column: dict[str, int]
+    ) -> None:
+        if q.query.year is None:
+            return
+        from gnn.retrieval.index import UNKNOWN_YEAR
+
+        years = np.where(rows >= 0, self.index.years[np.maximum(rows, 0)], UNKNOWN_YEAR)
+        known = years != UNKNOWN_YEAR
+        out[known, column["year_gap"]] = np.clip((q.query.year - years[known]) / 10.0, 0.0, 5.0)
+        out[known, column["has_year"]] = 1.0
+
+    def _overlap(self, words: set[str], rows: np.ndarray, out: np.ndarray, column: dict[str, int]) -> None:
+        total = sum(self._idf.get(w, 0.0) for w in words)
+        if not words or total <= 0:
+            return
+        for k, row in enumerate(rows.tolist()):
+            if row < 0:
+                continue
+            shared = sum(self._idf.get(w, 0.0) for w in words & self._tokens(row))
+            out[k, column["overlap_idf"]] = shared
+            out[k, column["overlap_share"]] = shared / total
+
+    def _fields(
+        self, words: set[str], q: QueryInput, ids: Sequence[str], out: np.ndarray, column: dict[str, int]
+    ) -> None:
+        if not self.title_words:
+            return
+        for k, paper in enumerate(ids):
+            title = self.title_words.get(paper, frozenset())
+            total = sum(self._idf.get(w, 0.0) for w in title)
+            shared = sum(self._idf.get(w, 0.0) for w in words & title)
+            out[k, column["title_overlap_idf"]] = shared
+            out[k, column["title_coverage"]] = shared / total if total > 0 else 0.0
+        names = system_names(q.query.context)
+        if not names:
+            return
+        no_names: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())
+        for k, paper in enumerate(ids):
+            in_title, in_abstract = self.names_of.get(paper, no_names)
+            out[k, column["names_in_title"]] = len(names & in_title)
+            out[k, column["names_in_abstract"]] = len(names & in_abstract)
+
+
+# A word that reads as a name rather than a plain word: a capital after the first letter ("BLEU",
+# "WordNet", "LexRank") or a digit ("IBM-4", "word2vec"); "+" and "-" may belong to it ("GIZA++").
+_NAME_TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9+\-]*")
+
+
+def system_names(text: str) -> frozenset[str]:
+    """The case-sensitive system names and acronyms of ``text`` (``CIT``, what is left of the [CIT]
+    mask, excluded): tokens with a capital after the first letter (so any with two capitals) or a digit."""
+    names = set()
+    for match in _NAME_TOKEN.finditer(text):
+        word = match.group(0).strip("-")
+        if len(word) < 2 or word == "CIT":
+            continue
+        if any(c.isupper() for c in word[1:]) or any(c.isdigit() for c in word):
+            names.add(word)
+    return frozenset(names)
+
+
+def _idf(tokens: Sequence[Sequence[str]]) -> dict[str, float]:
+    r""":math:`\mathrm{idf}(w) = \log\bigl(1 + (N - n_w + 0.5)/(n_w + 0.5)\bigr)` (BM25's, always positive)."""
+    frequency: dict[str, int] = {}
+    for doc in tokens:
+        for word in set(doc):
+            frequency[word] = frequency.get(word, 0) + 1
+    n = len(tokens)
+    return {w: math.log(1.0 + (n - f + 0.5) / (f + 0.5)) for w, f in frequency.items()}
+
+
+__all__ = [
+    "FEATURE_GROUPS",
+    "FEATURE_NAMES",
+    "POOL_RELATIVE",
+    "FeatureBuilder",
+    "FeatureSettings",
+    "Knowledge",
+    "QueryInput",
+    "TaxonomyPlaces",
+    "known_citations",
+    "system_names",
+]

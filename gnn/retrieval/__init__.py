@@ -1,0 +1,38 @@
+"""Retrieval, the recall-oriented first stages of recommendation (citeomatic; SymTax).
+
+=============  ==========================================================================================
+``index``      the paper index beside the store: dense (faiss) and lexical (BM25), filtered by year
+``profiles``   citation-context profiles: what citing sentences said about each paper
+``prefetch``   the prefetch channels (dense, BM25, profiles) and their fusion
+``enricher``   the graph enricher: papers that the top prefetched papers cite
+=============  ==========================================================================================
+"""
+
+from __future__ import annotations
+
+from gnn.retrieval.enricher import Candidate, CitationLists, Enricher, EnricherSettings, EnrichQuery
+from gnn.retrieval.index import DenseIndex, IndexSettings, LexicalIndex, RetrievalIndex, index_path, tokenize
+from gnn.retrieval.prefetch import CHANNELS, ChannelList, Prefetched, Prefetcher, PrefetchQuery, PrefetchSettings
+from gnn.retrieval.profiles import ProfileIndex, ProfileSettings
+
+__all__ = [
+    "CHANNELS",
+    "Candidate",
+    "ChannelList",
+    "CitationLists",
+    "DenseIndex",
+    "EnrichQuery",
+    "Enricher",
+    "EnricherSettings",
+    "IndexSettings",
+    "LexicalIndex",
+    "PrefetchQuery",
+    "PrefetchSettings",
+    "Prefetched",
+    "Prefetcher",
+    "ProfileIndex",
+    "ProfileSettings",
+    "RetrievalIndex",
+    "index_path",
+    "tokenize",
+]

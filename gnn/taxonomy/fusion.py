@@ -1,0 +1,514 @@
+r"""Taxonomy fusion, both SymTax variants: a vector mean, or a GNN trained by link prediction.
+
+SymTax (Goyal et al., 2024, https://arxiv.org/abs/2406.01606, §3) fuses the flat arXiv taxonomy
+with the ACM hierarchy it maps into. With text vectors :math:`x_v` of every class
+(:mod:`gnn.taxonomy.graph`):
+
+**vector** (``method="vector"``). An ACM class keeps its own vector (``acm_vector="own"``, the
+default) or takes the mean over itself and its ancestors :math:`\mathrm{anc}(a)` along BROADER
+(``acm_vector="ancestors"``); an arXiv category takes the mean of its own vector and the fused
+vectors of the ACM classes :math:`M(c)` it MAPS_TO:
+
+.. math::
+    f_a = \frac{x_a + \sum_{b \in \mathrm{anc}(a)} x_b}{1 + |\mathrm{anc}(a)|}
+    \quad(\text{or } f_a = x_a), \qquad
+    f_c = \frac{x_c + \sum_{a \in M(c)} f_a}{1 + |M(c)|}
+
+(with "own", :math:`f_c` is SymTax's mean of the category's and its mapped classes' vectors).
+**graph** (``method="gat"`` or ``"appnp"``): :class:`~gnn.taxonomy.fusion_models.GATFusion` or
+:class:`~gnn.taxonomy.fusion_models.APPNPFusion` over the joint graph (BROADER and MAPS_TO, both
+directions), initialised with the text vectors and trained self-supervised by link prediction:
+
+.. math::
+    \mathcal{L} = -\frac{1}{|E^+|}\sum_{(u,v) \in E^+} \log \sigma(\ell(u,v))
+                  -\frac{1}{|E^-|}\sum_{(u,v) \in E^-} \log\big(1 - \sigma(\ell(u,v))\big)
+
+with :math:`\ell` the scaled cosine of :class:`~gnn.taxonomy.fusion_models.LinkScorer`, :math:`E^+` the
+training edges and :math:`E^-` as many node pairs drawn uniformly from the non-edges each epoch
+(:func:`torch_geometric.utils.negative_sampling`). Given edges are split into train / validation /
+test (:func:`split_links`; inferred MAPS_TO edges only ever train: text similarity made them, so
+predicting them from text would flatter every method). Training stops when validation AUC has
+not improved for ``patience`` epochs and keeps the best epoch (epoch 0, the untrained model,
+included). The written vectors come from the best model run over *all* edges.
+
+Every fused vector is L2-normalised, so all variants live on the unit sphere of the text space and
+cosines with paper embeddings mean the same thing for each. Trained models are saved under
+``$CITEGRAPH_CACHE/models/`` named by a hash of their settings and their input data
+(:func:`data_hash`); a re-run with the same settings on the same taxonomy loads the model
+instead of retraining.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import logging
+import random
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+import torch
+import torch.nn.functional as F
+from torch import nn
+from torch_geometric.utils import negative_sampling
+from tqdm.auto import tqdm
+
+from gnn.device import select_device
+from gnn.taxonomy.fusion_models import APPNPFusion, GATFusion, LinkScorer
+from gnn.taxonomy.graph import JointTaxonomy
+from gnn.text.encoder import default_cache_root
+from graph.errors import ConfigError
+
+log = logging.getLogger(__name__)
+
+FUSIONS = ("vector", "gat", "appnp")
+ACM_VECTORS = ("own", "ancestors")
+BROADER_KIND, MAPS_TO_KIND = 0, 1
+
+
+@dataclass(frozen=True)
+class FusionSettings:
+    """Settings of the taxonomy fusion (``citegraph compute taxonomy --fusion``)."""
+
+    # vector: SymTax's mean; gat / appnp: a GNN trained by link prediction on the joint graph.
+    method: str = "vector"
+    # Vector fusion of ACM classes: "own" keeps the text vector; "ancestors" averages it with the
+    # class's BROADER ancestors. Measured in docs/quality.md; "own" is SymTax's formula.
+    acm_vector: str = "own"
+    # GNN sizes. GAT: `hidden` per head x `heads` in the first layer; APPNP: the MLP's hidden size.
+    hidden: int = 64
+    heads: int = 4
+    # APPNP: K propagation steps with teleport α (Klicpera et al. use K=10, α=0.1).
+    K: int = 10
+    alpha: float = 0.1
+    # Dropout on features (and GAT attention): the graph is small (≈2.7k nodes), the model is not.
+    dropout: float = 0.2
+    lr: float = 0.005
+    weight_decay: float = 5e-4
+    # Early stopping: at most max_epochs; stop after `patience` epochs without a better validation AUC.
+    max_epochs: int = 300
+    patience: int = 30
+    # Shares of the given (non-inferred) taxonomy edges held out for validation and for test.
+    val_fraction: float = 0.1
+    test_fraction: float = 0.1
+    # One seed for the split, the negatives, the initialisation and dropout.
+    seed: int = 0
+    # "cpu", "cuda", "cuda:N", or None for CUDA when present.
+    device: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.method not in FUSIONS:
+            raise ConfigError(f"unknown fusion {self.method!r}; use one of {', '.join(FUSIONS)}")
+        if self.acm_vector not in ACM_VECTORS:
+            raise ConfigError(f"unknown acm_vector {self.acm_vector!r}; use one of {', '.join(ACM_VECTORS)}")
+        if not (0 < self.val_fraction < 0.5 and 0 < self.test_fraction < 0.5):
+            raise ConfigError("val_fraction and test_fraction must each lie in (0, 0.5) (default 0.1)")
+        if self.max_epochs < 1 or self.patience < 1:
+            raise ConfigError("max_epochs and patience must be at least 1 (defaults 300 and 30)")
+
+    def model_config(self) -> dict[str, Any]:
+        """What the trained model depends on (the device does not: results are the same up to float error)."""
+        config = asdict(self)
+        config.pop("device")
+        return config
+
+
+# metrics ---------------------------------------------------------------------------------------
+def roc_auc(positive: np.ndarray, negative: np.ndarray) -> float:
+    r"""Area under the ROC curve: the probability that a positive outscores a negative (ties count half).
+
+    .. math::
+        \mathrm{AUC} = \frac{1}{|P||N|}\sum_{p \in P}\sum_{n \in N}
+        \big([s_p > s_n] + \tfrac12 [s_p = s_n]\big)
+
+    computed from ranks (Mann-Whitney U) in :math:`O((|P|+|N|) \log(|P|+|N|))`.
+    """
+    if len(positive) == 0 or len(negative) == 0:
+        return float("nan")
+    from scipy.stats import rankdata
+
+    ranks = rankdata(np.concatenate([positive, negative]))  # average ranks: ties count half
+    u = ranks[: len(positive)].sum() - len(positive) * (len(positive) + 1) / 2
+    return float(u / (len(positive) * len(negative)))
+
+
+def average_precision(positive: np.ndarray, negative: np.ndarray) -> float:
+    r"""Average precision of the ranking by score: :math:`\mathrm{AP} = \frac{1}{|P|}\sum_k P@k \cdot \mathrm{rel}_k`.
+
+    Ties are broken with negatives first (the pessimistic order), so a constant scorer gets no credit.
+    """
+    if len(positive) == 0:
+        return float("nan")
+    scores = np.concatenate([positive, negative])
+    relevant = np.concatenate([np.ones(len(positive)), np.zeros(len(negative))])
+    order = np.lexsort((relevant, -scores))  # by score descending, negatives before positives on ties
+    hits = relevant[order]
+    precision = np.cumsum(hits) / np.arange(1, len(hits) + 1)
+    return float((precision * hits).sum() / len(positive))
+
+
+def cosine_scores(vectors: np.ndarray, pairs: np.ndarray) -> np.ndarray:
+    """Cosine of the two vectors of each pair (``pairs``: int [P, 2])."""
+    pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+    unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True).clip(min=1e-12)  # clip: zero rows score 0
+    return np.einsum("ij,ij->i", unit[pairs[:, 0]], unit[pairs[:, 1]])
+
+
+# split -----------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class LinkSplit:
+    """Positive taxonomy edges with their part, and fixed negatives for validation and test."""
+
+    pairs: np.ndarray  # int64 [P, 2]: BROADER (child, parent) and MAPS_TO (category, class) edges
+    kinds: np.ndarray  # int8 [P]: BROADER_KIND or MAPS_TO_KIND
+    part: np.ndarray  # int8 [P]: 0 train, 1 validation, 2 test (inferred edges are always 0)
+    negatives: dict[str, np.ndarray] = field(default_factory=dict)  # "val" / "test" / "test_hard" -> int64 [Q, 2]
+
+    def edges(self, part: int, kind: int | None = None) -> np.ndarray:
+        mask = self.part == part
+        if kind is not None:
+            mask &= self.kinds == kind
+        return self.pairs[mask]
+
+    def message_edges(self, *, everything: bool = False) -> np.ndarray:
+        """int64 [2, 2E]: training edges (or all edges) in both directions, for message passing."""
+        pairs = self.pairs if everything else self.pairs[self.part == 0]
+        both = np.concatenate([pairs, pairs[:, ::-1]]) if len(pairs) else np.zeros((0, 2), dtype=np.int64)
+        return np.unique(both, axis=0).T.astype(np.int64) if len(both) else np.zeros((2, 0), dtype=np.int64)
+
+
+def split_links(taxonomy: JointTaxonomy, *, val_fraction: float, test_fraction: float, seed: int) -> LinkSplit:
+    """Hold out shares of the given edges; draw negatives for them.
+
+    Uniform negatives (``val``, ``test``): node pairs that are no edge in either direction, drawn
+    with :func:`torch_geometric.utils.negative_sampling` over the whole graph, as many as positives.
+    Hard negatives (``test_hard``): each test edge :math:`(u, v)` with :math:`v` replaced by a node of
+    the same scheme (an ACM 1998 class by another ACM 1998 class) that is no neighbour of :math:`u`;
+    they test whether a method knows *which* class, not only which kind of class.
+    """
+    pairs = np.concatenate([taxonomy.broader, taxonomy.maps_to]).astype(np.int64).reshape(-1, 2)
+    kinds = np.concatenate(
+        [np.full(len(taxonomy.broader), BROADER_KIND), np.full(len(taxonomy.maps_to), MAPS_TO_KIND)]
+    ).astype(np.int8)
+    inferred = np.concatenate([np.zeros(len(taxonomy.broader), dtype=bool), taxonomy.maps_inferred])
+    rng = np.random.default_rng(seed)
+    candidates = rng.permutation(np.flatnonzero(~inferred))
+    # at least one edge each where there are enough, so a tiny taxonomy still gets a (rough) figure
+    least = 1 if len(candidates) >= 3 else 0
+    n_val = max(least, round(len(candidates) * val_fraction))
+    n_test = max(least, round(len(candidates) * test_fraction))
+    part = np.zeros(len(pairs), dtype=np.int8)
+    part[candidates[:n_val]] = 1
+    part[candidates[n_val : n_val + n_test]] = 2
+
+    n = len(taxonomy)
+    everything = LinkSplit(pairs, kinds, part).message_edges(everything=True)
+    random.seed(seed)  # negative_sampling draws with Python's `random`
+    drawn = negative_sampling(torch.from_numpy(everything), num_nodes=n, num_neg_samples=2 * (n_val + n_test))
+    uniform = drawn.T.numpy()
+    uniform = uniform[uniform[:, 0] != uniform[:, 1]]
+    # the same unordered pair twice would count double: keep first occurrences only
+    _, first = np.unique(np.sort(uniform, axis=1), axis=0, return_index=True)
+    uniform = uniform[np.sort(first)]
+    if len(uniform) < n_val + n_test:
+        raise ConfigError(f"the taxonomy graph ({n} nodes) is too dense to draw {n_val + n_test} negative pairs")
+    negatives = {"val": uniform[:n_val], "test": uniform[n_val : n_val + n_test]}
+    negatives["test_hard"] = _corrupted(pairs[part == 2], taxonomy.schemes, everything, rng)
+    return LinkSplit(pairs, kinds, part, negatives)
+
+
+def _corrupted(pairs: np.ndarray, schemes: tuple[str, ...], edges: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """For each (u, v): (u, v') with v' of v's scheme, v' != u, and (u, v') no edge. Pairs without one are skipped."""
+    linked = set(zip(edges[0].tolist(), edges[1].tolist()))
+    by_scheme: dict[str, np.ndarray] = {}
+    for scheme in set(schemes):
+        by_scheme[scheme] = np.flatnonzero(np.array([s == scheme for s in schemes]))
+    out = []
+    for u, v in pairs.tolist():
+        pool = by_scheme[schemes[v]]
+        for _ in range(20):  # a few tries; a scheme whose nodes are all linked to u gives up
+            w = int(pool[rng.integers(len(pool))])
+            if w != u and w != v and (u, w) not in linked:
+                out.append((u, w))
+                break
+    return np.array(out, dtype=np.int64).reshape(-1, 2)
+
+
+def link_metrics(vectors: np.ndarray, split: LinkSplit, part: str) -> dict[str, float]:
+    """AUC and AP of cosine scores on a split part (``"val"`` or ``"test"``; test adds hard-negative AUC/AP)."""
+    positive = cosine_scores(vectors, split.edges(1 if part == "val" else 2))
+    out = {
+        "auc": roc_auc(positive, cosine_scores(vectors, split.negatives[part])),
+        "ap": average_precision(positive, cosine_scores(vectors, split.negatives[part])),
+    }
+    if part == "test" and len(split.negatives.get("test_hard", ())):
+        hard = cosine_scores(vectors, split.negatives["test_hard"])
+        out["auc_hard"] = roc_auc(positive, hard)
+        out["ap_hard"] = average_precision(positive, hard)
+    return out
+
+
+# vector fusion ---------------------------------------------------------------------------------
+def vector_fusion(
+    features: np.ndarray, broader: np.ndarray, maps_to: np.ndarray, *, acm_vector: str = "own"
+) -> np.ndarray:
+    """SymTax's vector fusion (module docstring, :math:`f_a` and :math:`f_c`), L2-normalised rows.
+
+    ``broader``: int [m, 2] (child, parent); ``maps_to``: int [k, 2] (category, ACM class).
+    A node with no ancestors and no mapping keeps its own (normalised) vector.
+    """
+    if acm_vector not in ACM_VECTORS:
+        raise ConfigError(f"unknown acm_vector {acm_vector!r}; use one of {', '.join(ACM_VECTORS)}")
+    n = len(features)
+    x = features.astype(np.float64)
+    fused = x.copy()
+    if acm_vector == "ancestors" and len(broader):
+        parent = sp.csr_matrix((np.ones(len(broader)), (broader[:, 0], broader[:, 1])), shape=(n, n))
+        closure = parent.copy()
+        step = parent.copy()
+        for _ in range(n):  # paths get longer each step; a DAG of depth d stops after d steps
+            step = ((step @ parent) > 0).astype(np.float64)
+            if step.nnz == 0:
+                break
+            closure = ((closure + step) > 0).astype(np.float64)
+        ancestors = sp.csr_matrix(closure)
+        fused = (x + ancestors @ x) / (1.0 + np.asarray(ancestors.sum(axis=1))).reshape(-1, 1)
+    if len(maps_to):
+        mapped = sp.csr_matrix((np.ones(len(maps_to)), (maps_to[:, 0], maps_to[:, 1])), shape=(n, n))
+        mapped.data[:] = 1.0  # a repeated edge counts once
+        has = np.asarray(mapped.sum(axis=1)).ravel() > 0
+        mean = (x + mapped @ fused) / (1.0 + np.asarray(mapped.sum(axis=1))).reshape(-1, 1)
+        fused[has] = mean[has]
+    norms = np.linalg.norm(fused, axis=1, keepdims=True).clip(min=1e-12)  # clip: an all-zero input row stays zero
+    return (fused / norms).astype(np.float32)
+
+
+# graph fusion ----------------------------------------------------------------------------------
+def build_model(settings: FusionSettings, in_channels: int, out_channels: int) -> nn.Module:
+    if settings.method == "gat":
+        return GATFusion(
+            in_channels, out_channels, hidden_channels=settings.hidden, heads=settings.heads, dropout=settings.dropout
+        )
+    if settings.method == "appnp":
+        return APPNPFusion(
+            in_channels,
+            out_channels,
+            hidden_channels=settings.hidden * settings.heads,
+            K=settings.K,
+            alpha=settings.alpha,
+            dropout=settings.dropout,
+        )
+    raise ConfigError(f"{settings.method!r} is not a graph fusion; use gat or appnp")
+
+
+def seed_everything(seed: int) -> None:
+    """Seed Python's ``random`` (PyG's negative sampling), NumPy and torch (init, dropout)."""
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+@dataclass
+class TrainedFusion:
+    model: nn.Module
+    scorer: LinkScorer
+    epochs: int  # epochs run (including the patience tail)
+    best_epoch: int  # 0: the untrained model was best on validation
+    seconds: float  # training time
+    history: list[tuple[int, float, float]]  # (epoch, training loss, validation AUC)
+
+
+def train_graph_fusion(
+    features: np.ndarray, split: LinkSplit, settings: FusionSettings, out_channels: int, *, progress: bool = False
+) -> TrainedFusion:
+    """Train :func:`build_model` by link prediction (module docstring, :math:`\\mathcal{L}`) with early stopping."""
+    device = select_device(settings.device)
+    seed_everything(settings.seed)
+    model = build_model(settings, features.shape[1], out_channels).to(device)
+    scorer = LinkScorer().to(device)
+    optimizer = torch.optim.Adam(
+        [*model.parameters(), *scorer.parameters()], lr=settings.lr, weight_decay=settings.weight_decay
+    )
+    x = torch.from_numpy(np.ascontiguousarray(features, dtype=np.float32)).to(device)
+    train_ei = torch.from_numpy(split.message_edges()).to(device)
+    positives = torch.from_numpy(split.edges(0).T.copy()).to(device)  # (2, P)
+    n = x.size(0)
+
+    def validation_auc() -> float:
+        model.eval()
+        with torch.no_grad():
+            z = model(x, train_ei).cpu().numpy()
+        return link_metrics(z, split, "val")["auc"]
+
+    start = time.perf_counter()
+    best_auc, best_epoch = validation_auc(), 0
+    best_state = copy.deepcopy((model.state_dict(), scorer.state_dict()))
+    history: list[tuple[int, float, float]] = [(0, float("nan"), best_auc)]
+    bar = tqdm(range(1, settings.max_epochs + 1), desc=f"fusion {settings.method}", unit="epoch", disable=not progress)
+    epoch = 0
+    for epoch in bar:
+        model.train()
+        scorer.train()
+        optimizer.zero_grad()
+        z = model(x, train_ei)  # (N, out)
+        negatives = negative_sampling(train_ei, num_nodes=n, num_neg_samples=positives.size(1))  # (2, ≤P)
+        logits = scorer(z, torch.cat([positives, negatives], dim=1))
+        labels = torch.cat([torch.ones(positives.size(1)), torch.zeros(negatives.size(1))]).to(device)
+        loss = F.binary_cross_entropy_with_logits(logits, labels)
+        loss.backward()
+        optimizer.step()
+        auc = validation_auc()
+        history.append((epoch, float(loss.item()), auc))
+        bar.set_postfix(loss=f"{loss.item():.3f}", val_auc=f"{auc:.4f}")
+        if auc > best_auc:
+            best_auc, best_epoch = auc, epoch
+            best_state = copy.deepcopy((model.state_dict(), scorer.state_dict()))
+        elif epoch - best_epoch >= settings.patience:
+            break
+    bar.close()
+    model.load_state_dict(best_state[0])
+    scorer.load_state_dict(best_state[1])
+    model.eval()
+    return TrainedFusion(model, scorer, epoch, best_epoch, time.perf_counter() - start, history)
+
+
+# the fusion step -------------------------------------------------------------------------------
+def data_hash(taxonomy: JointTaxonomy, features: np.ndarray) -> str:
+    """Hash of what a fusion is computed from: node keys, features, edges (with their inferred flags)."""
+    h = hashlib.sha256()
+    h.update("\n".join(f"{label}\t{key}" for label, key in zip(taxonomy.labels, taxonomy.keys)).encode())
+    h.update(np.ascontiguousarray(features, dtype=np.float32).tobytes())
+    for array in (taxonomy.broader, taxonomy.maps_to, taxonomy.maps_inferred):
+        h.update(np.ascontiguousarray(array).tobytes())
+    return h.hexdigest()
+
+
+def model_path(settings: FusionSettings, digest: str, cache_root: Path | None = None) -> Path:
+    """``$CITEGRAPH_CACHE/models/taxonomy-<method>-<hash of settings and data>.pt``."""
+    key = hashlib.sha256((json.dumps(settings.model_config(), sort_keys=True) + digest).encode()).hexdigest()[:16]
+    return (cache_root or default_cache_root()) / "models" / f"taxonomy-{settings.method}-{key}.pt"
+
+
+@dataclass(frozen=True)
+class FusionResult:
+    method: str
+    fused: np.ndarray  # float32 [n, out]: unit vectors, node order of the taxonomy
+    metrics: dict[str, dict[str, float]]  # "val"/"test" -> auc, ap (test also auc_hard, ap_hard)
+    baseline: dict[str, dict[str, float]]  # the same for the raw text vectors
+    seconds: float  # training (0 for vector fusion)
+    epochs: int
+    best_epoch: int
+    held_out: dict[str, int]  # validation / test edge counts
+    model_file: str | None  # saved model (graph fusion)
+    from_cache: bool  # the model was loaded, not trained
+
+
+def fuse(
+    taxonomy: JointTaxonomy,
+    features: np.ndarray,
+    settings: FusionSettings,
+    *,
+    out_channels: int | None = None,
+    cache_root: Path | None = None,
+    progress: bool = False,
+) -> FusionResult:
+    """Fused vectors of every node, and link-prediction metrics on held-out edges (see the module docstring)."""
+    out_channels = out_channels or features.shape[1]
+    if settings.method == "vector" and out_channels != features.shape[1]:
+        raise ConfigError(
+            f"vector fusion keeps the encoder's size ({features.shape[1]}), but the store wants {out_channels}-d "
+            "taxonomy vectors; use --fusion gat or appnp, or a store with CITEGRAPH_TAXONOMY_DIM equal to the encoder's"
+        )
+    split = split_links(
+        taxonomy, val_fraction=settings.val_fraction, test_fraction=settings.test_fraction, seed=settings.seed
+    )
+    held_out = {"val": int((split.part == 1).sum()), "test": int((split.part == 2).sum())}
+    baseline = {part: link_metrics(features, split, part) for part in ("val", "test")}
+    if settings.method == "vector":
+        start = time.perf_counter()
+        kwargs = {"acm_vector": settings.acm_vector}
+        on_train = vector_fusion(features, split.edges(0, BROADER_KIND), split.edges(0, MAPS_TO_KIND), **kwargs)
+        fused = vector_fusion(features, taxonomy.broader, taxonomy.maps_to, **kwargs)
+        metrics = {part: link_metrics(on_train, split, part) for part in ("val", "test")}
+        return FusionResult(
+            "vector", fused, metrics, baseline, time.perf_counter() - start, 0, 0, held_out, None, False
+        )
+
+    device = select_device(settings.device)
+    path = model_path(settings, data_hash(taxonomy, features), cache_root)
+    x = torch.from_numpy(np.ascontiguousarray(features, dtype=np.float32)).to(device)
+    if path.is_file():
+        saved = torch.load(path, map_location=device, weights_only=False)
+        model = build_model(settings, features.shape[1], out_channels).to(device)
+        model.load_state_dict(saved["model"])
+        model.eval()
+        epochs, best_epoch, seconds, from_cache = saved["epochs"], saved["best_epoch"], saved["seconds"], True
+        log.info("taxonomy fusion: loaded %s", path)
+    else:
+        trained = train_graph_fusion(features, split, settings, out_channels, progress=progress)
+        model, epochs, best_epoch, seconds, from_cache = (
+            trained.model,
+            trained.epochs,
+            trained.best_epoch,
+            trained.seconds,
+            False,
+        )
+    with torch.no_grad():
+        on_train = model(x, torch.from_numpy(split.message_edges()).to(device)).cpu().numpy()
+        fused = model(x, torch.from_numpy(split.message_edges(everything=True)).to(device)).cpu().numpy()
+    metrics = {part: link_metrics(on_train, split, part) for part in ("val", "test")}
+    if not from_cache:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        torch.save(
+            {
+                "model": model.state_dict(),
+                "scorer": trained.scorer.state_dict(),
+                "config": settings.model_config(),
+                "data_hash": data_hash(taxonomy, features),
+                "in_channels": features.shape[1],
+                "out_channels": out_channels,
+                "epochs": epochs,
+                "best_epoch": best_epoch,
+                "seconds": seconds,
+                "history": trained.history,
+                "metrics": metrics,
+            },
+            path,
+        )
+    return FusionResult(
+        settings.method,
+        fused.astype(np.float32),
+        metrics,
+        baseline,
+        seconds,
+        epochs,
+        best_epoch,
+        held_out,
+        str(path),
+        from_cache,
+    )
+
+
+__all__ = [
+    "ACM_VECTORS",
+    "FUSIONS",
+    "FusionResult",
+    "FusionSettings",
+    "LinkSplit",
+    "TrainedFusion",
+    "average_precision",
+    "cosine_scores",
+    "data_hash",
+    "fuse",
+    "link_metrics",
+    "model_path",
+    "roc_auc",
+    "split_links",
+    "train_graph_fusion",
+    "vector_fusion",
+]
