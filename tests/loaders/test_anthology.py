@@ -166,4 +166,3 @@ def test_real_anthology(data_dir: Path) -> None:
     assert set(wrote["target"]) <= set(papers["id"]) and set(wrote["source"]) == set(authors["id"])
     for frame in (papers, authors, wrote):
         assert frame[ORIGIN_COLUMN].notna().all()
-    assert seconds < 20, "103k lines should parse in a few seconds"

@@ -292,7 +292,6 @@ def test_real_scisummnet(real: tuple[GraphBatch, float], scisumm_root: Path) -> 
     assert len(empty_targets) == 101 and len(batch.rejects) == 107
     for label, frame in batch.nodes.items():
         assert not frame["id"].duplicated().any(), label
-    assert seconds < 30
 
 
 @pytest.mark.shared_data
