@@ -231,7 +231,7 @@ def _example(
 
 def _sampler(citations: pd.DataFrame, until: int, settings: TrainSettings) -> NoiseSampler:
     """Noise distributions (MP-BERT4CR eq. 1–2) from the co-citations known up to ``until``."""
-    from gnn.cocitation.compute import count_pairs
+    from gnn.cocitation.counts import count_pairs
 
     kept = known_citations(citations, until)
     ids = pd.Index(sorted(set(kept["cited_id"].astype(str))))
