@@ -86,7 +86,8 @@ from gnn.rerank.model import (
     save_reranker,
 )
 from gnn.retrieval.enricher import Candidate, CitationLists, EnricherSettings, read_citations_with_years
-from gnn.retrieval.index import LexicalIndex, RetrievalIndex, tokenize
+from gnn.retrieval.index import RetrievalIndex
+from gnn.retrieval.lexical import LexicalIndex, tokenize
 from gnn.retrieval.prefetch import PrefetchSettings
 from gnn.retrieval.profiles import ProfileIndex, ProfileSettings, field_lexical_index
 from gnn.text.embeddings import titles_and_abstracts
