@@ -340,16 +340,7 @@ def compute_cocitation(
             partners = top_partners(noise, settings.top_m)
         with stage("cluster", bar):
             membership = _clusters(noise, cocite, settings)
-            clustered = membership.index
-            labels = label_clusters(
-                membership,
-                pd.Series(
-                    data.titles.take(pa.array(data.papers.get_indexer(clustered))).to_pandas().to_numpy(),
-                    index=clustered,
-                ),
-                popularity=pd.Series(cocite.occurrences, index=cocite.ids),
-                top_k=settings.label_terms,
-            )
+            labels = _labels(membership, data, cocite, settings)
         with stage("write", bar):
             sentence_pairs = int((edges["sentence_count"] > 0).sum())
             negative = noise.negative.cpu().numpy()
@@ -409,6 +400,20 @@ def _clusters(noise: NoiseDistributions, cocite: PairCounts, settings: Cocitatio
     series = pd.Series(membership[linked], index=noise.ids[linked], dtype="int64", name="cocite_cluster")
     series.index.name = "id"
     return series
+
+
+def _labels(
+    membership: pd.Series, data: CocitationInput, cocite: PairCounts, settings: CocitationSettings
+) -> list[ClusterLabel]:
+    """c-TF-IDF labels of the clusters from the titles of their papers (:func:`gnn.cocitation.clusters.label_clusters`)."""
+    clustered = membership.index
+    titles = data.titles.take(pa.array(data.papers.get_indexer(clustered))).to_pandas().to_numpy()
+    return label_clusters(
+        membership,
+        pd.Series(titles, index=clustered),
+        popularity=pd.Series(cocite.occurrences, index=cocite.ids),
+        top_k=settings.label_terms,
+    )
 
 
 def _paper_frame(
