@@ -21,7 +21,7 @@ in its own fresh Python process:
   citations (citing -> cited: the bipartite citing/cited incidence), and for each citing paper
   ``itertools.combinations`` of its sorted references into a ``collections.Counter``.
 * ``project``: ``compute_cocitation(store, CocitationSettings(...))``: read, count, strengths,
-  noise distributions, Louvain clusters and the write-back (CO_CITED + Paper properties), with its
+  noise distributions, Leiden clusters and the write-back (CO_CITED + Paper properties), with its
   own stage split. It runs after the baselines because it writes to the store.
 * ``readback``: the CO_CITED edges the project wrote, read back for the identity check.
 
@@ -223,7 +223,7 @@ def _count_diagnostics(workdir: Path, citations: pd.DataFrame, pairs: Any) -> di
     import ladybug
 
     import cypher
-    from gnn.cocitation.compute import cooccurrence
+    from gnn.cocitation.counts import cooccurrence
 
     out: dict[str, Any] = {}
     db = ladybug.Database(str(workdir / "store.db"), read_only=True)

@@ -3,7 +3,7 @@
 What it runs, in one process:
 
 1. the gold corpus: every annotated citance of CL-SciSumm 2018's 40 reference papers
-   (``gnn.linkage.service.load_gold_corpus``), encoded with the project's encoder (disk-cached);
+   (``gnn.linkage.corpus.load_gold_corpus``), encoded with the project's encoder (disk-cached);
 2. the silver source: ScisummNet citances of ``--silver-papers`` reference papers
    (``gnn.linkage.silver.select_papers``; the 40 gold papers are excluded), paired with every
    sentence of their paper;
@@ -42,9 +42,10 @@ from datetime import date
 from pathlib import Path
 
 from gnn.linkage import LinkerSettings, train_linker
+from gnn.linkage.corpus import load_gold_corpus, load_silver_source
 from gnn.linkage.cross_encoder import CrossEncoder, CrossEncoderSettings
 from gnn.linkage.evaluate import CROSS_ENCODED, EvalSettings, cross_validate
-from gnn.linkage.service import LinkageService, load_gold_corpus, load_silver_source
+from gnn.linkage.service import LinkageService
 from gnn.linkage.silver import CRITERIA, balance, choose_cutoff, gold_pairs, silver_pairs
 from gnn.text.encoder import EncoderSettings, TextEncoder
 from graph import StoreConfig, ingest, open_store

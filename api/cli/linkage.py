@@ -61,7 +61,7 @@ def _silver_corpus(
     args: argparse.Namespace, encoder: TextEncoder, gold_examples: list[Example], exclude: set[str]
 ) -> tuple[SilverSource, pd.DataFrame, float, BinaryMetrics]:
     """Silver source and the balanced corpus with the cutoff chosen on ``gold_examples``."""
-    from gnn.linkage.service import load_silver_source
+    from gnn.linkage.corpus import load_silver_source
     from gnn.linkage.silver import balance, choose_cutoff, gold_pairs, silver_pairs
 
     source = load_silver_source(_data_dir(args) / SCISUMMNET, encoder, max_papers=args.max_papers, exclude=exclude)
@@ -71,7 +71,7 @@ def _silver_corpus(
 
 
 def cmd_linkage_silver(args: argparse.Namespace) -> int:
-    from gnn.linkage.service import load_gold_corpus
+    from gnn.linkage.corpus import load_gold_corpus
 
     encoder = _encoder(args)
     try:
@@ -96,7 +96,7 @@ def cmd_linkage_silver(args: argparse.Namespace) -> int:
 
 def cmd_linkage_train(args: argparse.Namespace) -> int:
     from gnn.linkage import LinkerSettings, default_model_path, train_linker
-    from gnn.linkage.service import load_gold_corpus
+    from gnn.linkage.corpus import load_gold_corpus
     from gnn.linkage.silver import silver_examples
 
     settings = LinkerSettings(c=args.c, silver_weight=args.silver_weight, seed=args.seed)
@@ -161,8 +161,8 @@ def _cross_encoder_settings(args: argparse.Namespace) -> CrossEncoderSettings:
 
 def cmd_linkage_eval(args: argparse.Namespace) -> int:
     from gnn.linkage import LinkerSettings
+    from gnn.linkage.corpus import load_gold_corpus, load_silver_source
     from gnn.linkage.evaluate import EvalSettings, cross_validate
-    from gnn.linkage.service import load_gold_corpus, load_silver_source
 
     encoder = _encoder(args)
     try:

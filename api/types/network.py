@@ -82,7 +82,7 @@ class CoCitationList:
     pairs: list[CoCitationPair] = strawberry.field(description="Strongest first by `measure`.")
 
 
-@strawberry.type(description="A community of the co-citation network (Louvain; labels by class-based TF-IDF).")
+@strawberry.type(description="A community of the co-citation network (Leiden; labels by class-based TF-IDF).")
 class Cluster:
     id: int = strawberry.field(description="The number in Paper.cocite_cluster; 0 is the largest cluster.")
     label: str

@@ -1,7 +1,8 @@
 """Co-citation analysis: counts, normalised strengths, noise distributions, clusters and exports.
 
 =============  ==========================================================================================
-``compute``    ``citegraph compute cocitation``: pair counts, strengths, CO_CITED edges, write-back
+``counts``     sparse products (ESC, torch, SciPy) of co-occurrence counts; the normalised strengths
+``compute``    ``citegraph compute cocitation``: reads, CO_CITED and coupling tables, the step, write-back
 ``noise``      MP-BERT4CR noise distributions: co-citation partners and negative weights
 ``clusters``   Leiden clusters of the co-citation graph and their c-TF-IDF labels
 ``export``     co-citation and coupling networks for Gephi, VOSviewer, CSV and Parquet
@@ -15,12 +16,11 @@ from gnn.cocitation.compute import (
     MEASURES,
     CocitationReport,
     CocitationSettings,
-    PairCounts,
     cocitation_table,
     compute_cocitation,
-    count_pairs,
     coupling_table,
 )
+from gnn.cocitation.counts import PairCounts, cooccurrence, count_pairs, normalised_strengths
 from gnn.cocitation.export import FORMATS, ExportReport, export_cocitation, export_coupling
 from gnn.cocitation.noise import NoiseDistributions, NoiseSampler, noise_distributions
 
@@ -37,10 +37,12 @@ __all__ = [
     "cluster_labels_path",
     "cocitation_table",
     "compute_cocitation",
+    "cooccurrence",
     "count_pairs",
     "coupling_table",
     "export_cocitation",
     "export_coupling",
     "noise_distributions",
+    "normalised_strengths",
     "read_cluster_labels",
 ]

@@ -11,13 +11,15 @@ with :math:`k_i = \sum_j c_{ij}` and :math:`m` the total weight. Modularity's nu
 counts with modularity behaves like clustering association strengths (Waltman, van Eck & Noyons,
 2010, "A unified approach to mapping and clustering of bibliometric networks").
 
-The compute step uses :func:`leiden_clusters`: the Leiden algorithm (Traag, Waltman & van Eck,
-2019, Sci. Rep. 9:5233; igraph's C implementation), whose communities are guaranteed connected, on a *pruned* graph (:func:`prune_pairs`): each paper keeps the links to its ``top_k``
-strongest partners (a k-nearest-neighbour sparsification, the usual input of Leiden in large
-similarity graphs), optionally only pairs co-cited at least ``min_count`` times. On the
+The compute step runs the Leiden algorithm (:func:`leiden_membership`; Traag, Waltman & van Eck,
+2019, Sci. Rep. 9:5233; igraph's C implementation), whose communities are guaranteed connected,
+on a *pruned* graph (:func:`prune_pairs`): each paper keeps the links to its ``top_k`` strongest
+partners (a k-nearest-neighbour sparsification, the usual input of Leiden in large similarity
+graphs), optionally only pairs co-cited at least ``min_count`` times. On the
 1M-paper/10M-citation benchmark the full graph has 45.6M pairs, most co-cited once; networkx's
-Louvain did not finish on it in 28 CPU-minutes (docs/benchmarks.md). :func:`louvain_clusters`
-(networkx) remains for small graphs and exports.
+Louvain did not finish on it in 28 CPU-minutes (docs/benchmarks.md). :func:`leiden_clusters`
+runs the same Leiden on an edge table; :func:`louvain_clusters` (networkx's Louvain, Blondel et
+al., 2008) clusters a small edge table without igraph and is not used by the compute step.
 
 Each cluster is labelled with its most distinctive title terms by class-based TF-IDF
 (Grootendorst, 2022, BERTopic, arXiv:2203.05794): the titles of a cluster form one document and
@@ -236,7 +238,8 @@ def label_clusters(
     """A :class:`ClusterLabel` per cluster, largest first.
 
     Args:
-        membership: cluster number per paper id (:func:`louvain_clusters`).
+        membership: cluster number per paper id (the Leiden clusters of the compute step, or
+            :func:`leiden_clusters`).
         titles: title per paper id; papers without one add no terms.
         popularity: citations per paper id, to pick each cluster's representative papers.
         top_k: terms per label; n_papers: representative papers per cluster.

@@ -17,7 +17,7 @@ where :math:`\mathrm{freq}(t, j)` is the co-citation count of :math:`t` and :mat
 word2vec's unigram noise (Mikolov et al., 2013). :math:`\alpha < 1` flattens both distributions:
 frequent pairs and popular papers lose probability to rare ones; :math:`\alpha = 0` is uniform.
 
-:func:`noise_distributions` computes both from co-citation counts (:mod:`gnn.cocitation.compute`);
+:func:`noise_distributions` computes both from co-citation counts (:mod:`gnn.cocitation.counts`);
 :func:`top_partners` cuts :math:`p(\cdot \mid t)` to the ``M`` most probable partners for storage
 (``Paper.cocite_partners``, ``cocite_probs``, with the remaining mass in ``cocite_tail``);
 :class:`NoiseSampler` draws seeded, reproducible positives and negatives per target, never
@@ -29,19 +29,16 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import torch
 
+from gnn.cocitation.counts import PairCounts
 from gnn.device import select_device
 from graph.errors import ConfigError
-
-if TYPE_CHECKING:
-    from gnn.cocitation.compute import PairCounts
-    from graph.store import GraphStore
+from graph.store import GraphStore
 
 IndexLike = Sequence[int] | torch.Tensor | np.ndarray
 

@@ -52,6 +52,7 @@ from scipy.special import expit, logit
 from gnn.device import select_device
 from gnn.linkage.features import CitedPaper
 from gnn.linkage.model import Example, Linker
+from gnn.text.encoder import default_model_path
 from graph.errors import ConfigError
 
 log = logging.getLogger(__name__)
@@ -116,7 +117,7 @@ class CrossEncoder:
     @classmethod
     def from_pretrained(cls, model: str, settings: CrossEncoderSettings = CrossEncoderSettings()) -> CrossEncoder:
         """A fresh scorer on the weights at ``model`` (a local folder; the head starts at random, seeded)."""
-        from transformers import AutoModel, AutoTokenizer
+        from transformers import AutoModel, AutoTokenizer  # heavy import, only where a cross-encoder is built
 
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         local = Path(model).is_dir()
@@ -238,8 +239,6 @@ def train_cross_encoder(
 
     ``model``: starting weights (default: the project's text encoder, all-MiniLM-L6-v2).
     """
-    from gnn.text.encoder import default_model_path
-
     lists = _training_lists(examples, linker, settings)
     if not lists:
         raise ConfigError("the cross-encoder needs gold citances with at least one linked and one other sentence")

@@ -28,17 +28,14 @@ import logging
 import time
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
 
 import numpy as np
 
+from gnn.linkage.corpus import GoldCorpus
+from gnn.linkage.cross_encoder import CrossEncodedLinker, CrossEncoderSettings, train_cross_encoder
 from gnn.linkage.model import Example, Linker, LinkerSettings, _folds, fixed_scorer, train_linker
-from gnn.linkage.pipeline import GoldCorpus
 from gnn.linkage.scoring import Task1AScore, score_task1a
 from gnn.linkage.silver import SilverSource, balance, choose_cutoff, gold_pairs, silver_examples, silver_pairs
-
-if TYPE_CHECKING:
-    from gnn.linkage.cross_encoder import CrossEncodedLinker, CrossEncoderSettings
 
 log = logging.getLogger(__name__)
 
@@ -136,8 +133,6 @@ def cross_validate(
         timings["linker (gold)"] = timings.get("linker (gold)", 0.0) + time.perf_counter() - started
         selections.append(systems["linker (gold)"].selection)
         if settings.cross_encoder is not None:
-            from gnn.linkage.cross_encoder import CrossEncodedLinker, train_cross_encoder
-
             started = time.perf_counter()
             cross = train_cross_encoder(train, systems["linker (gold)"], settings.cross_encoder)
             reranked = CrossEncodedLinker(systems["linker (gold)"], cross)

@@ -1,9 +1,10 @@
 """Sentence linkage as a service: which sentences of a cited paper a citing sentence points at.
 
-The GraphQL layer calls :meth:`LinkageService.linkage`; the CLI calls the builders below
-(gold corpus, silver source, the Task 1A predictor). An expected failure — a paper that is not in
-the graph, has no full text, or an empty citing sentence — is a :class:`LinkageUnavailable`
-value, not an exception; only a ``k`` out of range raises (:class:`~api.errors.UserInputError`).
+The GraphQL layer calls :meth:`LinkageService.linkage` on papers in the graph; ``citegraph link``
+fills Task 1A files with :func:`make_predictor`. An expected failure — a paper that is not in the
+graph, has no full text, or an empty citing sentence — is a :class:`LinkageUnavailable` value, not
+an exception; only a ``k`` outside 1..:data:`MAX_K` raises (:class:`~graph.errors.ConfigError`:
+callers such as the GraphQL type check their arguments first).
 """
 
 from __future__ import annotations
@@ -12,21 +13,20 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Literal
 
 import numpy as np
 from scipy.special import expit
 
-from api.errors import UserInputError
-from gnn.linkage import CitedPaper, GoldCorpus, GoldRecord, Linker, gold_corpus
 from gnn.linkage.cross_encoder import CrossEncodedLinker, CrossEncoder
+from gnn.linkage.features import CitedPaper
+from gnn.linkage.model import Linker
 from gnn.linkage.pipeline import cited_paper
-from gnn.linkage.silver import SilverSource, silver_source
 from gnn.linkage.writeback import encode_papers, read_paper_sentences
 from gnn.text.encoder import TextEncoder
+from graph.errors import ConfigError
 from graph.store import GraphStore
-from loaders.task1a import Predictor, Reference, read_annotations, read_reference, rp_folders
+from loaders.task1a import Predictor, Reference
 
 MAX_K = 50  # most sentences one call returns
 
@@ -105,7 +105,7 @@ class LinkageService:
     def linkage(self, citing_sentence: str, paper_id: str, k: int = 5) -> LinkageOutcome:
         """The ``k`` sentences of ``paper_id`` that ``citing_sentence`` most likely refers to, with scores."""
         if not 1 <= k <= MAX_K:
-            raise UserInputError(f"k is {k}; ask for 1 to {MAX_K} sentences")
+            raise ConfigError(f"k is {k}; ask for 1 to {MAX_K} sentences")
         text = " ".join(citing_sentence.split())
         if not text:
             return LinkageUnavailable(paper_id, "empty_citing_sentence", "the citing sentence is empty; pass its text")
@@ -177,7 +177,7 @@ def linkage(service: LinkageService, citing_sentence: str, paper_id: str, k: int
 
 
 # ---------------------------------------------------------------------------------------------
-# Builders over the shared-task files (CLI and benchmarks)
+# The linker over the shared-task files (``citegraph link``, benchmarks)
 
 
 def reference_paper(reference: Reference, encoder: TextEncoder) -> CitedPaper:
@@ -196,41 +196,6 @@ def make_predictor(linker: Linker | CrossEncodedLinker, encoder: TextEncoder) ->
     return predict
 
 
-def load_gold_corpus(training_dir: Path, encoder: TextEncoder) -> GoldCorpus:
-    """The gold citances of a CL-SciSumm training folder (``<RP>/annotation/*.txt``) as examples."""
-    from loaders.task1a import citance_text
-
-    records, references = [], {}
-    for folder in rp_folders(training_dir):
-        annotations = read_annotations(folder)
-        reference = read_reference(folder)
-        if not annotations or reference is None:
-            continue
-        s = reference.sentences
-        references[folder.name] = ([x.sid for x in s], [x.text for x in s], [x.section for x in s])
-        records += [
-            GoldRecord(r.rp, r.annotator, r.key, citance_text(r.fields.get("Citation Text", "")), r.sids)
-            for r in annotations
-        ]
-    return gold_corpus(records, references, encoder)
-
-
-def load_silver_source(
-    scisummnet_dir: Path,
-    encoder: TextEncoder,
-    *,
-    max_papers: int | None,
-    exclude: set[str] | frozenset[str] = frozenset(),
-) -> SilverSource:
-    """ScisummNet's citances and reference papers (read with the project's loader), encoded."""
-    from loaders import scisummnet
-
-    batch = scisummnet.load(Path(scisummnet_dir))
-    return silver_source(
-        batch.nodes["Sentence"], batch.rels["MENTIONS"], encoder, max_papers=max_papers, exclude=exclude
-    )
-
-
 __all__ = [
     "MAX_K",
     "LazyLinkageService",
@@ -240,8 +205,6 @@ __all__ = [
     "LinkageUnavailable",
     "LinkedSentence",
     "linkage",
-    "load_gold_corpus",
-    "load_silver_source",
     "make_predictor",
     "reference_paper",
 ]

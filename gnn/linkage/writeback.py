@@ -18,19 +18,16 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import pandas as pd
 from tqdm.auto import tqdm
 
+from gnn.linkage.cross_encoder import CrossEncodedLinker
 from gnn.linkage.features import CitedPaper
 from gnn.linkage.model import Linker
 from gnn.linkage.pipeline import cited_paper
 from gnn.text.encoder import TextEncoder
 from graph.store import GraphStore
-
-if TYPE_CHECKING:
-    from gnn.linkage.cross_encoder import CrossEncodedLinker
 
 log = logging.getLogger(__name__)
 

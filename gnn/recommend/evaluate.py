@@ -47,10 +47,11 @@ from gnn.recommend.service import (
     mask_citance,
 )
 from gnn.retrieval.enricher import EnricherSettings
-from gnn.retrieval.index import DenseIndex, IndexSettings, LexicalIndex, RetrievalIndex
+from gnn.retrieval.index import DenseIndex, IndexSettings, RetrievalIndex
+from gnn.retrieval.lexical import LexicalIndex
+from gnn.retrieval.manuscript import body_sampled_vectors, manuscript_context
 from gnn.retrieval.prefetch import ChannelList, Prefetcher, PrefetchQuery, PrefetchSettings, fuse
 from gnn.retrieval.profiles import ProfileIndex, ProfileSettings
-from gnn.text.embeddings import body_sampled_vectors
 from gnn.text.encoder import TextEncoder
 from graph.store import GraphStore
 
@@ -574,15 +575,13 @@ def run_manuscript_evaluation(
 
     Plain: the citance's sentences. Manuscript: the sentence before, the first citing sentence, the
     sentence after, and ``supplemental`` seeded samples from earlier in the citing paper's full
-    text (:func:`gnn.retrieval.prefetch.manuscript_context`). Every sentence has the RP's marker masked. Both
+    text (:func:`gnn.retrieval.manuscript.manuscript_context`). Every sentence has the RP's marker masked. Both
     run through the same prefetch (dense + tuned BM25, RRF, with and without the citing paper's
     title and abstract); no profiles or enricher, whose training-period knowledge these citing
     papers (1990–2016) would straddle. The candidate side of manuscript mode: the same queries
     against vectors in which every full-text paper is its title and abstract plus
-    ``candidate_sentences`` sampled body sentences (:func:`gnn.text.embeddings.body_sampled_vectors`).
+    ``candidate_sentences`` sampled body sentences (:func:`gnn.retrieval.manuscript.body_sampled_vectors`).
     """
-    from gnn.retrieval.prefetch import manuscript_context
-
     citances = manuscript_citances(store)
     rps = sorted(set(citances["rp"]))
     authors = author_lists(store, rps)

@@ -50,7 +50,8 @@ from gnn.retrieval.enricher import (
     read_citations_with_years,
 )
 from gnn.retrieval.index import DenseIndex, IndexSettings, RetrievalIndex, index_path, store_stamp
-from gnn.retrieval.prefetch import Prefetched, Prefetcher, PrefetchQuery, PrefetchSettings, manuscript_context
+from gnn.retrieval.manuscript import body_sampled_vectors, manuscript_context
+from gnn.retrieval.prefetch import Prefetched, Prefetcher, PrefetchQuery, PrefetchSettings
 from gnn.retrieval.profiles import ProfileIndex, ProfileSettings
 from gnn.text.encoder import TextEncoder
 from graph.errors import ConfigError
@@ -463,13 +464,11 @@ class RecommendationService:
     def body_dense_index(self) -> DenseIndex:
         """The candidate side of manuscript mode: the index's vectors with every full-text paper
         re-encoded as title + abstract + ``candidate_sentences`` sampled body sentences
-        (:func:`gnn.text.embeddings.body_sampled_vectors`), built on first use (the encoder's disk cache
+        (:func:`gnn.retrieval.manuscript.body_sampled_vectors`), built on first use (the encoder's disk cache
         serves later servers) and kept."""
         if self._body_dense is None:
             with self._body_lock:
                 if self._body_dense is None:
-                    from gnn.text.embeddings import body_sampled_vectors
-
                     if self.prefetcher.encoder is None:
                         raise ConfigError("the candidate side of manuscript mode needs a text encoder")
                     vectors, papers = body_sampled_vectors(

@@ -86,7 +86,8 @@ from gnn.rerank.model import (
     save_reranker,
 )
 from gnn.retrieval.enricher import Candidate, CitationLists, EnricherSettings, read_citations_with_years
-from gnn.retrieval.index import LexicalIndex, RetrievalIndex, tokenize
+from gnn.retrieval.index import RetrievalIndex
+from gnn.retrieval.lexical import LexicalIndex, tokenize
 from gnn.retrieval.prefetch import PrefetchSettings
 from gnn.retrieval.profiles import ProfileIndex, ProfileSettings, field_lexical_index
 from gnn.text.embeddings import titles_and_abstracts
@@ -231,7 +232,7 @@ def _example(
 
 def _sampler(citations: pd.DataFrame, until: int, settings: TrainSettings) -> NoiseSampler:
     """Noise distributions (MP-BERT4CR eq. 1–2) from the co-citations known up to ``until``."""
-    from gnn.cocitation.compute import count_pairs
+    from gnn.cocitation.counts import count_pairs
 
     kept = known_citations(citations, until)
     ids = pd.Index(sorted(set(kept["cited_id"].astype(str))))

@@ -81,7 +81,8 @@ import torch
 
 from gnn.hyperbolic import poincare
 from gnn.retrieval.enricher import Candidate
-from gnn.retrieval.index import LexicalIndex, RetrievalIndex, tokenize
+from gnn.retrieval.index import RetrievalIndex
+from gnn.retrieval.lexical import LexicalIndex, tokenize
 from gnn.retrieval.prefetch import CHANNELS, PrefetchQuery
 from gnn.taxonomy.categories import top_categories
 from graph.store import GraphStore

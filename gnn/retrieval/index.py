@@ -12,17 +12,8 @@ product, i.e. cosine similarity :math:`s(q, d) = q^\top d`. Up to ``exact_limit`
 ``hnsw_m`` links per node and ``hnsw_ef_search`` candidates per search, whose recall against the
 exact search is measured by ``benchmarks/recommend_latency.py`` (see docs/benchmarks.md).
 
-**Lexical.** Okapi BM25 (Robertson & Zaragoza 2009) over title + abstract, Lucene's variant as
-bm25s computes it:
-
-.. math::
-    \mathrm{BM25}(q, d) = \sum_{t \in q} \mathrm{idf}(t) \,
-        \frac{f_{t,d}\,(k_1 + 1)}{f_{t,d} + k_1 \left(1 - b + b \, |d| / \overline{|d|}\right)},
-    \qquad \mathrm{idf}(t) = \ln\!\left(1 + \frac{N - n_t + 0.5}{n_t + 0.5}\right)
-
-with :math:`k_1` and :math:`b` tuned on validation recall (Medić & Šnajder 2020 show that the
-defaults cost recall). Tokens: lower-cased words of two or more letters or digits, English stop
-words removed, plurals folded by the S-stemmer (Harman 1991, "How effective is suffixing?").
+**Lexical.** Okapi BM25 over title + abstract (:class:`~gnn.retrieval.lexical.LexicalIndex`, whose
+module holds the formula and the tokenizer), with :math:`k_1` and :math:`b` from :class:`IndexSettings`.
 
 **Incremental.** ``<db>.index/`` holds ``manifest.json`` (settings, a digest of every row's id,
 year, text hash and embedding hash, and the size and mtime of the store's files), ``papers.parquet`` (rows in order, with their tokens),
@@ -39,10 +30,8 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import re
 import shutil
 import time
-from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -50,8 +39,8 @@ import bm25s
 import faiss
 import numpy as np
 import pandas as pd
-from bm25s.stopwords import STOPWORDS_EN
 
+from gnn.retrieval.lexical import LexicalIndex, tokenize
 from gnn.text.embeddings import paper_texts, stored_embeddings
 from gnn.text.encoder import TextEncoder
 from graph.errors import ConfigError
@@ -61,28 +50,6 @@ log = logging.getLogger(__name__)
 
 FORMAT_VERSION = 1
 UNKNOWN_YEAR = -1  # sorts before every real year: papers of unknown date pass every time filter
-_WORD = re.compile(r"(?u)\b\w\w+\b")
-STOPWORDS = frozenset(STOPWORDS_EN) | {"cit"}  # "cit" is what is left of the [CIT] mask
-
-
-def s_stem(word: str) -> str:
-    """Harman's (1991) S-stemmer: ``-ies`` → ``-y``, ``-es`` → ``-e``, ``-s`` → ``""`` (with her exceptions).
-
-    >>> [s_stem(w) for w in ["taggers", "parses", "studies", "corpus", "analysis", "ties"]]
-    ['tagger', 'parse', 'study', 'corpus', 'analysis', 'tie']
-    """
-    if len(word) > 4 and word.endswith("ies") and not word.endswith(("eies", "aies")):
-        return word[:-3] + "y"
-    if len(word) > 3 and word.endswith("es") and not word.endswith(("aes", "ees", "oes")):
-        return word[:-1]
-    if len(word) > 3 and word.endswith("s") and not word.endswith(("us", "ss", "is")):
-        return word[:-1]
-    return word
-
-
-def tokenize(text: str) -> list[str]:
-    """BM25 tokens of ``text`` (see the module docstring); ``[CIT]`` leaves nothing behind."""
-    return [s_stem(w) for w in _WORD.findall(text.lower()) if w not in STOPWORDS]
 
 
 def text_hash(text: str) -> str:
@@ -135,34 +102,6 @@ def index_path(store: GraphStore) -> Path | None:
     """``<db>.index/`` beside an embedded store; None for a server backend (pass a path instead)."""
     path = getattr(store, "path", None)
     return Path(f"{path}.index") if path is not None else None
-
-
-class LexicalIndex:
-    """bm25s over token lists; :meth:`scores` gives every row's BM25 score for one query."""
-
-    def __init__(self, model: bm25s.BM25) -> None:
-        self.model = model
-        self.vocab: dict[str, int] = model.vocab_dict
-
-    @classmethod
-    def build(cls, tokens: Sequence[list[str]], *, k1: float, b: float) -> LexicalIndex:
-        model = bm25s.BM25(k1=k1, b=b)
-        model.index([list(t) for t in tokens], show_progress=False)
-        return cls(model)
-
-    def scores(self, tokens: Sequence[str]) -> np.ndarray:
-        """``(rows,)`` float32 BM25 scores; tokens outside the vocabulary contribute nothing."""
-        ids = [self.vocab[t] for t in tokens if t in self.vocab]
-        if not ids:
-            return np.zeros(self.model.scores["num_docs"], dtype=np.float32)
-        return np.asarray(self.model.get_scores_from_ids(ids), dtype=np.float32)
-
-    def save(self, folder: Path) -> None:
-        self.model.save(str(folder))
-
-    @classmethod
-    def load(cls, folder: Path) -> LexicalIndex:
-        return cls(bm25s.BM25.load(str(folder)))
 
 
 class DenseIndex:
@@ -525,16 +464,12 @@ def _assemble(
 
 
 __all__ = [
-    "STOPWORDS",
     "UNKNOWN_YEAR",
     "DenseIndex",
     "IndexReport",
     "IndexSettings",
-    "LexicalIndex",
     "RetrievalIndex",
     "index_path",
-    "s_stem",
     "store_stamp",
     "text_hash",
-    "tokenize",
 ]

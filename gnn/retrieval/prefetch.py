@@ -25,24 +25,19 @@ of min–max normalised scores over each channel's list (Fox & Shaw 1994's CombS
 a paper missing from a channel's list adds nothing. The weights are tuned on validation recall
 (``citegraph eval recommend``).
 
-**Manuscript mode** (MP-BERT4CR's dynamic context sampling, Zhang & Ma 2022): given a whole draft as
-sentences and the index of the citing sentence, :func:`manuscript_context` builds the fundamental
-context (the sentence before, the citing sentence, the one after) and appends ``supplemental``
-sentences sampled, with a seed, from the draft before that point. On the candidate side, a paper
-with full text is represented by its title and abstract plus a few sampled body sentences
-(:func:`body_sampled_text`); :meth:`Prefetcher.dense` takes such a second dense index
-(``dense_index``) for manuscript-mode queries.
+**Manuscript mode** (:mod:`gnn.retrieval.manuscript`): :meth:`Prefetcher.dense` takes a second
+dense index (``dense_index``) whose full-text papers carry sampled body sentences.
 """
 
 from __future__ import annotations
 
-import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from gnn.retrieval.index import DenseIndex, RetrievalIndex, tokenize
+from gnn.retrieval.index import DenseIndex, RetrievalIndex
+from gnn.retrieval.lexical import tokenize
 from gnn.retrieval.profiles import ProfileIndex
 from gnn.text.encoder import TextEncoder
 from graph.errors import ConfigError
@@ -223,8 +218,8 @@ class Prefetcher:
     ) -> list[ChannelList]:
         """``dense`` channel: exact (or HNSW) inner product, restricted to papers up to each query's year.
 
-        ``dense_index``: other vectors for the same rows (e.g. :func:`body_sampled_text` vectors of
-        full-text papers, manuscript mode); the index's own by default.
+        ``dense_index``: other vectors for the same rows (e.g. :func:`gnn.retrieval.manuscript.body_sampled_vectors`
+        of full-text papers, manuscript mode); the index's own by default.
         """
         searcher = self.index.dense if dense_index is None else dense_index
         vectors = self.context_vectors(queries) if context_vectors is None else context_vectors
@@ -248,7 +243,7 @@ class Prefetcher:
     def bm25(
         self, queries: Sequence[PrefetchQuery], depth: int, *, global_weight: float = 0.0, lexical: object = None
     ) -> list[ChannelList]:
-        """``bm25`` channel over title + abstract (``lexical``: another :class:`~gnn.retrieval.index.LexicalIndex`)."""
+        """``bm25`` channel over title + abstract (``lexical``: another :class:`~gnn.retrieval.lexical.LexicalIndex`)."""
         model = lexical if lexical is not None else self.index.lexical
         out = []
         for query in queries:
@@ -320,37 +315,6 @@ class Prefetcher:
         return [fuse(lists, settings) for lists in self.channel_lists(queries, settings, dense_index=dense_index)]
 
 
-def manuscript_context(sentences: Sequence[str], position: int, *, supplemental: int = 2, seed: int = 0) -> str:
-    """MP-BERT4CR's query from a draft: fundamental context + ``supplemental`` sampled earlier sentences.
-
-    The fundamental context is sentences ``position - 1 .. position + 1`` (those that exist); the
-    supplemental sentences are drawn without replacement, with ``random.Random(seed)``, from
-    ``sentences[: position - 1]`` and appended in reading order after it.
-
-    >>> manuscript_context(["a.", "b.", "c.", "d.", "e."], 3, supplemental=1, seed=0)
-    'c. d. e. b.'
-    """
-    if not 0 <= position < len(sentences):
-        raise ConfigError(f"citation position {position} is outside the draft's {len(sentences)} sentences")
-    fundamental = list(sentences[max(0, position - 1) : position + 2])
-    earlier = list(range(max(0, position - 1)))
-    chosen = sorted(random.Random(seed).sample(earlier, min(supplemental, len(earlier))))
-    return " ".join([*fundamental, *(sentences[i] for i in chosen)]).strip()
-
-
-def body_sampled_text(text: str, body: Sequence[str], *, sentences: int = 2, seed: int = 0, key: str = "") -> str:
-    """MP-BERT4CR's candidate side (Zhang & Ma 2022): a full-text paper is its own text (title and
-    abstract) followed by ``sentences`` body sentences drawn without replacement and kept in reading
-    order. The generator is seeded with ``(seed, key)`` — ``key`` is the paper id — so a paper's
-    sample does not depend on which other papers were sampled, or in what order.
-
-    >>> body_sampled_text("T. A.", ["b0.", "b1.", "b2.", "b3."], sentences=2, seed=0, key="p1")
-    'T. A. b0. b1.'
-    """
-    chosen = sorted(random.Random(f"{seed}:{key}").sample(range(len(body)), min(sentences, len(body))))
-    return " ".join([text, *(body[i] for i in chosen)]).strip()
-
-
 __all__ = [
     "CHANNELS",
     "FUSIONS",
@@ -359,7 +323,5 @@ __all__ = [
     "PrefetchSettings",
     "Prefetched",
     "Prefetcher",
-    "body_sampled_text",
     "fuse",
-    "manuscript_context",
 ]

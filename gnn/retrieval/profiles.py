@@ -35,7 +35,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from gnn.retrieval.index import LexicalIndex, RetrievalIndex, tokenize
+from gnn.retrieval.index import RetrievalIndex
+from gnn.retrieval.lexical import LexicalIndex, tokenize
 from gnn.text.encoder import TextEncoder
 
 log = logging.getLogger(__name__)

@@ -19,9 +19,7 @@ from __future__ import annotations
 
 import logging
 import time
-from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -30,9 +28,6 @@ from tqdm.auto import tqdm
 from gnn.text.encoder import TextEncoder
 from graph.errors import ConfigError
 from graph.store import GraphStore
-
-if TYPE_CHECKING:  # gnn.retrieval.index reads paper texts from this module
-    from gnn.retrieval.index import RetrievalIndex
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +66,8 @@ class EmbeddingReport:
         )
 
 
-def _clean(values: pd.Series) -> pd.Series:
+def clean_texts(values: pd.Series) -> pd.Series:
+    """Texts stripped of surrounding white space, ``""`` where missing."""
     # object first: a column that is all missing reads as float64, which takes no "" fill
     return values.astype(object).where(values.notna(), "").astype(str).str.strip()
 
@@ -88,9 +84,10 @@ def titles_and_abstracts(store: GraphStore) -> pd.DataFrame:
         if not sentences.empty
         else pd.Series(dtype=str)
     )
-    abstract = _clean(papers["abstract"])
+    abstract = clean_texts(papers["abstract"])
     return papers.assign(
-        title=_clean(papers["title"]), abstract=abstract.where(abstract != "", _clean(papers["id"].map(rebuilt)))
+        title=clean_texts(papers["title"]),
+        abstract=abstract.where(abstract != "", clean_texts(papers["id"].map(rebuilt))),
     )
 
 
@@ -121,7 +118,7 @@ def _citation_counts(store: GraphStore) -> pd.Series:
 
 def sentence_texts(store: GraphStore) -> pd.DataFrame:
     rows = pd.DataFrame(store.query("sentence_texts"), columns=["id", "text", "embedding_hash"])
-    rows["text"] = _clean(rows["text"])
+    rows["text"] = clean_texts(rows["text"])
     paper_of_sentence = rows["id"].str.rsplit("#", n=1).str[0]  # Sentence.id is "<paper_id>#<sid>"
     rows["priority"] = paper_of_sentence.map(_citation_counts(store)).fillna(0).astype("int64")
     return rows
@@ -199,62 +196,12 @@ def stored_embeddings(rows: list[dict[str, object]], dim: int) -> tuple[list[str
     return ids, matrix.reshape(len(ids), dim)
 
 
-def body_sampled_texts(
-    store: GraphStore, index: RetrievalIndex, *, sentences: int = 2, seed: int = 0
-) -> tuple[list[int], list[str]]:
-    """MP-BERT4CR's candidate side for the index's full-text papers: ``(rows, texts)``, each text the
-    paper's title and abstract plus ``sentences`` sampled body sentences
-    (:func:`gnn.retrieval.prefetch.body_sampled_text`, seeded per paper). Papers without body sentences or
-    without a vector are left out."""
-    from gnn.retrieval.prefetch import body_sampled_text
-
-    body = pd.DataFrame(
-        store.query("body_sentences", {"section": ABSTRACT_SECTION}), columns=["paper_id", "sid", "text"]
-    )
-    body = body[body["paper_id"].isin(index.row_of)]
-    body = body.assign(text=_clean(body["text"]))
-    body = body[body["text"] != ""]
-    own = paper_texts(store).set_index("id")["text"]
-    rows, texts = [], []
-    for paper_id, group in body.groupby("paper_id", sort=True):
-        row = index.row_of[str(paper_id)]
-        if not index.embedding_hashes[row]:
-            continue
-        rows.append(row)
-        texts.append(
-            body_sampled_text(
-                str(own.get(paper_id, "")), group["text"].tolist(), sentences=sentences, seed=seed, key=str(paper_id)
-            )
-        )
-    return rows, texts
-
-
-def body_sampled_vectors(
-    store: GraphStore,
-    index: RetrievalIndex,
-    encoder: TextEncoder,
-    *,
-    sentences: int = 2,
-    seed: int = 0,
-    store_lock: AbstractContextManager[object] | None = None,
-) -> tuple[np.ndarray, int]:
-    """The index's vectors with every full-text paper's row re-encoded from :func:`body_sampled_texts`
-    (other rows keep theirs): ``(vectors, rows re-encoded)``. ``store_lock`` is held for the store
-    read only, not while encoding. The encoder's disk cache makes a second call cheap."""
-    with store_lock or nullcontext():
-        rows, texts = body_sampled_texts(store, index, sentences=sentences, seed=seed)
-    vectors = index.vectors.copy()
-    if rows:
-        vectors[rows] = encoder.encode(texts)
-    return vectors, len(rows)
-
-
 __all__ = [
+    "ABSTRACT_SECTION",
     "TARGETS",
     "EmbeddingReport",
     "EmbeddingSettings",
-    "body_sampled_texts",
-    "body_sampled_vectors",
+    "clean_texts",
     "compute_embeddings",
     "paper_texts",
     "sentence_texts",

@@ -13,8 +13,10 @@ import pandas as pd
 import pytest
 
 from gnn.linkage import MODEL_METHOD, Linker, LinkerSettings, compute_linkage, fixed_scorer, score_task1a, train_linker
-from gnn.linkage.service import LinkageService, LinkageUnavailable, linkage, load_gold_corpus, make_predictor
+from gnn.linkage.corpus import load_gold_corpus
+from gnn.linkage.service import LinkageService, LinkageUnavailable, linkage, make_predictor
 from graph import GraphBatch, GraphStore, ingest
+from graph.errors import ConfigError
 from loaders.scisumm import TASK1A_COLUMNS, read_task1a_csv, write_task1a_csv
 from loaders.task1a import (
     citance_text,
@@ -237,8 +239,6 @@ def test_compute_linkage_is_idempotent_and_keeps_gold(graph: GraphStore, encoder
 
 
 def test_service_returns_scored_sentences_and_failure_values(graph: GraphStore, encoder, linker: Linker) -> None:  # type: ignore[no-untyped-def]
-    from api.errors import UserInputError
-
     service = LinkageService(graph, encoder, linker)
     result = linkage(service, "Unknown words were tagged with the suffix analysis of TnT.", "R1", k=3)
     assert not isinstance(result, LinkageUnavailable)
@@ -257,7 +257,7 @@ def test_service_returns_scored_sentences_and_failure_values(graph: GraphStore, 
     assert isinstance(unknown, LinkageUnavailable) and unknown.reason == "unknown_paper"
     empty = service.linkage("   ", "R1")
     assert isinstance(empty, LinkageUnavailable) and empty.reason == "empty_citing_sentence"
-    with pytest.raises(UserInputError):
+    with pytest.raises(ConfigError, match="k is 0; ask for 1 to 50 sentences"):
         service.linkage("text", "R1", k=0)
 
 

@@ -187,7 +187,7 @@ def test_sampled_extras_come_from_the_noise_distributions() -> None:
     from gnn.rerank.features import FeatureBuilder, Knowledge, QueryInput, TaxonomyPlaces
     from gnn.rerank.model import QueryExample
     from gnn.retrieval.enricher import Candidate
-    from gnn.retrieval.index import tokenize
+    from gnn.retrieval.lexical import tokenize
     from gnn.retrieval.prefetch import PrefetchQuery
 
     # up to 2003: c1 cites A, B, C; c2 cites A, B; c3 cites D; c4 (2004, after the cutoff) cites A, E

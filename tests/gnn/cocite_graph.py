@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from gnn.cocitation.counts import PairCounts
 from graph import GraphBatch, GraphStore, StoreConfig, ingest, open_store
 
 CITES = [("x", "a"), ("x", "b"), ("x", "c"), ("y", "a"), ("y", "b"), ("z", "b"), ("z", "d"), ("z", "y")]
@@ -34,6 +35,20 @@ MENTIONS = [
     ("z#1", "d"),
     ("z#2", "y"),
 ]
+# The counts of the docstring, pair (source < target) -> count.
+COCITED = {("a", "b"): 2, ("a", "c"): 1, ("b", "c"): 1, ("b", "d"): 1, ("b", "y"): 1, ("d", "y"): 1}
+SENTENCE = {("a", "b"): 2, ("b", "d"): 1}
+CITED_BY = {"a": 2, "b": 3, "c": 1, "d": 1, "y": 1}
+
+
+def pairs_of(counts: PairCounts) -> dict[tuple[str, str], int]:
+    """A :class:`~gnn.cocitation.counts.PairCounts` as ``{(id, id): count}``."""
+    return {(counts.ids[i], counts.ids[j]): int(c) for i, j, c in zip(counts.i, counts.j, counts.count)}
+
+
+def citations() -> pd.DataFrame:
+    """:data:`CITES` as ``citing``, ``cited``."""
+    return pd.DataFrame(CITES, columns=["citing", "cited"])
 
 
 def cocite_batch() -> GraphBatch:

@@ -1,4 +1,4 @@
-"""Louvain clusters of the co-citation network and their c-TF-IDF labels."""
+"""Leiden (and networkx Louvain) clusters of the co-citation network and their c-TF-IDF labels."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from gnn.cocitation.clusters import (
 
 
 def two_triangles() -> pd.DataFrame:
-    """Two dense triangles joined by one weak edge: Louvain must split them."""
+    """Two dense triangles joined by one weak edge: Leiden and Louvain must split them."""
     edges = [("a", "b", 5), ("a", "c", 5), ("b", "c", 5), ("d", "e", 4), ("d", "f", 4), ("e", "f", 4), ("c", "d", 1)]
     return pd.DataFrame(edges, columns=["source", "target", "count"])
 

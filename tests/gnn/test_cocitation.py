@@ -1,4 +1,4 @@
-"""Co-citation counts, normalised strengths and write-back, on the hand-checkable graph of conftest.py."""
+"""Co-citation tables, reads and write-back, on the hand-checkable graph of cocite_graph.py."""
 
 from __future__ import annotations
 
@@ -11,26 +11,21 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 import torch
-from cocite_graph import CITES, MENTIONS, open_cocite_store
+from cocite_graph import CITED_BY, CITES, COCITED, SENTENCE, citations, open_cocite_store, pairs_of
 
 from gnn.cocitation.clusters import read_cluster_labels
 from gnn.cocitation.compute import (
     CocitationSettings,
-    association_strength,
     cocitation_edges,
     cocitation_table,
     compute_cocitation,
-    cooccurrence,
     count_cocitation,
-    count_pairs,
     coupling_table,
-    inclusion_index,
-    jaccard_index,
     read_citations,
     read_cocitation_input,
     read_mentions,
-    salton_cosine,
 )
+from gnn.cocitation.counts import cooccurrence
 from graph import GraphStore
 from graph.errors import ConfigError
 
@@ -41,174 +36,6 @@ CPU = torch.device("cpu")
 def cocite_store(tmp_path: Path) -> Iterator[GraphStore]:
     with open_cocite_store(tmp_path) as store:
         yield store
-
-
-COCITED = {("a", "b"): 2, ("a", "c"): 1, ("b", "c"): 1, ("b", "d"): 1, ("b", "y"): 1, ("d", "y"): 1}
-SENTENCE = {("a", "b"): 2, ("b", "d"): 1}
-CITED_BY = {"a": 2, "b": 3, "c": 1, "d": 1, "y": 1}
-
-
-def pairs_of(counts) -> dict[tuple[str, str], int]:
-    return {(counts.ids[i], counts.ids[j]): int(c) for i, j, c in zip(counts.i, counts.j, counts.count)}
-
-
-def citations() -> pd.DataFrame:
-    return pd.DataFrame(CITES, columns=["citing", "cited"])
-
-
-# counts ----------------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("engine", ["esc", "torch", "scipy"])
-def test_cocitation_counts_by_hand(engine: str) -> None:
-    frame = citations()
-    counts = cooccurrence(frame["citing"], frame["cited"], device=CPU, engine=engine)
-    assert list(counts.ids) == ["a", "b", "c", "d", "y"]
-    assert pairs_of(counts) == COCITED
-    assert dict(zip(counts.ids, counts.occurrences.tolist())) == CITED_BY
-    assert counts.n_members == 3
-    assert all(counts.ids[i] < counts.ids[j] for i, j in zip(counts.i, counts.j))
-
-
-@pytest.mark.parametrize("engine", ["esc", "torch", "scipy"])
-def test_sentence_level_and_coupling_counts_by_hand(engine: str) -> None:
-    frame = citations()
-    cocite = cooccurrence(frame["citing"], frame["cited"], device=CPU, engine=engine)
-    mentions = pd.DataFrame(MENTIONS, columns=["sentence", "cited"])
-    sentence = cooccurrence(mentions["sentence"], mentions["cited"], ids=cocite.ids, device=CPU, engine=engine)
-    assert pairs_of(sentence) == SENTENCE
-    coupling = cooccurrence(frame["cited"], frame["citing"], device=CPU, engine=engine)
-    assert pairs_of(coupling) == {("x", "y"): 2, ("x", "z"): 1, ("y", "z"): 1}
-    assert coupling.occurrences.tolist() == [3, 2, 3]  # references of x, y, z
-
-
-def test_repeated_incidence_counts_once() -> None:
-    counts = cooccurrence(["x", "x", "x", "y"], ["a", "b", "a", "b"], device=CPU)
-    assert pairs_of(counts) == {("a", "b"): 1}
-    assert counts.occurrences.tolist() == [1, 2]
-
-
-def test_ids_outside_the_index_are_dropped() -> None:
-    counts = cooccurrence(["s", "s", "s"], ["a", "b", "q"], ids=pd.Index(["b", "a"]), device=CPU)
-    assert list(counts.ids) == ["a", "b"] and pairs_of(counts) == {("a", "b"): 1}
-
-
-def test_empty_input_gives_no_pairs() -> None:
-    for engine in ("torch", "scipy"):
-        counts = cooccurrence([], [], device=CPU, engine=engine)
-        assert len(counts) == 0 and len(counts.ids) == 0
-
-
-def random_incidence(seed: int, members: int = 3000, items: int = 800, nnz: int = 20000) -> tuple[np.ndarray, ...]:
-    rng = np.random.default_rng(seed)
-    # Zipf-like item popularity, as citation counts are: many pairs, a few heavy ones.
-    popularity = 1.0 / np.arange(1, items + 1) ** 0.8
-    cited = rng.choice(items, size=nnz, p=popularity / popularity.sum())
-    return rng.integers(0, members, size=nnz), cited
-
-
-@pytest.mark.parametrize("seed", [0, 1])
-def test_torch_and_scipy_paths_agree_exactly(seed: int) -> None:
-    members, items = random_incidence(seed)
-    by_torch = cooccurrence(members, items, device=CPU, engine="torch")
-    by_scipy = cooccurrence(members, items, engine="scipy")
-    assert by_torch.ids.equals(by_scipy.ids)
-    for name in ("i", "j", "count", "occurrences"):
-        np.testing.assert_array_equal(getattr(by_torch, name), getattr(by_scipy, name))
-    assert by_torch.n_members == by_scipy.n_members
-    assert len(by_torch) > 10_000  # a real test, not two empty results
-
-
-@pytest.mark.parametrize("seed", [0, 1])
-def test_esc_agrees_with_scipy_exactly(seed: int) -> None:
-    members, items = random_incidence(seed)
-    by_esc = cooccurrence(members, items, device=CPU, engine="esc")
-    by_scipy = cooccurrence(members, items, engine="scipy")
-    assert by_esc.ids.equals(by_scipy.ids)
-    for name in ("i", "j", "count", "occurrences"):
-        np.testing.assert_array_equal(getattr(by_esc, name), getattr(by_scipy, name))
-    assert by_esc.n_members == by_scipy.n_members
-    assert len(by_esc) > 10_000
-
-
-def test_esc_in_small_chunks_and_with_torch_gives_the_same_pairs(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The chunked expansion and the torch variant (the CUDA code, here on the CPU) change nothing."""
-    import gnn.cocitation.compute as module
-
-    members, items = random_incidence(4)
-    reference = cooccurrence(members, items, engine="scipy")
-    codes = np.unique(pd.factorize(pd.Series(members))[0] * 800 + reference.ids.get_indexer(items))
-    rows, cols = codes // 800, codes % 800
-    starts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
-    ends = np.append(starts[1:], len(rows))
-    later = np.repeat(ends, ends - starts) - np.arange(len(rows)) - 1
-    monkeypatch.setattr(module, "ESC_CHUNK", 97)  # many chunks, boundaries inside rows
-    for i, j, count in (
-        module._gram_upper_esc(rows, cols, 800, CPU),
-        module._gram_upper_esc_torch(cols, later, 800, CPU),
-    ):
-        np.testing.assert_array_equal(i, reference.i)
-        np.testing.assert_array_equal(j, reference.j)
-        np.testing.assert_array_equal(count, reference.count)
-
-
-def test_count_pairs_takes_sparse_member_codes() -> None:
-    """Members may be any non-negative codes (e.g. the store's row offsets), not only 0..m-1."""
-    members, items = random_incidence(5, members=400, items=100, nnz=3000)
-    dense = cooccurrence(members, items, device=CPU)
-    sparse_members = members.astype(np.int64) * 1_000_003 + 17
-    for engine in ("esc", "torch", "scipy"):
-        codes = count_pairs(sparse_members, dense.ids.get_indexer(items), dense.ids, device=CPU, engine=engine)
-        np.testing.assert_array_equal(codes.count, dense.count)
-        np.testing.assert_array_equal(codes.i, dense.i)
-        assert codes.n_members == dense.n_members
-
-
-def test_counts_match_a_dense_product() -> None:
-    members, items = random_incidence(2, members=200, items=60, nnz=1500)
-    counts = cooccurrence(members, items, device=CPU)
-    dense = np.zeros((200, 60), dtype=np.int64)
-    dense[members, counts.ids.get_indexer(items)] = 1
-    gram = dense.T @ dense
-    upper = np.triu(gram, k=1)
-    assert int(upper.sum()) == int(counts.count.sum())
-    np.testing.assert_array_equal(upper[counts.i, counts.j], counts.count)
-    np.testing.assert_array_equal(np.diag(gram), counts.occurrences)
-
-
-@pytest.mark.gpu
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
-def test_cuda_and_cpu_paths_agree_exactly() -> None:
-    members, items = random_incidence(3, members=50_000, items=5_000, nnz=400_000)
-    on_gpu = cooccurrence(members, items, device="cuda")
-    on_cpu = cooccurrence(members, items, engine="scipy")
-    for name in ("i", "j", "count", "occurrences"):
-        np.testing.assert_array_equal(getattr(on_gpu, name), getattr(on_cpu, name))
-
-
-def test_unknown_engine_is_refused() -> None:
-    with pytest.raises(ConfigError, match="engine"):
-        cooccurrence(["x"], ["a"], engine="dense")
-
-
-# normalised strengths --------------------------------------------------------------------------
-
-
-def test_each_normalisation_by_hand() -> None:
-    # (a, b): c = 2, s = 2, 3, N = 3;  (d, y): c = 1, s = 1, 1
-    c, s_i, s_j = np.array([2, 1]), np.array([2, 1]), np.array([3, 1])
-    np.testing.assert_allclose(association_strength(c, s_i, s_j, total=3), [1.0, 3.0])
-    np.testing.assert_allclose(salton_cosine(c, s_i, s_j), [2 / math.sqrt(6), 1.0])
-    np.testing.assert_allclose(jaccard_index(c, s_i, s_j), [2 / 3, 1.0])
-    np.testing.assert_allclose(inclusion_index(c, s_i, s_j), [1.0, 1.0])
-
-
-def test_inclusion_and_jaccard_differ_when_one_paper_is_popular() -> None:
-    # 1 co-citation between a paper cited once and one cited 10 times: fully included, barely overlapping
-    assert inclusion_index([1], [1], [10])[0] == 1.0
-    assert jaccard_index([1], [1], [10])[0] == pytest.approx(0.1)
-    assert salton_cosine([1], [1], [10])[0] == pytest.approx(1 / math.sqrt(10))
-    assert association_strength([1], [1], [10], total=20)[0] == pytest.approx(2.0)
 
 
 def test_cocitation_table_by_hand(cocite_store: GraphStore) -> None:

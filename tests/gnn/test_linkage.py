@@ -311,9 +311,9 @@ def test_silver_paper_selection_prefers_citances_per_sentence() -> None:
 def test_human_agreement_by_hand(paper: CitedPaper) -> None:
     """Citance c1 has two annotators: A links {1, 2}, B links {2, 3}. Each ordered pair counts TP 1,
     FP 1, FN 1, so P = R = F1 = 0.5. Citance c2 has one annotator and does not count."""
+    from gnn.linkage.corpus import GoldCorpus
     from gnn.linkage.evaluate import human_agreement
     from gnn.linkage.model import Example
-    from gnn.linkage.pipeline import GoldCorpus
 
     def example(sids: set[int]) -> Example:
         return Example("R1", "text", unit(0), paper, frozenset(sids))

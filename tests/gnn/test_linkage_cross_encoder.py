@@ -14,6 +14,7 @@ import pytest
 import torch
 
 from gnn.linkage import CitedPaper, Example, Linker, LinkerSettings, Selection, train_linker
+from gnn.linkage.corpus import GoldCorpus
 from gnn.linkage.cross_encoder import (
     CrossEncodedLinker,
     CrossEncoder,
@@ -23,7 +24,6 @@ from gnn.linkage.cross_encoder import (
     train_cross_encoder,
 )
 from gnn.linkage.evaluate import CROSS_ENCODED, EvalSettings, cross_validate
-from gnn.linkage.pipeline import GoldCorpus
 from graph.errors import ConfigError
 
 TOPICS = [

@@ -11,7 +11,8 @@ import pytest
 import torch
 from cocite_graph import CITES, open_cocite_store
 
-from gnn.cocitation.compute import CocitationSettings, PairCounts, compute_cocitation, cooccurrence
+from gnn.cocitation.compute import CocitationSettings, compute_cocitation
+from gnn.cocitation.counts import PairCounts, cooccurrence
 from gnn.cocitation.noise import (
     NoiseDistributions,
     NoiseSampler,

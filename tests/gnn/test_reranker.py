@@ -32,7 +32,8 @@ from gnn.rerank.model import (
     save_reranker,
 )
 from gnn.retrieval.enricher import Candidate
-from gnn.retrieval.index import IndexSettings, LexicalIndex, RetrievalIndex, tokenize
+from gnn.retrieval.index import IndexSettings, RetrievalIndex
+from gnn.retrieval.lexical import LexicalIndex, tokenize
 from gnn.retrieval.prefetch import PrefetchQuery
 from graph.errors import ConfigError
 

@@ -19,16 +19,15 @@ from gnn.metrics import (
     reciprocal_rank,
 )
 from gnn.retrieval.enricher import CitationLists, Enricher, EnricherSettings, EnrichQuery
-from gnn.retrieval.index import IndexSettings, RetrievalIndex, s_stem, tokenize
+from gnn.retrieval.index import IndexSettings, RetrievalIndex
+from gnn.retrieval.lexical import s_stem, tokenize
 from gnn.retrieval.prefetch import (
     ChannelList,
     Prefetched,
     Prefetcher,
     PrefetchQuery,
     PrefetchSettings,
-    body_sampled_text,
     fuse,
-    manuscript_context,
 )
 from gnn.retrieval.profiles import ProfileIndex, ProfileSettings
 from gnn.text.embeddings import compute_embeddings
@@ -147,16 +146,6 @@ def test_rrf_and_weighted_fusion_by_hand() -> None:
     assert weighted.ids == ["b", "a", "c"] and weighted.scores == pytest.approx([0.75, 0.25, 0.0])
 
 
-def test_manuscript_context_is_fundamental_plus_seeded_earlier_sentences() -> None:
-    draft = [f"s{i}." for i in range(10)]
-    query = manuscript_context(draft, 6, supplemental=2, seed=3)
-    assert query.startswith("s5. s6. s7.")
-    extra = query.split()[3:]
-    assert len(extra) == 2 and all(int(s[1:-1]) < 5 for s in extra)
-    assert manuscript_context(draft, 6, supplemental=2, seed=3) == query  # seeded
-    assert manuscript_context(draft, 0, supplemental=2) == "s0. s1."
-
-
 # --- profiles -----------------------------------------------------------------------------------
 
 
@@ -265,16 +254,3 @@ def test_index_takes_vectors_from_the_encoder_cache_before_they_are_written(
     assert not report.rebuilt and again.embedding_hashes[again.row_of["c1"]] != ""
     without = RetrievalIndex.open(store, path=tmp_path / "other")[0]
     assert without.embedding_hashes[without.row_of["c1"]] == ""
-
-
-def test_body_sampled_text_is_seeded_per_paper_and_keeps_reading_order() -> None:
-    body = [f"b{i}." for i in range(10)]
-    text = body_sampled_text("Title. Abstract.", body, sentences=3, seed=1, key="p1")
-    assert text.startswith("Title. Abstract. ")
-    chosen = text.removeprefix("Title. Abstract. ").split()
-    assert len(chosen) == 3 and chosen == sorted(chosen, key=body.index)  # reading order
-    assert body_sampled_text("Title. Abstract.", body, sentences=3, seed=1, key="p1") == text  # seeded
-    others = {body_sampled_text("T.", body, sentences=3, seed=1, key=f"p{i}") for i in range(20)}
-    assert len(others) > 1  # each paper draws its own sample
-    assert body_sampled_text("T.", ["only."], sentences=5, seed=0, key="p") == "T. only."  # fewer than asked: all
-    assert body_sampled_text("T.", body, sentences=0, seed=0, key="p") == "T."

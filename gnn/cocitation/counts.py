@@ -1,0 +1,375 @@
+r"""Co-citation, sentence-level co-citation and bibliographic coupling, with normalised strengths.
+
+Let :math:`A \in \{0, 1\}^{m \times n}` be the citation incidence matrix: :math:`A_{ki} = 1` when
+paper :math:`k` cites paper :math:`i` (``(k)-[:CITES]->(i)``). Then
+
+.. math::
+    C = A^\top A \qquad\qquad B = A A^\top
+
+:math:`C_{ij}` (:math:`i \neq j`) counts the papers citing both :math:`i` and :math:`j`, their
+co-citation count (Small, 1973, JASIS 24(4)); the diagonal :math:`C_{ii} = s_i` is the number of
+papers citing :math:`i`. :math:`B_{kl}` counts the references papers :math:`k` and :math:`l` share,
+their bibliographic coupling (Kessler, 1963, American Documentation 14(1)). With the incidence of
+citing sentences :math:`M` (sentence × cited paper, from ``(Sentence)-[:MENTIONS]->(Paper)``),
+:math:`S = M^\top M` counts co-citation within one sentence: a finer, stronger signal than
+co-citation anywhere in a paper (Gipp & Beel, 2009, "Citation proximity analysis"). It counts
+sentences, not papers: a paper that co-cites a pair in two sentences adds 2, so a pair's
+``sentence_count`` can exceed its ``count``.
+
+Only the strict upper triangle of a product is needed (the matrices are symmetric; the diagonal
+is :math:`s`). The default engine, ``"esc"``, computes exactly that by expand–sort–compress (the
+ESC sparse product of Bell, Dalton & Olson, 2012, SIAM J. Sci. Comput. 34(4)): every member
+:math:`k` with sorted items :math:`i_1 < \dots < i_{d_k}` *expands* into its
+:math:`d_k (d_k - 1) / 2` pairs :math:`(i_a, i_b)`, :math:`a < b`, as int64 codes
+:math:`i_a n + i_b`; the codes are *sorted*; equal codes *compress* into one pair with their
+multiplicity, which is :math:`C_{i_a i_b} = \sum_k A_{k i_a} A_{k i_b}`. The work is
+:math:`\sum_k d_k (d_k - 1)/2` (the (p, a, b) rows a Cypher pattern join produces) plus one sort;
+it runs on NumPy on the CPU and on torch on CUDA (:func:`gnn.device.select_device`).
+``engine="torch"`` (torch sparse COO product, full matrix) and ``engine="scipy"`` (SciPy CSR
+product) compute the same integers, and the tests hold the three paths to exact equality.
+
+:class:`PairCounts` holds such a product; :func:`normalised_strengths` turns its counts into the
+association strength, Salton's cosine, the Jaccard index and the inclusion index.
+:mod:`gnn.cocitation.compute` reads the incidences from the store and writes the results back.
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+import torch
+from numpy.typing import ArrayLike
+
+from gnn.device import select_device
+from graph.errors import ConfigError
+
+log = logging.getLogger(__name__)
+
+ENGINES = ("esc", "torch", "scipy")
+# Pairs expanded at once by the ESC engine: bounds its transient index arrays (~3 × 8 bytes each).
+ESC_CHUNK = 1 << 24
+
+
+@dataclass(frozen=True)
+class PairCounts:
+    r"""A symmetric co-occurrence matrix :math:`X = B^\top B` as its strict upper triangle and its diagonal.
+
+    Row and column ``k`` stand for ``ids[k]``; ``ids`` is sorted, so ``i < j`` means ``ids[i] < ids[j]``.
+    Pairs are ordered by ``(i, j)``.
+    """
+
+    ids: pd.Index  # item id of each index, sorted ascending
+    i: np.ndarray  # int64 [nnz]: first item of each pair
+    j: np.ndarray  # int64 [nnz]: second item, i < j
+    count: np.ndarray  # int64 [nnz]: X_ij, members containing both
+    occurrences: np.ndarray  # int64 [n]: X_ii = s_i, members containing the item
+    n_members: int  # members with at least one item: the N of association strength
+
+    def __len__(self) -> int:
+        return len(self.count)
+
+    def frame(self) -> pd.DataFrame:
+        """``source``, ``target`` (ids, source < target) and ``count``."""
+        return pd.DataFrame({"source": self.ids[self.i], "target": self.ids[self.j], "count": self.count})
+
+
+# normalised strengths --------------------------------------------------------------------------
+
+
+def association_strength(count: ArrayLike, s_i: ArrayLike, s_j: ArrayLike, *, total: int) -> np.ndarray:
+    r"""Association strength, scaled so that it reads as observed over expected co-occurrences.
+
+    .. math::
+        \mathrm{AS}_{ij} = \frac{N \, c_{ij}}{s_i \, s_j}
+
+    van Eck & Waltman (2009), "How to normalize cooccurrence data? An analysis of some well-known
+    similarity measures", JASIST 60(8): :math:`c_{ij} / (s_i s_j)` is proportional to the ratio of
+    the observed co-occurrences to those expected if :math:`i` and :math:`j` occurred independently,
+    :math:`s_i s_j / N` with :math:`N` documents (here: citing papers). Multiplying by
+    ``total`` :math:`= N` makes the ratio explicit: 1 is chance, above 1 more often co-cited than
+    chance. Unlike cosine it does not favour pairs of highly cited papers. VOSviewer's own variant
+    divides by total link strengths instead of :math:`s_i`; bibliometrix's ``association`` is the
+    unscaled :math:`c_{ij}/(s_i s_j)`.
+    """
+    c, si, sj = _floats(count, s_i, s_j)
+    return total * c / (si * sj)
+
+
+def salton_cosine(count: ArrayLike, s_i: ArrayLike, s_j: ArrayLike) -> np.ndarray:
+    r"""Salton's cosine.
+
+    .. math::
+        \cos_{ij} = \frac{c_{ij}}{\sqrt{s_i \, s_j}}
+
+    Salton & McGill (1983), *Introduction to Modern Information Retrieval*; the cosine of the two
+    papers' binary citing vectors (columns of :math:`A`). In [0, 1].
+    """
+    c, si, sj = _floats(count, s_i, s_j)
+    return c / np.sqrt(si * sj)
+
+
+def jaccard_index(count: ArrayLike, s_i: ArrayLike, s_j: ArrayLike) -> np.ndarray:
+    r"""Jaccard index: papers citing both over papers citing either.
+
+    .. math::
+        J_{ij} = \frac{c_{ij}}{s_i + s_j - c_{ij}}
+
+    Jaccard (1901); as a co-occurrence normalisation see van Eck & Waltman (2009). In [0, 1].
+    """
+    c, si, sj = _floats(count, s_i, s_j)
+    return c / (si + sj - c)
+
+
+def inclusion_index(count: ArrayLike, s_i: ArrayLike, s_j: ArrayLike) -> np.ndarray:
+    r"""Inclusion index: how far the less cited paper's citers are contained in the other's.
+
+    .. math::
+        I_{ij} = \frac{c_{ij}}{\min(s_i, s_j)}
+
+    The inclusion index of co-word analysis (Callon, Courtial & Laville, 1991, Scientometrics 22(1);
+    also called the overlap or Simpson coefficient), compared in van Eck & Waltman (2009) and
+    offered by bibliometrix's ``normalizeSimilarity(type = "inclusion")``. In [0, 1]; 1 when every
+    paper citing the less cited one also cites the other.
+    """
+    c, si, sj = _floats(count, s_i, s_j)
+    return c / np.minimum(si, sj)
+
+
+def normalised_strengths(pairs: PairCounts) -> pd.DataFrame:
+    """``association``, ``cosine``, ``jaccard`` and ``inclusion`` for every pair, ``s`` = ``pairs.occurrences``."""
+    s_i, s_j = pairs.occurrences[pairs.i], pairs.occurrences[pairs.j]
+    return pd.DataFrame(
+        {
+            "association": association_strength(pairs.count, s_i, s_j, total=pairs.n_members),
+            "cosine": salton_cosine(pairs.count, s_i, s_j),
+            "jaccard": jaccard_index(pairs.count, s_i, s_j),
+            "inclusion": inclusion_index(pairs.count, s_i, s_j),
+        }
+    )
+
+
+def _floats(*arrays: ArrayLike) -> tuple[np.ndarray, ...]:
+    return tuple(np.asarray(a, dtype=np.float64) for a in arrays)
+
+
+# counts ----------------------------------------------------------------------------------------
+
+
+def cooccurrence(
+    members: ArrayLike,
+    items: ArrayLike,
+    *,
+    ids: pd.Index | None = None,
+    device: torch.device | str | None = None,
+    engine: str = "esc",
+) -> PairCounts:
+    r"""Pairs of items that occur in the same member, counted over members: :math:`X = B^\top B`.
+
+    ``members[k]`` contains ``items[k]`` (both ids, any hashable); :math:`B` is the binary member ×
+    item incidence, so a repeated ``(member, item)`` row counts once. Co-citation is
+    ``cooccurrence(citing, cited)``, bibliographic coupling ``cooccurrence(cited, citing)``,
+    sentence-level co-citation ``cooccurrence(sentence, cited)``.
+
+    Args:
+        ids: the items to index by (sorted here); items outside it are dropped. Default: the
+            distinct items, sorted. Pass another count's ``ids`` to put two counts in one index.
+        device: where the product runs (default: CUDA when available).
+        engine: ``"esc"`` (expand–sort–compress of the upper triangle; NumPy on the CPU, torch on
+            CUDA), ``"torch"`` (torch sparse COO product on ``device``) or ``"scipy"`` (CSR
+            product on the CPU); all give the same integers.
+    """
+    if engine not in ENGINES:
+        raise ConfigError(f"engine {engine!r} is not one of {ENGINES}")
+    member_codes, _ = pd.factorize(_series(members))
+    item_values = _series(items)
+    if ids is None:
+        item_codes, uniques = pd.factorize(item_values, sort=True)
+        index = pd.Index(uniques)
+    else:
+        index = pd.Index(ids).sort_values()
+        item_codes = index.get_indexer(item_values)
+    return count_pairs(member_codes, item_codes, index, device=device, engine=engine)
+
+
+def count_pairs(
+    members: np.ndarray,
+    items: np.ndarray,
+    ids: pd.Index,
+    *,
+    device: torch.device | str | None = None,
+    engine: str = "esc",
+) -> PairCounts:
+    r""":func:`cooccurrence` over integer codes: ``members[k]`` (any int ≥ 0) contains item ``ids[items[k]]``.
+
+    Rows with a negative item code (an item outside ``ids``) are dropped and logged. This is the
+    entry point for codes read from the store as Arrow (:func:`read_cocitation_input`): no id is
+    hashed or compared as a string.
+    """
+    if engine not in ENGINES:
+        raise ConfigError(f"engine {engine!r} is not one of {ENGINES}")
+    member_codes, item_codes = np.asarray(members, dtype=np.int64), np.asarray(items, dtype=np.int64)
+    kept = item_codes >= 0
+    if not kept.all():
+        log.info("cooccurrence: %d rows name items outside the index; dropped", int((~kept).sum()))
+        member_codes, item_codes = member_codes[kept], item_codes[kept]
+    n_items = max(len(ids), 1)
+    if len(member_codes) and int(member_codes.max()) > (2**63 - 1) // n_items - 1:
+        member_codes = pd.factorize(member_codes)[0].astype(np.int64)  # sparse codes: make them dense first
+    # One int64 code per (member, item): sorting it deduplicates far faster than hashing row pairs.
+    codes = _sorted_unique(member_codes * n_items + item_codes)
+    rows, cols = codes // n_items, codes % n_items  # rows ascending, items ascending within a row
+    occurrences = np.bincount(cols, minlength=len(ids)).astype(np.int64)  # X_ii = s_i
+    n_members = int(len(rows) > 0) + int(np.count_nonzero(rows[1:] != rows[:-1]))
+    torch_device = select_device(None) if device is None else torch.device(device)
+    if engine == "esc":
+        i, j, count = _gram_upper_esc(rows, cols, n_items, torch_device)
+    elif engine == "torch":
+        rows = np.unique(rows, return_inverse=True)[1].astype(np.int64)  # dense member rows for the matrix
+        i, j, count = _gram_upper_torch(rows, cols, n_items, torch_device)
+    else:
+        i, j, count = _gram_upper_scipy(rows, cols, n_items)
+    pair_codes = i * n_items + j
+    if len(pair_codes) > 1 and not (pair_codes[1:] > pair_codes[:-1]).all():  # ESC's and torch's output already is
+        order = np.argsort(pair_codes, kind="stable")
+        i, j, count = i[order], j[order], count[order]
+    return PairCounts(ids, i, j, count, occurrences, n_members)
+
+
+def _gram_upper_esc(
+    rows: np.ndarray, cols: np.ndarray, n_items: int, device: torch.device
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    r"""Strict upper triangle of :math:`B^\top B` by expand–sort–compress (see the module docstring).
+
+    ``(rows, cols)`` are unique and sorted by row, then column. Position :math:`p` in a row that
+    ends at :math:`e` pairs with the :math:`e - p - 1` later positions of the row; pairs are
+    expanded in chunks of at most :data:`ESC_CHUNK`, as codes ``cols[p] * n_items + cols[q]``.
+    """
+    empty = np.empty(0, dtype=np.int64)
+    if len(rows) < 2:
+        return empty, empty, empty
+    if n_items > 3_037_000_499:  # n_items² would overflow int64 codes
+        raise ConfigError(f"{n_items} items are too many for int64 pair codes; use engine='scipy'")
+    starts = np.flatnonzero(np.concatenate([[True], rows[1:] != rows[:-1]]))
+    ends = np.append(starts[1:], len(rows))
+    later = np.repeat(ends, ends - starts) - np.arange(len(rows)) - 1  # pairs each position starts
+    if device.type != "cpu":
+        return _gram_upper_esc_torch(cols, later, n_items, device)
+    total = int(later.sum())
+    if total == 0:
+        return empty, empty, empty
+    codes = np.empty(total, dtype=np.int64)
+    for first, last, out in _esc_chunks(later):  # expand
+        counts = later[first:last]
+        left = np.repeat(np.arange(first, last), counts)
+        step = np.arange(len(left)) - np.repeat(np.cumsum(counts) - counts, counts) + 1  # 1..counts[p]
+        codes[out : out + len(left)] = cols[left] * n_items + cols[left + step]
+    codes.sort()  # sort
+    boundary = np.empty(total, dtype=bool)  # compress
+    boundary[0] = True
+    np.not_equal(codes[1:], codes[:-1], out=boundary[1:])
+    at = np.flatnonzero(boundary)
+    count = np.diff(np.append(at, total)).astype(np.int64)
+    unique = codes[at]
+    return unique // n_items, unique % n_items, count
+
+
+def _esc_chunks(later: np.ndarray) -> Iterator[tuple[int, int, int]]:
+    """``(first, last, out)``: position ranges expanding to at most ~ESC_CHUNK pairs, and where their pairs go."""
+    ends = np.cumsum(later)
+    first, out = 0, 0
+    while first < len(later):
+        last = int(np.searchsorted(ends, out + ESC_CHUNK, side="right"))
+        last = max(last, first + 1)
+        yield first, last, out
+        out = int(ends[last - 1])
+        first = last
+
+
+def _gram_upper_esc_torch(
+    cols: np.ndarray, later: np.ndarray, n_items: int, device: torch.device
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The ESC product with torch on ``device`` (CUDA): the same expand, sort and compress."""
+    cols_t = torch.from_numpy(cols).to(device)
+    later_t = torch.from_numpy(later).to(device)
+    parts = []
+    for first, last, _ in _esc_chunks(later):
+        counts = later_t[first:last]
+        left = torch.repeat_interleave(torch.arange(first, last, device=device), counts)
+        offsets = torch.cumsum(counts, 0) - counts
+        step = torch.arange(len(left), device=device) - torch.repeat_interleave(offsets, counts) + 1
+        parts.append(cols_t[left] * n_items + cols_t[left + step])
+    codes = torch.sort(torch.cat(parts)).values
+    unique, count = torch.unique_consecutive(codes, return_counts=True)
+    return (unique // n_items).cpu().numpy(), (unique % n_items).cpu().numpy(), count.to(torch.int64).cpu().numpy()
+
+
+def _sorted_unique(values: np.ndarray) -> np.ndarray:
+    """``np.unique`` by sorting: for tens of millions of int64 codes faster than its hash table."""
+    values = np.sort(values)
+    if len(values) < 2:
+        return values
+    keep = np.empty(len(values), dtype=bool)
+    keep[0] = True
+    np.not_equal(values[1:], values[:-1], out=keep[1:])
+    return values[keep]
+
+
+def _series(values: ArrayLike) -> pd.Series:
+    """Ids as a Series without a detour through Python objects (pandas factorizes typed arrays fast)."""
+    if isinstance(values, pd.Series):
+        return values
+    if isinstance(values, pd.Index):
+        return values.to_series(index=None)
+    return pd.Series(np.asarray(values))
+
+
+def _gram_upper_torch(
+    rows: np.ndarray, cols: np.ndarray, n_items: int, device: torch.device | str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Strict upper triangle of BᵀB with torch sparse tensors (COO × COO; cuSPARSE on CUDA)."""
+    if len(rows) == 0:
+        empty = np.empty(0, dtype=np.int64)
+        return empty, empty, empty
+    n_members = int(rows.max()) + 1
+    index = torch.from_numpy(np.stack([rows, cols])).to(device)  # [2, nnz]
+    # float64 holds every integer up to 2^53 exactly, so the counts are exact; CUDA has no integer SpGEMM.
+    values = torch.ones(index.shape[1], dtype=torch.float64, device=device)
+    # rows/cols come sorted and unique from cooccurrence(), so the tensor is coalesced as built
+    incidence = torch.sparse_coo_tensor(index, values, (n_members, n_items), check_invariants=True, is_coalesced=True)
+    with warnings.catch_warnings():  # torch routes COO @ COO through CSR and warns that CSR is "beta"
+        warnings.filterwarnings("ignore", message="Sparse CSR tensor support is in beta state")
+        gram = torch.sparse.mm(incidence.t().coalesce(), incidence).coalesce()  # [n_items, n_items]
+    i, j = gram.indices()
+    upper = i < j  # the matrix is symmetric: keep each unordered pair once, and no diagonal
+    count = gram.values()[upper].round().to(torch.int64)
+    return i[upper].cpu().numpy(), j[upper].cpu().numpy(), count.cpu().numpy()
+
+
+def _gram_upper_scipy(rows: np.ndarray, cols: np.ndarray, n_items: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Strict upper triangle of BᵀB with SciPy (CSR × CSC, int64)."""
+    n_members = int(rows.max()) + 1 if len(rows) else 0
+    incidence = sp.csr_matrix(
+        (np.ones(len(rows), dtype=np.int64), (rows, cols)), shape=(n_members, n_items), dtype=np.int64
+    )
+    gram = sp.triu(incidence.T @ incidence, k=1).tocoo()
+    return gram.row.astype(np.int64), gram.col.astype(np.int64), gram.data.astype(np.int64)
+
+
+__all__ = [
+    "ENGINES",
+    "ESC_CHUNK",
+    "PairCounts",
+    "association_strength",
+    "cooccurrence",
+    "count_pairs",
+    "inclusion_index",
+    "jaccard_index",
+    "normalised_strengths",
+    "salton_cosine",
+]
