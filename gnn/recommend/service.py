@@ -54,6 +54,7 @@ from gnn.retrieval.prefetch import Prefetched, Prefetcher, PrefetchQuery, Prefet
 from gnn.retrieval.profiles import ProfileIndex, ProfileSettings
 from gnn.text.encoder import TextEncoder
 from graph.errors import ConfigError
+from graph.files import IndexFiles
 from graph.store import GraphStore
 from loaders.markers import MASK, mask_target, surname
 
@@ -568,7 +569,7 @@ class LazyRecommendationService:
 
 def reranker_dir(index_dir: Path) -> Path:
     """Where ``citegraph train reranker`` saves the model and the service looks for it: ``<index>.reranker/``."""
-    return index_dir.with_name(index_dir.name + ".reranker")
+    return IndexFiles(index_dir).reranker
 
 
 def load_trained_reranker(
