@@ -23,7 +23,8 @@ reranker_examples       ``<cache>/reranker_examples/``               ``train rer
 A server store (Neo4j) has no file, so nothing beside it: its index must be given a folder, and
 only the cache's artefacts exist. :meth:`StoreFiles.describe` lists each artefact with its size and,
 where the artefact records one, what it was built from: the index's store stamp (size and mtime of
-the store's files at build time, compared with the store's stamp now) and the reranker's data hash.
+the store's files at build time, compared with the store's stamp now), the citances' store stamp
+likewise, and the reranker's data hash.
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ class FileEntry:
     exists: bool
     size: int  # bytes; a folder's files summed; 0 when absent
     built_from: str | None  # the stamp or hash the artefact records of its inputs, where it records one
-    current: bool | None  # the index only: True when its store stamp is the store's stamp now
+    current: bool | None  # index and citances: True when their store stamp is the store's stamp now
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -73,6 +74,11 @@ class IndexFiles:
     def citances(self) -> Path:
         """The masked citing sentences the profiles are built from: ``<index>.citances.parquet``."""
         return self.folder.with_name(self.folder.name + ".citances.parquet")
+
+    @property
+    def citances_stamp(self) -> Path:
+        """The store stamp the citances were read at: ``<index>.citances.stamp``."""
+        return self.citances.with_suffix(".stamp")
 
     @property
     def profiles(self) -> Path:
@@ -182,11 +188,15 @@ class StoreFiles:
 
     def describe(self) -> list[FileEntry]:
         """Each artefact, in the order the steps write them, with its path, size and built-from stamp."""
+        now = self.stamp()
         index_stamp = _json_field(self.index, "manifest.json", "store_stamp")
+        citances_stamp = _text(None if self.index is None else IndexFiles(self.index).citances_stamp)
         entries = [
             _entry("store", self.db, extra=None if self.db is None else self.db.with_name(self.db.name + ".wal")),
-            _entry("index", self.index, index_stamp, None if index_stamp is None else index_stamp == self.stamp()),
-            _entry("citances", self.citances),
+            _entry("index", self.index, index_stamp, None if index_stamp is None else index_stamp == now),
+            _entry(
+                "citances", self.citances, citances_stamp, None if citances_stamp is None else citances_stamp == now
+            ),
             _entry("profiles", self.profiles),
             _entry("reranker", self.reranker, _json_field(self.reranker, "config.json", "data_hash")),
             _entry("clusters", self.clusters),
@@ -220,6 +230,14 @@ def _size(path: Path | None) -> int:
     if path.is_dir():
         return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
     return path.stat().st_size
+
+
+def _text(path: Path | None) -> str | None:
+    """The text of the file ``path``, or None when it is missing or unreadable."""
+    try:
+        return None if path is None else path.read_text(encoding="utf-8")
+    except OSError:
+        return None
 
 
 def _json_field(folder: Path | None, name: str, key: str) -> str | None:

@@ -27,7 +27,8 @@ def test_every_artefact_has_its_one_name(tmp_path: Path) -> None:
 def test_index_dir_moves_what_sits_beside_the_index(tmp_path: Path) -> None:
     files = StoreFiles(tmp_path / "g.db", index_dir=tmp_path / "elsewhere" / "idx")
     assert files.index == tmp_path / "elsewhere" / "idx"
-    assert files.reranker == IndexFiles(tmp_path / "elsewhere" / "idx").reranker == tmp_path / "elsewhere" / "idx.reranker"
+    assert files.reranker == IndexFiles(files.index).reranker == tmp_path / "elsewhere" / "idx.reranker"
+    assert IndexFiles(files.index).citances_stamp == tmp_path / "elsewhere" / "idx.citances.stamp"
     assert files.profiles == tmp_path / "elsewhere" / "idx.profiles"
     assert files.clusters == tmp_path / "g.db.clusters.json"  # the labels stay beside the store
 
@@ -63,9 +64,12 @@ def test_describe_sizes_and_stamps(store: GraphStore, store_path: Path, tmp_path
     store.close()
     files = StoreFiles(store_path, cache=tmp_path / "cache")
     assert files.index is not None and files.reranker is not None and files.clusters is not None
+    assert files.citances is not None
     files.index.mkdir()
     (files.index / "manifest.json").write_text(json.dumps({"store_stamp": files.stamp()}), encoding="utf-8")
     (files.index / "vectors.npy").write_bytes(b"\0" * 1000)
+    files.citances.write_bytes(b"\0" * 10)
+    IndexFiles(files.index).citances_stamp.write_text("stale", encoding="utf-8")
     files.reranker.mkdir()
     (files.reranker / "config.json").write_text(json.dumps({"data_hash": "abc123"}), encoding="utf-8")
     files.clusters.write_text("{}", encoding="utf-8")
@@ -87,6 +91,7 @@ def test_describe_sizes_and_stamps(store: GraphStore, store_path: Path, tmp_path
     assert entries["store"].exists and entries["store"].size >= store_path.stat().st_size > 0
     index = entries["index"]
     assert index.exists and index.size > 1000 and index.built_from == files.stamp() and index.current is True
+    assert entries["citances"].built_from == "stale" and entries["citances"].current is False
     assert entries["reranker"].built_from == "abc123" and entries["reranker"].current is None
     assert entries["clusters"].size == 2
     assert not entries["linker"].exists and entries["linker"].size == 0
