@@ -19,7 +19,13 @@ import logging
 import sys
 from collections.abc import Sequence
 
-from api.cli import compute, data, ingest, linkage, query, recommend, serve
+import api.cli.compute as compute
+import api.cli.data as data
+import api.cli.ingest as ingest
+import api.cli.linkage as linkage
+import api.cli.query as query
+import api.cli.recommend as recommend
+import api.cli.serve as serve
 from graph import CitegraphError
 
 log = logging.getLogger("citegraph")
