@@ -26,13 +26,15 @@ from fastapi.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 from strawberry.fastapi import GraphQLRouter
 
+from api.lazy import Lazy
 from api.schema import Context, schema
 from api.services import GraphService
 from api.settings import AppSettings
 from api.web import DASHBOARD_DIR, NODE_MODULES, missing_assets, offline_graphiql_html
-from gnn.linkage.service import LazyLinkageService, LinkageService
-from gnn.recommend.service import LazyRecommendationService, RecommendationService, ServiceSettings
+from gnn.linkage.service import LinkageService
+from gnn.recommend.service import RecommendationService, ServiceSettings
 from graph import CitegraphError, StoreConfig, open_store
+from graph.files import StoreFiles
 
 log = logging.getLogger(__name__)
 GRAPHQL_PATH = "/graphql"
@@ -127,11 +129,10 @@ def _linkage_service(service: GraphService) -> LinkageService:
     """
     from api.cli.linkage import load_linker
     from gnn.linkage.cross_encoder import CrossEncoder
-    from gnn.linkage.pipeline import default_cross_encoder_path
     from gnn.text.encoder import EncoderSettings, TextEncoder
 
     linker = load_linker(None)  # before the encoder: fails fast where no model was trained
-    cross = CrossEncoder.load_if_saved(default_cross_encoder_path())
+    cross = CrossEncoder.load_if_saved(StoreFiles().cross_encoder)
     encoder = TextEncoder(EncoderSettings.from_env())
     return LinkageService(service.store, encoder, linker, lock=service.lock, cross_encoder=cross)
 
@@ -147,7 +148,11 @@ def _recommendation_service(service: GraphService) -> RecommendationService:
     return RecommendationService.open(service.store, ServiceSettings(), lock=service.lock)
 
 
-def _warm(services: dict[str, LazyRecommendationService | LazyLinkageService], models: dict[str, str]) -> None:
+def _close_linkage(linkage: LinkageService) -> None:
+    linkage.encoder.close()  # the service shares the store (closed by the app) and holds no other resource
+
+
+def _warm(services: dict[str, Lazy[RecommendationService] | Lazy[LinkageService]], models: dict[str, str]) -> None:
     """Build each lazy service now (a warm start); record why one cannot be built (no index, no linker)."""
     for name, lazy in services.items():
         try:
@@ -165,15 +170,17 @@ def create_app(config: StoreConfig, settings: AppSettings) -> FastAPI:
     """An app that opens the store read-only at start-up and closes it at shutdown."""
     state: dict[str, GraphService] = {}
     models: dict[str, str] = {}  # model -> loading / loaded / the reason it is unavailable (warm start only)
-    linkers: dict[str, LazyLinkageService] = {}
-    recommenders: dict[str, LazyRecommendationService] = {}
+    linkers: dict[str, Lazy[LinkageService]] = {}
+    recommenders: dict[str, Lazy[RecommendationService]] = {}
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         store = open_store(config)
         service = state["service"] = GraphService(store)
-        linkers["linkage"] = linkage = LazyLinkageService(lambda: _linkage_service(service))
-        recommenders["recommend"] = recommend = LazyRecommendationService(lambda: _recommendation_service(service))
+        linkers["linkage"] = linkage = Lazy(lambda: _linkage_service(service), close=_close_linkage)
+        recommenders["recommend"] = recommend = Lazy(
+            lambda: _recommendation_service(service), close=RecommendationService.close
+        )
         for problem in missing_assets():
             log.warning("GraphiQL will not load offline: %s", problem)
         if settings.warm:
@@ -184,8 +191,7 @@ def create_app(config: StoreConfig, settings: AppSettings) -> FastAPI:
         try:
             yield
         finally:
-            if linkage.loaded:
-                linkage.get().encoder.close()
+            linkage.close()
             recommend.close()
             store.close()
 

@@ -18,6 +18,7 @@ from strawberry.dataloader import DataLoader
 from strawberry.fastapi import BaseContext
 
 from api.errors import RequestTimeout, UserInputError
+from api.lazy import Lazy
 from api.services import (
     AuthorRecord,
     CategoryAssignment,
@@ -32,8 +33,8 @@ from api.services import (
 )
 
 if TYPE_CHECKING:  # gnn.linkage.service / gnn.recommend.service import the encoder (torch); loaded only when used
-    from gnn.linkage.service import LazyLinkageService
-    from gnn.recommend.service import LazyRecommendationService
+    from gnn.linkage.service import LinkageService
+    from gnn.recommend.service import RecommendationService
 
 T = TypeVar("T")
 K = TypeVar("K")
@@ -57,8 +58,8 @@ class Context(BaseContext):
         service: GraphService,
         max_results: int,
         timeout_s: float = DEFAULT_TIMEOUT_S,
-        linkage: LazyLinkageService | None = None,
-        recommend: LazyRecommendationService | None = None,
+        linkage: Lazy[LinkageService] | None = None,
+        recommend: Lazy[RecommendationService] | None = None,
     ) -> None:
         super().__init__()
         self.service = service
@@ -100,8 +101,8 @@ class Context(BaseContext):
         service: GraphService,
         max_results: int,
         timeout_s: float = DEFAULT_TIMEOUT_S,
-        linkage: LazyLinkageService | None = None,
-        recommend: LazyRecommendationService | None = None,
+        linkage: Lazy[LinkageService] | None = None,
+        recommend: Lazy[RecommendationService] | None = None,
     ) -> Context:
         return cls(service, max_results, timeout_s, linkage, recommend)
 

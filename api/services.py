@@ -13,7 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gnn.cocitation.clusters import ClusterLabel, cluster_labels_path, read_cluster_labels
+from gnn.cocitation.clusters import ClusterLabel, read_cluster_labels
+from graph.files import StoreFiles
 from graph.store import GraphStore
 
 YEAR_MIN, YEAR_MAX = 0, 9999  # open bounds for year filters (statements take integers)
@@ -312,7 +313,7 @@ class GraphService:
 
     def cluster_labels(self) -> list[ClusterLabel]:
         """The labels `compute cocitation` wrote beside the store (empty before, or on Neo4j)."""
-        path = cluster_labels_path(self.store)
+        path = StoreFiles.of(self.store).clusters
         if path is None or not path.is_file():
             return []
         stamp = path.stat().st_mtime_ns

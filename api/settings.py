@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from graph.errors import ConfigError
+from graph.files import default_cache_root
 
 
 @dataclass(frozen=True)
@@ -46,7 +47,7 @@ class AppSettings:
         origins = tuple(o.strip().rstrip("/") for o in env.get("CITEGRAPH_CORS_ORIGINS", "").split(",") if o.strip())
         return cls(
             data_dir=Path(env.get("CITEGRAPH_DATA", "../shared/data")),
-            cache_dir=Path(env.get("CITEGRAPH_CACHE", Path.home() / ".cache" / "citegraph")),
+            cache_dir=default_cache_root(),
             rejects_dir=Path(env.get("CITEGRAPH_REJECTS", "var/rejects")),
             host=env.get("CITEGRAPH_HOST", "127.0.0.1"),
             port=port,

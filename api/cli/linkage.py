@@ -1,9 +1,10 @@
-"""The ``citegraph`` subcommands of sentence linkage (registered by :mod:`api.cli.main`).
+"""The ``citegraph`` subcommands of sentence linkage (registered by :mod:`api.cli.main`; ``compute linkage``
+by :mod:`api.cli.compute`).
 
 ::
 
     citegraph link --scisumm-dir DIR --out RUN_DIR [--model M]   fill Task 1A CSVs (no graph needed)
-    citegraph linkage train [--silver-papers N] [--out M]         train the linker on CL-SciSumm gold (+ silver)
+    citegraph linkage train [--max-papers N] [--out M]           train the linker on CL-SciSumm gold (+ silver)
     citegraph linkage silver --out CSV [--max-papers N]           Singha Roy & Mercer silver corpus from ScisummNet
     citegraph linkage eval [--folds 5]                            leave-papers-out CV with baselines (JSON)
     citegraph linkage task-input --out DIR                        CL-SciSumm 2018 annotations -> Task 1A inputs
@@ -17,19 +18,29 @@ import argparse
 import json
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from api.settings import AppSettings
+import pandas as pd
+
+from api.cli.common import data_dir
+from gnn.linkage import Example, Linker, LinkerSettings, compute_linkage, score_task1a, train_linker
+from gnn.linkage.corpus import load_gold_corpus, load_silver_source
+from gnn.linkage.cross_encoder import CrossEncodedLinker, CrossEncoder, CrossEncoderSettings, train_cross_encoder
+from gnn.linkage.evaluate import EvalSettings, cross_validate
+from gnn.linkage.service import make_predictor
+from gnn.linkage.silver import (
+    BinaryMetrics,
+    SilverSource,
+    balance,
+    choose_cutoff,
+    gold_pairs,
+    silver_examples,
+    silver_pairs,
+)
+from gnn.text.encoder import EncoderSettings, TextEncoder
 from graph.errors import ConfigError
-
-if TYPE_CHECKING:
-    import pandas as pd
-
-    from gnn.linkage import Example, Linker
-    from gnn.linkage.cross_encoder import CrossEncodedLinker, CrossEncoderSettings
-    from gnn.linkage.silver import BinaryMetrics, SilverSource
-    from gnn.text.encoder import TextEncoder
-    from graph.store import GraphStore
+from graph.files import StoreFiles
+from graph.store import GraphStore
+from loaders.task1a import link_folder, read_gold, read_run, write_task_inputs
 
 log = logging.getLogger("citegraph")
 
@@ -38,20 +49,12 @@ SCISUMMNET = Path("scisumm") / "ScisummNet-2019"
 
 
 def _encoder(args: argparse.Namespace) -> TextEncoder:
-    from gnn.text.encoder import EncoderSettings, TextEncoder
-
     return TextEncoder(EncoderSettings.from_env(device=getattr(args, "device", None)))
-
-
-def _data_dir(args: argparse.Namespace) -> Path:
-    return Path(args.data) if getattr(args, "data", None) else AppSettings.from_env().data_dir
 
 
 def load_linker(path: str | None) -> Linker:
     """The linker at ``path`` (default ``$CITEGRAPH_CACHE/models/linker.json``), or a ConfigError saying how to train one."""
-    from gnn.linkage import Linker, default_model_path
-
-    model = Path(path) if path else default_model_path()
+    model = Path(path) if path else StoreFiles().linker
     if not model.is_file():
         raise ConfigError(f"no linker model at {model}; train one with `citegraph linkage train` (or pass --model)")
     return Linker.load(model)
@@ -61,21 +64,16 @@ def _silver_corpus(
     args: argparse.Namespace, encoder: TextEncoder, gold_examples: list[Example], exclude: set[str]
 ) -> tuple[SilverSource, pd.DataFrame, float, BinaryMetrics]:
     """Silver source and the balanced corpus with the cutoff chosen on ``gold_examples``."""
-    from gnn.linkage.corpus import load_silver_source
-    from gnn.linkage.silver import balance, choose_cutoff, gold_pairs, silver_pairs
-
-    source = load_silver_source(_data_dir(args) / SCISUMMNET, encoder, max_papers=args.max_papers, exclude=exclude)
+    source = load_silver_source(data_dir(args) / SCISUMMNET, encoder, max_papers=args.max_papers, exclude=exclude)
     cutoff, metrics = choose_cutoff(*gold_pairs(gold_examples), args.criterion)
     corpus = balance(silver_pairs(source), cutoff, seed=args.seed)
     return source, corpus, cutoff, metrics
 
 
 def cmd_linkage_silver(args: argparse.Namespace) -> int:
-    from gnn.linkage.corpus import load_gold_corpus
-
     encoder = _encoder(args)
     try:
-        gold = load_gold_corpus(_data_dir(args) / TRAINING_SET, encoder)
+        gold = load_gold_corpus(data_dir(args) / TRAINING_SET, encoder)
         _, corpus, cutoff, metrics = _silver_corpus(args, encoder, gold.examples, set(gold.papers))
     finally:
         encoder.close()
@@ -95,14 +93,10 @@ def cmd_linkage_silver(args: argparse.Namespace) -> int:
 
 
 def cmd_linkage_train(args: argparse.Namespace) -> int:
-    from gnn.linkage import LinkerSettings, default_model_path, train_linker
-    from gnn.linkage.corpus import load_gold_corpus
-    from gnn.linkage.silver import silver_examples
-
     settings = LinkerSettings(c=args.c, silver_weight=args.silver_weight, seed=args.seed)
     encoder = _encoder(args)
     try:
-        gold = load_gold_corpus(_data_dir(args) / TRAINING_SET, encoder)
+        gold = load_gold_corpus(data_dir(args) / TRAINING_SET, encoder)
         examples = list(gold.examples)
         if args.max_papers != 0:
             source, corpus, _, _ = _silver_corpus(args, encoder, gold.examples, set(gold.papers))
@@ -110,18 +104,15 @@ def cmd_linkage_train(args: argparse.Namespace) -> int:
         linker = train_linker(examples, settings, selection_examples=gold.examples)
     finally:
         encoder.close()
-    out = Path(args.out) if args.out else default_model_path()
+    out = Path(args.out) if args.out else StoreFiles().linker
     linker.save(out)
     print(
         f"linker trained on {len(gold.examples)} gold + {len(examples) - len(gold.examples)} silver citances -> {out}"
     )
     print(f"selection: {linker.selection}")
     if args.cross_encoder:
-        from gnn.linkage.cross_encoder import train_cross_encoder
-        from gnn.linkage.pipeline import default_cross_encoder_path
-
         cross = train_cross_encoder(gold.examples, linker, _cross_encoder_settings(args))
-        folder = Path(args.cross_encoder_out) if args.cross_encoder_out else default_cross_encoder_path()
+        folder = Path(args.cross_encoder_out) if args.cross_encoder_out else StoreFiles().cross_encoder
         cross.save(folder)
         print(f"cross-encoder fine-tuned on the {len(gold.examples)} gold citances -> {folder}")
     return 0
@@ -130,13 +121,10 @@ def cmd_linkage_train(args: argparse.Namespace) -> int:
 def linker_from_args(args: argparse.Namespace) -> Linker | CrossEncodedLinker:
     """The linker of ``--model``; with ``--cross-encoder``, re-ordered by the cross-encoder of
     ``--cross-encoder-model`` (default ``$CITEGRAPH_CACHE/models/linker-cross-encoder``)."""
-    from gnn.linkage.cross_encoder import CrossEncodedLinker, CrossEncoder
-    from gnn.linkage.pipeline import default_cross_encoder_path
-
     linker = load_linker(getattr(args, "model", None))
     if not getattr(args, "cross_encoder", False):
         return linker
-    folder = Path(args.cross_encoder_model) if args.cross_encoder_model else default_cross_encoder_path()
+    folder = Path(args.cross_encoder_model) if args.cross_encoder_model else StoreFiles().cross_encoder
     return CrossEncodedLinker(linker, CrossEncoder.load(folder, getattr(args, "device", None)))
 
 
@@ -154,23 +142,17 @@ def add_cross_encoder_arguments(parser: argparse.ArgumentParser | argparse._Argu
 
 
 def _cross_encoder_settings(args: argparse.Namespace) -> CrossEncoderSettings:
-    from gnn.linkage.cross_encoder import CrossEncoderSettings
-
     return CrossEncoderSettings(epochs=args.cross_encoder_epochs, seed=args.seed, device=getattr(args, "device", None))
 
 
 def cmd_linkage_eval(args: argparse.Namespace) -> int:
-    from gnn.linkage import LinkerSettings
-    from gnn.linkage.corpus import load_gold_corpus, load_silver_source
-    from gnn.linkage.evaluate import EvalSettings, cross_validate
-
     encoder = _encoder(args)
     try:
-        gold = load_gold_corpus(_data_dir(args) / TRAINING_SET, encoder)
+        gold = load_gold_corpus(data_dir(args) / TRAINING_SET, encoder)
         silver = None
         if args.max_papers != 0:
             silver = load_silver_source(
-                _data_dir(args) / SCISUMMNET, encoder, max_papers=args.max_papers, exclude=set(gold.papers)
+                data_dir(args) / SCISUMMNET, encoder, max_papers=args.max_papers, exclude=set(gold.papers)
             )
         settings = EvalSettings(
             folds=args.folds,
@@ -188,9 +170,6 @@ def cmd_linkage_eval(args: argparse.Namespace) -> int:
 
 
 def cmd_link(args: argparse.Namespace) -> int:
-    from gnn.linkage.service import make_predictor
-    from loaders.task1a import link_folder
-
     linker = linker_from_args(args)
     encoder = _encoder(args)
     try:
@@ -202,27 +181,20 @@ def cmd_link(args: argparse.Namespace) -> int:
 
 
 def cmd_linkage_task_input(args: argparse.Namespace) -> int:
-    from loaders.task1a import write_task_inputs
-
-    source = Path(args.source) if args.source else _data_dir(args) / TRAINING_SET
+    source = Path(args.source) if args.source else data_dir(args) / TRAINING_SET
     print(f"{write_task_inputs(source, Path(args.out))} citances written as Task 1A inputs under {args.out}")
     return 0
 
 
 def cmd_linkage_score(args: argparse.Namespace) -> int:
-    from gnn.linkage import score_task1a
-    from loaders.task1a import read_gold, read_run
-
-    gold = Path(args.gold) if args.gold else _data_dir(args) / TRAINING_SET
+    gold = Path(args.gold) if args.gold else data_dir(args) / TRAINING_SET
     score = score_task1a(read_run(Path(args.run)), read_gold(gold))  # type: ignore[arg-type]
     print(json.dumps(score.as_dict(), indent=1))
     return 0
 
 
 def compute_linkage_step(store: GraphStore, args: argparse.Namespace) -> None:
-    """``citegraph compute linkage``: called by :func:`api.cli.main.cmd_compute`."""
-    from gnn.linkage import compute_linkage
-
+    """``citegraph compute linkage``: called by :func:`api.cli.compute.cmd_compute`."""
     linker = linker_from_args(args)
     encoder = _encoder(args)
     try:
@@ -241,60 +213,52 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     add_cross_encoder_arguments(p)
     p.set_defaults(func=cmd_link)
 
+    _add_linkage(sub)
+
+
+def _add_linkage(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``linkage silver|train|eval|task-input|score``."""
     p = sub.add_parser("linkage", help="sentence-linkage model: train, silver corpus, evaluation, task files")
     verbs = p.add_subparsers(dest="verb", required=True, metavar="VERB")
-
-    def common(q: argparse.ArgumentParser, *, silver: bool, silver_papers: int = 60) -> None:
-        q.add_argument("--data", help="data folder (default: $CITEGRAPH_DATA or ../shared/data)")
-        q.add_argument("--seed", type=int, default=0, help="seed of folds and silver negatives")
-        q.add_argument("--device", choices=["cpu", "cuda"], help="encoder device")
-        if silver:
-            q.add_argument(
-                "--max-papers",
-                type=int,
-                default=silver_papers,
-                help="ScisummNet reference papers for silver (most citances per sentence first; 0: no silver; "
-                f"default {silver_papers})",
-            )
-            q.add_argument(
-                "--criterion",
-                choices=["balanced_accuracy", "mcc", "f1"],
-                default="mcc",
-                help="what the silver cosine cutoff maximises on gold pairs",
-            )
+    linker, evaluation, epochs = LinkerSettings(), EvalSettings(), CrossEncoderSettings().epochs
 
     q = verbs.add_parser("silver", help="write the balanced silver corpus CSV (Singha Roy & Mercer)")
-    common(q, silver=True)
+    _corpus_arguments(q)
     q.add_argument("--out", required=True, help="CSV to write")
     q.set_defaults(func=cmd_linkage_silver)
 
     q = verbs.add_parser("train", help="train the linker on CL-SciSumm 2018 gold (+ silver) and save it")
     # gold only by default: silver lowered cross-validated F1 (docs/quality.md, "Sentence linkage")
-    common(q, silver=True, silver_papers=0)
-    q.add_argument("--c", type=float, default=1.0, help="inverse regularisation of the logistic regression")
-    q.add_argument("--silver-weight", type=float, default=1.0, help="weight of a silver row relative to a gold row")
+    _corpus_arguments(q, silver_papers=0)
+    q.add_argument("--c", type=float, default=linker.c, help="inverse regularisation of the logistic regression")
+    q.add_argument(
+        "--silver-weight",
+        type=float,
+        default=linker.silver_weight,
+        help="weight of a silver row relative to a gold row",
+    )
     q.add_argument("--out", help="model file (default: $CITEGRAPH_CACHE/models/linker.json)")
     q.add_argument(
         "--cross-encoder",
         action="store_true",
         help="also fine-tune the MiniLM cross-encoder on the gold citances (about 12 min on 2 CPU cores)",
     )
-    q.add_argument("--cross-encoder-epochs", type=float, default=1.0, help="training passes of the cross-encoder")
+    q.add_argument("--cross-encoder-epochs", type=float, default=epochs, help="training passes of the cross-encoder")
     q.add_argument(
         "--cross-encoder-out", help="cross-encoder folder (default: $CITEGRAPH_CACHE/models/linker-cross-encoder)"
     )
     q.set_defaults(func=cmd_linkage_train)
 
     q = verbs.add_parser("eval", help="leave-reference-papers-out CV on CL-SciSumm 2018 with baselines")
-    common(q, silver=True)
-    q.add_argument("--folds", type=int, default=5)
+    _corpus_arguments(q)
+    q.add_argument("--folds", type=int, default=evaluation.folds)
     q.add_argument(
         "--cross-encoder",
         action="store_true",
         help="also fine-tune a MiniLM cross-encoder per fold and score the linker re-ordered by it "
         "(about 10 min per fold on 2 CPU cores)",
     )
-    q.add_argument("--cross-encoder-epochs", type=float, default=1.0, help="training passes of the cross-encoder")
+    q.add_argument("--cross-encoder-epochs", type=float, default=epochs, help="training passes of the cross-encoder")
     q.set_defaults(func=cmd_linkage_eval)
 
     q = verbs.add_parser("task-input", help="write Task 1A input CSVs from CL-SciSumm .ann.txt annotations")
@@ -308,6 +272,27 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     q.add_argument("--run", required=True, help="run folder of <RP>.csv files")
     q.add_argument("--gold", help="training folder with the gold .ann.txt (default: Training-Set-2018)")
     q.set_defaults(func=cmd_linkage_score)
+
+
+def _corpus_arguments(q: argparse.ArgumentParser, *, silver_papers: int = 60) -> None:
+    """The data, seed, device and silver-corpus flags of ``linkage silver|train|eval``."""
+    defaults = EvalSettings()
+    q.add_argument("--data", help="data folder (default: $CITEGRAPH_DATA or ../shared/data)")
+    q.add_argument("--seed", type=int, default=defaults.seed, help="seed of folds and silver negatives")
+    q.add_argument("--device", choices=["cpu", "cuda"], help="encoder device")
+    q.add_argument(
+        "--max-papers",
+        type=int,
+        default=silver_papers,
+        help="ScisummNet reference papers for silver (most citances per sentence first; 0: no silver; "
+        f"default {silver_papers})",
+    )
+    q.add_argument(
+        "--criterion",
+        choices=["balanced_accuracy", "mcc", "f1"],
+        default=defaults.cutoff_criterion,
+        help="what the silver cosine cutoff maximises on gold pairs",
+    )
 
 
 __all__ = ["add_commands", "add_cross_encoder_arguments", "compute_linkage_step", "linker_from_args", "load_linker"]

@@ -1,7 +1,9 @@
-"""``citegraph recommend``, ``citegraph eval recommend`` and ``citegraph compute index``.
+"""``citegraph recommend``, ``citegraph eval recommend`` and ``citegraph train reranker``.
 
-Registered by :func:`add_commands` from :mod:`api.cli.main`; the work is done by
-:class:`gnn.recommend.service.RecommendationService` and :mod:`gnn.recommend.evaluate`.
+The work is done by :class:`gnn.recommend.service.RecommendationService`, :mod:`gnn.recommend.evaluate`
+and :mod:`gnn.recommend.train`. ``train reranker`` saves the served reranker beside the index
+(``<db>.index.reranker/``, :class:`graph.files.StoreFiles`); ``eval recommend --ablation`` trains the
+same way but saves its models beside its report (``<report stem>.models/``), never over the served one.
 """
 
 from __future__ import annotations
@@ -10,10 +12,13 @@ import argparse
 import json
 import logging
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import torch
+
+from api.cli.common import index_dir, open_from_args, print_report, store_files
+from gnn.recommend import evaluate, train
 from gnn.recommend.service import (
     DEFAULT_K,
     RecommendationService,
@@ -23,34 +28,15 @@ from gnn.recommend.service import (
     read_batch,
     write_ranked,
 )
-from gnn.rerank.model import OBJECTIVES
-from graph import GraphStore, StoreConfig, open_store
+from gnn.rerank.lambdamart import LambdaMartSettings
+from gnn.rerank.model import OBJECTIVES, RerankerSettings
+from gnn.retrieval.index import IndexSettings, RetrievalIndex
+from gnn.text.encoder import EncoderSettings, TextEncoder
 from graph.errors import ConfigError
+from graph.files import StoreFiles
 
 log = logging.getLogger("citegraph")
-BATCH_K = 100  # recommendations per query in --batch mode (the issue's default)
-
-
-def _open(args: argparse.Namespace, *, read_only: bool) -> GraphStore:
-    return open_store(StoreConfig.from_env(db_path=args.db, backend=args.backend, read_only=read_only))
-
-
-def _index_dir(args: argparse.Namespace) -> Path | None:
-    return Path(args.index_dir) if getattr(args, "index_dir", None) else None
-
-
-def compute_index_step(store: GraphStore, args: argparse.Namespace) -> None:
-    """``citegraph compute index``: build or update ``<db>.index/`` and the profiles beside it."""
-    service = RecommendationService.open(store, ServiceSettings(), index_dir=_index_dir(args), progress=not args.quiet)
-    try:
-        profiles = service.profiles
-        print(
-            f"index: {len(service.index)} papers ({service.index.dense.size} vectors, "
-            f"{'exact' if service.index.dense.exact else 'HNSW'}), BM25 k1={service.index.settings.bm25_k1} "
-            f"b={service.index.settings.bm25_b}; profiles: {profiles.papers if profiles else 0} papers"
-        )
-    finally:
-        service.close()
+BATCH_K = 100  # recommendations per query in --batch mode
 
 
 def _table(response: RecommendResponse) -> str:
@@ -83,9 +69,9 @@ def cmd_recommend(args: argparse.Namespace) -> int:
     if args.batch and not args.out:
         raise ConfigError("--batch needs --out RANKED.jsonl, where the rankings go")
     # the index beside the store is updated when the store changed: open for writing only to add columns
-    with _open(args, read_only=True) as store:
+    with open_from_args(args, read_only=True) as store:
         settings = ServiceSettings(candidate_sentences=args.candidate_sentences)
-        service = RecommendationService.open(store, settings, index_dir=_index_dir(args), progress=not args.quiet)
+        service = RecommendationService.open(store, settings, index_dir=index_dir(args), progress=not args.quiet)
         try:
             if args.batch:
                 requests = read_batch(Path(args.batch), k=args.k or BATCH_K)
@@ -134,78 +120,59 @@ def _read_draft(path: Path, position: int | None) -> tuple[str, ...]:
     return sentences
 
 
-def _report(
-    report: dict[str, Any],
-    out: Path,
-    write: Callable[[dict[str, Any], Path], tuple[Path, Path]],
-    markdown: Callable[[dict[str, Any]], str],
-    lead: str,
-) -> int:
-    """Write a harness report (JSON + Markdown beside it), print its table and where it went."""
-    json_path, md_path = write(report, out)
-    print(markdown(report))
-    print(f"\n{lead}: {json_path}, {md_path}")
-    return 0
-
-
 def cmd_eval(args: argparse.Namespace) -> int:
-    from gnn.recommend.evaluate import EvalSettings, report_markdown, run_evaluation, write_report
-    from gnn.text.encoder import EncoderSettings, TextEncoder
-
-    settings = EvalSettings(n=args.n, tune_queries=args.tune_queries, seed=args.seed, limit=args.limit)
+    settings = evaluate.EvalSettings(n=args.n, tune_queries=args.tune_queries, seed=args.seed, limit=args.limit)
     encoder = TextEncoder(EncoderSettings.from_env())
     try:
-        with _open(args, read_only=True) as store:
-            report = run_evaluation(store, encoder, settings, progress=not args.quiet)
+        with open_from_args(args, read_only=True) as store:
+            report = evaluate.run_evaluation(store, encoder, settings, progress=not args.quiet)
     finally:
         encoder.close()
-    return _report(report, Path(args.out), write_report, report_markdown, "written")
+    return print_report(report, Path(args.out), evaluate.write_report, evaluate.report_markdown, "written")
+
+
+def ablation_models_dir(out: Path) -> Path:
+    """Where ``eval recommend --ablation`` saves the models it trains: ``<report stem>.models/`` beside its
+    report, so an evaluation never replaces the reranker that ``recommend`` and ``serve`` load."""
+    return out.with_name(out.stem + ".models")
 
 
 def cmd_train_reranker(args: argparse.Namespace) -> int:
     """``citegraph train reranker`` (and ``eval recommend --ablation``): build examples, train, save, report."""
-    import torch
-
-    from gnn.recommend.train import TrainSettings, report_markdown, reranker_dir, run_training, write_report
-    from gnn.rerank.lambdamart import LambdaMartSettings
-    from gnn.rerank.model import RerankerSettings
-    from gnn.retrieval.index import IndexSettings, RetrievalIndex, index_path
-    from gnn.text.encoder import EncoderSettings, TextEncoder, default_cache_root
-
     logging.getLogger("bm25s").setLevel(logging.WARNING)
     # The reranker's matrices are small (a few thousand rows per step): a second thread gains 9% on a quiet
     # 2-core machine and costs 34% when the other core is busy (docs/benchmarks.md, reranker_threads.py).
     torch.set_num_threads(1)
     ablation = bool(getattr(args, "ablation", False))
-    settings = TrainSettings(limit=args.limit, seed=args.seed)
-    model_settings = RerankerSettings(seed=args.seed, **({"objective": args.objective} if args.objective else {}))
-    seeds = getattr(args, "mart_seeds", None)  # the ablation takes the default
-    lambdamart = LambdaMartSettings(seed=args.seed, **({} if seeds is None else {"bag": seeds}))
+    options = _training_options(args, ablation)
     encoder = TextEncoder(EncoderSettings.from_env())
     try:
-        with _open(args, read_only=True) as store:
-            folder = _index_dir(args) or index_path(store)
-            if folder is None:
+        with open_from_args(args, read_only=True) as store:
+            files = store_files(store, args)
+            if files.index is None or files.reranker is None:
                 raise ConfigError("pass --index-dir: a server store has no folder beside it for the index")
-            index, _ = RetrievalIndex.open(store, IndexSettings(), path=folder, cache=encoder)
-            report = run_training(
-                store,
-                encoder,
-                index,
-                out_dir=reranker_dir(folder),
-                settings=settings,
-                model_settings=model_settings,
-                objectives=[args.objective] if args.objective else list(OBJECTIVES),
-                ablation=ablation,
-                lambdamart=None if getattr(args, "no_lambdamart", False) else lambdamart,
-                cache_dir=default_cache_root() / "reranker_examples",
-                progress=not args.quiet,
-            )
+            index, _ = RetrievalIndex.open(store, IndexSettings(), path=files.index, cache=encoder)
+            out_dir = ablation_models_dir(Path(args.out)) if ablation else files.reranker
+            report = train.run_training(store, encoder, index, out_dir=out_dir, **options)
     finally:
         encoder.close()
-    return _report(
-        report, Path(args.out), write_report, report_markdown, f"reranker saved in {report['chosen']['saved']}; report"
-    )
+    saved = f"{'ablation models' if ablation else 'reranker'} saved in {report['chosen']['saved']}; report"
+    return print_report(report, Path(args.out), train.write_report, train.report_markdown, saved)
+
+
+def _training_options(args: argparse.Namespace, ablation: bool) -> dict[str, Any]:
+    """The keyword arguments of :func:`gnn.recommend.train.run_training` that the flags set."""
+    seeds = getattr(args, "mart_seeds", None)  # the ablation takes the default
+    lambdamart = LambdaMartSettings(seed=args.seed, **({} if seeds is None else {"bag": seeds}))
+    return {
+        "settings": train.TrainSettings(limit=args.limit, seed=args.seed),
+        "model_settings": RerankerSettings(seed=args.seed, **({"objective": args.objective} if args.objective else {})),
+        "objectives": [args.objective] if args.objective else list(OBJECTIVES),
+        "ablation": ablation,
+        "lambdamart": None if getattr(args, "no_lambdamart", False) else lambdamart,
+        "cache_dir": StoreFiles().reranker_examples,
+        "progress": not args.quiet,
+    }
 
 
 def cmd_eval_dispatch(args: argparse.Namespace) -> int:
@@ -213,6 +180,14 @@ def cmd_eval_dispatch(args: argparse.Namespace) -> int:
 
 
 def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register ``recommend``, ``eval`` and ``train``."""
+    _add_recommend(sub)
+    _add_eval(sub)
+    _add_train(sub)
+
+
+def _add_recommend(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    candidate_sentences = ServiceSettings().candidate_sentences
     p = sub.add_parser("recommend", help="recommend citations for a context (or a batch of them)")
     p.add_argument("context", nargs="?", help="the citation context; write [CIT] where the citation goes")
     p.add_argument("--title", help="the citing paper's title (global information)")
@@ -233,9 +208,10 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     p.add_argument(
         "--candidate-sentences",
         type=int,
-        default=0,
+        default=candidate_sentences,
         metavar="N",
-        help="manuscript mode: match full-text candidates as title + abstract + N sampled body sentences (default 0)",
+        help="manuscript mode: match full-text candidates as title + abstract + N sampled body sentences "
+        f"(default {candidate_sentences})",
     )
     p.add_argument("-k", type=int, help=f"recommendations per query (default {DEFAULT_K}; {BATCH_K} with --batch)")
     p.add_argument(
@@ -252,6 +228,9 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     p.add_argument("--json", action="store_true", help="print the recommendations as JSON")
     p.set_defaults(func=cmd_recommend)
 
+
+def _add_eval(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    defaults = evaluate.EvalSettings()
     p = sub.add_parser("eval", help="evaluation harnesses (recommend: citation recommendation on ScisummNet)")
     kinds = p.add_subparsers(dest="kind", required=True, metavar="KIND")
     q = kinds.add_parser("recommend", help="every retrieval system on the time-split ScisummNet citances, one table")
@@ -259,12 +238,17 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     q.add_argument(
         "--n",
         type=int,
-        default=200,
+        default=defaults.n,
         help="prefetch depth of the retrieval table (its recall@n; the service prefetches 300)",
     )
-    q.add_argument("--tune-queries", type=int, default=800, help="validation queries the parameter grids are scored on")
+    q.add_argument(
+        "--tune-queries",
+        type=int,
+        default=defaults.tune_queries,
+        help="validation queries the parameter grids are scored on",
+    )
     q.add_argument("--limit", type=int, help="evaluate only this many queries per split (a quick run)")
-    q.add_argument("--seed", type=int, default=0)
+    q.add_argument("--seed", type=int, default=defaults.seed)
     q.add_argument(
         "--ablation",
         action="store_true",
@@ -275,6 +259,8 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     q.add_argument("--index-dir", help="where the retrieval index lives (default: <db>.index beside the store)")
     q.set_defaults(func=cmd_eval_dispatch)
 
+
+def _add_train(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("train", help="train models on the store (reranker: the recommendation reranker)")
     kinds = p.add_subparsers(dest="kind", required=True, metavar="KIND")
     q = kinds.add_parser("reranker", help="train the reranker on the time split, save it beside the index, report")
@@ -285,7 +271,7 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         "neural model, has the best validation MRR is kept)",
     )
     q.add_argument("--limit", type=int, help="queries per split at most (a quick run)")
-    q.add_argument("--seed", type=int, default=0)
+    q.add_argument("--seed", type=int, default=train.TrainSettings().seed)
     q.add_argument(
         "--no-lambdamart",
         action="store_true",
@@ -296,11 +282,11 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         type=int,
         metavar="N",
         help="LambdaMART boosters with seeds --seed … --seed+N-1, their scores averaged (default: "
-        "LambdaMartSettings.bag, 5)",
+        f"LambdaMartSettings.bag, {LambdaMartSettings().bag})",
     )
     q.add_argument("--out", default="var/eval/reranker.json", help="report path (.json; the .md goes beside it)")
     q.add_argument("--index-dir", help="where the retrieval index lives (default: <db>.index beside the store)")
     q.set_defaults(func=cmd_train_reranker, ablation=False)
 
 
-__all__ = ["add_commands", "cmd_eval", "cmd_recommend", "compute_index_step"]
+__all__ = ["ablation_models_dir", "add_commands", "cmd_eval", "cmd_recommend", "cmd_train_reranker"]

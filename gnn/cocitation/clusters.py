@@ -54,6 +54,7 @@ import networkx as nx
 import numpy as np
 import pandas as pd
 
+from graph.files import StoreFiles
 from graph.store import GraphStore
 
 LABELS_SUFFIX = ".clusters.json"
@@ -265,8 +266,7 @@ def label_clusters(
 
 def cluster_labels_path(store: GraphStore) -> Path | None:
     """``<db path>.clusters.json`` for a store kept in a file (embedded), else ``None``."""
-    path = getattr(store, "path", None)
-    return Path(f"{path}{LABELS_SUFFIX}") if path is not None else None
+    return StoreFiles.of(store).clusters
 
 
 def write_cluster_labels(path: Path, labels: list[ClusterLabel], *, settings: dict[str, Any] | None = None) -> Path:

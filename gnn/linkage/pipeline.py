@@ -12,17 +12,18 @@ from pathlib import Path
 import numpy as np
 
 from gnn.linkage.features import CitedPaper
-from gnn.text.encoder import TextEncoder, default_cache_root
+from gnn.text.encoder import TextEncoder
+from graph.files import StoreFiles
 
 
 def default_model_path() -> Path:
     """``$CITEGRAPH_CACHE/models/linker.json``: where ``citegraph linkage train`` writes the linker."""
-    return default_cache_root() / "models" / "linker.json"
+    return StoreFiles().linker
 
 
 def default_cross_encoder_path() -> Path:
     """``$CITEGRAPH_CACHE/models/linker-cross-encoder``: where ``citegraph linkage train --cross-encoder`` writes it."""
-    return default_cache_root() / "models" / "linker-cross-encoder"
+    return StoreFiles().cross_encoder
 
 
 def cited_paper(

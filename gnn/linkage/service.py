@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -146,31 +145,6 @@ class LinkageService:
         return Linkage(paper_id, text, sentences)
 
 
-class LazyLinkageService:
-    """One :class:`LinkageService` per app, built by ``factory`` on first use (the encoder and the
-    linker are expensive to load, and a server that never links should not pay for them).
-
-    Thread-safe: concurrent first calls build it once. A factory that fails (no trained linker)
-    is retried on the next call, so training a model later needs no restart.
-    """
-
-    def __init__(self, factory: Callable[[], LinkageService]) -> None:
-        self._factory = factory
-        self._service: LinkageService | None = None
-        self._lock = threading.Lock()
-
-    @property
-    def loaded(self) -> bool:
-        return self._service is not None
-
-    def get(self) -> LinkageService:
-        if self._service is None:
-            with self._lock:
-                if self._service is None:
-                    self._service = self._factory()
-        return self._service
-
-
 def linkage(service: LinkageService, citing_sentence: str, paper_id: str, k: int = 5) -> LinkageOutcome:
     """Function form of :meth:`LinkageService.linkage` (what a GraphQL resolver calls)."""
     return service.linkage(citing_sentence, paper_id, k)
@@ -198,7 +172,6 @@ def make_predictor(linker: Linker | CrossEncodedLinker, encoder: TextEncoder) ->
 
 __all__ = [
     "MAX_K",
-    "LazyLinkageService",
     "Linkage",
     "LinkageOutcome",
     "LinkageService",

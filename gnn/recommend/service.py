@@ -34,7 +34,7 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -55,6 +55,7 @@ from gnn.retrieval.prefetch import Prefetched, Prefetcher, PrefetchQuery, Prefet
 from gnn.retrieval.profiles import ProfileIndex, ProfileSettings
 from gnn.text.encoder import TextEncoder
 from graph.errors import ConfigError
+from graph.files import IndexFiles
 from graph.store import GraphStore
 from loaders.markers import MASK, mask_target, surname
 
@@ -534,40 +535,9 @@ class RecommendationService:
         self.encoder.close()
 
 
-class LazyRecommendationService:
-    """One :class:`RecommendationService` per app, built by ``factory`` on first use (opening the
-    index and loading the encoder take seconds and memory a server that never recommends should
-    not pay).
-
-    Thread-safe: concurrent first calls build it once. A factory that fails (no index or
-    embeddings yet) is retried on the next call, so computing them later needs no restart.
-    """
-
-    def __init__(self, factory: Callable[[], RecommendationService]) -> None:
-        self._factory = factory
-        self._service: RecommendationService | None = None
-        self._lock = threading.Lock()
-
-    @property
-    def loaded(self) -> bool:
-        return self._service is not None
-
-    def get(self) -> RecommendationService:
-        if self._service is None:
-            with self._lock:
-                if self._service is None:
-                    self._service = self._factory()
-        return self._service
-
-    def close(self) -> None:
-        """Close the service if it was built (the app's shutdown)."""
-        if self._service is not None:
-            self._service.close()
-
-
 def reranker_dir(index_dir: Path) -> Path:
     """Where ``citegraph train reranker`` saves the model and the service looks for it: ``<index>.reranker/``."""
-    return index_dir.with_name(index_dir.name + ".reranker")
+    return IndexFiles(index_dir).reranker
 
 
 def load_trained_reranker(
@@ -743,7 +713,6 @@ def write_ranked(path: Path, responses: Iterable[RecommendResponse]) -> int:
 
 __all__ = [
     "FusionScorer",
-    "LazyRecommendationService",
     "RecommendRequest",
     "RecommendResponse",
     "Recommendation",

@@ -44,6 +44,7 @@ from gnn.retrieval.lexical import LexicalIndex, tokenize
 from gnn.text.embeddings import paper_texts, stored_embeddings
 from gnn.text.encoder import TextEncoder
 from graph.errors import ConfigError
+from graph.files import StoreFiles
 from graph.store import GraphStore
 
 log = logging.getLogger(__name__)
@@ -100,8 +101,7 @@ class IndexReport:
 
 def index_path(store: GraphStore) -> Path | None:
     """``<db>.index/`` beside an embedded store; None for a server backend (pass a path instead)."""
-    path = getattr(store, "path", None)
-    return Path(f"{path}.index") if path is not None else None
+    return StoreFiles.of(store).index
 
 
 class DenseIndex:
@@ -323,17 +323,7 @@ def store_stamp(store: GraphStore) -> str | None:
 
     None for a server backend (no files to look at: every open compares the papers themselves).
     """
-    path = getattr(store, "path", None)
-    if path is None:
-        return None
-    parts = []
-    for file in (Path(path), Path(f"{path}.wal")):
-        try:
-            info = file.stat()
-            parts.append(f"{file.name}:{info.st_size}:{info.st_mtime_ns}")
-        except OSError:
-            parts.append(f"{file.name}:-")
-    return "|".join(parts)
+    return StoreFiles.of(store).stamp()
 
 
 def _write_stamp(folder: Path, stamp: str | None) -> None:

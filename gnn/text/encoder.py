@@ -34,6 +34,7 @@ import torch
 from tqdm.auto import tqdm
 
 from gnn.device import select_device
+from graph import files
 from graph.errors import ConfigError
 
 log = logging.getLogger(__name__)
@@ -41,7 +42,7 @@ log = logging.getLogger(__name__)
 
 def default_cache_root() -> Path:
     """``$CITEGRAPH_CACHE`` (default ``~/.cache/citegraph``): embeddings and models, shared by every checkout."""
-    return Path(os.environ.get("CITEGRAPH_CACHE", Path.home() / ".cache" / "citegraph"))
+    return files.default_cache_root()
 
 
 def default_model_path() -> str:

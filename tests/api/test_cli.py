@@ -2,11 +2,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
+from test_recommend import _citances
 
 from api.cli.main import main
-from graph import GraphStore
+from gnn.recommend.service import RecommendationService, ServiceSettings
+from gnn.text.embeddings import compute_embeddings
+from gnn.text.encoder import TextEncoder
+from graph import GraphStore, StoreConfig, ingest, open_store
+from graph.files import StoreFiles
 
 
 @pytest.fixture
@@ -72,3 +78,124 @@ def test_compute_all_skips_taxonomy_steps_without_a_taxonomy(built: Path, capsys
     assert "taxonomy: skipped" in out and "hyperbolic: skipped" in out
     assert main(["--db", str(built), "compute", "taxonomy"]) == 1  # asked for by name: an error saying what to do
     assert "ingest taxonomy" in capsys.readouterr().err
+
+
+def test_stats_files_lists_what_the_store_consists_of(
+    built: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("CITEGRAPH_CACHE", str(tmp_path / "cache"))
+    built.with_name(built.name + ".clusters.json").write_text("{}", encoding="utf-8")
+    assert main(["--db", str(built), "stats", "--files", "--json"]) == 0
+    stats = json.loads(capsys.readouterr().out)
+    assert stats["nodes"]["Paper"] == 5  # the counts as without --files
+    files = stats["files"]
+    assert list(files)[:6] == ["store", "index", "citances", "profiles", "reranker", "clusters"]
+    assert files["store"]["exists"] and files["store"]["size"] > 0 and files["store"]["path"] == str(built)
+    assert files["clusters"] == {
+        "path": str(built) + ".clusters.json",
+        "exists": True,
+        "size": 2,
+        "built_from": None,
+        "current": None,
+    }
+    assert not files["index"]["exists"] and files["index"]["path"] == str(built) + ".index"
+    assert files["linker"]["path"] == str(tmp_path / "cache" / "models" / "linker.json")
+
+    assert main(["--db", str(built), "stats", "--files"]) == 0
+    out = capsys.readouterr().out
+    table = out[out.index("\nfiles\n") + 1 :].splitlines()
+    assert table[0] == "files" and len(table) == 1 + len(files)
+    assert table[2].split()[:3] == ["index", "absent", str(built) + ".index"]
+    assert table[6].split()[:4] == ["clusters", "2", "B", str(built) + ".clusters.json"]
+
+    assert main(["--db", str(built), "stats", "--json"]) == 0
+    assert "files" not in json.loads(capsys.readouterr().out)  # only when asked for
+
+
+def _tree(root: Path, prefix: str) -> set[str]:
+    """Names of the files under every ``<prefix>*`` path in ``root``, relative, with the prefix cut."""
+    names = set()
+    for top in root.glob(prefix + "*"):
+        for path in [top, *top.rglob("*")] if top.is_dir() else [top]:
+            if path.is_file():
+                names.add(str(path.relative_to(root))[len(prefix) :])
+    return names
+
+
+def test_compute_index_builds_the_index_and_profiles_alone(
+    store: GraphStore,
+    store_path: Path,
+    encoder: TextEncoder,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    ingest(store, _citances())
+    compute_embeddings(store, encoder)
+    store.close()
+    monkeypatch.setenv("CITEGRAPH_CACHE", str(tmp_path / "cache"))
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("compute index opened the whole recommendation service")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(RecommendationService, "open", refuse)
+        assert main(["--db", str(store_path), "-q", "compute", "index"]) == 0
+    line = capsys.readouterr().out.strip()
+    assert line.startswith("index: 5 papers (5 vectors, exact), BM25 k1=") and line.endswith("; profiles: 2 papers")
+    built = _tree(tmp_path, store_path.name + ".index")
+    assert {"/manifest.json", ".citances.parquet", ".citances.stamp"} <= built
+    assert not any(name.startswith(".reranker") for name in built)
+
+    # the same files as the service writes when it builds the index on the first `recommend`
+    with open_store(StoreConfig(db_path=store_path, read_only=True)) as again:
+        RecommendationService.open(again, ServiceSettings(), encoder=encoder, index_dir=tmp_path / "served.index")
+    assert _tree(tmp_path, "served.index") == built
+
+    assert main(["--db", str(store_path), "stats", "--files", "--json"]) == 0
+    files = json.loads(capsys.readouterr().out)["files"]
+    assert files["index"]["current"] is True and files["citances"]["current"] is True
+    assert files["profiles"]["exists"] and not files["reranker"]["exists"]
+
+
+def test_an_ablation_saves_its_models_beside_its_report_never_over_the_served_reranker(
+    store: GraphStore,
+    store_path: Path,
+    encoder: TextEncoder,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from gnn.recommend import train
+
+    ingest(store, _citances())
+    compute_embeddings(store, encoder)
+    store.close()
+    monkeypatch.setenv("CITEGRAPH_CACHE", str(tmp_path / "cache"))
+    served = StoreFiles(store_path).reranker
+    assert served is not None
+    served.mkdir(parents=True)
+    (served / "config.json").write_text('{"data_hash": "served"}', encoding="utf-8")
+    calls: list[tuple[Path, bool]] = []
+
+    def run_training(store: GraphStore, encoder: TextEncoder, index: object, *, out_dir: Path, **options: Any) -> Any:
+        """What the real training does with ``out_dir``: save the chosen model there."""
+        calls.append((out_dir, options["ablation"]))
+        out_dir.mkdir(parents=True, exist_ok=True)
+        (out_dir / "config.json").write_text('{"data_hash": "new"}', encoding="utf-8")
+        return {"chosen": {"saved": str(out_dir)}}
+
+    monkeypatch.setattr(train, "run_training", run_training)
+    monkeypatch.setattr(train, "write_report", lambda report, out: (out, out.with_suffix(".md")))
+    monkeypatch.setattr(train, "report_markdown", lambda report: "")
+    report = tmp_path / "eval" / "ablation.json"
+    args = ["--db", str(store_path), "-q", "eval", "recommend", "--ablation", "--out", str(report)]
+    assert main(args) == 0
+    models = tmp_path / "eval" / "ablation.models"
+    assert calls == [(models, True)] and (models / "config.json").is_file()
+    assert (served / "config.json").read_text(encoding="utf-8") == '{"data_hash": "served"}'  # untouched
+    assert f"ablation models saved in {models}" in capsys.readouterr().out
+
+    assert main(["--db", str(store_path), "-q", "train", "reranker", "--out", str(tmp_path / "r.json")]) == 0
+    assert calls[-1] == (served, False)  # training replaces the served model, as it should
+    assert (served / "config.json").read_text(encoding="utf-8") == '{"data_hash": "new"}'

@@ -12,10 +12,11 @@ from typing import Any
 
 import pytest
 
+from api.lazy import Lazy
 from api.schema import Context, schema
 from api.services import GraphService
 from gnn.linkage import fixed_scorer
-from gnn.linkage.service import LazyLinkageService, LinkageService
+from gnn.linkage.service import LinkageService
 from graph import GraphStore, ingest
 from graph.errors import ConfigError
 from tests.api.conftest import P2_SENTENCES, linked_batch, run
@@ -50,14 +51,14 @@ def linked_service(rich_store: GraphStore) -> GraphService:
 
 
 @pytest.fixture
-def lazy_linkage(linked_service: GraphService, encoder) -> LazyLinkageService:  # type: ignore[no-untyped-def]
-    return LazyLinkageService(
+def lazy_linkage(linked_service: GraphService, encoder) -> Lazy[LinkageService]:  # type: ignore[no-untyped-def]
+    return Lazy(
         lambda: LinkageService(linked_service.store, encoder, fixed_scorer("cosine", 1), lock=linked_service.lock)
     )
 
 
 def execute(
-    service: GraphService, linkage: LazyLinkageService | None, query: str, variables: dict[str, Any]
+    service: GraphService, linkage: Lazy[LinkageService] | None, query: str, variables: dict[str, Any]
 ) -> dict[str, Any]:
     """``schema.execute`` with a context that carries ``linkage``; asserts there were no errors."""
     result = asyncio.run(
@@ -68,7 +69,9 @@ def execute(
     return result.data
 
 
-def test_linkage_returns_k_sentences_best_first(linked_service: GraphService, lazy_linkage: LazyLinkageService) -> None:
+def test_linkage_returns_k_sentences_best_first(
+    linked_service: GraphService, lazy_linkage: Lazy[LinkageService]
+) -> None:
     assert not lazy_linkage.loaded  # built on first use, not before
     text = "Word alignment   models were trained with expectation maximisation (Brown, 1993)."
     data = execute(linked_service, lazy_linkage, LINKAGE, {"s": text, "id": "p2", "k": 3})["linkage"]
@@ -96,7 +99,7 @@ def test_linkage_returns_k_sentences_best_first(linked_service: GraphService, la
     ],
 )
 def test_linkage_unavailable_is_a_value(
-    linked_service: GraphService, lazy_linkage: LazyLinkageService, sentence: str, paper: str, reason: str
+    linked_service: GraphService, lazy_linkage: Lazy[LinkageService], sentence: str, paper: str, reason: str
 ) -> None:
     data = execute(linked_service, lazy_linkage, LINKAGE, {"s": sentence, "id": paper, "k": 5})["linkage"]
     assert data["__typename"] == "LinkageUnavailable"
@@ -107,14 +110,14 @@ def test_linkage_without_a_linker_model(linked_service: GraphService) -> None:
     def missing() -> LinkageService:
         raise ConfigError("no linker model at /secret/path/linker.json")
 
-    for linkage in (None, LazyLinkageService(missing)):
+    for linkage in (None, Lazy(missing)):
         data = execute(linked_service, linkage, LINKAGE, {"s": "x", "id": "p2", "k": 5})["linkage"]
         assert data["__typename"] == "LinkageUnavailable" and data["reason"] == "LINKER_UNAVAILABLE"
         assert "/secret" not in data["message"] and "citegraph linkage train" in data["message"]
 
 
 @pytest.mark.parametrize("k", [0, 51, 10_000])
-def test_linkage_k_is_capped(linked_service: GraphService, lazy_linkage: LazyLinkageService, k: int) -> None:
+def test_linkage_k_is_capped(linked_service: GraphService, lazy_linkage: Lazy[LinkageService], k: int) -> None:
     result = asyncio.run(
         schema.execute(
             LINKAGE,
@@ -126,7 +129,7 @@ def test_linkage_k_is_capped(linked_service: GraphService, lazy_linkage: LazyLin
     assert not lazy_linkage.loaded  # rejected before any model loads
 
 
-def test_linkage_rejects_a_huge_sentence(linked_service: GraphService, lazy_linkage: LazyLinkageService) -> None:
+def test_linkage_rejects_a_huge_sentence(linked_service: GraphService, lazy_linkage: Lazy[LinkageService]) -> None:
     result = run(linked_service, LINKAGE, {"s": "word " * 2_000, "id": "p2", "k": 5})
     assert result.errors and result.errors[0].extensions == {"code": "BAD_USER_INPUT"}
 

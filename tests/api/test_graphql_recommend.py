@@ -13,9 +13,10 @@ from typing import Any
 
 import pytest
 
+from api.lazy import Lazy
 from api.schema import Context, schema
 from api.services import GraphService
-from gnn.recommend.service import LazyRecommendationService, RecommendationService, ServiceSettings
+from gnn.recommend.service import RecommendationService, ServiceSettings
 from gnn.retrieval.enricher import EnricherSettings
 from gnn.text.embeddings import compute_embeddings
 from gnn.text.encoder import TextEncoder
@@ -45,9 +46,9 @@ def graph_service(store: GraphStore, encoder: TextEncoder) -> GraphService:
 
 
 @pytest.fixture
-def lazy_recommend(graph_service: GraphService, encoder: TextEncoder, tmp_path: Path) -> LazyRecommendationService:
+def lazy_recommend(graph_service: GraphService, encoder: TextEncoder, tmp_path: Path) -> Lazy[RecommendationService]:
     settings = ServiceSettings(enricher=EnricherSettings(top_m=3))
-    return LazyRecommendationService(
+    return Lazy(
         lambda: RecommendationService.open(
             graph_service.store, settings, encoder=encoder, index_dir=tmp_path / "index", lock=graph_service.lock
         )
@@ -56,7 +57,7 @@ def lazy_recommend(graph_service: GraphService, encoder: TextEncoder, tmp_path: 
 
 def execute(
     service: GraphService,
-    recommend: LazyRecommendationService | None,
+    recommend: Lazy[RecommendationService] | None,
     variables: dict[str, Any],
     max_results: int = 200,
 ) -> Any:
@@ -69,14 +70,14 @@ def execute(
     )
 
 
-def data(service: GraphService, recommend: LazyRecommendationService | None, **input: Any) -> dict[str, Any]:
+def data(service: GraphService, recommend: Lazy[RecommendationService] | None, **input: Any) -> dict[str, Any]:
     result = execute(service, recommend, {"input": input})
     assert result.errors is None, result.errors
     return result.data["recommend"]
 
 
 def test_recommend_returns_ranked_papers_with_stages_and_features(
-    graph_service: GraphService, lazy_recommend: LazyRecommendationService
+    graph_service: GraphService, lazy_recommend: Lazy[RecommendationService]
 ) -> None:
     assert not lazy_recommend.loaded  # built on first use, not before
     out = data(graph_service, lazy_recommend, context="translation with phrase tables [CIT]", citingPaperId="p4", k=3)
@@ -98,7 +99,7 @@ def test_recommend_returns_ranked_papers_with_stages_and_features(
 
 
 def test_recommend_year_max_and_cited_ids(
-    graph_service: GraphService, lazy_recommend: LazyRecommendationService
+    graph_service: GraphService, lazy_recommend: Lazy[RecommendationService]
 ) -> None:
     out = data(graph_service, lazy_recommend, context="phrase tables [CIT]", citedIds=["p2"], yearMax=1999, k=10)
     ids = {i["paper"]["id"] for i in out["items"]}
@@ -115,7 +116,7 @@ def test_recommend_year_max_and_cited_ids(
     ],
 )
 def test_recommend_unavailable_is_a_value(
-    graph_service: GraphService, lazy_recommend: LazyRecommendationService, input: dict[str, Any], reason: str
+    graph_service: GraphService, lazy_recommend: Lazy[RecommendationService], input: dict[str, Any], reason: str
 ) -> None:
     out = data(graph_service, lazy_recommend, **input)
     assert out["__typename"] == "RecommendUnavailable" and out["reason"] == reason and out["message"]
@@ -126,7 +127,7 @@ def test_recommend_without_an_index(graph_service: GraphService) -> None:
     def missing() -> RecommendationService:
         raise ConfigError("no paper of /secret/path/graph.db has an embedding")
 
-    for recommend in (None, LazyRecommendationService(missing)):
+    for recommend in (None, Lazy(missing)):
         out = data(graph_service, recommend, context="phrase tables [CIT]")
         assert out["__typename"] == "RecommendUnavailable" and out["reason"] == "INDEX_UNAVAILABLE"
         assert "/secret" not in out["message"] and "citegraph compute index" in out["message"]
@@ -141,7 +142,7 @@ def test_recommend_while_the_model_loads_says_so(graph_service: GraphService) ->
         release.wait(5)
         raise ConfigError("no index yet")
 
-    lazy = LazyRecommendationService(slow_open)
+    lazy = Lazy(slow_open)
     result = asyncio.run(
         schema.execute(
             RECOMMEND,
@@ -170,7 +171,7 @@ def test_recommend_while_the_model_loads_says_so(graph_service: GraphService) ->
     ],
 )
 def test_recommend_arguments_out_of_range(
-    graph_service: GraphService, lazy_recommend: LazyRecommendationService, input: dict[str, Any]
+    graph_service: GraphService, lazy_recommend: Lazy[RecommendationService], input: dict[str, Any]
 ) -> None:
     result = execute(graph_service, lazy_recommend, {"input": input})
     assert result.errors and result.errors[0].extensions == {"code": "BAD_USER_INPUT"}
@@ -178,13 +179,13 @@ def test_recommend_arguments_out_of_range(
 
 
 def test_recommend_k_is_capped_by_max_results(
-    graph_service: GraphService, lazy_recommend: LazyRecommendationService
+    graph_service: GraphService, lazy_recommend: Lazy[RecommendationService]
 ) -> None:
     result = execute(graph_service, lazy_recommend, {"input": {"context": "x [CIT]", "k": 60}}, max_results=50)
     assert result.errors and result.errors[0].extensions == {"code": "BAD_USER_INPUT"}
 
 
-def test_recommend_in_manuscript_mode(graph_service: GraphService, lazy_recommend: LazyRecommendationService) -> None:
+def test_recommend_in_manuscript_mode(graph_service: GraphService, lazy_recommend: Lazy[RecommendationService]) -> None:
     """A draft and the citing sentence's position instead of a context: the query the service built
     (the sentence before, the citing one, the one after) comes back in ``query``."""
     draft = ["We study translation.", "Earlier systems used phrase tables [CIT].", "They grow large.", "Unrelated."]

@@ -1,0 +1,238 @@
+"""``citegraph compute STEP``: the steps that write results back into the graph, and the index beside it.
+
+``all`` runs :data:`COMPUTE_STEPS` in order; ``linkage`` (it needs a trained linker) and ``index``
+(also built by the first ``recommend``) run only when named. Every default of the step flags is
+read from the settings dataclass the flag fills (``default=CocitationSettings().min_count``), so the
+two cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from api.cli.common import open_from_args, store_files
+from api.cli.linkage import add_cross_encoder_arguments, compute_linkage_step
+from gnn.cocitation.compute import CocitationSettings, compute_cocitation
+from gnn.hyperbolic.compute import HyperbolicSettings, compute_hyperbolic
+from gnn.recommend.service import ServiceSettings, _check_encoder, _masked_citances
+from gnn.retrieval.index import RetrievalIndex
+from gnn.retrieval.profiles import ProfileIndex
+from gnn.taxonomy.categories import CategorySettings
+from gnn.taxonomy.compute import TaxonomySettings, compute_taxonomy
+from gnn.taxonomy.fusion import FusionSettings
+from gnn.text.embeddings import TARGETS, EmbeddingSettings, compute_embeddings
+from gnn.text.encoder import EncoderSettings, TextEncoder
+from graph import GraphStore
+from graph.errors import ConfigError
+from graph.files import StoreFiles
+
+# in the order `compute all` runs them; hyperbolic reads the fused class vectors of taxonomy, so it stays after it
+COMPUTE_STEPS = ("embeddings", "cocitation", "taxonomy", "hyperbolic")
+
+
+def cmd_compute(args: argparse.Namespace) -> int:
+    steps = COMPUTE_STEPS if args.step == "all" else (args.step,)
+    # the index is written beside the store, never into it: opened read-only, the store's files keep the
+    # stamp the index records, so the next `recommend` loads the index without reading the papers again
+    with open_from_args(args, read_only=args.step == "index") as store:
+        for step in steps:
+            if step in ("taxonomy", "hyperbolic") and args.step == "all" and not _has_taxonomy(store):
+                # A corpus loaded without the taxonomies (e.g. only `ingest jsonl`) still gets every other step.
+                print(f"{step}: skipped, the store has no ArxivCategory/AcmClass nodes (`citegraph ingest taxonomy`)")
+                continue
+            STEP_FUNCTIONS[step](store, args)
+    return 0
+
+
+def _has_taxonomy(store: GraphStore) -> bool:
+    return store.count_nodes("ArxivCategory") + store.count_nodes("AcmClass") > 0
+
+
+def compute_embeddings_step(store: GraphStore, args: argparse.Namespace) -> None:
+    targets = TARGETS if args.embed == "all" else (args.embed,)
+    encoder = TextEncoder(EncoderSettings.from_env(device=args.device))
+    try:
+        settings = EmbeddingSettings(targets=targets, force=args.force, limit=args.limit)
+        for report in compute_embeddings(store, encoder, settings, progress=not args.quiet):
+            print(report.line())
+    finally:
+        encoder.close()
+
+
+def compute_cocitation_step(store: GraphStore, args: argparse.Namespace) -> None:
+    settings = CocitationSettings(
+        min_count=args.min_count,
+        top_m=args.top_m,
+        power=args.power,
+        resolution=args.resolution,
+        seed=args.seed,
+        cluster_top_k=args.cluster_top_k,
+        cluster_min_count=args.cluster_min_count,
+        device=args.device,
+    )
+    print(compute_cocitation(store, settings).summary())
+
+
+def compute_taxonomy_step(store: GraphStore, args: argparse.Namespace) -> None:
+    settings = TaxonomySettings(
+        fusion=FusionSettings(method=args.fusion, seed=args.seed, device=args.device),
+        categories=CategorySettings(
+            top_k=args.top_k, min_score=args.min_score, infer_from=args.infer_from, seed=args.seed
+        ),
+    )
+    encoder = TextEncoder(EncoderSettings.from_env(device=args.device))
+    try:
+        print(compute_taxonomy(store, encoder, settings, progress=not args.quiet).summary())
+    finally:
+        encoder.close()
+
+
+def compute_hyperbolic_step(store: GraphStore, args: argparse.Namespace) -> None:
+    settings = HyperbolicSettings(dim=args.dim, epochs=args.epochs, seed=args.seed, device=args.device)
+    print(compute_hyperbolic(store, settings, models_dir=StoreFiles().models).summary())
+
+
+def compute_index_step(store: GraphStore, args: argparse.Namespace) -> None:
+    """``citegraph compute index``: build or update the retrieval index and the citation-context
+    profiles beside the store, as ``recommend`` opens them (not the reranker, not the citation lists)."""
+    files = store_files(store, args)
+    if files.index is None or files.citances is None or files.profiles is None:
+        raise ConfigError(f"{store.describe()}: pass index_dir, a folder to keep the retrieval index in")
+    settings = ServiceSettings()
+    encoder = TextEncoder(EncoderSettings.from_env())
+    try:
+        # papers whose vector `compute embeddings` has not written yet are served from the encoder's cache
+        index, report = RetrievalIndex.open(store, settings.index, path=files.index, cache=encoder)
+        if report.with_vector == 0:
+            raise ConfigError(
+                f"no paper of {store.describe()} has an embedding; run `citegraph compute embeddings --embed papers` first"
+            )
+        _check_encoder(index, encoder, store)
+        profiles = None
+        if settings.use_profiles:
+            citances = _masked_citances(store, files.citances)
+            profiles = ProfileIndex.build(
+                index, citances, encoder, settings.profiles, folder=files.profiles, progress=not args.quiet
+            )
+    finally:
+        encoder.close()
+    print(
+        f"index: {len(index)} papers ({index.dense.size} vectors, "
+        f"{'exact' if index.dense.exact else 'HNSW'}), BM25 k1={index.settings.bm25_k1} "
+        f"b={index.settings.bm25_b}; profiles: {profiles.papers if profiles else 0} papers"
+    )
+
+
+STEP_FUNCTIONS = {
+    "embeddings": compute_embeddings_step,
+    "cocitation": compute_cocitation_step,
+    "taxonomy": compute_taxonomy_step,
+    "hyperbolic": compute_hyperbolic_step,
+    "linkage": compute_linkage_step,
+    "index": compute_index_step,
+}
+
+
+def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register ``compute`` with one argument group per step."""
+    p = sub.add_parser("compute", help="run compute steps that write results back into the graph")
+    p.add_argument(
+        "step",
+        choices=["all", *COMPUTE_STEPS, "linkage", "index"],
+        help="which step (all: every step, in order; linkage runs only when named: it needs a trained linker; "
+        "index: the retrieval index beside the store, also built on the first `recommend`)",
+    )
+    _embedding_arguments(p.add_argument_group("embeddings"))
+    _cocitation_arguments(p.add_argument_group("cocitation"))
+    _taxonomy_arguments(p.add_argument_group("taxonomy"))
+    g = p.add_argument_group("hyperbolic")
+    g.add_argument(
+        "--dim", type=int, help="dimension of the Poincaré embedding (default: the store's, CITEGRAPH_POINCARE_DIM=16)"
+    )
+    g.add_argument(
+        "--epochs",
+        type=int,
+        default=HyperbolicSettings().epochs,
+        help="Nickel & Kiela refinement epochs after the tree init",
+    )
+    g = p.add_argument_group("linkage")
+    g.add_argument("--model", help="linker model (default: $CITEGRAPH_CACHE/models/linker.json)")
+    add_cross_encoder_arguments(g)
+    p.set_defaults(func=cmd_compute)
+
+
+def _embedding_arguments(g: argparse._ArgumentGroup) -> None:
+    g.add_argument(
+        "--embed", choices=["all", "papers", "sentences"], default="all", help="which nodes get text embeddings"
+    )
+    g.add_argument("--force", action="store_true", help="re-write every embedding, even where the text is unchanged")
+    g.add_argument(
+        "--limit",
+        type=int,
+        help="embed at most N new texts per kind, most-cited papers first; a later run continues (default: all)",
+    )
+
+
+def _cocitation_arguments(g: argparse._ArgumentGroup) -> None:
+    """The cocitation group, which also holds ``--seed`` and ``--device`` (shared by every step)."""
+    d = CocitationSettings()
+    g.add_argument(
+        "--min-count", type=int, default=d.min_count, help="smallest co-citation count kept as a CO_CITED edge"
+    )
+    g.add_argument("--top-m", type=int, default=d.top_m, help="co-citation partners stored per paper (cocite_partners)")
+    g.add_argument(
+        "--power", type=float, default=d.power, help="exponent of the noise distributions (MP-BERT4CR: 0.75)"
+    )
+    g.add_argument(
+        "--resolution",
+        type=float,
+        default=d.resolution,
+        help="Leiden resolution (higher: more, smaller clusters)",
+    )
+    g.add_argument(
+        "--cluster-top-k",
+        type=int,
+        default=d.cluster_top_k,
+        help=f"cluster graph: each paper's K strongest co-citation links (0: every pair; default {d.cluster_top_k})",
+    )
+    g.add_argument(
+        "--cluster-min-count",
+        type=int,
+        default=d.cluster_min_count,
+        help="cluster graph: only pairs co-cited at least N times",
+    )
+    g.add_argument(
+        "--seed",
+        type=int,
+        default=d.seed,
+        help="seed of the clustering, the taxonomy fusion and the hyperbolic embedding",
+    )
+    g.add_argument("--device", choices=["cpu", "cuda"], help="torch device (default: cuda when present, else cpu)")
+
+
+def _taxonomy_arguments(g: argparse._ArgumentGroup) -> None:
+    categories, fusion = CategorySettings(), FusionSettings().method
+    g.add_argument(
+        "--fusion",
+        choices=["vector", "gat", "appnp"],
+        default=fusion,
+        help=f"taxonomy fusion: SymTax's vector mean, or a GAT / APPNP trained by link prediction (default: {fusion})",
+    )
+    g.add_argument(
+        "--top-k",
+        type=int,
+        default=categories.top_k,
+        help="categories inferred per paper without given ones, at most",
+    )
+    g.add_argument(
+        "--min-score", type=float, help="fixed cosine threshold for inferred categories (default: tuned on unarXive)"
+    )
+    g.add_argument(
+        "--infer-from",
+        choices=["auto", "fused", "text"],
+        default=categories.infer_from,
+        help="class vectors that inferred categories compare papers with (auto: better P@1 on tuning papers)",
+    )
+
+
+__all__ = ["COMPUTE_STEPS", "add_commands", "cmd_compute", "compute_index_step"]

@@ -1,0 +1,77 @@
+"""``citegraph copy`` (the whole graph between stores) and ``citegraph fetch-data`` (the public corpora)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from api.settings import AppSettings
+from graph import StoreConfig, open_store
+from graph.copy import CopySettings, copy_store
+from graph.errors import ConfigError
+from loaders.fetch import fetch_data
+
+
+def cmd_copy(args: argparse.Namespace) -> int:
+    if args.target == "embedded" and not args.to_db:
+        raise ConfigError("--to embedded needs --to-db PATH, the store file to write (the source is --from-db or --db)")
+    if args.source == args.target == "neo4j":
+        raise ConfigError("both stores would be the Neo4j database of NEO4J_*; use Neo4j's own tools for that")
+    source_config = StoreConfig.from_env(db_path=args.from_db or args.db, backend=args.source, read_only=True)
+    target_config = StoreConfig.from_env(db_path=args.to_db, backend=args.target)
+    default_progress = Path("var") / f"copy-{args.source}-to-{args.target}.progress.json"
+    settings = CopySettings(
+        batch_size=args.batch_size,
+        progress_path=Path(args.progress_file) if args.progress_file else default_progress,
+        restart=args.restart,
+    )
+    with open_store(source_config) as source, open_store(target_config) as target:
+        report = copy_store(source, target, settings, progress=not args.quiet)
+    print(report.summary())
+    return 0
+
+
+def cmd_fetch_data(args: argparse.Namespace) -> int:
+    settings = AppSettings.from_env()
+    report = fetch_data(
+        Path(args.dest) if args.dest else settings.data_dir,
+        args.sources or None,
+        timeout=args.timeout,
+        cache_dir=Path(args.cache) if args.cache else settings.cache_dir / "downloads",
+        mirror=args.mirror,
+        force=args.force,
+    )
+    print(json.dumps(report.as_dict(), indent=2) if args.json else report.summary())
+    return 0 if report.complete else 3  # 3: some files must be copied by hand (see the summary)
+
+
+def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register ``copy`` and ``fetch-data``."""
+    batch_size = CopySettings().batch_size
+    p = sub.add_parser("copy", help="copy the whole graph between stores (embedded <-> Neo4j), resumable")
+    p.add_argument("--from", dest="source", choices=["embedded", "neo4j"], required=True, help="the store to read")
+    p.add_argument("--to", dest="target", choices=["embedded", "neo4j"], required=True, help="the store to write")
+    p.add_argument("--from-db", help="embedded source file (default: --db or $CITEGRAPH_DB)")
+    p.add_argument("--to-db", help="embedded target file (required with --to embedded)")
+    p.add_argument(
+        "--batch-size", type=int, default=batch_size, help=f"rows per write transaction (default {batch_size})"
+    )
+    p.add_argument(
+        "--progress-file", help="where finished labels/types are recorded (default: var/copy-FROM-to-TO.progress.json)"
+    )
+    p.add_argument("--restart", action="store_true", help="forget earlier progress and copy everything again")
+    p.set_defaults(func=cmd_copy)
+
+    p = sub.add_parser("fetch-data", help="download the public corpora (pinned commits, checked digests)")
+    p.add_argument("sources", nargs="*", help="which sources (default: all)")
+    p.add_argument("--dest", help="data folder to fill (default: $CITEGRAPH_DATA)")
+    p.add_argument("--cache", help="download cache (default: $CITEGRAPH_CACHE/downloads)")
+    p.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for a server")
+    p.add_argument("--mirror", help="a server holding <host>/<path> copies of the pinned URLs")
+    p.add_argument("--force", action="store_true", help="replace files that exist but differ")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_fetch_data)
+
+
+__all__ = ["add_commands", "cmd_copy", "cmd_fetch_data"]

@@ -1,0 +1,76 @@
+"""``citegraph ingest``: load a source (or every source under the data folder) into the store."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from tqdm import tqdm
+
+import loaders
+from api.cli.common import open_from_args
+from api.settings import AppSettings
+from graph import ingest
+from graph.errors import ConfigError
+from graph.ingest import ON_ERROR
+
+
+def cmd_ingest(args: argparse.Namespace) -> int:
+    settings = AppSettings.from_env()
+    sources = _sources(args, Path(args.data) if args.data else settings.data_dir)
+    rejects_dir = Path(args.rejects_dir) if args.rejects_dir else settings.rejects_dir
+    reports = []
+    with open_from_args(args) as store:
+        for source, path in tqdm(sources, desc="ingest", unit="source", disable=len(sources) < 2 or args.quiet):
+            if not path.exists():
+                raise ConfigError(f"{source.name}: {path} does not exist; pass the right PATH or set CITEGRAPH_DATA")
+            batch = source.load(path)
+            report = ingest(store, batch, on_error=args.on_error, rejects_dir=rejects_dir)
+            reports.append(report)
+            if not args.json:
+                print(report.summary())
+    if args.json:
+        print(json.dumps([r.as_dict() for r in reports], indent=2))
+    return 0
+
+
+def _sources(args: argparse.Namespace, data_dir: Path) -> list[tuple[loaders.Source, Path]]:
+    """The sources ``ingest SOURCE [PATH]`` names, each with the path it is read from."""
+    if args.source == "all":
+        if args.path:
+            raise ConfigError(
+                "`citegraph ingest all` takes no PATH; it reads every source under --data / CITEGRAPH_DATA"
+            )
+        sources = [(source, data_dir / source.path) for source in loaders.available(data_dir)]
+        if not sources:
+            raise ConfigError(
+                f"no known source under {data_dir}; "
+                "set CITEGRAPH_DATA to the data folder (see ../shared/data/README.md)"
+            )
+        return sources
+    if args.source not in loaders.SOURCES:
+        raise ConfigError(f"unknown source {args.source!r}; known: all, {', '.join(loaders.SOURCES)}")
+    source = loaders.SOURCES[args.source]
+    return [(source, Path(args.path) if args.path else data_dir / source.path)]
+
+
+def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register ``ingest``."""
+    p = sub.add_parser("ingest", help="load a source (or all sources) into the store")
+    known = "; ".join(f"{s.name}: {s.description}" for s in loaders.SOURCES.values())
+    p.add_argument("source", help=f"'all' or one source ({known})")
+    p.add_argument("path", nargs="?", help="file or folder of the source (default: its place under --data)")
+    p.add_argument("--data", help="data folder (default: $CITEGRAPH_DATA or ../shared/data)")
+    p.add_argument(
+        "--on-error",
+        choices=ON_ERROR,
+        default="fail",
+        help="fail: stop before writing on any bad record; skip: load the rest",
+    )
+    p.add_argument("--rejects-dir", help="where to write rejected records (default: var/rejects)")
+    p.add_argument("--json", action="store_true", help="print the ingest reports as JSON")
+    p.set_defaults(func=cmd_ingest)
+
+
+__all__ = ["add_commands", "cmd_ingest"]

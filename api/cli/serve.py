@@ -1,0 +1,45 @@
+"""``citegraph serve``: the GraphQL API, the dashboard and the health checks (:mod:`api.app`)."""
+
+from __future__ import annotations
+
+import argparse
+
+import torch
+
+from api.settings import AppSettings
+from graph import StoreConfig
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    # The web stack (uvicorn, FastAPI, strawberry) is imported by this command alone: every other
+    # command starts without it.
+    import uvicorn
+
+    from api.app import create_app
+
+    settings = AppSettings.from_env()
+    torch.set_num_threads(settings.torch_threads)
+    host, port = args.host or settings.host, args.port or settings.port
+    config = StoreConfig.from_env(db_path=args.db, backend=args.backend, read_only=True)
+    app = create_app(config, settings)
+    print(f"citegraph GraphQL API on http://{host}:{port}/graphql  (health: /healthz, ready: /readyz)")
+    print("Two example queries (paste into GraphiQL at /graphql, or POST them as JSON):")
+    print("  { stats { kind label count } }")
+    print(
+        '  { papers(search: "machine translation", first: 3) { id title year nCited authors { name } citedBy { id } } }'
+    )
+    print(f"  curl -s http://{host}:{port}/graphql -H 'content-type: application/json' \\")
+    print("""       -d '{"query": "{ stats { kind label count } }"}'""")
+    uvicorn.run(app, host=host, port=port, log_level="warning" if args.quiet else "info")
+    return 0
+
+
+def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register ``serve``."""
+    p = sub.add_parser("serve", help="serve the GraphQL API")
+    p.add_argument("--host", help="bind address (default: $CITEGRAPH_HOST or 127.0.0.1)")
+    p.add_argument("--port", type=int, help="port (default: $CITEGRAPH_PORT or 8000)")
+    p.set_defaults(func=cmd_serve)
+
+
+__all__ = ["add_commands", "cmd_serve"]
