@@ -166,7 +166,9 @@ def cmd_train_reranker(args: argparse.Namespace) -> int:
     """``citegraph train reranker`` (and ``eval recommend --ablation``): build examples, train, save, report."""
     import torch
 
-    from gnn.recommend.train import TrainSettings, report_markdown, reranker_dir, run_training, write_report
+    from gnn.recommend.examples import TrainSettings
+    from gnn.recommend.service import reranker_dir
+    from gnn.recommend.train import report_markdown, run_training, write_report
     from gnn.rerank.lambdamart import LambdaMartSettings
     from gnn.rerank.model import RerankerSettings
     from gnn.retrieval.index import IndexSettings, RetrievalIndex, index_path

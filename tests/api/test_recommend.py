@@ -11,15 +11,8 @@ import pandas as pd
 import pytest
 
 from api.cli.main import main
-from gnn.recommend.evaluate import build_queries
-from gnn.recommend.service import (
-    RecommendationService,
-    RecommendRequest,
-    ServiceSettings,
-    author_lists,
-    mask_citance,
-    read_batch,
-)
+from gnn.recommend.citances import author_lists, build_queries, mask_citance
+from gnn.recommend.service import RecommendationService, RecommendRequest, ServiceSettings, read_batch
 from gnn.retrieval.enricher import Candidate, EnricherSettings
 from gnn.retrieval.prefetch import PrefetchQuery
 from gnn.text.embeddings import compute_embeddings, paper_texts
@@ -149,10 +142,15 @@ def test_recommendations_carry_features_and_why(service: RecommendationService) 
 
 
 class _Reverse:
-    """A reranker that prefers what the fusion likes least: the service must follow it."""
+    """A reranker that prefers what the fusion likes least: the service must follow it, and explain with it."""
 
     def score(self, query: PrefetchQuery, candidates: Sequence[Candidate]) -> list[float]:
         return [float(c.prefetch_rank or 0) for c in candidates]
+
+    def why(
+        self, query: PrefetchQuery, candidates: Sequence[Candidate], shown: Sequence[int], *, top_m: int
+    ) -> list[str]:
+        return [f"reversed prefetch #{candidates[i].prefetch_rank}" for i in shown]
 
 
 def test_reranker_hook_replaces_the_fusion(graph: GraphStore, encoder: TextEncoder, tmp_path: Path) -> None:
@@ -161,8 +159,11 @@ def test_reranker_hook_replaces_the_fusion(graph: GraphStore, encoder: TextEncod
     reranked = RecommendationService(graph, plain.index, encoder, settings=settings, reranker=_Reverse())
     request = RecommendRequest("machine translation [CIT]", k=5)
     forward = [i.paper_id for i in plain.recommend(request).items]
-    backward = [i.paper_id for i in reranked.recommend(request).items]
+    items = reranked.recommend(request).items
+    backward = [i.paper_id for i in items]
     assert len(forward) == 5 and backward == forward[::-1]
+    # the explanation is the scorer's that ranked, never the fusion's
+    assert [i.why for i in items] == [f"reversed prefetch #{rank}" for rank in range(5, 0, -1)]
 
 
 def test_requests_are_validated() -> None:
@@ -313,7 +314,13 @@ def test_the_store_lock_is_free_while_candidates_are_scored(
             seen.append(store_lock.locked())
             return [0.0 for _ in candidates]
 
+        def why(
+            self, query: PrefetchQuery, candidates: Sequence[Candidate], shown: Sequence[int], *, top_m: int
+        ) -> list[str]:
+            seen.append(store_lock.locked())
+            return ["probe" for _ in shown]
+
     service = RecommendationService.open(graph, encoder=encoder, index_dir=tmp_path / "i", lock=store_lock)
     service.reranker = _Probe()
     assert service.recommend(RecommendRequest("phrase tables [CIT]", k=2)).items
-    assert seen == [False] and not store_lock.locked()
+    assert seen == [False, False] and not store_lock.locked()

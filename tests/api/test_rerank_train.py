@@ -9,18 +9,19 @@ from typing import Any
 import pytest
 from test_recommend_eval import _citances
 
+from gnn.recommend.examples import Fold, TrainSettings
 from gnn.recommend.service import RecommendationService, RecommendRequest, ServiceSettings, reranker_dir
 from gnn.recommend.train import (
-    Fold,
-    TrainSettings,
     compare_objectives,
     paired_bootstrap,
     report_markdown,
     run_training,
     write_report,
 )
+from gnn.rerank.examples import QueryExample
 from gnn.rerank.features import FEATURE_GROUPS, FEATURE_NAMES
-from gnn.rerank.model import QueryExample, RerankerSettings, RerankerTrainer, TrainedReranker
+from gnn.rerank.model import RerankerSettings, RerankerTrainer
+from gnn.rerank.scorer import TrainedReranker
 from gnn.retrieval.enricher import EnricherSettings
 from gnn.retrieval.index import IndexSettings, RetrievalIndex
 from gnn.text.embeddings import compute_embeddings
@@ -183,9 +184,9 @@ def test_sampled_extras_come_from_the_noise_distributions() -> None:
     import numpy as np
     import pandas as pd
 
-    from gnn.recommend.train import _add_extras, _sampler
-    from gnn.rerank.features import FeatureBuilder, Knowledge, QueryInput, TaxonomyPlaces
-    from gnn.rerank.model import QueryExample
+    from gnn.recommend.examples import _add_extras, _sampler
+    from gnn.rerank.features import FeatureBuilder, QueryInput
+    from gnn.rerank.knowledge import Knowledge, TaxonomyPlaces
     from gnn.retrieval.enricher import Candidate
     from gnn.retrieval.index import tokenize
     from gnn.retrieval.prefetch import PrefetchQuery
@@ -346,7 +347,6 @@ def test_cross_fitted_scores_come_from_models_that_did_not_train_on_the_query(
 
     from gnn.recommend.train import cross_fitted_scores
     from gnn.rerank.features import FEATURE_NAMES
-    from gnn.rerank.model import QueryExample, RerankerTrainer
 
     rng = np.random.default_rng(0)
     vectors = rng.normal(size=(12, 8)).astype(np.float32)
