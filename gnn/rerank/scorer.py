@@ -200,7 +200,12 @@ class TrainedReranker:
     ) -> list[str]:
         if not shown:
             return []
-        pool = self.scored(query, candidates)
+        return self.explain(self.scored(query, candidates), candidates, shown, top_m=top_m)
+
+    def explain(
+        self, pool: ScoredPool, candidates: Sequence[Candidate], shown: Sequence[int], *, top_m: int
+    ) -> list[str]:
+        """``why`` of ``pool`` (``candidates`` as scored): the :data:`WHY_PARTS` largest parts, then the stages."""
         parts = self.parts(pool, shown)
         inputs = stack_inputs(pool.features, pool.neural, self.blend[0].settings) if self.blend else pool.features
         constant = {name for name, j in self._input_columns().items() if np.ptp(inputs[:, j]) == 0}

@@ -11,7 +11,15 @@ import pandas as pd
 import pytest
 
 from api.cli.main import main
-from gnn.recommend.citances import author_lists, build_queries, mask_citance
+from gnn.recommend import citances
+from gnn.recommend.citances import (
+    author_lists,
+    build_queries,
+    cached_profile_citances,
+    mask_citance,
+    profile_citances,
+)
+from gnn.recommend.examples import Fold, TrainSettings, _split_frames
 from gnn.recommend.service import RecommendationService, RecommendRequest, ServiceSettings, read_batch
 from gnn.retrieval.enricher import Candidate, EnricherSettings
 from gnn.retrieval.prefetch import PrefetchQuery
@@ -116,6 +124,33 @@ def test_every_evaluation_query_is_masked(graph: GraphStore) -> None:
     assert two["targets"] == ("p3", "p4") and two["context"].count("[CIT]") == 2
     # p4 cites p1, p2, p3 elsewhere: p3 is this sentence's target, so only p1 and p2 are "already cited"
     assert queries.set_index("sentence_id").loc["p4#c00000000000a"]["cited_elsewhere"] == ("p1", "p2")
+
+
+def test_profile_citances_are_kept_beside_the_index_while_the_store_is_unchanged(
+    graph: GraphStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "index.citances.parquet"
+    first = cached_profile_citances(graph, path)
+    pd.testing.assert_frame_equal(first, profile_citances(graph))
+    assert path.is_file() and set(first.columns) >= {"sentence_id", "cited_id", "raw", "text", "how"}
+    assert all("[CIT]" in text for text in first["text"])  # each sentence with its cited paper masked
+
+    def no_read(store: GraphStore) -> pd.DataFrame:
+        raise AssertionError("an unchanged store's citances are read from the file")
+
+    monkeypatch.setattr(citances, "citing_sentences", no_read)
+    pd.testing.assert_frame_equal(cached_profile_citances(graph, path), first)
+
+
+def test_training_splits_follow_the_time_split(graph: GraphStore) -> None:
+    settings = TrainSettings(
+        folds=(Fold(2003, (2004, 2004)),), known_until=2004, validation=(2005, 2005), test=(2005, 2005)
+    )
+    splits = _split_frames(graph, settings)
+    assert list(splits) == ["train 2004-2004", "validation", "test"]
+    (train, until, extras), (validation, known, no_extras) = splits["train 2004-2004"], splits["validation"]
+    assert (until, extras, known, no_extras) == (2003, True, 2004, False)  # only training draws extras
+    assert set(train["citing_year"]) <= {2004} and set(validation["citing_year"]) <= {2005}
 
 
 # --- the service ----------------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -149,6 +150,8 @@ def test_training_saves_a_model_the_service_then_uses(store: GraphStore, encoder
     response = service.recommend(RecommendRequest("Phrase tables [CIT] help.", citing_paper_id="p5", k=3))
     assert response.items and all(item.paper_id not in {"p5"} for item in response.items)
     assert [i.score for i in response.items] == sorted((i.score for i in response.items), reverse=True)
+    # the trained reranker explains with its own terms, then the stages that found the candidate
+    assert all(re.match(r"(text|feature term) [+-]\d+\.\d\d, ", i.why) for i in response.items)
     fusion = RecommendationService.open(store, ServiceSettings(use_reranker=False), encoder=encoder, index_dir=folder)
     assert not isinstance(fusion.reranker, TrainedReranker)
 
@@ -178,6 +181,7 @@ def test_training_saves_a_model_the_service_then_uses(store: GraphStore, encoder
     again = blended.recommend(RecommendRequest("Phrase tables [CIT] help.", citing_paper_id="p5", k=3))
     assert [i.score for i in again.items] == sorted((i.score for i in again.items), reverse=True)
     assert [i.score for i in again.items] != [i.score for i in response.items]  # standardised blend scores
+    assert all(re.search(r" [+-]\d+\.\d\d", i.why) and "#" in i.why for i in again.items)
 
 
 def test_sampled_extras_come_from_the_noise_distributions() -> None:
