@@ -13,13 +13,17 @@ citing sentences of papers published ≤ 2009, and the enricher only follows CIT
 published ≤ 2009 (its co-citation counts are recomputed from those, not read from the stored
 CO_CITED edges, which count 2010–2011 citations too). Parameters (BM25 k1/b, the global-information
 weight, fusion weights) are tuned on a seeded sample of the validation queries; the table reports
-validation (the issue's targets) and test (untouched by any tuning).
+validation (the figures the targets are set on) and test (untouched by any tuning).
 
 **Systems, one run, one table:** BM25 (Lucene defaults k1 = 1.2, b = 0.75), BM25 tuned, dense,
 hybrid (RRF and score-weighted), + global information, + citation-context profiles, + enricher
 (references of the top prefetched papers), + cited papers (co-citation partners of the papers the
 citing paper cites elsewhere). The last rows run through :class:`gnn.recommend.service.RecommendationService`
 itself. Every number is end to end: a query whose target is not retrieved scores 0.
+
+The module is one harness: each step of :func:`run_evaluation` (BM25 → global weight → fusions →
+service) is tuned on what the step before chose, and the manuscript-mode table reuses the tuned
+BM25 and weights; every step is a function of its own.
 """
 
 from __future__ import annotations

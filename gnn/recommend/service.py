@@ -15,7 +15,8 @@ candidate of a query and explains the ones it shows:
 
 Candidates are sorted by score, ties by paper id. ``citegraph recommend`` and the GraphQL
 ``recommend`` field both build a :class:`RecommendRequest` and read :class:`Recommendation`
-objects; nothing here imports a driver or holds Cypher.
+objects; nothing here imports a driver or holds Cypher. The batch files of ``recommend --batch``
+(:func:`read_batch`, :func:`write_ranked`) sit beside the request and response types they map to.
 """
 
 from __future__ import annotations

@@ -602,8 +602,8 @@ def compare_objectives(
     of the multi-citation R@10, and a paired bootstrap over the multi-citation sentences
     (``resamples`` draws, seeded) of the difference of their R@10 averaged over the seeds,
     :math:`\Delta = \frac{1}{|M|}\sum_{q \in M} (\bar r_q^{o} - \bar r_q^{\mathrm{ref}})`,
-    with its 95% interval: the question the reranker issue asks (does a multi-positive objective beat
-    plain triplet on the multi-citation subset?) with the seed noise and the query sample both in view.
+    with its 95% interval: whether a multi-positive objective beats plain triplet on the
+    multi-citation subset, with the seed noise and the query sample both in view.
 
     ``disabled`` switches feature groups off (:data:`gnn.rerank.features.FEATURE_GROUPS`, their features
     0 in every split, the candidates unchanged): e.g. whether the objectives differ once the model no

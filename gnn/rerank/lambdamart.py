@@ -134,7 +134,7 @@ class LambdaMart:
         return np.asarray(np.mean(predictions, axis=0))
 
     def contributions(
-        self, features: np.ndarray, neural: np.ndarray | None, rows: Sequence[int]
+        self, features: np.ndarray, neural: np.ndarray | None, rows: Sequence[int] | np.ndarray
     ) -> tuple[np.ndarray, float]:
         """``(len(rows), C)`` contributions :math:`\varphi_j` of the pool's ``rows`` (module docstring) and the
         bias :math:`\\sum v_\text{root}`; ``C`` columns as :func:`stack_inputs` gives them (the features, then

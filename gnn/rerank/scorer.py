@@ -34,7 +34,8 @@ with :math:`\varphi_j` feature :math:`j`'s contribution to the trees' score
 is the part named ``neural``), :math:`\sigma` the pool's standard deviations of the two scores and
 :math:`\bar t, \bar f` the pool's means. Without trees the parts are :math:`t(d) - \bar t` and
 :math:`f(d) - \bar f`. ``why`` names the :data:`WHY_PARTS` largest parts by size (a feature with one
-value over the whole pool is left out: it does not set the candidate apart), then the stages that
+value over the whole pool is left out: it does not set the candidate apart; so is a part under
+0.005, which would read as ±0.00), then the stages that
 found the candidate with their places, best first:
 "text +0.41, cocite_count +0.22, score_bm25 +0.10, bm25 #3, dense #7, cited by 2 of top 10".
 """
@@ -212,7 +213,11 @@ class TrainedReranker:
         out = []
         for k, i in enumerate(shown):
             named = sorted(
-                ((label, float(values[k])) for label, values in parts.items() if label not in constant),
+                (
+                    (label, float(values[k]))
+                    for label, values in parts.items()
+                    if label not in constant and abs(values[k]) >= 0.005  # what shows as ±0.00 says nothing
+                ),
                 key=lambda lv: (-abs(lv[1]), lv[0]),
             )[:WHY_PARTS]
             candidate = candidates[i]
