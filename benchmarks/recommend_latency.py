@@ -36,8 +36,9 @@ import faiss
 import numpy as np
 import torch
 
-from gnn.recommend.evaluate import build_queries
-from gnn.recommend.service import FusionScorer, RecommendationService, RecommendRequest, ServiceSettings
+from gnn.recommend.citances import build_queries
+from gnn.recommend.service import RecommendationService, RecommendRequest, ServiceSettings
+from gnn.rerank.scorer import FusionScorer
 from gnn.retrieval.prefetch import PrefetchQuery
 from gnn.text.encoder import EncoderSettings, TextEncoder
 from graph import open_store

@@ -18,8 +18,9 @@ import time
 import numpy as np
 import torch
 
+from gnn.rerank.examples import QueryExample
 from gnn.rerank.features import FEATURE_NAMES
-from gnn.rerank.model import QueryExample, RerankerSettings, RerankerTrainer
+from gnn.rerank.model import RerankerSettings, RerankerTrainer
 
 
 def main() -> None:

@@ -14,7 +14,8 @@ from api.cli.common import open_from_args, store_files
 from api.cli.linkage import add_cross_encoder_arguments, compute_linkage_step
 from gnn.cocitation.compute import CocitationSettings, compute_cocitation
 from gnn.hyperbolic.compute import HyperbolicSettings, compute_hyperbolic
-from gnn.recommend.service import ServiceSettings, _check_encoder, _masked_citances
+from gnn.recommend.citances import cached_profile_citances
+from gnn.recommend.service import ServiceSettings, check_encoder
 from gnn.retrieval.index import RetrievalIndex
 from gnn.retrieval.profiles import ProfileIndex
 from gnn.taxonomy.categories import CategorySettings
@@ -107,10 +108,10 @@ def compute_index_step(store: GraphStore, args: argparse.Namespace) -> None:
             raise ConfigError(
                 f"no paper of {store.describe()} has an embedding; run `citegraph compute embeddings --embed papers` first"
             )
-        _check_encoder(index, encoder, store)
+        check_encoder(index, encoder, store)
         profiles = None
         if settings.use_profiles:
-            citances = _masked_citances(store, files.citances)
+            citances = cached_profile_citances(store, files.citances)
             profiles = ProfileIndex.build(
                 index, citances, encoder, settings.profiles, folder=files.profiles, progress=not args.quiet
             )

@@ -19,6 +19,7 @@ import torch
 
 from api.cli.common import index_dir, open_from_args, print_report, store_files
 from gnn.recommend import evaluate, train
+from gnn.recommend.examples import TrainSettings
 from gnn.recommend.service import (
     DEFAULT_K,
     RecommendationService,
@@ -165,7 +166,7 @@ def _training_options(args: argparse.Namespace, ablation: bool) -> dict[str, Any
     seeds = getattr(args, "mart_seeds", None)  # the ablation takes the default
     lambdamart = LambdaMartSettings(seed=args.seed, **({} if seeds is None else {"bag": seeds}))
     return {
-        "settings": train.TrainSettings(limit=args.limit, seed=args.seed),
+        "settings": TrainSettings(limit=args.limit, seed=args.seed),
         "model_settings": RerankerSettings(seed=args.seed, **({"objective": args.objective} if args.objective else {})),
         "objectives": [args.objective] if args.objective else list(OBJECTIVES),
         "ablation": ablation,
@@ -271,7 +272,7 @@ def _add_train(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "neural model, has the best validation MRR is kept)",
     )
     q.add_argument("--limit", type=int, help="queries per split at most (a quick run)")
-    q.add_argument("--seed", type=int, default=train.TrainSettings().seed)
+    q.add_argument("--seed", type=int, default=TrainSettings().seed)
     q.add_argument(
         "--no-lambdamart",
         action="store_true",

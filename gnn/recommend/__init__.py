@@ -2,14 +2,16 @@
 
 =============  ==========================================================================================
 ``service``    :class:`RecommendationService`: requests in, ranked and explained recommendations out
-``train``      ``citegraph train reranker``: examples on the time split, objectives, the saved scorer
+``citances``   citing sentences with the cited paper's marker masked, and the query sets built from them
+``examples``   the reranker's training examples: the time split, the service's pools, sampled extras
+``train``      ``citegraph train reranker``: objectives, trees, the served scorer chosen and saved, ablation
 ``evaluate``   ``citegraph eval recommend``: every retrieval system on the time-split citances
 =============  ==========================================================================================
 """
 
 from __future__ import annotations
 
-from gnn.recommend.evaluate import build_queries
+from gnn.recommend.citances import build_queries
 from gnn.recommend.service import (
     DEFAULT_K,
     RecommendationService,

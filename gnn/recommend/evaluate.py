@@ -2,7 +2,7 @@ r"""``citegraph eval recommend``: the citation-recommendation harness on the Sci
 
 **Queries.** Every ScisummNet citing sentence (13,008 sentences, 13,690 MENTIONS; ids
 ``<citing>#c<hash>``) becomes one query: its text with the marker of *every* paper it cites masked as
-``[CIT]`` (:func:`gnn.recommend.service.mask_citance`; other markers stay), the citing paper's year, and as
+``[CIT]`` (:func:`gnn.recommend.citances.build_queries`; other markers stay), the citing paper's year, and as
 relevant set all the papers it cites. The candidate pool is every Paper of the graph; papers
 published after the citing paper and the citing paper itself are never candidates.
 
@@ -13,13 +13,17 @@ citing sentences of papers published ≤ 2009, and the enricher only follows CIT
 published ≤ 2009 (its co-citation counts are recomputed from those, not read from the stored
 CO_CITED edges, which count 2010–2011 citations too). Parameters (BM25 k1/b, the global-information
 weight, fusion weights) are tuned on a seeded sample of the validation queries; the table reports
-validation (the issue's targets) and test (untouched by any tuning).
+validation (the figures the targets are set on) and test (untouched by any tuning).
 
 **Systems, one run, one table:** BM25 (Lucene defaults k1 = 1.2, b = 0.75), BM25 tuned, dense,
 hybrid (RRF and score-weighted), + global information, + citation-context profiles, + enricher
 (references of the top prefetched papers), + cited papers (co-citation partners of the papers the
 citing paper cites elsewhere). The last rows run through :class:`gnn.recommend.service.RecommendationService`
 itself. Every number is end to end: a query whose target is not retrieved scores 0.
+
+The module is one harness: each step of :func:`run_evaluation` (BM25 → global weight → fusions →
+service) is tuned on what the step before chose, and the manuscript-mode table reuses the tuned
+BM25 and weights; every step is a function of its own.
 """
 
 from __future__ import annotations
@@ -27,7 +31,6 @@ from __future__ import annotations
 import json
 import logging
 import random
-import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
@@ -37,20 +40,29 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from gnn import reports
 from gnn.metrics import RankingMetrics, evaluate_rankings, recall_at_k
-from gnn.recommend.service import (
-    FusionScorer,
-    RecommendationService,
-    RecommendRequest,
-    ServiceSettings,
+from gnn.recommend.citances import (
+    SCISUMM2018_SENTENCE,
     author_lists,
+    build_queries,
+    manuscript_citances,
     mask_citance,
+    profile_citances,
 )
-from gnn.retrieval.enricher import EnricherSettings
+from gnn.recommend.service import RecommendationService, RecommendRequest, ServiceSettings
+from gnn.rerank.scorer import FusionScorer
+from gnn.retrieval.enricher import Candidate, EnricherSettings
 from gnn.retrieval.index import DenseIndex, IndexSettings, RetrievalIndex
 from gnn.retrieval.lexical import LexicalIndex
 from gnn.retrieval.manuscript import body_sampled_vectors, manuscript_context
-from gnn.retrieval.prefetch import ChannelList, Prefetcher, PrefetchQuery, PrefetchSettings, fuse
+from gnn.retrieval.prefetch import (
+    ChannelList,
+    Prefetcher,
+    PrefetchQuery,
+    PrefetchSettings,
+    fuse,
+)
 from gnn.retrieval.profiles import ProfileIndex, ProfileSettings
 from gnn.text.encoder import TextEncoder
 from graph.store import GraphStore
@@ -60,7 +72,6 @@ log = logging.getLogger(__name__)
 DEFAULT_BM25 = (1.2, 0.75)  # Lucene's / Elasticsearch's k1 and b: the "BM25 (default)" row
 ALL_CANDIDATES = 100_000  # k that returns every candidate of a query (the pool)
 MANUSCRIPT_POOL = 200  # prefetch depth of the manuscript-mode table, reported as its R@200 column
-SCISUMMNET_SENTENCE = re.compile(r"#c[0-9a-f]{12}$")
 
 
 @dataclass(frozen=True)
@@ -90,56 +101,6 @@ class QuerySet:
 
 
 # --- queries -----------------------------------------------------------------------------------
-
-
-def build_queries(store: GraphStore) -> pd.DataFrame:
-    """One row per ScisummNet citing sentence, every cited paper's marker masked (module docstring)."""
-    rows = pd.DataFrame(
-        store.query("retrieval_citances"),
-        columns=["sentence_id", "text", "citing_id", "citing_year", "cited_id", "cited_year", "marker"],
-    )
-    rows = rows[rows["sentence_id"].str.contains(SCISUMMNET_SENTENCE)]
-    authors = author_lists(store, rows["cited_id"])
-    out = []
-    for sentence_id, group in rows.groupby("sentence_id", sort=True):
-        text = str(group["text"].iat[0])
-        hows = []
-        for cited_id, year, marker in zip(group["cited_id"], group["cited_year"], group["marker"]):
-            first, *others = authors.get(cited_id, [[]])
-            text, how = mask_citance(
-                text,
-                marker if isinstance(marker, str) else None,
-                first,
-                None if pd.isna(year) else int(year),
-                spellings=others,
-            )
-            hows.append(how)
-        out.append(
-            {
-                "sentence_id": sentence_id,
-                "citing_id": group["citing_id"].iat[0],
-                "citing_year": int(group["citing_year"].iat[0]),
-                "context": text,
-                "raw": str(group["text"].iat[0]),
-                "targets": tuple(sorted(set(group["cited_id"]))),
-                "how": ",".join(hows),
-            }
-        )
-    frame = pd.DataFrame(out)
-    # what the citing paper cites elsewhere (its other CITES): "papers already cited"
-    cites = pd.DataFrame(store.query("cited_papers", {"ids": sorted(set(frame["citing_id"]))}))
-    by_paper = cites.groupby("paper_id")["cited_id"].apply(list).to_dict() if len(cites) else {}
-    frame["cited_elsewhere"] = [
-        tuple(sorted(set(by_paper.get(c, [])) - set(t))) for c, t in zip(frame["citing_id"], frame["targets"])
-    ]
-    return frame
-
-
-def profile_citances(store: GraphStore) -> pd.DataFrame:
-    """Every MENTIONS sentence, masked per cited paper, as :class:`ProfileIndex` wants it."""
-    from gnn.recommend.service import citing_sentences
-
-    return citing_sentences(store).rename(columns={"text": "raw"}).rename(columns={"masked": "text"})
 
 
 # --- running systems ---------------------------------------------------------------------------
@@ -267,109 +228,47 @@ def _grid_best(candidates: Sequence[Any], score: Callable[[Any], float]) -> tupl
     return best, best_score
 
 
-def run_evaluation(
-    store: GraphStore,
-    encoder: TextEncoder,
-    settings: EvalSettings = EvalSettings(),
-    *,
-    index: RetrievalIndex | None = None,
-    progress: bool = False,
-) -> dict[str, Any]:
-    """Run every system of the table and return the report (see :func:`report_markdown`)."""
-    start = time.perf_counter()
-    if index is None:
-        index, _ = RetrievalIndex.open(store, IndexSettings(), cache=encoder)
-    h = Harness(store, index, encoder, settings, progress=progress)
-    n = settings.n
-    tune, val, test = h.tune, h.splits["validation"], h.splits["test"]
-    tuned: dict[str, Any] = {}
+@dataclass
+class _Tuned:
+    """What the grids chose on the tuning queries, and the record of it in the report."""
 
-    # 1. BM25 k1/b on validation R@10 (Medić & Šnajder 2020: tune, do not trust the defaults)
-    built: dict[tuple[float, float], LexicalIndex] = {}
+    lex_default: LexicalIndex  # BM25 with DEFAULT_BM25
+    lex_tuned: LexicalIndex  # BM25 with the tuned k1, b
+    k1_b: tuple[float, float]
+    lam_dense: float = 0.0  # global-information weight of the dense channel
+    lam_bm25: float = 0.0  # ... and of the bm25 channel
+    record: dict[str, Any] = field(default_factory=dict)
 
-    def bm25_r10(params: tuple[float, float]) -> float:
-        lex = index.with_bm25(*params)
-        value = _mean_recall(_ids(h.prefetcher.bm25(tune.queries, 10, lexical=lex)), tune.relevant, 10)
-        if params == DEFAULT_BM25 or value > max(bm25_scores.values(), default=-1.0):
-            built[params] = lex  # keep the default and the best so far, not all twelve
-        bm25_scores[params] = value
-        return value
 
-    bm25_scores: dict[tuple[float, float], float] = {}
-    log.info("tuning BM25 (k1, b) on %d validation queries", len(tune.queries))
-    grid = [(k1, b) for k1 in settings.k1_grid for b in settings.b_grid]
-    (k1, b), _ = _grid_best(grid, bm25_r10)
-    tuned["bm25"] = {"k1": k1, "b": b, "grid_R@10": {f"{p[0]}/{p[1]}": round(v, 4) for p, v in bm25_scores.items()}}
-    lex_default = built.get(DEFAULT_BM25) or index.with_bm25(*DEFAULT_BM25)
-    lex_tuned = built[(k1, b)]
-    built.clear()
+@dataclass
+class _Fusions:
+    """The prefetch fusions of the table's hybrid rows, as tuned."""
 
-    # 2. global-information weight λ (dense and bm25 each), on validation R@10 of the channel
-    def dense_r10(lam: float) -> float:
-        lists = h.prefetcher.dense(tune.queries, 10, global_weight=lam, context_vectors=h.vectors(tune))
-        return _mean_recall(_ids(lists), tune.relevant, 10)
+    hybrid_rrf: PrefetchSettings
+    hybrid_weighted: PrefetchSettings
+    choice: str  # the fusion of the "+ global information" row: "rrf" or "weighted"
+    with_profiles: PrefetchSettings  # four channels, profile weights tuned
 
-    def bm25_global_r10(lam: float) -> float:
-        return _mean_recall(
-            _ids(h.prefetcher.bm25(tune.queries, 10, global_weight=lam, lexical=lex_tuned)), tune.relevant, 10
-        )
+    @property
+    def hybrid_global(self) -> PrefetchSettings:
+        return self.hybrid_rrf if self.choice == "rrf" else self.hybrid_weighted
 
-    lam_dense, _ = _grid_best(settings.global_grid, dense_r10)
-    lam_bm25, _ = _grid_best(settings.global_grid, bm25_global_r10)
-    tuned["global_weight"] = {"dense": lam_dense, "bm25": lam_bm25}
 
-    depth = max(n, 400)
+class _Table:
+    """The rows of the report's table, each a system's metrics on validation and test."""
 
-    def all_channels(qs: QuerySet) -> dict[str, dict[str, list[ChannelList]]]:
-        plain = h.channels(qs, lexical=lex_tuned, global_weight=0.0, depth=depth)
-        with_global = {
-            "dense": h.prefetcher.dense(qs.queries, depth, global_weight=lam_dense, context_vectors=h.vectors(qs)),
-            "bm25": h.prefetcher.bm25(qs.queries, depth, global_weight=lam_bm25, lexical=lex_tuned),
-        }
-        return {
-            "plain": plain,
-            "global": {**plain, **with_global},
-            "bm25_default": {"bm25": h.prefetcher.bm25(qs.queries, depth, lexical=lex_default)},
-        }
-
-    log.info("running every channel on the tuning, validation and test queries")
-    chans = {"tune": all_channels(tune), "validation": all_channels(val), "test": all_channels(test)}
-
-    # 3. fusion weights on validation R@10 (score-weighted hybrid; then the profile channels)
-    def fused_r10(s: PrefetchSettings, variant: str = "global") -> float:
-        return _mean_recall(_fused(chans["tune"][variant], s), tune.relevant, 10)
-
-    hybrid_rrf = PrefetchSettings(n=n, channels=("dense", "bm25"), fusion="rrf", depth=depth)
-    w_grid = [{"dense": w, "bm25": 1.0 - w} for w in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8)]
-    w_best, _ = _grid_best(w_grid, lambda w: fused_r10(replace(hybrid_rrf, fusion="weighted", weights=w), "plain"))
-    hybrid_weighted = replace(hybrid_rrf, fusion="weighted", weights=w_best)
-    tuned["hybrid_weighted"] = w_best
-    fusion_choice, _ = _grid_best(
-        ["rrf", "weighted"], lambda f: fused_r10(hybrid_rrf if f == "rrf" else hybrid_weighted, "global")
-    )
-    hybrid_global = hybrid_rrf if fusion_choice == "rrf" else hybrid_weighted
-    four = ("dense", "bm25", "profile_bm25", "profile_dense")
-    profile_grid = [
-        {"dense": 1.0, "bm25": 1.0, "profile_bm25": pb, "profile_dense": pd_}
-        for pb in (0.5, 1.0, 2.0)
-        for pd_ in (0.5, 1.0, 2.0)
-    ]
-    profile_weights, _ = _grid_best(
-        profile_grid, lambda w: fused_r10(PrefetchSettings(n=n, channels=four, fusion="rrf", depth=depth, weights=w))
-    )
-    with_profiles = PrefetchSettings(
-        n=n, channels=four, fusion="rrf", depth=depth, weights=profile_weights, global_weight=0.0
-    )
-    tuned["profile_weights"] = profile_weights
-
-    results: list[SystemResult] = []
+    def __init__(self, h: Harness) -> None:
+        self.h = h
+        self.results: list[SystemResult] = []
 
     def add(
+        self,
         name: str,
         description: str,
         per_split: dict[str, list[list[str]]],
         pools: dict[str, list[list[str]]] | None = None,
     ) -> None:
+        val, test = self.h.splits["validation"], self.h.splits["test"]
         result = SystemResult(
             name,
             description,
@@ -386,86 +285,185 @@ def run_evaluation(
             setattr(result, "multi_validation" if split == "validation" else "multi_test", value)
             if pools is not None:
                 result.prefetch_recall[split] = _mean_recall(pools[split], qs.relevant, ALL_CANDIDATES)
-        results.append(result)
+        self.results.append(result)
 
-    splits = ("validation", "test")
+
+def run_evaluation(
+    store: GraphStore,
+    encoder: TextEncoder,
+    settings: EvalSettings = EvalSettings(),
+    *,
+    index: RetrievalIndex | None = None,
+    progress: bool = False,
+) -> dict[str, Any]:
+    """Run every system of the table and return the report (see :func:`report_markdown`)."""
+    start = time.perf_counter()
+    if index is None:
+        index, _ = RetrievalIndex.open(store, IndexSettings(), cache=encoder)
+    h = Harness(store, index, encoder, settings, progress=progress)
+    tuned = _tune_bm25(h)
+    _tune_global_weight(h, tuned)
+    log.info("running every channel on the tuning, validation and test queries")
+    chans = {name: _all_channels(h, qs, tuned) for name, qs in (("tune", h.tune), *h.splits.items())}
+    fusions = _tune_fusions(h, chans["tune"], tuned)
+    table = _Table(h)
+    _retrieval_rows(table, chans, fusions, tuned)
+    _service_rows(h, table, fusions, tuned)
+    log.info("manuscript mode vs plain context on CL-SciSumm 2018")
+    manuscript = run_manuscript_evaluation(
+        store,
+        encoder,
+        index,
+        lexical=tuned.lex_tuned,
+        global_weight=(tuned.lam_dense, tuned.lam_bm25),
+        seed=settings.seed,
+    )
+    return _report(h, tuned, table, manuscript, time.perf_counter() - start)
+
+
+def _tune_bm25(h: Harness) -> _Tuned:
+    """BM25 k1/b on validation R@10 (Medić & Šnajder 2020: tune, do not trust the defaults)."""
+    tune, index = h.tune, h.index
+    built: dict[tuple[float, float], LexicalIndex] = {}
+    scores: dict[tuple[float, float], float] = {}
+
+    def bm25_r10(params: tuple[float, float]) -> float:
+        lex = index.with_bm25(*params)
+        value = _mean_recall(_ids(h.prefetcher.bm25(tune.queries, 10, lexical=lex)), tune.relevant, 10)
+        if params == DEFAULT_BM25 or value > max(scores.values(), default=-1.0):
+            built[params] = lex  # keep the default and the best so far, not all twelve
+        scores[params] = value
+        return value
+
+    log.info("tuning BM25 (k1, b) on %d validation queries", len(tune.queries))
+    grid = [(k1, b) for k1 in h.settings.k1_grid for b in h.settings.b_grid]
+    (k1, b), _ = _grid_best(grid, bm25_r10)
+    tuned = _Tuned(built.get(DEFAULT_BM25) or index.with_bm25(*DEFAULT_BM25), built[(k1, b)], (k1, b))
+    tuned.record["bm25"] = {"k1": k1, "b": b, "grid_R@10": {f"{p[0]}/{p[1]}": round(v, 4) for p, v in scores.items()}}
+    return tuned
+
+
+def _tune_global_weight(h: Harness, tuned: _Tuned) -> None:
+    """The global-information weight λ of the dense and the bm25 channel, each on its validation R@10."""
+    tune = h.tune
+
+    def dense_r10(lam: float) -> float:
+        lists = h.prefetcher.dense(tune.queries, 10, global_weight=lam, context_vectors=h.vectors(tune))
+        return _mean_recall(_ids(lists), tune.relevant, 10)
+
+    def bm25_r10(lam: float) -> float:
+        lists = h.prefetcher.bm25(tune.queries, 10, global_weight=lam, lexical=tuned.lex_tuned)
+        return _mean_recall(_ids(lists), tune.relevant, 10)
+
+    tuned.lam_dense, _ = _grid_best(h.settings.global_grid, dense_r10)
+    tuned.lam_bm25, _ = _grid_best(h.settings.global_grid, bm25_r10)
+    tuned.record["global_weight"] = {"dense": tuned.lam_dense, "bm25": tuned.lam_bm25}
+
+
+def _depth(settings: EvalSettings) -> int:
+    """Each channel's list length before fusion: at least the service's 400, at least the table's n."""
+    return max(settings.n, 400)
+
+
+def _all_channels(h: Harness, qs: QuerySet, tuned: _Tuned) -> dict[str, dict[str, list[ChannelList]]]:
+    """Every channel of ``qs``: plain, with global information, and BM25 with the default k1/b."""
+    depth = _depth(h.settings)
+    plain = h.channels(qs, lexical=tuned.lex_tuned, global_weight=0.0, depth=depth)
+    with_global = {
+        "dense": h.prefetcher.dense(qs.queries, depth, global_weight=tuned.lam_dense, context_vectors=h.vectors(qs)),
+        "bm25": h.prefetcher.bm25(qs.queries, depth, global_weight=tuned.lam_bm25, lexical=tuned.lex_tuned),
+    }
+    return {
+        "plain": plain,
+        "global": {**plain, **with_global},
+        "bm25_default": {"bm25": h.prefetcher.bm25(qs.queries, depth, lexical=tuned.lex_default)},
+    }
+
+
+def _tune_fusions(h: Harness, chans: dict[str, dict[str, list[ChannelList]]], tuned: _Tuned) -> _Fusions:
+    """Fusion weights on validation R@10: the score-weighted hybrid's, RRF or weighted with global
+    information, then the profile channels' weights."""
+    n, depth, tune = h.settings.n, _depth(h.settings), h.tune
+
+    def fused_r10(s: PrefetchSettings, variant: str = "global") -> float:
+        return _mean_recall(_fused(chans[variant], s), tune.relevant, 10)
+
+    hybrid_rrf = PrefetchSettings(n=n, channels=("dense", "bm25"), fusion="rrf", depth=depth)
+    w_grid = [{"dense": w, "bm25": 1.0 - w} for w in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8)]
+    w_best, _ = _grid_best(w_grid, lambda w: fused_r10(replace(hybrid_rrf, fusion="weighted", weights=w), "plain"))
+    hybrid_weighted = replace(hybrid_rrf, fusion="weighted", weights=w_best)
+    tuned.record["hybrid_weighted"] = w_best
+    choice, _ = _grid_best(
+        ["rrf", "weighted"], lambda f: fused_r10(hybrid_rrf if f == "rrf" else hybrid_weighted, "global")
+    )
+    four = ("dense", "bm25", "profile_bm25", "profile_dense")
+    profile_grid = [
+        {"dense": 1.0, "bm25": 1.0, "profile_bm25": pb, "profile_dense": pd_}
+        for pb in (0.5, 1.0, 2.0)
+        for pd_ in (0.5, 1.0, 2.0)
+    ]
+    profile_weights, _ = _grid_best(
+        profile_grid, lambda w: fused_r10(PrefetchSettings(n=n, channels=four, fusion="rrf", depth=depth, weights=w))
+    )
+    with_profiles = PrefetchSettings(
+        n=n, channels=four, fusion="rrf", depth=depth, weights=profile_weights, global_weight=0.0
+    )
+    tuned.record["profile_weights"] = profile_weights
+    return _Fusions(hybrid_rrf, hybrid_weighted, choice, with_profiles)
+
+
+def _retrieval_rows(
+    table: _Table, chans: dict[str, dict[str, dict[str, list[ChannelList]]]], fusions: _Fusions, tuned: _Tuned
+) -> None:
+    """The rows of the channels alone and of their fusions, up to the profiles."""
+    n, splits = table.h.settings.n, ("validation", "test")
 
     def single(variant: str, channel: str) -> tuple[dict[str, list[list[str]]], dict[str, list[list[str]]]]:
         ranked = {s: _ids(chans[s][variant][channel]) for s in splits}
         return ranked, {s: [r[:n] for r in ranked[s]] for s in splits}
 
-    add("BM25 (default)", "title+abstract, k1=1.2, b=0.75", *single("bm25_default", "bm25"))
-    add("BM25 (tuned)", f"k1={k1}, b={b}", *single("plain", "bm25"))
-    add("dense", "all-MiniLM-L6-v2, exact inner product", *single("plain", "dense"))
+    k1, b = tuned.k1_b
+    table.add("BM25 (default)", "title+abstract, k1=1.2, b=0.75", *single("bm25_default", "bm25"))
+    table.add("BM25 (tuned)", f"k1={k1}, b={b}", *single("plain", "bm25"))
+    table.add("dense", "all-MiniLM-L6-v2, exact inner product", *single("plain", "dense"))
     for label, s_, variant in (
-        ("hybrid (RRF)", hybrid_rrf, "plain"),
-        ("hybrid (score-weighted)", hybrid_weighted, "plain"),
-        (f"+ global information ({fusion_choice})", hybrid_global, "global"),
+        ("hybrid (RRF)", fusions.hybrid_rrf, "plain"),
+        ("hybrid (score-weighted)", fusions.hybrid_weighted, "plain"),
+        (f"+ global information ({fusions.choice})", fusions.hybrid_global, "global"),
+        ("+ profiles", fusions.with_profiles, "global"),
     ):
         fused = {s: _fused(chans[s][variant], s_) for s in splits}
-        add(label, _describe(s_, variant), fused, fused)
-    profile_variant = "global"
-    fused_profiles = {s: _fused(chans[s][profile_variant], with_profiles) for s in splits}
-    add("+ profiles", _describe(with_profiles, profile_variant), fused_profiles, fused_profiles)
+        table.add(label, _describe(s_, variant), fused, fused)
 
-    # 4. the service end to end: prefetch (4 channels, global info) -> enricher -> fusion score
-    def service_settings(enricher: EnricherSettings, scorer: FusionScorer) -> ServiceSettings:
+
+def _service_rows(h: Harness, table: _Table, fusions: _Fusions, tuned: _Tuned) -> None:
+    """The service end to end — prefetch (4 channels, global information) → enricher → fusion score — with
+    the enricher's weights tuned on the service's own candidates: + enricher, + cited papers."""
+    # the prefetch inside the service must use the same λ as the channels above
+    prefetch = replace(fusions.with_profiles, global_weight=tuned.lam_dense, global_weight_bm25=tuned.lam_bm25)
+    base_weights = {**fusions.with_profiles.weights}
+    enrich_grid = [0.0, 0.25, 0.5, 1.0, 2.0]  # 0: the stage may add candidates that do not help
+    no_co = EnricherSettings(known_until=h.settings.train_until, max_cocited=0)
+    with_co = EnricherSettings(known_until=h.settings.train_until)
+
+    def settings_of(enricher: EnricherSettings, weights: dict[str, float] | None = None) -> ServiceSettings:
         return ServiceSettings(
-            index=index.settings,
-            profiles=ProfileSettings(until=settings.train_until),
-            prefetch=with_profiles,
+            index=h.index.settings,
+            profiles=ProfileSettings(until=h.settings.train_until),
+            prefetch=prefetch,
             enricher=enricher,
-            fusion=scorer,
+            fusion=FusionScorer() if weights is None else FusionScorer(weights),
         )
 
-    def run_service(
-        qs: QuerySet, service_s: ServiceSettings, *, with_cited: bool
-    ) -> tuple[list[list[str]], list[list[str]]]:
-        service = RecommendationService(store, index, h.encoder, profiles=h.profiles, settings=service_s)
-        requests = _service_requests(qs.frame, with_cited=with_cited)
-        ranked: list[list[str]] = []
-        for begin in range(0, len(requests), 256):
-            chunk = requests[begin : begin + 256]
-            ranked += [[item.paper_id for item in r.items] for r in service.recommend_many(chunk, metadata=False)]
-        # every candidate is ranked (k is unbounded): the list is the pool a reranker would get
-        return ranked, ranked
-
-    # the prefetch inside the service must use the same λ as the channels above
-    with_profiles_global = replace(with_profiles, global_weight=lam_dense, global_weight_bm25=lam_bm25)
-    base_weights = {**profile_weights}
-    enrich_grid = [0.0, 0.25, 0.5, 1.0, 2.0]  # 0: the stage may add candidates that do not help
-    no_co = EnricherSettings(known_until=settings.train_until, max_cocited=0)
-
-    def service_candidates(enricher: EnricherSettings, *, cited: bool) -> list[tuple[PrefetchQuery, list[Any]]]:
-        """The service's own prefetch + enrich on the tuning queries, once per enricher setting."""
-        s_ = replace(service_settings(enricher, FusionScorer()), prefetch=with_profiles_global)
-        service = RecommendationService(store, index, h.encoder, profiles=h.profiles, settings=s_)
-        requests = _service_requests(tune.frame, with_cited=cited)
-        return [
-            pool for begin in range(0, len(requests), 256) for pool in service.candidates(requests[begin : begin + 256])
-        ]
-
-    def scored_r10(pools: list[tuple[PrefetchQuery, list[Any]]], weights: dict[str, float]) -> float:
-        scorer = FusionScorer(weights)
-        ranked = []
-        for query, candidates in pools:
-            scores = scorer.score(query, candidates)
-            ranked.append(
-                [c.paper_id for c, _ in sorted(zip(candidates, scores), key=lambda cs: (-cs[1], cs[0].paper_id))]
-            )
-        return _mean_recall(ranked, tune.relevant, 10)
-
     log.info("tuning the enricher's weights on the service's candidates")
-    pools_ref = service_candidates(no_co, cited=False)
-    w_ref, _ = _grid_best(enrich_grid, lambda w: scored_r10(pools_ref, {**base_weights, "references": w}))
-    with_co = EnricherSettings(known_until=settings.train_until)
-    pools_co = service_candidates(with_co, cited=True)
+    pools_ref = _service_candidates(h, settings_of(no_co), cited=False)
+    w_ref, _ = _grid_best(enrich_grid, lambda w: _fusion_r10(h, pools_ref, {**base_weights, "references": w}))
+    pools_co = _service_candidates(h, settings_of(with_co), cited=True)
     w_co, _ = _grid_best(
-        enrich_grid, lambda w: scored_r10(pools_co, {**base_weights, "references": w_ref, "cocited": w})
+        enrich_grid, lambda w: _fusion_r10(h, pools_co, {**base_weights, "references": w_ref, "cocited": w})
     )
-    tuned["fusion_weights"] = {**base_weights, "references": w_ref, "cocited": w_co}
-    tuned["enricher"] = asdict(with_co)
-
+    tuned.record["fusion_weights"] = {**base_weights, "references": w_ref, "cocited": w_co}
+    tuned.record["enricher"] = asdict(with_co)
     for label, enricher, weights, cited in (
         ("+ enricher (references of top 10)", no_co, {**base_weights, "references": w_ref, "cocited": 0.0}, False),
         (
@@ -475,40 +473,71 @@ def run_evaluation(
             True,
         ),
     ):
-        final = replace(service_settings(enricher, FusionScorer(weights)), prefetch=with_profiles_global)
-        per_split, pools = {}, {}
-        for split, qs in (("validation", val), ("test", test)):
-            per_split[split], pools[split] = run_service(qs, final, with_cited=cited)
-        add(
+        service = RecommendationService(
+            h.store, h.index, h.encoder, profiles=h.profiles, settings=settings_of(enricher, weights)
+        )
+        # every candidate is ranked (k is unbounded): the list is the pool a reranker would get
+        ranked = {split: _service_rankings(service, qs, with_cited=cited) for split, qs in h.splits.items()}
+        table.add(
             label,
-            f"service: prefetch(4 channels, global λ={lam_dense}/{lam_bm25}) → enricher → fusion",
-            per_split,
-            pools,
+            f"service: prefetch(4 channels, global λ={tuned.lam_dense}/{tuned.lam_bm25}) → enricher → fusion",
+            ranked,
+            ranked,
         )
 
-    log.info("manuscript mode vs plain context on CL-SciSumm 2018")
-    manuscript = run_manuscript_evaluation(
-        store, encoder, index, lexical=lex_tuned, global_weight=(lam_dense, lam_bm25), seed=settings.seed
-    )
 
-    report = {
+def _service_candidates(
+    h: Harness, settings: ServiceSettings, *, cited: bool
+) -> list[tuple[PrefetchQuery, list[Candidate]]]:
+    """The service's own prefetch + enrich on the tuning queries."""
+    service = RecommendationService(h.store, h.index, h.encoder, profiles=h.profiles, settings=settings)
+    requests = _service_requests(h.tune.frame, with_cited=cited)
+    return [
+        pool for begin in range(0, len(requests), 256) for pool in service.candidates(requests[begin : begin + 256])
+    ]
+
+
+def _fusion_r10(h: Harness, pools: list[tuple[PrefetchQuery, list[Candidate]]], weights: dict[str, float]) -> float:
+    """The tuning queries' R@10 when ``pools`` are ranked by the fusion score with ``weights``."""
+    scorer = FusionScorer(weights)
+    ranked = []
+    for query, candidates in pools:
+        scores = scorer.score(query, candidates)
+        ranked.append([c.paper_id for c, _ in sorted(zip(candidates, scores), key=lambda cs: (-cs[1], cs[0].paper_id))])
+    return _mean_recall(ranked, h.tune.relevant, 10)
+
+
+def _service_rankings(service: RecommendationService, qs: QuerySet, *, with_cited: bool) -> list[list[str]]:
+    """Every candidate of each query of ``qs`` as the service ranks it."""
+    requests = _service_requests(qs.frame, with_cited=with_cited)
+    ranked: list[list[str]] = []
+    for begin in range(0, len(requests), 256):
+        chunk = requests[begin : begin + 256]
+        ranked += [[item.paper_id for item in r.items] for r in service.recommend_many(chunk, metadata=False)]
+    return ranked
+
+
+def _report(h: Harness, tuned: _Tuned, table: _Table, manuscript: dict[str, Any], seconds: float) -> dict[str, Any]:
+    """The report of :func:`run_evaluation` (rendered by :func:`report_markdown`)."""
+    val, test = h.splits["validation"], h.splits["test"]
+    return {
         "command": "citegraph eval recommend",
-        "settings": asdict(settings),
+        "settings": asdict(h.settings),
         "queries": {
             "train (profiles, enricher knowledge)": h.train_queries,
             "validation": len(val.frame),
             "test": len(test.frame),
-            "tuning sample": len(tune.frame),
+            "tuning sample": len(h.tune.frame),
             "multi-citation validation": int(sum(len(t) >= 2 for t in val.frame["targets"])),
             "multi-citation test": int(sum(len(t) >= 2 for t in test.frame["targets"])),
         },
         "masking": h.masking,
         "pool": {
-            "papers in the index": len(index),
+            "papers in the index": len(h.index),
             "profiles (papers)": h.profiles.papers,
             "profile sentences": len(h.profiles.citances),
         },
-        "tuned": tuned,
+        "tuned": tuned.record,
         "systems": [
             {
                 "name": r.name,
@@ -518,46 +547,11 @@ def run_evaluation(
                 "prefetch_recall@n": r.prefetch_recall,
                 "multi_R@10": {"validation": r.multi_validation, "test": r.multi_test},
             }
-            for r in results
+            for r in table.results
         ],
         "manuscript": manuscript,
-        "seconds": round(time.perf_counter() - start, 1),
+        "seconds": round(seconds, 1),
     }
-    return report
-
-
-SCISUMM2018_SENTENCE = re.compile(r"#(?P<rp>[^#]+):(?P<sid>\d+)$")
-
-
-def manuscript_citances(store: GraphStore) -> pd.DataFrame:
-    """CL-SciSumm 2018's gold citances from the graph: runs of consecutive MENTIONS sentences.
-
-    The loader turns each annotation record into MENTIONS edges from its citing sentences
-    (``<citing>#<RP>:<sid>``) to the reference paper; a run of consecutive sentences of one citing
-    paper citing one RP is one citance (750 annotation records give 740 runs: a few records
-    annotate the same sentences). Columns: citing_id, citing_year, rp, sids (tuple).
-    """
-    rows = pd.DataFrame(
-        store.query("retrieval_citances"),
-        columns=["sentence_id", "text", "citing_id", "citing_year", "cited_id", "cited_year", "marker"],
-    )
-    parts = rows["sentence_id"].str.extract(SCISUMM2018_SENTENCE)
-    rows = rows[parts["sid"].notna()].assign(sid=parts["sid"].dropna().astype(int))
-    out = []
-    for (citing, rp), group in rows.groupby(["citing_id", "cited_id"], sort=True):
-        sids = sorted(set(group["sid"]))
-        run = [sids[0]]
-        for sid in [*sids[1:], None]:
-            if sid is not None and sid == run[-1] + 1:
-                run.append(sid)
-                continue
-            year = group["citing_year"].iat[0]
-            out.append(
-                {"citing_id": citing, "citing_year": None if pd.isna(year) else int(year), "rp": rp, "sids": tuple(run)}
-            )
-            if sid is not None:
-                run = [sid]
-    return pd.DataFrame(out, columns=["citing_id", "citing_year", "rp", "sids"])
 
 
 def run_manuscript_evaluation(
@@ -582,6 +576,45 @@ def run_manuscript_evaluation(
     against vectors in which every full-text paper is its title and abstract plus
     ``candidate_sentences`` sampled body sentences (:func:`gnn.retrieval.manuscript.body_sampled_vectors`).
     """
+    plain_q, manu_q, relevant = _manuscript_queries(store, supplemental=supplemental, seed=seed)
+    prefetcher = Prefetcher(index, encoder)
+    body_vectors, body_papers = body_sampled_vectors(store, index, encoder, sentences=candidate_sentences, seed=seed)
+    body_dense = DenseIndex(body_vectors, index.settings)
+    rrf = PrefetchSettings(n=MANUSCRIPT_POOL, channels=("dense", "bm25"), fusion="rrf")
+    out: dict[str, Any] = {
+        "citances": len(relevant),
+        "supplemental": supplemental,
+        "candidate_sentences": candidate_sentences,
+        "candidates_with_body": body_papers,
+        "seed": seed,
+        "systems": {},
+    }
+    variants = (
+        ("plain context", plain_q, None),
+        ("manuscript mode", manu_q, None),
+        ("plain context, candidates with sampled body", plain_q, body_dense),
+        ("manuscript mode, candidates with sampled body", manu_q, body_dense),
+    )
+    for name, queries, dense_index in variants:
+        for with_global in (False, True):
+            lam_dense, lam_bm25 = global_weight if with_global else (0.0, 0.0)
+            lists = {
+                "dense": prefetcher.dense(queries, 400, global_weight=lam_dense, dense_index=dense_index),
+                "bm25": prefetcher.bm25(queries, 400, global_weight=lam_bm25, lexical=lexical),
+            }
+            ranked = _fused(lists, rrf)
+            label = f"{name}{' + global information' if with_global else ''}"
+            metrics = evaluate_rankings(ranked, relevant).as_dict()
+            metrics[f"R@{rrf.n}"] = _mean_recall(ranked, relevant, rrf.n)
+            out["systems"][label] = metrics
+    return out
+
+
+def _manuscript_queries(
+    store: GraphStore, *, supplemental: int, seed: int
+) -> tuple[list[PrefetchQuery], list[PrefetchQuery], list[set[str]]]:
+    """The CL-SciSumm 2018 citances as plain-context queries and as manuscript-mode queries (every sentence
+    with the RP's marker masked), and each one's relevant set (its RP)."""
     citances = manuscript_citances(store)
     rps = sorted(set(citances["rp"]))
     authors = author_lists(store, rps)
@@ -617,37 +650,7 @@ def run_manuscript_evaluation(
         plain_q.append(PrefetchQuery(plain, glob, year, (row.citing_id,), row.citing_id))
         manu_q.append(PrefetchQuery(manuscript, glob, year, (row.citing_id,), row.citing_id))
         relevant.append({row.rp})
-    prefetcher = Prefetcher(index, encoder)
-    body_vectors, body_papers = body_sampled_vectors(store, index, encoder, sentences=candidate_sentences, seed=seed)
-    body_dense = DenseIndex(body_vectors, index.settings)
-    rrf = PrefetchSettings(n=MANUSCRIPT_POOL, channels=("dense", "bm25"), fusion="rrf")
-    out: dict[str, Any] = {
-        "citances": len(relevant),
-        "supplemental": supplemental,
-        "candidate_sentences": candidate_sentences,
-        "candidates_with_body": body_papers,
-        "seed": seed,
-        "systems": {},
-    }
-    variants = (
-        ("plain context", plain_q, None),
-        ("manuscript mode", manu_q, None),
-        ("plain context, candidates with sampled body", plain_q, body_dense),
-        ("manuscript mode, candidates with sampled body", manu_q, body_dense),
-    )
-    for name, queries, dense_index in variants:
-        for with_global in (False, True):
-            lam_dense, lam_bm25 = global_weight if with_global else (0.0, 0.0)
-            lists = {
-                "dense": prefetcher.dense(queries, 400, global_weight=lam_dense, dense_index=dense_index),
-                "bm25": prefetcher.bm25(queries, 400, global_weight=lam_bm25, lexical=lexical),
-            }
-            ranked = _fused(lists, rrf)
-            label = f"{name}{' + global information' if with_global else ''}"
-            metrics = evaluate_rankings(ranked, relevant).as_dict()
-            metrics[f"R@{rrf.n}"] = _mean_recall(ranked, relevant, rrf.n)
-            out["systems"][label] = metrics
-    return out
+    return plain_q, manu_q, relevant
 
 
 def _describe(s: PrefetchSettings, variant: str) -> str:
@@ -688,7 +691,12 @@ def report_markdown(report: dict[str, Any]) -> str:
         f"Tuned on validation: {json.dumps(report['tuned'])}.",
         f"Run time {report['seconds']} s.",
     ]
-    manuscript = report.get("manuscript")
+    return "\n".join(lines + _manuscript_markdown(report.get("manuscript")))
+
+
+def _manuscript_markdown(manuscript: dict[str, Any] | None) -> list[str]:
+    """The manuscript-mode table's lines (none without it)."""
+    lines: list[str] = []
     if manuscript:
         mcols = ["R@5", "R@10", "R@20", "R@50", "MRR", "NDCG@10", f"R@{MANUSCRIPT_POOL}"]
         lines += [
@@ -704,17 +712,12 @@ def report_markdown(report: dict[str, Any]) -> str:
         ]
         for label, m in manuscript["systems"].items():
             lines.append(f"| {label} | " + " | ".join(f"{m[c]:.3f}" for c in mcols) + " |")
-    return "\n".join(lines)
+    return lines
 
 
 def write_report(report: dict[str, Any], out: Path) -> tuple[Path, Path]:
-    """``out`` as JSON and ``out`` with ``.md`` as Markdown."""
-    out.parent.mkdir(parents=True, exist_ok=True)
-    json_path = out if out.suffix == ".json" else out.with_suffix(".json")
-    json_path.write_text(json.dumps(report, indent=2, default=str), encoding="utf-8")
-    md_path = json_path.with_suffix(".md")
-    md_path.write_text(report_markdown(report) + "\n", encoding="utf-8")
-    return json_path, md_path
+    """The evaluation report as JSON at ``out`` and its table beside it (:func:`gnn.reports.write_report`)."""
+    return reports.write_report(report, out, report_markdown)
 
 
-__all__ = ["EvalSettings", "Harness", "build_queries", "report_markdown", "run_evaluation", "write_report"]
+__all__ = ["EvalSettings", "Harness", "report_markdown", "run_evaluation", "run_manuscript_evaluation", "write_report"]

@@ -2,45 +2,36 @@ r"""Citation recommendation as a service: prefetch → enrich → score, with ty
 
 :class:`RecommendationService` composes the stages of :mod:`gnn`: the hybrid prefetch over the
 paper index and the citation-context profiles (:mod:`gnn.retrieval.prefetch`), the graph enricher
-(:mod:`gnn.retrieval.enricher`), and a final scorer. Until a trained reranker lands, the final score is a
-transparent reciprocal-rank fusion over every stage that proposed the candidate:
+(:mod:`gnn.retrieval.enricher`), and a final scorer (:mod:`gnn.rerank.scorer`) that scores every
+candidate of a query and explains the ones it shows:
 
-.. math::
-    s(d) = \sum_{c \in \text{channels}} \frac{w_c}{k + \mathrm{rank}_c(d)}
-         + \frac{w_\mathrm{ref}}{k + \mathrm{rank}_\mathrm{ref}(d)}
-         + \frac{w_\mathrm{co}}{k + \mathrm{rank}_\mathrm{co}(d)}
+* the trained reranker (:class:`gnn.rerank.scorer.TrainedReranker`) when ``citegraph train reranker``
+  saved one beside the index — the neural reranker over the candidates' features, blended with
+  LambdaMART; its ``why`` names the parts of the score that set the candidate apart and the stages
+  that found it ("text +0.41, cocite_count +0.22, bm25 #3, dense #7");
+* otherwise, or with ``use_reranker=False``, the transparent reciprocal-rank fusion over every stage
+  that proposed the candidate (:class:`gnn.rerank.scorer.FusionScorer`), whose ``why`` lists those
+  places, largest contribution first ("profile_bm25 #1, dense #4, cited by 2 of top 10").
 
-where :math:`\mathrm{rank}_c` is the candidate's place in prefetch channel :math:`c` (dense, bm25,
-profile_bm25, profile_dense), :math:`\mathrm{rank}_\mathrm{ref}` its place among the references of
-the top prefetched papers (by how many of them cite it) and :math:`\mathrm{rank}_\mathrm{co}` its
-place among the co-citation partners of the papers already cited; a stage that did not propose it
-adds nothing. Each recommendation's ``why`` lists those places, largest contribution first.
-
-**The reranker hook.** Anything with ``score(query, candidates) -> list[float]``
-(:class:`Reranker`) replaces the fusion: the service hands it every candidate of a query with its
-features (:class:`gnn.retrieval.enricher.Candidate`) and sorts by the returned scores. The reranker issue plugs
-in there; :class:`FusionScorer` is the default.
-
-Used by ``citegraph recommend`` now and by the GraphQL ``recommend`` field later: both build a
-:class:`RecommendRequest` and read :class:`Recommendation` objects; nothing here imports a driver
-or holds Cypher.
+Candidates are sorted by score, ties by paper id. ``citegraph recommend`` and the GraphQL
+``recommend`` field both build a :class:`RecommendRequest` and read :class:`Recommendation`
+objects; nothing here imports a driver or holds Cypher. The batch files of ``recommend --batch``
+(:func:`read_batch`, :func:`write_ranked`) sit beside the request and response types they map to.
 """
 
 from __future__ import annotations
 
-import itertools
 import json
 import logging
-import re
 import threading
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-import pandas as pd
-
+from gnn.recommend.citances import cached_profile_citances
+from gnn.rerank.scorer import FusionScorer, Reranker, load_trained_reranker
 from gnn.retrieval.enricher import (
     Candidate,
     CitationLists,
@@ -49,15 +40,15 @@ from gnn.retrieval.enricher import (
     EnrichQuery,
     read_citations_with_years,
 )
-from gnn.retrieval.index import DenseIndex, IndexSettings, RetrievalIndex, index_path, store_stamp
+from gnn.retrieval.index import DenseIndex, IndexSettings, RetrievalIndex, index_path
 from gnn.retrieval.manuscript import body_sampled_vectors, manuscript_context
 from gnn.retrieval.prefetch import Prefetched, Prefetcher, PrefetchQuery, PrefetchSettings
 from gnn.retrieval.profiles import ProfileIndex, ProfileSettings
-from gnn.text.encoder import TextEncoder
+from gnn.text.embeddings import paper_texts
+from gnn.text.encoder import EncoderSettings, TextEncoder
 from graph.errors import ConfigError
 from graph.files import IndexFiles
 from graph.store import GraphStore
-from loaders.markers import MASK, mask_target, surname
 
 log = logging.getLogger(__name__)
 
@@ -102,7 +93,7 @@ class Recommendation:
     title: str | None
     year: int | None
     score: float
-    why: str  # the stages and places that produced the score, e.g. "profile #1, dense #4, cited by 2 of top 10"
+    why: str  # the evidence of the scorer that ranked it, e.g. "profile_bm25 #1, dense #4, cited by 2 of top 10"
     stages: tuple[str, ...]  # prefetch, references, cocited
     features: dict[str, float | int | None] = field(default_factory=dict)
 
@@ -114,67 +105,6 @@ class RecommendResponse:
     items: list[Recommendation]
     candidates: int  # candidates scored (prefetch + enrichment, deduplicated)
     seconds: float
-
-
-class Reranker(Protocol):
-    """The final scorer: one score per candidate (higher is better)."""
-
-    def score(self, query: PrefetchQuery, candidates: Sequence[Candidate]) -> list[float]: ...
-
-
-@dataclass(frozen=True)
-class FusionScorer:
-    """The transparent fusion score of the module docstring (the default :class:`Reranker`)."""
-
-    # w per stage; defaults tuned on the 2010 validation citances (R@10, docs/quality.md)
-    weights: dict[str, float] = field(
-        default_factory=lambda: {
-            "dense": 1.0,
-            "bm25": 1.0,
-            "profile_bm25": 1.0,
-            "profile_dense": 0.5,
-            "references": 0.0,  # tuning picks 0 on the grid {0, 0.25, 0.5, 1, 2}: the stage adds candidates only
-            "cocited": 0.5,
-        }
-    )
-    rrf_k: int = 60
-
-    @staticmethod
-    def ranks(candidate: Candidate) -> dict[str, int]:
-        """The candidate's place in every stage that proposed it."""
-        ranks: dict[str, int | None] = {
-            **candidate.channel_ranks,
-            "references": candidate.references_rank,
-            "cocited": candidate.cocited_rank,
-        }
-        return {stage: rank for stage, rank in ranks.items() if rank is not None}
-
-    def parts(self, candidate: Candidate) -> dict[str, float]:
-        return {
-            stage: self.weights.get(stage, 0.0) / (self.rrf_k + rank)
-            for stage, rank in self.ranks(candidate).items()
-            if self.weights.get(stage, 0.0) > 0
-        }
-
-    def score(self, query: PrefetchQuery, candidates: Sequence[Candidate]) -> list[float]:
-        return [sum(self.parts(c).values()) for c in candidates]
-
-    def why(self, candidate: Candidate, top_m: int) -> str:
-        """Every stage that proposed the candidate with its place, largest contribution first (a stage
-        weighted 0 still shows: it is evidence a reranker may use)."""
-        contributions = {
-            stage: (self.weights.get(stage, 0.0) / (self.rrf_k + rank), -rank)
-            for stage, rank in self.ranks(candidate).items()
-        }
-        labels = []
-        for stage, _ in sorted(contributions.items(), key=lambda item: (-item[1][0], -item[1][1], item[0])):
-            if stage == "references":
-                labels.append(f"cited by {len(candidate.cited_by)} of top {top_m}")
-            elif stage == "cocited":
-                labels.append(f"co-cited {candidate.cocitation_count}x with your citations")
-            else:
-                labels.append(f"{stage} #{candidate.channel_ranks[stage]}")
-        return ", ".join(labels) or "prefetch"
 
 
 # --- settings ----------------------------------------------------------------------------------
@@ -189,7 +119,7 @@ class ServiceSettings:
     use_profiles: bool = True  # build citation-context profiles (needs MENTIONS and the encoder)
     prefetch: PrefetchSettings = field(default_factory=PrefetchSettings)  # channels, fusion, N
     enricher: EnricherSettings = field(default_factory=EnricherSettings)  # top-m, caps, knowledge cutoff
-    fusion: FusionScorer = field(default_factory=FusionScorer)  # the final score until a reranker lands
+    fusion: FusionScorer = field(default_factory=FusionScorer)  # the final score without a trained reranker
     # Use the reranker trained by `citegraph train reranker` (saved beside the index) when there is one.
     use_reranker: bool = True
     supplemental: int = 2  # manuscript mode: earlier sentences sampled into the query
@@ -202,110 +132,6 @@ class ServiceSettings:
         for name in ("supplemental", "candidate_sentences"):
             if getattr(self, name) < 0:
                 raise ConfigError(f"{name} is {getattr(self, name)}; use 0 (off) or a positive number of sentences")
-
-
-# --- citing sentences, masked ------------------------------------------------------------------
-
-_PLACEHOLDER = re.compile(r"\{\{(?:cite|formula):[^}]*\}\}")
-
-
-def mask_citance(
-    text: str,
-    marker: str | None,
-    author_names: Sequence[str],
-    year: int | None,
-    *,
-    spellings: Sequence[Sequence[str]] = (),
-) -> tuple[str, str]:
-    """``text`` with the cited paper's marker masked as ``[CIT]``, and how (see :mod:`loaders.markers`).
-
-    In order: the author–year marker of the paper (:func:`loaders.markers.mask_target`, when its
-    authors and year are known; ``author_names`` first, then each other spelling of the same
-    authors in ``spellings``, see :func:`author_lists`); the MENTIONS ``marker`` where it occurs
-    verbatim (CL-SciSumm's annotated markers, unarXive's ``{{cite:…}}`` placeholders); failing both,
-    every occurrence of the first author's surname (in every spelling) and of the year is replaced
-    ("scrubbed"), so a query never names its target. Remaining unarXive placeholders become
-    ``[CIT]`` (citations) or nothing (formulas). Returns ``(masked text, how)`` with ``how`` in
-    marker, first_author, near_name, loose, marker_text, scrubbed, none (nothing known to mask by).
-    """
-    how = "none"
-    surname_lists = [[surname(n) for n in names if n.strip()] for names in (author_names, *spellings)]
-    surname_lists = [surnames for surnames in surname_lists if surnames]
-    result = None
-    if year is not None:
-        for surnames in surname_lists:
-            result = mask_target(text, surnames, year)
-            if result.ok:
-                break
-    if result is not None and result.ok:
-        text, how = result.text, result.how
-    elif marker and len(marker) > 3 and marker in text:
-        text, how = text.replace(marker, MASK), "marker_text"
-    elif surname_lists and year is not None:
-        scrubbed = text
-        for first in dict.fromkeys(surnames[0] for surnames in surname_lists):
-            scrubbed = re.sub(rf"\b{re.escape(first)}\b", MASK, scrubbed, flags=re.IGNORECASE)
-        scrubbed = re.sub(rf"\b{year}[a-z]?\b", MASK, scrubbed)
-        text, how = scrubbed, "scrubbed"
-    text = re.sub(r"\{\{cite:[^}]*\}\}", MASK, text)
-    return _PLACEHOLDER.sub("", text).strip(), how
-
-
-MAX_AUTHOR_SPELLINGS = 4  # author lists per paper at most (combinations of spellings of its first two authors)
-
-
-def author_lists(store: GraphStore, paper_ids: Iterable[str]) -> dict[str, list[list[str]]]:
-    """Each paper's author names in order, as one list per spelling of its first two authors.
-
-    Two sources can hold one author under two spellings at the same position (W00-1308 has
-    "Kristina Toutanova" and "Kristina Toutanvoa" both first): every combination of the spellings
-    at positions 1 and 2 — the names an author–year marker shows — is one list (at most
-    :data:`MAX_AUTHOR_SPELLINGS`), later positions take their first spelling, and spellings come by
-    author id, so every run masks a sentence the same way. ``mask_citance(text, marker, lists[0],
-    year, spellings=lists[1:])`` tries them all.
-    """
-    by_position: dict[str, dict[int, list[str]]] = {}
-    ids = sorted(set(paper_ids))
-    for begin in range(0, len(ids), 5_000):
-        for row in store.query("authors_of_papers", {"ids": ids[begin : begin + 5_000]}):
-            slots = by_position.setdefault(row["paper_id"], {})
-            position = row["position"] if row["position"] is not None else 1_000_000 + len(slots)
-            slots.setdefault(int(position), []).append(row["name"] or "")
-    lists: dict[str, list[list[str]]] = {}
-    for paper, slots in by_position.items():
-        spelled = [slots[p] for p in sorted(slots)]
-        rest = [names[0] for names in spelled[2:]]
-        heads = itertools.islice(itertools.product(*spelled[:2]), MAX_AUTHOR_SPELLINGS)
-        lists[paper] = [[*head, *rest] for head in heads]
-    return lists
-
-
-def citing_sentences(store: GraphStore) -> pd.DataFrame:
-    """Every MENTIONS citing sentence with the cited paper's marker masked.
-
-    Columns: sentence_id, citing_id, citing_year, cited_id, cited_year, text (raw), masked, how.
-    A sentence citing several papers appears once per cited paper, each time with that paper masked.
-    """
-    rows = pd.DataFrame(
-        store.query("retrieval_citances"),
-        columns=["sentence_id", "text", "citing_id", "citing_year", "cited_id", "cited_year", "marker"],
-    )
-    authors = author_lists(store, rows["cited_id"])
-    masked, hows = [], []
-    for text, marker, cited_id, year in zip(rows["text"], rows["marker"], rows["cited_id"], rows["cited_year"]):
-        first, *others = authors.get(cited_id, [[]])
-        out, how = mask_citance(
-            str(text or ""),
-            marker if isinstance(marker, str) else None,
-            first,
-            None if pd.isna(year) else int(year),
-            spellings=others,
-        )
-        masked.append(out)
-        hows.append(how)
-    rows["masked"] = masked
-    rows["how"] = hows
-    return rows.drop(columns=["marker"])
 
 
 # --- the service -------------------------------------------------------------------------------
@@ -361,8 +187,6 @@ class RecommendationService:
         lock: threading.Lock | None = None,
     ) -> RecommendationService:
         """Open (building or updating as needed) the index beside ``store`` and the profiles."""
-        from gnn.text.encoder import EncoderSettings
-
         folder = index_dir or index_path(store)
         if folder is None:
             raise ConfigError(f"{store.describe()}: pass index_dir, a folder to keep the retrieval index in")
@@ -373,10 +197,10 @@ class RecommendationService:
             raise ConfigError(
                 f"no paper of {store.describe()} has an embedding; run `citegraph compute embeddings --embed papers` first"
             )
-        _check_encoder(index, encoder, store)
+        check_encoder(index, encoder, store)
         profiles = None
         if settings.use_profiles:
-            citances = _masked_citances(store, folder.with_name(folder.name + ".citances.parquet"))
+            citances = cached_profile_citances(store, folder.with_name(folder.name + ".citances.parquet"))
             profiles = ProfileIndex.build(
                 index,
                 citances,
@@ -494,26 +318,18 @@ class RecommendationService:
         start = time.perf_counter()
         with self._compute_lock:
             pools = self.candidates(requests)
-            scored: list[list[tuple[Candidate, float]]] = []
-            for query, candidates in pools:
-                scores = self.reranker.score(query, candidates)
-                scored.append(sorted(zip(candidates, scores), key=lambda cs: (-cs[1], cs[0].paper_id)))
-        shown = (
-            sorted({c.paper_id for ranked, r in zip(scored, requests) for c, _ in ranked[: r.k]}) if metadata else []
-        )
+            scored = [
+                self._ranked(query, candidates, request.k) for request, (query, candidates) in zip(requests, pools)
+            ]
+        shown = sorted({c.paper_id for ranked in scored for c, _, _ in ranked}) if metadata else []
         with self._lock:
             meta = {str(row["id"]): row for row in self.store.query("paper_by_ids", {"ids": shown})} if shown else {}
         seconds = (time.perf_counter() - start) / len(requests)
-        top_m = self.settings.enricher.top_m
         responses = []
         for request, (query, candidates), ranked in zip(requests, pools, scored):
             items = []
-            for candidate, score in ranked[: request.k]:
+            for candidate, score, why in ranked:
                 paper = meta.get(candidate.paper_id, {})
-                # the evidence each stage gave, strongest first (the reranker scores from the same evidence)
-                why = (self.reranker if isinstance(self.reranker, FusionScorer) else self.settings.fusion).why(
-                    candidate, top_m
-                )
                 items.append(
                     Recommendation(
                         paper_id=candidate.paper_id,
@@ -528,6 +344,13 @@ class RecommendationService:
             responses.append(RecommendResponse(request.id, query.context, items, len(candidates), seconds))
         return responses
 
+    def _ranked(self, query: PrefetchQuery, candidates: list[Candidate], k: int) -> list[tuple[Candidate, float, str]]:
+        """The ``k`` best candidates with their scores and the scorer's explanation of each."""
+        scores = self.reranker.score(query, candidates)
+        order = sorted(range(len(candidates)), key=lambda i: (-scores[i], candidates[i].paper_id))[:k]
+        whys = self.reranker.why(query, candidates, order, top_m=self.settings.enricher.top_m)
+        return [(candidates[i], scores[i], why) for i, why in zip(order, whys, strict=True)]
+
     def recommend(self, request: RecommendRequest) -> RecommendResponse:
         return self.recommend_many([request])[0]
 
@@ -538,63 +361,6 @@ class RecommendationService:
 def reranker_dir(index_dir: Path) -> Path:
     """Where ``citegraph train reranker`` saves the model and the service looks for it: ``<index>.reranker/``."""
     return IndexFiles(index_dir).reranker
-
-
-def load_trained_reranker(
-    store: GraphStore,
-    index: RetrievalIndex,
-    prefetcher: Prefetcher,
-    folder: Path,
-    *,
-    profiles: ProfileIndex | None,
-    citations: pd.DataFrame | None = None,
-) -> Reranker:
-    """The trained reranker of ``folder`` with features over the whole graph of ``store``
-    (``citations``: :func:`gnn.retrieval.enricher.read_citations_with_years` rows when already read)."""
-    from gnn.rerank.features import FeatureBuilder, Knowledge, TaxonomyPlaces
-    from gnn.rerank.lambdamart import load_blend
-    from gnn.rerank.model import TrainedReranker, load_reranker
-    from gnn.retrieval.profiles import field_lexical_index
-    from gnn.text.embeddings import titles_and_abstracts
-
-    model, config = load_reranker(folder)
-    if model.dim != index.dim:
-        raise ConfigError(
-            f"{folder}: the reranker was trained on {model.dim}-d vectors, the index holds {index.dim}-d ones; "
-            "rerun `citegraph train reranker`"
-        )
-    citations = read_citations_with_years(store) if citations is None else citations
-    authorships = pd.DataFrame(store.query("authorships"), columns=["author_id", "paper_id"])
-    builder = (
-        FeatureBuilder(index, Knowledge.from_citations(citations, None), TaxonomyPlaces.from_store(store))
-        .with_authorships(authorships)
-        .with_texts(titles_and_abstracts(store))
-    )
-    if profiles is not None:
-        builder = builder.with_field_index(field_lexical_index(index, profiles.citances, None))
-    blend = load_blend(folder, config)
-    reranker = TrainedReranker(model, builder, prefetcher, config=config, blend=blend)
-    log.info("recommendations reranked by %r from %s", reranker, folder)
-    return reranker
-
-
-def _masked_citances(store: GraphStore, path: Path) -> pd.DataFrame:
-    """:func:`citing_sentences` as profiles want them, kept in ``path`` while the store's files are unchanged."""
-    stamp = store_stamp(store)
-    stamp_path = path.with_suffix(".stamp")
-    if (
-        stamp is not None
-        and path.is_file()
-        and stamp_path.is_file()
-        and stamp_path.read_text(encoding="utf-8") == stamp
-    ):
-        return pd.read_parquet(path)
-    frame = citing_sentences(store).rename(columns={"text": "raw"}).rename(columns={"masked": "text"})
-    if stamp is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        frame.to_parquet(path, index=False)
-        stamp_path.write_text(stamp, encoding="utf-8")
-    return frame
 
 
 def _features(candidate: Candidate) -> dict[str, float | int | None]:
@@ -609,10 +375,8 @@ def _features(candidate: Candidate) -> dict[str, float | int | None]:
     }
 
 
-def _check_encoder(index: RetrievalIndex, encoder: TextEncoder, store: GraphStore) -> None:
+def check_encoder(index: RetrievalIndex, encoder: TextEncoder, store: GraphStore) -> None:
     """Queries must be encoded by the model the papers were: compare one stored text hash."""
-    from gnn.text.embeddings import paper_texts
-
     if encoder.dim != index.dim:
         raise ConfigError(
             f"the encoder gives {encoder.dim}-d vectors but the index holds {index.dim}-d ones; "
@@ -712,17 +476,11 @@ def write_ranked(path: Path, responses: Iterable[RecommendResponse]) -> int:
 
 
 __all__ = [
-    "FusionScorer",
     "RecommendRequest",
     "RecommendResponse",
     "Recommendation",
     "RecommendationService",
-    "Reranker",
     "ServiceSettings",
-    "author_lists",
-    "citing_sentences",
-    "load_trained_reranker",
-    "mask_citance",
     "read_batch",
     "reranker_dir",
     "write_ranked",

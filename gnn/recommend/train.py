@@ -1,24 +1,17 @@
 r"""``citegraph train reranker`` and ``citegraph eval recommend --ablation``: the reranker on the time split.
 
-**Data, strictly as the service sees it.** The queries are the ScisummNet citing sentences of
-:mod:`gnn.recommend.evaluate` (every cited paper's marker masked). Each query's candidates are what
-:class:`gnn.recommend.service.RecommendationService` really returns for it (prefetch → enricher), and its
-features what was known before it was written (:class:`gnn.rerank.features.Knowledge`):
-
-* **training folds**: queries of 2006–2007 see the graph, citation-context profiles and co-citation
-  counts up to 2005; queries of 2008–2009 those up to 2007. A query never sees its own citation, nor
-  anything from the validation and test years;
-* **validation** (2010; early stopping, model selection, the issue's targets) and **test** (2011,
-  reported, never used to choose) see everything up to 2009, like :mod:`gnn.recommend.evaluate`.
-
+The examples are those of :mod:`gnn.recommend.examples`: the time-split ScisummNet citances, each
+with the candidates the service really returns for it and the features known before it was written.
 Only queries with a target among their candidates train (the "strict" regime of Medić & Šnajder
 2020); how many were left out is reported. Every figure is end to end over the whole pool: a target
 the prefetch missed counts as a miss.
 
-**Baselines of the same run**, on the same queries: BM25 (title+abstract, the tuned k1/b of the
-index), the strongest lexical baseline — BM25 over each candidate's title, abstract *and*
-citation-context profile, queried with the context plus the citing paper's title and abstract —
-dense retrieval, and the service's transparent fusion score (the ranking before this reranker).
+**Baselines of the same run**, on the same queries, each the served prefetch channel
+(:class:`gnn.retrieval.prefetch.Prefetcher`): BM25 (title+abstract, the tuned k1/b of the index),
+the strongest lexical baseline — the bm25 channel over each candidate's title, abstract *and*
+citation-context profile, with the citing paper's title and abstract weighted as the service weighs
+them (:math:`\mathrm{BM25}(c, d) + \lambda\,\mathrm{BM25}(g, d)`) — dense retrieval on the context, and the
+service's transparent fusion score (the ranking without a trained reranker).
 
 **The final scorer**: a neural reranker blended with LambdaMART over the same features and that
 model's score (:mod:`gnn.rerank.lambdamart`, stacking; the training queries' neural scores cross-fitted,
@@ -36,14 +29,15 @@ row is a model trained without the part (and, when the final scorer is the blend
 retrained without it and blended with the same α: it compares with the chosen objective's one-seed
 row), evaluated on validation, the multi-citation subset (sentences citing ≥ 2 papers, R@10 over
 all their targets) and test.
+
+The module holds the whole run — baselines, objectives, trees, the choice of the served scorer and
+the ablation — because each step reads the rows and models of the one before; every step is a
+function of its own (:func:`run_training` reads as their list).
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
-import pickle
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
@@ -52,20 +46,14 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from tqdm import tqdm
 
-from gnn.cocitation.noise import NoiseSampler, noise_distributions
+from gnn import reports
 from gnn.metrics import evaluate_rankings, recall_at_k
-from gnn.recommend.evaluate import build_queries, profile_citances
-from gnn.recommend.service import FusionScorer, RecommendationService, RecommendRequest, ServiceSettings, reranker_dir
-from gnn.rerank.features import (
-    FeatureBuilder,
-    FeatureSettings,
-    Knowledge,
-    QueryInput,
-    TaxonomyPlaces,
-    known_citations,
-)
+from gnn.recommend.citances import profile_citances
+from gnn.recommend.examples import SplitData, TrainSettings, load_splits
+from gnn.rerank.examples import QueryExample, ranked_ids
+from gnn.rerank.features import FEATURE_NAMES, FeatureBuilder, FeatureSettings
+from gnn.rerank.knowledge import Knowledge, TaxonomyPlaces
 from gnn.rerank.lambdamart import (
     LambdaMart,
     LambdaMartSettings,
@@ -77,20 +65,19 @@ from gnn.rerank.lambdamart import (
 )
 from gnn.rerank.model import (
     OBJECTIVES,
-    QueryExample,
     RerankerModel,
     RerankerSettings,
     RerankerTrainer,
+    TrainingReport,
     data_hash,
-    ranked_ids,
     save_reranker,
 )
-from gnn.retrieval.enricher import Candidate, CitationLists, EnricherSettings, read_citations_with_years
+from gnn.rerank.scorer import FusionScorer
+from gnn.retrieval.enricher import Candidate, read_citations_with_years
 from gnn.retrieval.index import RetrievalIndex
-from gnn.retrieval.lexical import LexicalIndex, tokenize
-from gnn.retrieval.prefetch import PrefetchSettings
-from gnn.retrieval.profiles import ProfileIndex, ProfileSettings, field_lexical_index
-from gnn.text.embeddings import titles_and_abstracts
+from gnn.retrieval.lexical import LexicalIndex
+from gnn.retrieval.prefetch import Prefetcher
+from gnn.retrieval.profiles import field_lexical_index
 from gnn.text.encoder import TextEncoder
 from graph.errors import ConfigError
 from graph.store import GraphStore
@@ -98,202 +85,6 @@ from graph.store import GraphStore
 log = logging.getLogger(__name__)
 
 DEFAULT_LAMBDAMART = LambdaMartSettings()  # run_training's default; None there skips LambdaMART
-
-
-@dataclass(frozen=True)
-class Fold:
-    """Training queries of ``years`` (inclusive) that know the graph up to ``until``."""
-
-    until: int
-    years: tuple[int, int]
-
-
-@dataclass(frozen=True)
-class TrainSettings:
-    """The split and the sampling of extra positives / negatives."""
-
-    folds: tuple[Fold, ...] = (Fold(2005, (2006, 2007)), Fold(2007, (2008, 2009)))
-    known_until: int = 2009  # what validation and test queries know (as in gnn.recommend.evaluate)
-    validation: tuple[int, int] = (2010, 2010)
-    test: tuple[int, int] = (2011, 2011)
-    partners_per_target: int = 4  # co-cited partners drawn per target from p(j|t) (extra positives)
-    noise_negatives: int = 8  # papers drawn per query from p(i) (extra negatives)
-    power: float = 0.75  # α of both noise distributions
-    limit: int | None = None  # queries per split at most (a quick run); None: all
-    seed: int = 0
-    # The pool the examples are drawn from: the service's own prefetch (part of the example cache's key).
-    prefetch: PrefetchSettings = field(default_factory=PrefetchSettings)
-
-
-# --- examples ----------------------------------------------------------------------------------
-
-
-@dataclass
-class SplitData:
-    name: str
-    examples: list[QueryExample]
-    pools: list[list[Candidate]]  # the service's candidates, for re-featurising (ablations)
-    inputs: list[QueryInput]
-    until: int
-    dropped: int = 0  # queries without a target among the candidates (left out of training)
-
-
-def _requests(frame: pd.DataFrame) -> list[RecommendRequest]:
-    return [
-        RecommendRequest(context=ctx, citing_paper_id=citing, year=int(year), k=1, cited_ids=tuple(cited), id=sentence)
-        for ctx, citing, year, cited, sentence in zip(
-            frame["context"], frame["citing_id"], frame["citing_year"], frame["cited_elsewhere"], frame["sentence_id"]
-        )
-    ]
-
-
-class ExampleBuilder:
-    """Turns query frames into :class:`QueryExample` lists through the service, per knowledge cutoff."""
-
-    def __init__(
-        self,
-        store: GraphStore,
-        index: RetrievalIndex,
-        encoder: TextEncoder,
-        settings: TrainSettings,
-        *,
-        progress: bool = False,
-    ) -> None:
-        self.store, self.index, self.encoder, self.settings, self.progress = store, index, encoder, settings, progress
-        self.citances = profile_citances(store)
-        self.citations = read_citations_with_years(store)
-        self.places = TaxonomyPlaces.from_store(store)
-        self.lists = CitationLists.from_rows(self.citations, store)
-        self._fields: dict[int, LexicalIndex] = {}  # title + abstract + profile BM25 per knowledge cutoff
-        self.authorships = pd.DataFrame(store.query("authorships"), columns=["author_id", "paper_id"])
-        self.features = (
-            FeatureBuilder(index, Knowledge.from_citations(self.citations, None), self.places)
-            .with_authorships(self.authorships)
-            .with_texts(titles_and_abstracts(store))
-        )
-
-    def split(self, name: str, frame: pd.DataFrame, until: int, *, extras: bool) -> SplitData:
-        index, encoder, s = self.index, self.encoder, self.settings
-        profiles = ProfileIndex.build(index, self.citances, encoder, ProfileSettings(until=until))
-        service_settings = replace(
-            ServiceSettings(),
-            index=index.settings,
-            profiles=ProfileSettings(until=until),
-            enricher=EnricherSettings(known_until=until),
-            prefetch=s.prefetch,
-        )
-        service = RecommendationService(
-            self.store, index, encoder, profiles=profiles, settings=service_settings, citations=self.lists
-        )
-        knowledge = Knowledge.from_citations(self.citations, until)
-        if until not in self._fields:
-            self._fields[until] = field_lexical_index(index, self.citances, until)
-        builder = self.features.with_knowledge(knowledge).with_field_index(self._fields[until])
-        sampler = _sampler(self.citations, until, s) if extras else None
-        requests = _requests(frame)
-        out = SplitData(name, [], [], [], until)
-        chunks = range(0, len(requests), 128)
-        for begin in tqdm(chunks, desc=f"candidates ({name})", disable=not self.progress):
-            chunk = requests[begin : begin + 128]
-            pools = service.candidates(chunk)
-            queries = [q for q, _ in pools]
-            contexts = encoder.encode([q.context for q in queries])
-            globals_ = service.prefetcher.global_vectors(queries)
-            for k, (request, (query, candidates)) in enumerate(zip(chunk, pools)):
-                row = frame.iloc[begin + k]
-                q = QueryInput(query, request.cited_ids, contexts[k], globals_[k] if np.any(globals_[k]) else None)
-                example = _example(q, candidates, set(row["targets"]), builder, index)
-                if sampler is not None:
-                    _add_extras(example, q, builder, sampler, index, s)
-                out.examples.append(example)
-                out.pools.append(candidates)
-                out.inputs.append(q)
-        out.dropped = sum(1 for ex in out.examples if not ex.label.any())
-        log.info("%s: %d queries, %d without a target among the candidates", name, len(out.examples), out.dropped)
-        return out
-
-
-def _example(
-    q: QueryInput, candidates: Sequence[Candidate], targets: set[str], builder: FeatureBuilder, index: RetrievalIndex
-) -> QueryExample:
-    ids = [c.paper_id for c in candidates]
-    return QueryExample(
-        context=q.context_vector.astype(np.float32),
-        global_=(q.global_vector if q.global_vector is not None else np.zeros_like(q.context_vector)).astype(
-            np.float32
-        ),
-        rows=np.asarray([index.row_of.get(p, -1) for p in ids], dtype=np.int64),
-        features=builder.features(q, candidates),
-        ids=ids,
-        targets=targets,
-        stages=[tuple(c.stages) for c in candidates],
-    )
-
-
-def _sampler(citations: pd.DataFrame, until: int, settings: TrainSettings) -> NoiseSampler:
-    """Noise distributions (MP-BERT4CR eq. 1–2) from the co-citations known up to ``until``."""
-    from gnn.cocitation.counts import count_pairs
-
-    kept = known_citations(citations, until)
-    ids = pd.Index(sorted(set(kept["cited_id"].astype(str))))
-    members, _ = pd.factorize(kept["citing_id"].astype(str))
-    pairs = count_pairs(members, ids.get_indexer(kept["cited_id"].astype(str)), ids, device="cpu")
-    return NoiseSampler(
-        noise_distributions(pairs, power=settings.power, device="cpu"), seed=settings.seed, device="cpu"
-    )
-
-
-def _add_extras(
-    example: QueryExample,
-    q: QueryInput,
-    builder: FeatureBuilder,
-    sampler: NoiseSampler,
-    index: RetrievalIndex,
-    settings: TrainSettings,
-) -> None:
-    """Co-cited partners of the targets (extra positives), popularity negatives, and target-based triples."""
-    noise_ids = sampler.noise.ids
-    targets = [t for t in sorted(example.targets) if t in set(example.ids) and noise_ids.get_indexer([t])[0] >= 0]
-    if not targets:
-        return
-    banned = set(example.targets) | set(q.cited_ids) | {q.query.citing_id or ""}
-    codes = sampler.noise.index(targets)
-    exclude = [[int(c) for c in noise_ids.get_indexer(sorted(banned)) if c >= 0]] * len(targets)
-    partners = sampler.positives(codes, settings.partners_per_target, exclude=exclude)
-    negatives = sampler.negatives(codes[:1], settings.noise_negatives, exclude=exclude[:1])[0]
-    year = q.query.year
-
-    def usable(code: int) -> str | None:
-        if code < 0:
-            return None
-        paper = str(noise_ids[code])
-        row = index.row_of.get(paper)
-        if row is None or paper in banned:
-            return None
-        if year is not None and index.years[row] > year:
-            return None
-        return paper
-
-    positive_ids = sorted({p for p in (usable(int(c)) for c in partners.flatten()) if p})
-    negative_ids = sorted({p for p in (usable(int(c)) for c in negatives) if p} - set(positive_ids))
-    extra = positive_ids + negative_ids
-    if extra:
-        example.extra_rows = np.asarray([index.row_of[p] for p in extra], dtype=np.int64)
-        example.extra_features = builder.features(
-            q, [Candidate(p) for p in extra], pool_max=builder.pool_max(example.features)
-        )
-        example.extra_positive = np.asarray([True] * len(positive_ids) + [False] * len(negative_ids))
-    triples = []
-    negative_rows = [index.row_of[p] for p in negative_ids]
-    for target, row in zip(targets, partners.tolist()):
-        target_row = index.row_of.get(target)
-        partner_rows = [index.row_of[p] for p in (usable(int(c)) for c in row) if p]
-        if target_row is None or not negative_rows:
-            continue
-        for k, partner_row in enumerate(partner_rows):
-            triples.append((target_row, partner_row, negative_rows[k % len(negative_rows)]))
-    if triples:
-        example.triples = np.asarray(triples, dtype=np.int64)
 
 
 # --- systems and metrics -----------------------------------------------------------------------
@@ -400,44 +191,363 @@ def _fusion_rankings(split: SplitData) -> list[list[str]]:
     ]
 
 
-def _lexical_rankings(
-    index: RetrievalIndex, lexical: LexicalIndex, split: SplitData, *, with_global: bool, depth: int = 1000
-) -> list[list[str]]:
-    out = []
-    for q in split.inputs:
-        tokens = tokenize(q.query.context) + (tokenize(q.query.global_text) if with_global else [])
-        scores = lexical.scores(tokens)
-        cut = index.cut(q.query.year)
-        scores[cut:] = -np.inf
-        for paper in q.query.exclude:
-            row = index.row_of.get(paper)
-            if row is not None:
-                scores[row] = -np.inf
-        top = _top_rows(scores[:cut], depth)
-        out.append([str(index.ids[r]) for r in top if np.isfinite(scores[r])])
-    return out
-
-
-def _top_rows(scores: np.ndarray, depth: int) -> np.ndarray:
-    """Rows of the ``depth`` best scores, best first, ties by row (argpartition, then a sort of the few)."""
-    part = np.argpartition(-scores, depth - 1)[:depth] if len(scores) > depth else np.arange(len(scores))
-    return part[np.lexsort((part, -scores[part]))]
-
-
-def _dense_rankings(index: RetrievalIndex, split: SplitData, depth: int = 1000) -> list[list[str]]:
-    out = []
-    for q in split.inputs:
-        cut = index.cut(q.query.year)
-        scores = index.vectors[:cut] @ q.context_vector
-        for paper in q.query.exclude:
-            row = index.row_of.get(paper)
-            if row is not None and row < cut:
-                scores[row] = -np.inf
-        out.append([str(index.ids[r]) for r in _top_rows(scores, depth)])
-    return out
-
-
 # --- the run -----------------------------------------------------------------------------------
+
+BASELINE_DEPTH = 1000  # papers each retrieval baseline ranks per query
+
+
+@dataclass
+class _Neural:
+    """One objective's neural reranker and its scores of every validation and test query's pool."""
+
+    model: RerankerModel
+    training: TrainingReport
+    validation: list[np.ndarray]
+    test: list[np.ndarray]
+
+
+@dataclass
+class _OneSeed:
+    """One seed of stacked trees on an objective's model, its blend's α and the cross-fitted scores."""
+
+    mart: LambdaMart
+    alpha: float
+    mrr_by_alpha: dict[float, float]
+    cross: list[np.ndarray] | None  # the training queries' cross-fitted neural scores (None: unstacked)
+
+    @property
+    def mrr(self) -> float:
+        """The blend's validation MRR at its α."""
+        return self.mrr_by_alpha[self.alpha]
+
+
+@dataclass
+class _Run:
+    """One training run: the splits, the index's vectors, and the rows of the report as they are added."""
+
+    index: RetrievalIndex
+    splits: dict[str, SplitData]
+    model_settings: RerankerSettings
+    systems: list[dict[str, Any]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.scorer = RerankerTrainer(self.index.vectors, self.model_settings)  # scores any model's pools
+
+    @property
+    def folds(self) -> list[list[QueryExample]]:
+        return [split.examples for name, split in self.splits.items() if name.startswith("train")]
+
+    @property
+    def train(self) -> list[QueryExample]:
+        return [ex for fold in self.folds for ex in fold]
+
+    @property
+    def val(self) -> list[QueryExample]:
+        return self.splits["validation"].examples
+
+    @property
+    def test(self) -> list[QueryExample]:
+        return self.splits["test"].examples
+
+    def add(
+        self, name: str, description: str, val_rank: list[list[str]], test_rank: list[list[str]], **extra: Any
+    ) -> None:
+        self.systems.append(
+            {
+                "name": name,
+                "description": description,
+                "validation": _metrics(val_rank, self.val),
+                "test": _metrics(test_rank, self.test),
+                **extra,
+            }
+        )
+
+
+def run_training(
+    store: GraphStore,
+    encoder: TextEncoder,
+    index: RetrievalIndex,
+    *,
+    out_dir: Path,
+    settings: TrainSettings | None = None,
+    model_settings: RerankerSettings | None = None,
+    objectives: Sequence[str] | None = None,
+    ablation: bool = False,
+    lambdamart: LambdaMartSettings | None = DEFAULT_LAMBDAMART,
+    cache_dir: Path | None = None,
+    progress: bool = False,
+) -> dict[str, Any]:
+    """Build the examples and train the neural reranker with each objective of ``objectives`` (or
+    ``model_settings.objective``). With ``lambdamart`` (None: skip) each gets one seed of stacked trees and
+    its blend (:mod:`gnn.rerank.lambdamart`, α chosen on validation MRR), and the objective whose blend has the best
+    validation MRR is kept (without: the best neural model); its trees grow to ``lambdamart.bag`` seeds and are
+    blended anew. Save the final scorer — the blend when its validation MRR is higher, else the neural model
+    alone — into ``out_dir``, evaluate every model with the baselines, and with ``ablation`` the ablation rows
+    (module docstring). Returns the report."""
+    start = time.perf_counter()
+    settings = settings or TrainSettings()
+    run = _Run(
+        index, load_splits(store, encoder, index, settings, cache_dir, progress), model_settings or RerankerSettings()
+    )
+    timings: dict[str, float] = {"examples": round(time.perf_counter() - start, 1)}
+    report = _report_head(run, settings, ablation)
+    log.info("baselines on the same queries")
+    _baselines(run, store, settings)
+    chosen = list(objectives) if objectives else ([*OBJECTIVES] if ablation else [run.model_settings.objective])
+    neural = {objective: _neural_row(run, objective, progress) for objective in chosen}
+    if lambdamart is not None and not any(ex.label.any() for ex in run.val):
+        log.warning("LambdaMART skipped: no validation query has a target among their candidates to stop on")
+        lambdamart = None
+    # One seed of stacked trees per objective: the objective is chosen by the validation MRR of the scorer
+    # that is served (trees blended with the neural model), not of the neural model alone, whose lead can
+    # be smaller than the trees' seed-to-seed spread (docs/quality.md).
+    one_seed = _one_seed_rows(run, neural, lambdamart) if lambdamart is not None else {}
+    if one_seed:
+        best = max(chosen, key=lambda o: one_seed[o].mrr)
+    else:
+        best = max(neural, key=lambda o: neural[o].training.validation_mrr)
+    hash_ = data_hash(run.train)
+    _save_neural(run, best, neural[best], out_dir, settings, hash_)
+    final = None if lambdamart is None else _bag_rows(run, best, neural[best], one_seed[best], lambdamart, out_dir)
+    report["chosen"] = {
+        "objective": best,
+        "saved": str(out_dir),
+        "data_hash": hash_,
+        "lambdamart": None
+        if final is None
+        else {"alpha": final[0], "trees": list(final[1].trees), "seeds": final[1].settings.bag},
+        # what chose the objective: each one-seed blend's validation MRR, else each neural model's
+        "validation_mrr_by_objective": {
+            o: round(one_seed[o].mrr if one_seed else neural[o].training.validation_mrr, 6) for o in chosen
+        },
+    }
+    if ablation:
+        _ablation_rows(run, store, best, one_seed[best] if final is not None else None)
+    timings["total"] = round(time.perf_counter() - start, 1)
+    report["seconds"] = timings
+    return report
+
+
+def _report_head(run: _Run, settings: TrainSettings, ablation: bool) -> dict[str, Any]:
+    """The report's command, settings and query counts; its ``systems`` are the run's rows."""
+    return {
+        "command": "citegraph eval recommend --ablation" if ablation else "citegraph train reranker",
+        "settings": asdict(settings),
+        "model": {k: v for k, v in asdict(run.model_settings).items() if k != "device"},
+        "queries": {
+            name: {
+                "queries": len(split.examples),
+                "no target among candidates": split.dropped,
+                "knows until": split.until,
+            }
+            for name, split in run.splits.items()
+        },
+        "systems": run.systems,
+    }
+
+
+def _baselines(run: _Run, store: GraphStore, settings: TrainSettings) -> None:
+    """BM25, the strongest lexical baseline, dense and the service's fusion on the same queries: the served
+    channels (:class:`gnn.retrieval.prefetch.Prefetcher`), the context vectors those of the examples."""
+    index = run.index
+    prefetcher = Prefetcher(index, None)
+    lam = settings.prefetch.global_weight_bm25
+    strong = field_lexical_index(index, profile_citances(store), settings.known_until)
+
+    def bm25(split: SplitData, lexical: LexicalIndex, global_weight: float) -> list[list[str]]:
+        queries = [q.query for q in split.inputs]
+        return [c.ids for c in prefetcher.bm25(queries, BASELINE_DEPTH, global_weight=global_weight, lexical=lexical)]
+
+    def dense(split: SplitData) -> list[list[str]]:
+        if not split.inputs:
+            return []
+        vectors = np.stack([q.context_vector for q in split.inputs])
+        lists = prefetcher.dense([q.query for q in split.inputs], BASELINE_DEPTH, context_vectors=vectors)
+        return [c.ids for c in lists]
+
+    val, test = run.splits["validation"], run.splits["test"]
+    run.add(
+        "BM25 (tuned)",
+        f"title+abstract, k1={index.settings.bm25_k1}, b={index.settings.bm25_b}",
+        bm25(val, index.lexical, 0.0),
+        bm25(test, index.lexical, 0.0),
+    )
+    run.add(
+        "BM25 + profile + global",
+        f"title+abstract+citation-context profile; the bm25 channel with global information (λ = {lam:g})",
+        bm25(val, strong, lam),
+        bm25(test, strong, lam),
+    )
+    run.add("dense", "all-MiniLM-L6-v2 inner product, context only", dense(val), dense(test))
+    run.add(
+        "service fusion (no reranker)",
+        "prefetch (4 channels) → enricher → transparent RRF fusion",
+        _fusion_rankings(val),
+        _fusion_rankings(test),
+    )
+
+
+def _neural_row(run: _Run, objective: str, progress: bool) -> _Neural:
+    """Train the neural reranker with ``objective``, score the validation and test pools, add its row."""
+    settings = replace(run.model_settings, objective=objective)
+    model, training = RerankerTrainer(run.index.vectors, settings).fit(run.train, run.val, progress=progress)
+    neural = _Neural(
+        model,
+        training,
+        [run.scorer.score(model, ex) for ex in run.val],
+        [run.scorer.score(model, ex) for ex in run.test],
+    )
+    run.add(
+        f"reranker ({objective})",
+        f"objective {objective}; best epoch {training.best_epoch}/{training.epochs}",
+        _ranked(neural.validation, run.val),
+        _ranked(neural.test, run.test),
+        training_seconds=round(training.seconds, 1),
+    )
+    return neural
+
+
+def _one_seed_rows(run: _Run, neural: dict[str, _Neural], lambdamart: LambdaMartSettings) -> dict[str, _OneSeed]:
+    """LambdaMART over the features alone (when stacked, for comparison), then per objective one seed of
+    trees stacked on its model and their blend, α chosen on validation MRR; a row each."""
+    first = next(iter(neural.values()))
+    if lambdamart.stacked:
+        plain = fit_lambdamart(run.train, run.val, replace(lambdamart, stacked=False, bag=1))
+        run.add(
+            "LambdaMART (features only)",
+            f"{plain.describe_trees()} (early-stopped on validation NDCG@10), {lambdamart.leaves} leaves",
+            _mart_rankings(plain, run.val, first.validation),
+            _mart_rankings(plain, run.test, first.test),
+            training_seconds=round(plain.seconds, 1),
+        )
+    out: dict[str, _OneSeed] = {}
+    for objective, scores in neural.items():
+        log.info("LambdaMART (one seed) stacked on the %s model, and its blend with it", objective)
+        mart, cross = _fit_mart(
+            run.folds,
+            run.val,
+            scores.validation,
+            run.index.vectors,
+            replace(run.model_settings, objective=objective),
+            replace(lambdamart, bag=1),
+        )
+        alpha, mrr_by_alpha = choose_alpha(mart, run.val, scores.validation)
+        out[objective] = _OneSeed(mart, alpha, mrr_by_alpha, cross)
+        run.add(
+            f"LambdaMART + reranker ({objective}), α = {alpha:g}, one seed",
+            f"{mart.describe_trees()}, seed {lambdamart.seed}; {_blend_description(mrr_by_alpha)}",
+            _blend_rankings(mart, alpha, run.val, scores.validation),
+            _blend_rankings(mart, alpha, run.test, scores.test),
+            training_seconds=round(mart.seconds, 1),
+        )
+    return out
+
+
+def _save_neural(run: _Run, best: str, neural: _Neural, out_dir: Path, settings: TrainSettings, hash_: str) -> None:
+    save_reranker(
+        neural.model,
+        out_dir,
+        settings=replace(run.model_settings, objective=best),
+        info={
+            "data_hash": hash_,
+            "split": asdict(settings),
+            "validation_mrr": neural.training.validation_mrr,
+            "trained_on_queries": len([ex for ex in run.train if ex.label.any()]),
+        },
+    )
+
+
+def _bag_rows(
+    run: _Run, best: str, neural: _Neural, first: _OneSeed, lambdamart: LambdaMartSettings, out_dir: Path
+) -> tuple[float, LambdaMart] | None:
+    """Grow the chosen objective's trees into the bag of ``lambdamart.bag`` seeds, blend anew, add both rows,
+    and save the blend beside the neural model when its validation MRR is higher (else remove older trees).
+    Returns the saved blend's α and trees, or None."""
+    mart = first.mart
+    if lambdamart.bag > 1:
+        log.info("LambdaMART: %d more seeds stacked on the %s model", lambdamart.bag - 1, best)
+        more = fit_lambdamart(
+            run.train,
+            run.val,
+            replace(lambdamart, seed=lambdamart.seed + 1, bag=lambdamart.bag - 1),
+            train_neural=first.cross,
+            validation_neural=neural.validation,
+        )
+        mart = first.mart.joined(more)
+    stacked_name = f"features + {best} score, stacked" if lambdamart.stacked else "features only"
+    run.add(
+        f"LambdaMART ({stacked_name}, {mart.settings.bag} seeds)",
+        f"{mart.describe_trees()} (each early-stopped on validation NDCG@10), {lambdamart.leaves} leaves"
+        + ("; training queries' neural scores cross-fitted over the folds" if lambdamart.stacked else ""),
+        _mart_rankings(mart, run.val, neural.validation),
+        _mart_rankings(mart, run.test, neural.test),
+        training_seconds=round(mart.seconds, 1),
+    )
+    alpha, mrr_by_alpha = choose_alpha(mart, run.val, neural.validation)
+    run.add(
+        f"LambdaMART ({mart.settings.bag} seeds) + reranker ({best}), α = {alpha:g}",
+        _blend_description(mrr_by_alpha),
+        _blend_rankings(mart, alpha, run.val, neural.validation),
+        _blend_rankings(mart, alpha, run.test, neural.test),
+    )
+    if mrr_by_alpha[alpha] > neural.training.validation_mrr:
+        save_blend(out_dir, mart, alpha, mrr_by_alpha)
+        return alpha, mart
+    remove_saved(out_dir)
+    return None
+
+
+# (label, the stage whose own candidates are dropped, the features switched off) of each ablation row
+ABLATIONS: tuple[tuple[str, str | None, FeatureSettings], ...] = (
+    ("− hyperbolic (Euclidean distance)", None, FeatureSettings(euclidean=True)),
+    ("− taxonomy", None, FeatureSettings(disabled=("taxonomy",))),
+    ("− co-citation", "cocited", FeatureSettings(disabled=("cocitation",))),
+    ("− enricher", "references", FeatureSettings(disabled=("enricher",))),
+    ("− authors", None, FeatureSettings(disabled=("authors",))),
+    ("− title and names (per-field overlap)", None, FeatureSettings(disabled=("fields",))),
+)
+
+
+def _ablation_rows(run: _Run, store: GraphStore, best: str, reference: _OneSeed | None) -> None:
+    """A row per :data:`ABLATIONS` entry: the ``best`` objective's model retrained without the part, and with
+    ``reference`` (the served scorer is the blend) one seed of trees retrained without it, blended with
+    ``reference``'s α — the one-seed row it compares with (a whole bag per row would double the run's time)."""
+    settings = replace(run.model_settings, objective=best)
+    for label, stage, feature_settings in ABLATIONS:
+        if feature_settings.euclidean:
+            places = TaxonomyPlaces.from_store(store)
+            citations = read_citations_with_years(store)
+            parts = {name: _euclidean(split, run.index, places, citations) for name, split in run.splits.items()}
+        else:
+            mask = feature_settings.mask()
+            parts = {name: _ablated(split, stage, mask) for name, split in run.splits.items()}
+        folds = [exs for name, exs in parts.items() if name.startswith("train")]
+        validation, test = parts["validation"], parts["test"]
+        model, training = RerankerTrainer(run.index.vectors, settings).fit(
+            [ex for fold in folds for ex in fold], validation
+        )
+        description = f"best epoch {training.best_epoch}/{training.epochs}"
+        if reference is None:
+            name = f"reranker ({best}) {label}"
+            val_rank = _model_rankings(model, run.scorer, validation)
+            test_rank = _model_rankings(model, run.scorer, test)
+        else:
+            val_neural = [run.scorer.score(model, ex) for ex in validation]
+            test_neural = [run.scorer.score(model, ex) for ex in test]
+            mart, _ = _fit_mart(folds, validation, val_neural, run.index.vectors, settings, reference.mart.settings)
+            name = f"LambdaMART + reranker ({best}), one seed {label}"
+            description += f"; LambdaMART {mart.describe_trees()}; α = {reference.alpha:g}"
+            val_rank = _blend_rankings(mart, reference.alpha, validation, val_neural)
+            test_rank = _blend_rankings(mart, reference.alpha, test, test_neural)
+        run.systems.append(
+            {
+                "name": name,
+                "description": description,
+                "validation": _metrics(val_rank, validation),
+                "test": _metrics(test_rank, test),
+                "training_seconds": round(training.seconds, 1),
+            }
+        )
 
 
 def _ablated(split: SplitData, drop_stage: str | None, mask: np.ndarray) -> list[QueryExample]:
@@ -461,256 +571,6 @@ def _ablated(split: SplitData, drop_stage: str | None, mask: np.ndarray) -> list
     return out
 
 
-def run_training(
-    store: GraphStore,
-    encoder: TextEncoder,
-    index: RetrievalIndex,
-    *,
-    out_dir: Path,
-    settings: TrainSettings = TrainSettings(),
-    model_settings: RerankerSettings | None = None,
-    objectives: Sequence[str] | None = None,
-    ablation: bool = False,
-    lambdamart: LambdaMartSettings | None = DEFAULT_LAMBDAMART,
-    cache_dir: Path | None = None,
-    progress: bool = False,
-) -> dict[str, Any]:
-    """Build the examples and train the neural reranker with each objective of ``objectives`` (or
-    ``model_settings.objective``). With ``lambdamart`` (None: skip) each gets one seed of stacked trees and
-    its blend (:mod:`gnn.rerank.lambdamart`, α chosen on validation MRR), and the objective whose blend has the best
-    validation MRR is kept (without: the best neural model); its trees grow to ``lambdamart.bag`` seeds and are
-    blended anew. Save the final scorer — the blend when its validation MRR is higher, else the neural model
-    alone — into ``out_dir``, evaluate every model with the baselines, and with ``ablation`` the ablation rows
-    (module docstring). Returns the report."""
-    start = time.perf_counter()
-    model_settings = model_settings or RerankerSettings()
-    splits = _load_splits(store, encoder, index, settings, cache_dir, progress)
-    folds = [split.examples for name, split in splits.items() if name.startswith("train")]
-    train = [ex for fold in folds for ex in fold]
-    val, test = splits["validation"], splits["test"]
-    trainer = RerankerTrainer(index.vectors, model_settings)
-    timings: dict[str, float] = {"examples": round(time.perf_counter() - start, 1)}
-    report: dict[str, Any] = {
-        "command": "citegraph eval recommend --ablation" if ablation else "citegraph train reranker",
-        "settings": asdict(settings),
-        "model": {k: v for k, v in asdict(model_settings).items() if k != "device"},
-        "queries": {
-            name: {
-                "queries": len(split.examples),
-                "no target among candidates": split.dropped,
-                "knows until": split.until,
-            }
-            for name, split in splits.items()
-        },
-        "systems": [],
-    }
-
-    def add(name: str, description: str, val_rank: list[list[str]], test_rank: list[list[str]], **extra: Any) -> None:
-        report["systems"].append(
-            {
-                "name": name,
-                "description": description,
-                "validation": _metrics(val_rank, val.examples),
-                "test": _metrics(test_rank, test.examples),
-                **extra,
-            }
-        )
-
-    log.info("baselines on the same queries")
-    add(
-        "BM25 (tuned)",
-        f"title+abstract, k1={index.settings.bm25_k1}, b={index.settings.bm25_b}",
-        _lexical_rankings(index, index.lexical, val, with_global=False),
-        _lexical_rankings(index, index.lexical, test, with_global=False),
-    )
-    strong = field_lexical_index(index, profile_citances(store), settings.known_until)
-    add(
-        "BM25 + profile + global",
-        "title+abstract+citation-context profile; query: context + citing title+abstract",
-        _lexical_rankings(index, strong, val, with_global=True),
-        _lexical_rankings(index, strong, test, with_global=True),
-    )
-    add("dense", "all-MiniLM-L6-v2 cosine, context only", _dense_rankings(index, val), _dense_rankings(index, test))
-    add(
-        "service fusion (no reranker)",
-        "prefetch (4 channels) → enricher → transparent RRF fusion",
-        _fusion_rankings(val),
-        _fusion_rankings(test),
-    )
-
-    chosen = list(objectives) if objectives else ([*OBJECTIVES] if ablation else [model_settings.objective])
-    trained: dict[str, tuple[RerankerModel, Any]] = {}
-    neural: dict[str, tuple[list[np.ndarray], list[np.ndarray]]] = {}  # each model's validation and test scores
-    for objective in chosen:
-        s_ = replace(model_settings, objective=objective)
-        model, training = RerankerTrainer(index.vectors, s_).fit(train, val.examples, progress=progress)
-        trained[objective] = (model, training)
-        neural[objective] = (
-            [trainer.score(model, ex) for ex in val.examples],
-            [trainer.score(model, ex) for ex in test.examples],
-        )
-        add(
-            f"reranker ({objective})",
-            f"objective {objective}; best epoch {training.best_epoch}/{training.epochs}",
-            _ranked(neural[objective][0], val.examples),
-            _ranked(neural[objective][1], test.examples),
-            training_seconds=round(training.seconds, 1),
-        )
-    if lambdamart is not None and not any(ex.label.any() for ex in val.examples):
-        log.warning("LambdaMART skipped: no validation query has a target among their candidates to stop on")
-        lambdamart = None
-    # One seed of stacked trees per objective: the objective is chosen by the validation MRR of the scorer
-    # that is served (trees blended with the neural model), not of the neural model alone, whose lead can
-    # be smaller than the trees' seed-to-seed spread (docs/quality.md).
-    one_seed: dict[str, tuple[LambdaMart, float, dict[float, float], list[np.ndarray] | None]] = {}
-    if lambdamart is not None:
-        if lambdamart.stacked:  # the trees without the neural score, for comparison in the same run
-            plain = fit_lambdamart(train, val.examples, replace(lambdamart, stacked=False, bag=1))
-            add(
-                "LambdaMART (features only)",
-                f"{plain.describe_trees()} (early-stopped on validation NDCG@10), {lambdamart.leaves} leaves",
-                _mart_rankings(plain, val.examples, neural[chosen[0]][0]),
-                _mart_rankings(plain, test.examples, neural[chosen[0]][1]),
-                training_seconds=round(plain.seconds, 1),
-            )
-        for objective in chosen:
-            log.info("LambdaMART (one seed) stacked on the %s model, and its blend with it", objective)
-            val_neural, test_neural = neural[objective]
-            mart, cross = _fit_mart(
-                folds,
-                val.examples,
-                val_neural,
-                index.vectors,
-                replace(model_settings, objective=objective),
-                replace(lambdamart, bag=1),
-            )
-            alpha, mrr_by_alpha = choose_alpha(mart, val.examples, val_neural)
-            one_seed[objective] = (mart, alpha, mrr_by_alpha, cross)
-            add(
-                f"LambdaMART + reranker ({objective}), α = {alpha:g}, one seed",
-                f"{mart.describe_trees()}, seed {lambdamart.seed}; {_blend_description(mrr_by_alpha)}",
-                _blend_rankings(mart, alpha, val.examples, val_neural),
-                _blend_rankings(mart, alpha, test.examples, test_neural),
-                training_seconds=round(mart.seconds, 1),
-            )
-        best = max(chosen, key=lambda o: one_seed[o][2][one_seed[o][1]])
-    else:
-        best = max(trained, key=lambda o: trained[o][1].validation_mrr)
-    best_model, best_training = trained[best]
-    best_settings = replace(model_settings, objective=best)
-    hash_ = data_hash(train)
-    save_reranker(
-        best_model,
-        out_dir,
-        settings=best_settings,
-        info={
-            "data_hash": hash_,
-            "split": asdict(settings),
-            "validation_mrr": best_training.validation_mrr,
-            "trained_on_queries": len([ex for ex in train if ex.label.any()]),
-        },
-    )
-    chosen_blend: tuple[float, LambdaMart] | None = None
-    if lambdamart is not None:
-        first, _, _, cross = one_seed[best]
-        val_neural, test_neural = neural[best]
-        mart = first
-        if lambdamart.bag > 1:
-            log.info("LambdaMART: %d more seeds stacked on the %s model", lambdamart.bag - 1, best)
-            more = fit_lambdamart(
-                train,
-                val.examples,
-                replace(lambdamart, seed=lambdamart.seed + 1, bag=lambdamart.bag - 1),
-                train_neural=cross,
-                validation_neural=val_neural,
-            )
-            mart = first.joined(more)
-        stacked_name = f"features + {best} score, stacked" if lambdamart.stacked else "features only"
-        add(
-            f"LambdaMART ({stacked_name}, {mart.settings.bag} seeds)",
-            f"{mart.describe_trees()} (each early-stopped on validation NDCG@10), {lambdamart.leaves} leaves"
-            + ("; training queries' neural scores cross-fitted over the folds" if lambdamart.stacked else ""),
-            _mart_rankings(mart, val.examples, val_neural),
-            _mart_rankings(mart, test.examples, test_neural),
-            training_seconds=round(mart.seconds, 1),
-        )
-        alpha, mrr_by_alpha = choose_alpha(mart, val.examples, val_neural)
-        add(
-            f"LambdaMART ({mart.settings.bag} seeds) + reranker ({best}), α = {alpha:g}",
-            _blend_description(mrr_by_alpha),
-            _blend_rankings(mart, alpha, val.examples, val_neural),
-            _blend_rankings(mart, alpha, test.examples, test_neural),
-        )
-        if mrr_by_alpha[alpha] > best_training.validation_mrr:
-            chosen_blend = (alpha, mart)
-            save_blend(out_dir, mart, alpha, mrr_by_alpha)
-        else:
-            remove_saved(out_dir)
-    report["chosen"] = {
-        "objective": best,
-        "saved": str(out_dir),
-        "data_hash": hash_,
-        "lambdamart": None
-        if chosen_blend is None
-        else {"alpha": chosen_blend[0], "trees": list(chosen_blend[1].trees), "seeds": chosen_blend[1].settings.bag},
-        # what chose the objective: each one-seed blend's validation MRR, else each neural model's
-        "validation_mrr_by_objective": {
-            o: round(one_seed[o][2][one_seed[o][1]] if one_seed else trained[o][1].validation_mrr, 6) for o in chosen
-        },
-    }
-
-    if ablation:
-        rows = [
-            ("− hyperbolic (Euclidean distance)", None, FeatureSettings(euclidean=True)),
-            ("− taxonomy", None, FeatureSettings(disabled=("taxonomy",))),
-            ("− co-citation", "cocited", FeatureSettings(disabled=("cocitation",))),
-            ("− enricher", "references", FeatureSettings(disabled=("enricher",))),
-            ("− authors", None, FeatureSettings(disabled=("authors",))),
-            ("− title and names (per-field overlap)", None, FeatureSettings(disabled=("fields",))),
-        ]
-        for label, stage, feature_settings in rows:
-            mask = feature_settings.mask()
-            if feature_settings.euclidean:
-                places = TaxonomyPlaces.from_store(store)
-                citations = read_citations_with_years(store)
-                parts = {name: _euclidean(split, index, places, citations) for name, split in splits.items()}
-            else:
-                parts = {name: _ablated(split, stage, mask) for name, split in splits.items()}
-            folds_a = [exs for name, exs in parts.items() if name.startswith("train")]
-            train_a = [ex for fold in folds_a for ex in fold]
-            model, training = RerankerTrainer(index.vectors, best_settings).fit(train_a, parts["validation"])
-            description = f"best epoch {training.best_epoch}/{training.epochs}"
-            if chosen_blend is None:
-                name = f"reranker ({best}) {label}"
-                val_rank = _model_rankings(model, trainer, parts["validation"])
-                test_rank = _model_rankings(model, trainer, parts["test"])
-            else:
-                # one seed of trees, blended with the α of the chosen objective's one-seed row: the row it
-                # is compared with (a whole bag per row would double the run's time)
-                reference, alpha = one_seed[best][0], one_seed[best][1]
-                val_neural_a = [trainer.score(model, ex) for ex in parts["validation"]]
-                test_neural_a = [trainer.score(model, ex) for ex in parts["test"]]
-                mart_a, _ = _fit_mart(
-                    folds_a, parts["validation"], val_neural_a, index.vectors, best_settings, reference.settings
-                )
-                name = f"LambdaMART + reranker ({best}), one seed {label}"
-                description += f"; LambdaMART {mart_a.describe_trees()}; α = {alpha:g}"
-                val_rank = _blend_rankings(mart_a, alpha, parts["validation"], val_neural_a)
-                test_rank = _blend_rankings(mart_a, alpha, parts["test"], test_neural_a)
-            report["systems"].append(
-                {
-                    "name": name,
-                    "description": description,
-                    "validation": _metrics(val_rank, parts["validation"]),
-                    "test": _metrics(test_rank, parts["test"]),
-                    "training_seconds": round(training.seconds, 1),
-                }
-            )
-    timings["total"] = round(time.perf_counter() - start, 1)
-    report["seconds"] = timings
-    return report
-
-
 def paired_bootstrap(differences: np.ndarray, resamples: int, rng: np.random.Generator) -> tuple[float, float, float]:
     """Mean of per-query ``differences`` and its 95% percentile-bootstrap interval (queries resampled)."""
     draws = rng.integers(0, len(differences), size=(resamples, len(differences)))
@@ -726,7 +586,7 @@ def compare_objectives(
     seeds: Sequence[int],
     objectives: Sequence[str] = OBJECTIVES,
     references: Sequence[str] = ("single_positive", "triplet"),
-    settings: TrainSettings = TrainSettings(),
+    settings: TrainSettings | None = None,
     model_settings: RerankerSettings | None = None,
     disabled: Sequence[str] = (),
     resamples: int = 2000,
@@ -743,69 +603,40 @@ def compare_objectives(
     of the multi-citation R@10, and a paired bootstrap over the multi-citation sentences
     (``resamples`` draws, seeded) of the difference of their R@10 averaged over the seeds,
     :math:`\Delta = \frac{1}{|M|}\sum_{q \in M} (\bar r_q^{o} - \bar r_q^{\mathrm{ref}})`,
-    with its 95% interval: the question the reranker issue asks (does a multi-positive objective beat
-    plain triplet on the multi-citation subset?) with the seed noise and the query sample both in view.
+    with its 95% interval: whether a multi-positive objective beats plain triplet on the
+    multi-citation subset, with the seed noise and the query sample both in view.
 
     ``disabled`` switches feature groups off (:data:`gnn.rerank.features.FEATURE_GROUPS`, their features
     0 in every split, the candidates unchanged): e.g. whether the objectives differ once the model no
     longer sees the co-citation counts that the multi-positive objectives draw their partners from.
     """
     start = time.perf_counter()
+    settings = settings or TrainSettings()
     model_settings = model_settings or RerankerSettings()
-    splits = _load_splits(store, encoder, index, settings, cache_dir, progress)
+    splits = load_splits(store, encoder, index, settings, cache_dir, progress)
     if disabled:
         mask = FeatureSettings(disabled=tuple(disabled)).mask()
         splits = {name: replace(split, examples=_ablated(split, None, mask)) for name, split in splits.items()}
     train = [ex for name, split in splits.items() if name.startswith("train") for ex in split.examples]
     evaluated = {"validation": splits["validation"].examples, "test": splits["test"].examples}
     multi = {name: _multi_citation(exs) for name, exs in evaluated.items()}
-    runs: list[dict[str, Any]] = []
-    per_query: dict[tuple[str, str], list[np.ndarray]] = {}  # (objective, split) -> per seed, multi R@10
-    for seed in seeds:
-        for objective in objectives:
-            s_ = replace(model_settings, objective=objective, seed=seed)
-            trainer = RerankerTrainer(index.vectors, s_)
-            model, training = trainer.fit(train, evaluated["validation"], progress=progress)
-            run: dict[str, Any] = {
-                "objective": objective,
-                "seed": seed,
-                "best_epoch": training.best_epoch,
-                "seconds": round(training.seconds, 1),
-            }
-            for name, examples in evaluated.items():
-                rankings = _model_rankings(model, trainer, examples)
-                run[name] = _metrics(rankings, examples)
-                per_query.setdefault((objective, name), []).append(
-                    np.asarray([recall_at_k(rankings[k], examples[k].targets, 10) for k in multi[name]])
-                )
-            log.info("objective %s seed %d: %s", objective, seed, run["validation"])
-            runs.append(run)
-    summary: dict[str, Any] = {}
-    rng = np.random.default_rng(0)
-    for objective in objectives:
-        summary[objective] = {}
-        for name in evaluated:
-            chosen = [r[name] for r in runs if r["objective"] == objective]
-            entry: dict[str, Any] = {
-                metric: {
-                    "mean": float(np.mean([c[metric] for c in chosen])),
-                    "sd": float(np.std([c[metric] for c in chosen], ddof=1)) if len(chosen) > 1 else 0.0,
-                }
-                for metric in ("R@10", "MRR", "multi_R@10")
-            }
-            for reference in references:
-                if objective == reference or reference not in objectives or not multi[name]:
-                    continue
-                ours, theirs = per_query[(objective, name)], per_query[(reference, name)]
-                diff = np.mean(ours, axis=0) - np.mean(theirs, axis=0)
-                mean, low, high = paired_bootstrap(diff, resamples, rng)
-                entry[f"multi_R@10 vs {reference}"] = {
-                    "difference": mean,
-                    "ci95": [low, high],
-                    "per_seed": [float(a.mean() - b.mean()) for a, b in zip(ours, theirs)],
-                    "sentences": len(diff),
-                }
-            summary[objective][name] = entry
+    runs, per_query = _objective_runs(index, train, evaluated, seeds, objectives, model_settings, progress)
+    rng = np.random.default_rng(0)  # one stream for every bootstrap, drawn in this order
+    summary = {
+        objective: {
+            name: _objective_summary(
+                objective,
+                name,
+                runs,
+                per_query,
+                [r for r in references if r in objectives and multi[name]],
+                resamples,
+                rng,
+            )
+            for name in evaluated
+        }
+        for objective in objectives
+    }
     return {
         "seeds": list(seeds),
         "objectives": list(objectives),
@@ -819,12 +650,78 @@ def compare_objectives(
     }
 
 
+def _objective_runs(
+    index: RetrievalIndex,
+    train: list[QueryExample],
+    evaluated: dict[str, list[QueryExample]],
+    seeds: Sequence[int],
+    objectives: Sequence[str],
+    model_settings: RerankerSettings,
+    progress: bool,
+) -> tuple[list[dict[str, Any]], dict[tuple[str, str], list[np.ndarray]]]:
+    """Train every objective once per seed; each run's metrics per split, and per (objective, split) the
+    multi-citation sentences' R@10 of each seed."""
+    runs: list[dict[str, Any]] = []
+    per_query: dict[tuple[str, str], list[np.ndarray]] = {}
+    for seed in seeds:
+        for objective in objectives:
+            trainer = RerankerTrainer(index.vectors, replace(model_settings, objective=objective, seed=seed))
+            model, training = trainer.fit(train, evaluated["validation"], progress=progress)
+            run: dict[str, Any] = {
+                "objective": objective,
+                "seed": seed,
+                "best_epoch": training.best_epoch,
+                "seconds": round(training.seconds, 1),
+            }
+            for name, examples in evaluated.items():
+                rankings = _model_rankings(model, trainer, examples)
+                run[name] = _metrics(rankings, examples)
+                per_query.setdefault((objective, name), []).append(
+                    np.asarray([recall_at_k(rankings[k], examples[k].targets, 10) for k in _multi_citation(examples)])
+                )
+            log.info("objective %s seed %d: %s", objective, seed, run["validation"])
+            runs.append(run)
+    return runs, per_query
+
+
+def _objective_summary(
+    objective: str,
+    split: str,
+    runs: list[dict[str, Any]],
+    per_query: dict[tuple[str, str], list[np.ndarray]],
+    references: Sequence[str],
+    resamples: int,
+    rng: np.random.Generator,
+) -> dict[str, Any]:
+    """One objective on one split over the seeds: mean and deviation of each metric, and the paired
+    bootstrap of its multi-citation R@10 against each of ``references`` (trained, with multi-citation sentences)."""
+    chosen = [r[split] for r in runs if r["objective"] == objective]
+    entry: dict[str, Any] = {
+        metric: {
+            "mean": float(np.mean([c[metric] for c in chosen])),
+            "sd": float(np.std([c[metric] for c in chosen], ddof=1)) if len(chosen) > 1 else 0.0,
+        }
+        for metric in ("R@10", "MRR", "multi_R@10")
+    }
+    for reference in references:
+        if objective == reference:
+            continue
+        ours, theirs = per_query[(objective, split)], per_query[(reference, split)]
+        diff = np.mean(ours, axis=0) - np.mean(theirs, axis=0)
+        mean, low, high = paired_bootstrap(diff, resamples, rng)
+        entry[f"multi_R@10 vs {reference}"] = {
+            "difference": mean,
+            "ci95": [low, high],
+            "per_seed": [float(a.mean() - b.mean()) for a, b in zip(ours, theirs)],
+            "sentences": len(diff),
+        }
+    return entry
+
+
 def _euclidean(
     split: SplitData, index: RetrievalIndex, places: TaxonomyPlaces, citations: pd.DataFrame
 ) -> list[QueryExample]:
     """``split`` re-featurised with the Euclidean instead of the Poincaré distance (nothing else changes)."""
-    from gnn.rerank.features import FEATURE_NAMES
-
     column = FEATURE_NAMES.index("hyperbolic")
     builder = FeatureBuilder(
         index, Knowledge.from_citations(citations, split.until), places, FeatureSettings(euclidean=True)
@@ -842,74 +739,8 @@ def _euclidean(
     return out
 
 
-def _split_frames(store: GraphStore, settings: TrainSettings) -> dict[str, tuple[pd.DataFrame, int, bool]]:
-    frame = build_queries(store)
-    out: dict[str, tuple[pd.DataFrame, int, bool]] = {}
-
-    def part(low: int, high: int) -> pd.DataFrame:
-        chosen = frame[(frame["citing_year"] >= low) & (frame["citing_year"] <= high)].reset_index(drop=True)
-        if settings.limit is not None and len(chosen) > settings.limit:
-            chosen = chosen.sample(n=settings.limit, random_state=settings.seed).reset_index(drop=True)
-        return chosen
-
-    for fold in settings.folds:
-        out[f"train {fold.years[0]}-{fold.years[1]}"] = (part(*fold.years), fold.until, True)
-    out["validation"] = (part(*settings.validation), settings.known_until, False)
-    out["test"] = (part(*settings.test), settings.known_until, False)
-    return out
-
-
-def _load_splits(
-    store: GraphStore,
-    encoder: TextEncoder,
-    index: RetrievalIndex,
-    settings: TrainSettings,
-    cache_dir: Path | None,
-    progress: bool,
-) -> dict[str, SplitData]:
-    """Every split's examples, from ``cache_dir`` when nothing they derive from changed.
-
-    The cache key covers the index (papers, texts, vectors), the graph's citations, categories and
-    taxonomy points, the citing sentences, the split settings, the feature names and the encoder size.
-    """
-    from gnn.rerank.features import FEATURE_NAMES
-
-    builder = ExampleBuilder(store, index, encoder, settings, progress=progress)
-    digest = hashlib.sha256()
-    for part in (index.digest(), json.dumps([asdict(settings), list(FEATURE_NAMES), encoder.dim], default=str)):
-        digest.update(part.encode())
-    for frame in (
-        builder.citations,
-        builder.citances[["sentence_id", "cited_id", "citing_year", "text"]],
-        builder.authorships,
-    ):
-        digest.update(pd.util.hash_pandas_object(frame, index=False).to_numpy().tobytes())
-    places = builder.places
-    digest.update("\x1f".join(places.codes).encode() + np.ascontiguousarray(places.points).tobytes())
-    digest.update(
-        json.dumps(sorted(places.row_of.items())).encode() + np.ascontiguousarray(places.paper_points).tobytes()
-    )
-    key = digest.hexdigest()[:16]
-    path = cache_dir / f"examples-{key}.pkl" if cache_dir is not None else None
-    if path is not None and path.is_file():
-        log.info("reranker examples from %s", path)
-        with path.open("rb") as handle:
-            cached: dict[str, SplitData] = pickle.load(handle)  # our own cache file, written below
-        return cached
-    splits = {
-        name: builder.split(name, frame, until, extras=extras)
-        for name, (frame, until, extras) in _split_frames(store, settings).items()
-    }
-    if path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        with tmp.open("wb") as handle:
-            pickle.dump(splits, handle, protocol=pickle.HIGHEST_PROTOCOL)
-        tmp.replace(path)
-    return splits
-
-
 def report_markdown(report: dict[str, Any]) -> str:
+    """The training report as Markdown: one row per system, then the queries and timings."""
     lines = [
         f"`{report['command']}` — {report.get('chosen', {}).get('objective', '')} chosen on validation MRR",
         "",
@@ -930,21 +761,15 @@ def report_markdown(report: dict[str, Any]) -> str:
 
 
 def write_report(report: dict[str, Any], out: Path) -> tuple[Path, Path]:
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(report, indent=2, default=str), encoding="utf-8")
-    md = out.with_suffix(".md")
-    md.write_text(report_markdown(report) + "\n", encoding="utf-8")
-    return out, md
+    """The training report as JSON at ``out`` and its table beside it (:func:`gnn.reports.write_report`)."""
+    return reports.write_report(report, out, report_markdown)
 
 
 __all__ = [
-    "ExampleBuilder",
-    "Fold",
-    "TrainSettings",
     "compare_objectives",
+    "cross_fitted_scores",
     "paired_bootstrap",
     "report_markdown",
-    "reranker_dir",
     "run_training",
     "write_report",
 ]

@@ -41,6 +41,20 @@ standardisation makes the two scales comparable whatever either model's raw rang
 ``seed`` … ``seed`` + :math:`B - 1`, and the score is their mean,
 :math:`s_\mathrm{mart}(q, d) = \tfrac{1}{B} \sum_b s_b(q, d)` (Breiman 1996, "Bagging predictors",
 with the seed in place of the bootstrap sample), which lowers that variance by up to :math:`1/B`.
+
+**Contributions** (:meth:`LambdaMart.contributions`): Saabas's path attribution (Saabas 2014,
+"Interpreting random forests"; Palczewska et al. 2013). A candidate follows one path through each
+tree; every split on the path hands the change of the expected output, from the node to the child
+taken, to the feature it splits on, so for each booster
+
+.. math::
+    s(q, d) = \sum_{\text{trees}} v_\text{root} + \sum_j \varphi_j(d)
+
+exactly, :math:`\varphi_j` summed over the trees and over the three inputs a feature gives with
+``pool_relative`` (value, z-score, rank). A bag's contributions are its boosters' means. The paths
+of every leaf are tabulated once, so a candidate costs one traversal per tree, like scoring;
+TreeSHAP (``pred_contrib``, Lundberg et al. 2018) would give the Shapley values of the same trees at
+about 4 ms per candidate for a five-seed bag of ~230 trees, more than the rest of a served query.
 """
 
 from __future__ import annotations
@@ -52,6 +66,7 @@ import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -59,7 +74,7 @@ import lightgbm as lgb
 import numpy as np
 
 from gnn.metrics import reciprocal_rank
-from gnn.rerank.model import QueryExample, ranked_ids
+from gnn.rerank.examples import QueryExample, ranked_ids
 from graph.errors import ConfigError
 
 log = logging.getLogger(__name__)
@@ -118,6 +133,33 @@ class LambdaMart:
         ]
         return np.asarray(np.mean(predictions, axis=0))
 
+    def contributions(
+        self, features: np.ndarray, neural: np.ndarray | None, rows: Sequence[int] | np.ndarray
+    ) -> tuple[np.ndarray, float]:
+        """``(len(rows), C)`` contributions :math:`\varphi_j` of the pool's ``rows`` (module docstring) and the
+        bias :math:`\\sum v_\text{root}`; ``C`` columns as :func:`stack_inputs` gives them (the features, then
+        the neural score when ``stacked``). Each row's sum plus the bias is its :meth:`score`."""
+        inputs = tree_inputs(stack_inputs(features, neural, self.settings), self.settings)[np.asarray(rows, np.int64)]
+        columns = self._columns(features.shape[1])
+        total, bias = np.zeros((len(inputs), columns)), 0.0
+        for booster, trees, (table, root) in zip(self.boosters, self.trees, self._paths, strict=True):
+            bias += root
+            if len(inputs):
+                leaves = booster.predict(inputs, num_iteration=trees, pred_leaf=True, num_threads=1)
+                leaves = np.asarray(leaves, np.int64).reshape(len(inputs), -1)  # (rows, trees)
+                total += table[np.arange(table.shape[0])[None, :], leaves].sum(axis=1)
+        return total / len(self.boosters), bias / len(self.boosters)
+
+    def _columns(self, n_features: int) -> int:
+        return n_features + (1 if self.settings.stacked else 0)
+
+    @cached_property
+    def _paths(self) -> list[tuple[np.ndarray, float]]:
+        """Per booster: each leaf's path contributions ``(trees, leaves, C)`` and the summed root values."""
+        n_inputs = self.boosters[0].num_feature()
+        columns = n_inputs // 3 if self.settings.pool_relative else n_inputs
+        return [_leaf_paths(booster, trees, columns) for booster, trees in zip(self.boosters, self.trees, strict=True)]
+
     def joined(self, more: LambdaMart) -> LambdaMart:
         """One bag of this model's boosters and ``more``'s (seeds that continue this model's)."""
         if replace(more.settings, seed=self.settings.seed, bag=self.settings.bag) != self.settings:
@@ -158,6 +200,32 @@ class LambdaMart:
         if len(self.trees) == 1:
             return f"{self.trees[0]} trees"
         return f"{len(self.trees)} seeds × {min(self.trees)}–{max(self.trees)} trees"
+
+
+def _leaf_paths(booster: lgb.Booster, trees: int, columns: int) -> tuple[np.ndarray, float]:
+    """Saabas's contributions of every leaf of the first ``trees`` trees, by column (input ``i`` is column
+    ``i mod columns``: a feature's value, z-score and rank are one column), and the summed root values."""
+    info = booster.dump_model(num_iteration=trees)["tree_info"]
+    table = np.zeros((len(info), max(t["num_leaves"] for t in info), columns))
+    bias = 0.0
+    for t, tree in enumerate(info):
+        root = tree["tree_structure"]
+        if "leaf_value" in root:  # a tree without a split: a constant
+            bias += root["leaf_value"]
+            continue
+        bias += root["internal_value"]
+        stack = [(root, np.zeros(columns))]
+        while stack:
+            node, path = stack.pop()
+            for child in (node["left_child"], node["right_child"]):
+                value = child["leaf_value"] if "leaf_value" in child else child["internal_value"]
+                step = path.copy()
+                step[node["split_feature"] % columns] += value - node["internal_value"]
+                if "leaf_value" in child:
+                    table[t, child["leaf_index"]] = step
+                else:
+                    stack.append((child, step))
+    return table, bias
 
 
 def remove_saved(folder: Path) -> None:

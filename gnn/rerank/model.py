@@ -42,7 +42,7 @@ import json
 import logging
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +51,8 @@ import torch
 from torch import nn
 
 from gnn.device import select_device
+from gnn.metrics import reciprocal_rank
+from gnn.rerank.examples import QueryExample, ranked_ids
 from gnn.rerank.features import FEATURE_NAMES
 from graph.errors import ConfigError
 
@@ -133,12 +135,19 @@ class RerankerModel(nn.Module):
         a, g = torch.broadcast_to(a, o.shape), torch.broadcast_to(g, o.shape)
         return self.text(torch.cat([a * o, (a - o).abs(), g * o], dim=-1)).squeeze(-1)
 
+    def terms(
+        self, context: torch.Tensor, global_: torch.Tensor, candidates: torch.Tensor, features: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """The two terms of :math:`s(q, d)`, text and features, each ``[B, N]`` (shapes of :meth:`forward`)."""
+        text = self.text_score(context[:, None, :], candidates, global_[:, None, :])  # [B, N]
+        standardised = (features - self.feature_mean) / self.feature_std
+        return text, self.features(standardised).squeeze(-1)
+
     def forward(
         self, context: torch.Tensor, global_: torch.Tensor, candidates: torch.Tensor, features: torch.Tensor
     ) -> torch.Tensor:
-        text = self.text_score(context[:, None, :], candidates, global_[:, None, :])  # [B, N]
-        standardised = (features - self.feature_mean) / self.feature_std
-        return text + self.features(standardised).squeeze(-1)
+        text, feature_term = self.terms(context, global_, candidates, features)
+        return text + feature_term
 
 
 def hinge(positive: torch.Tensor, negative: torch.Tensor, margin: float, weight: torch.Tensor) -> torch.Tensor:
@@ -179,29 +188,6 @@ def objective_loss(
 
 
 # --- training data ----------------------------------------------------------------------------
-
-
-@dataclass
-class QueryExample:
-    """One training or evaluation query: its candidates' vectors and features, and which are targets."""
-
-    context: np.ndarray  # (dim,)
-    global_: np.ndarray  # (dim,) zeros without a citing paper
-    rows: np.ndarray  # (N,) index rows of the candidates (-1: not indexed), for vectors
-    features: np.ndarray  # (N, F) float32
-    ids: list[str]  # (N,) candidate paper ids, pool order
-    targets: set[str]  # the papers the context cites
-    stages: list[tuple[str, ...]] = field(default_factory=list)  # (N,) which stages proposed each candidate
-    # extra rows drawn for training only (not part of the pool): partners (positives) and noise negatives
-    extra_rows: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
-    extra_features: np.ndarray = field(default_factory=lambda: np.zeros((0, len(FEATURE_NAMES)), np.float32))
-    extra_positive: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
-    # target-based triples (index rows): target, partner, negative
-    triples: np.ndarray = field(default_factory=lambda: np.zeros((0, 3), np.int64))
-
-    @property
-    def label(self) -> np.ndarray:
-        return np.asarray([p in self.targets for p in self.ids], dtype=bool)
 
 
 def data_hash(examples: Sequence[QueryExample]) -> str:
@@ -397,15 +383,8 @@ class RerankerTrainer:
         return scores[0].cpu().numpy()
 
 
-def ranked_ids(scores: np.ndarray, ids: Sequence[str]) -> list[str]:
-    """Ids by descending score, ties by id (the service's order)."""
-    return [ids[k] for k in sorted(range(len(ids)), key=lambda k: (-float(scores[k]), ids[k]))]
-
-
 def evaluate_mrr(model: RerankerModel, trainer: RerankerTrainer, examples: Sequence[QueryExample]) -> float:
     """Mean reciprocal rank of the first target over ``examples`` (0 where no target is a candidate)."""
-    from gnn.metrics import reciprocal_rank
-
     if not examples:
         return 0.0
     model = model.to(trainer.device)
@@ -448,82 +427,16 @@ def load_reranker(folder: Path) -> tuple[RerankerModel, dict[str, Any]]:
     return model, record
 
 
-# --- serving ------------------------------------------------------------------------------------
-
-
-class TrainedReranker:
-    """A saved :class:`RerankerModel` as the recommendation service's final scorer.
-
-    ``score(query, candidates)`` computes the candidates' features with ``builder`` (the whole
-    graph as knowledge: a served query is written now) and the model's scores — blended with a
-    LambdaMART model over the same features (and, stacked, the model's score) when one was saved
-    beside it (``blend``: the model and :math:`\alpha`, :func:`gnn.rerank.lambdamart.blend`). The papers
-    the query already cites are its exclusions other than the citing paper itself.
-    """
-
-    def __init__(
-        self,
-        model: RerankerModel,
-        builder: Any,
-        prefetcher: Any,
-        *,
-        config: dict[str, Any] | None = None,
-        blend: tuple[Any, float] | None = None,
-    ) -> None:
-        self.model = model.eval()
-        self.builder = builder  # gnn.rerank.features.FeatureBuilder
-        self.prefetcher = prefetcher  # gnn.retrieval.prefetch.Prefetcher: context and citing-paper vectors
-        self.config = config or {}
-        self.blend = blend  # (gnn.rerank.lambdamart.LambdaMart, alpha) or None
-        index = builder.index
-        self._vectors = torch.as_tensor(np.vstack([index.vectors, np.zeros((1, index.dim), np.float32)]))
-
-    def score(self, query: Any, candidates: Sequence[Any]) -> list[float]:
-        from gnn.rerank.features import QueryInput
-
-        if not candidates:
-            return []
-        cited = tuple(p for p in query.exclude if p != query.citing_id)
-        context = self.prefetcher.context_vectors([query])[0]
-        global_ = self.prefetcher.global_vectors([query])[0]
-        q = QueryInput(query, cited, context, global_ if np.any(global_) else None)
-        features = self.builder.features(q, candidates)
-        rows = np.asarray([self.builder.index.row_of.get(c.paper_id, -1) for c in candidates], dtype=np.int64)
-        with torch.no_grad():
-            scores = self.model(
-                torch.as_tensor(context[None], dtype=torch.float32),
-                torch.as_tensor(global_[None], dtype=torch.float32),
-                self._vectors[torch.as_tensor(rows)][None],
-                torch.as_tensor(features[None]),
-            )
-        neural = scores[0].numpy()
-        if self.blend is not None:
-            from gnn.rerank.lambdamart import blend
-
-            mart, alpha = self.blend
-            return [float(v) for v in blend(mart.score(features, neural), neural, alpha)]
-        return [float(v) for v in neural]
-
-    def __repr__(self) -> str:
-        objective = self.config.get("settings", {}).get("objective")
-        if self.blend is not None:
-            return f"{type(self).__name__}(objective={objective}, lambdamart={self.blend[0].describe_trees()}, alpha={self.blend[1]:g})"
-        return f"{type(self).__name__}(objective={objective})"
-
-
 __all__ = [
     "OBJECTIVES",
-    "QueryExample",
     "RerankerModel",
     "RerankerSettings",
     "RerankerTrainer",
-    "TrainedReranker",
     "TrainingReport",
     "data_hash",
     "evaluate_mrr",
     "hinge",
     "load_reranker",
     "objective_loss",
-    "ranked_ids",
     "save_reranker",
 ]

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from gnn.retrieval.index import DenseIndex, RetrievalIndex
-from gnn.retrieval.lexical import tokenize
+from gnn.retrieval.lexical import LexicalIndex, tokenize
 from gnn.retrieval.profiles import ProfileIndex
 from gnn.text.encoder import TextEncoder
 from graph.errors import ConfigError
@@ -241,15 +241,21 @@ class Prefetcher:
         return [o if o is not None else ChannelList([], []) for o in out]
 
     def bm25(
-        self, queries: Sequence[PrefetchQuery], depth: int, *, global_weight: float = 0.0, lexical: object = None
+        self,
+        queries: Sequence[PrefetchQuery],
+        depth: int,
+        *,
+        global_weight: float = 0.0,
+        lexical: LexicalIndex | None = None,
     ) -> list[ChannelList]:
-        """``bm25`` channel over title + abstract (``lexical``: another :class:`~gnn.retrieval.lexical.LexicalIndex`)."""
+        """``bm25`` channel over title + abstract (``lexical``: another BM25 index over the same rows, e.g. the
+        title + abstract + profile one of :func:`gnn.retrieval.profiles.field_lexical_index`)."""
         model = lexical if lexical is not None else self.index.lexical
         out = []
         for query in queries:
-            scores = model.scores(tokenize(query.context))  # type: ignore[attr-defined]
+            scores = model.scores(tokenize(query.context))
             if global_weight and query.global_text.strip():
-                scores = scores + global_weight * model.scores(tokenize(query.global_text))  # type: ignore[attr-defined]
+                scores = scores + global_weight * model.scores(tokenize(query.global_text))
             rows, values = _top(scores, self.index.cut(query.year), depth, self._exclude_rows(query))
             out.append(self._as_list(rows, values))
         return out

@@ -11,15 +11,16 @@ import pandas as pd
 import pytest
 
 from api.cli.main import main
-from gnn.recommend.evaluate import build_queries
-from gnn.recommend.service import (
-    RecommendationService,
-    RecommendRequest,
-    ServiceSettings,
+from gnn.recommend import citances
+from gnn.recommend.citances import (
     author_lists,
+    build_queries,
+    cached_profile_citances,
     mask_citance,
-    read_batch,
+    profile_citances,
 )
+from gnn.recommend.examples import Fold, TrainSettings, _split_frames
+from gnn.recommend.service import RecommendationService, RecommendRequest, ServiceSettings, read_batch
 from gnn.retrieval.enricher import Candidate, EnricherSettings
 from gnn.retrieval.prefetch import PrefetchQuery
 from gnn.text.embeddings import compute_embeddings, paper_texts
@@ -125,6 +126,33 @@ def test_every_evaluation_query_is_masked(graph: GraphStore) -> None:
     assert queries.set_index("sentence_id").loc["p4#c00000000000a"]["cited_elsewhere"] == ("p1", "p2")
 
 
+def test_profile_citances_are_kept_beside_the_index_while_the_store_is_unchanged(
+    graph: GraphStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "index.citances.parquet"
+    first = cached_profile_citances(graph, path)
+    pd.testing.assert_frame_equal(first, profile_citances(graph))
+    assert path.is_file() and set(first.columns) >= {"sentence_id", "cited_id", "raw", "text", "how"}
+    assert all("[CIT]" in text for text in first["text"])  # each sentence with its cited paper masked
+
+    def no_read(store: GraphStore) -> pd.DataFrame:
+        raise AssertionError("an unchanged store's citances are read from the file")
+
+    monkeypatch.setattr(citances, "citing_sentences", no_read)
+    pd.testing.assert_frame_equal(cached_profile_citances(graph, path), first)
+
+
+def test_training_splits_follow_the_time_split(graph: GraphStore) -> None:
+    settings = TrainSettings(
+        folds=(Fold(2003, (2004, 2004)),), known_until=2004, validation=(2005, 2005), test=(2005, 2005)
+    )
+    splits = _split_frames(graph, settings)
+    assert list(splits) == ["train 2004-2004", "validation", "test"]
+    (train, until, extras), (validation, known, no_extras) = splits["train 2004-2004"], splits["validation"]
+    assert (until, extras, known, no_extras) == (2003, True, 2004, False)  # only training draws extras
+    assert set(train["citing_year"]) <= {2004} and set(validation["citing_year"]) <= {2005}
+
+
 # --- the service ----------------------------------------------------------------------------------
 
 
@@ -149,10 +177,15 @@ def test_recommendations_carry_features_and_why(service: RecommendationService) 
 
 
 class _Reverse:
-    """A reranker that prefers what the fusion likes least: the service must follow it."""
+    """A reranker that prefers what the fusion likes least: the service must follow it, and explain with it."""
 
     def score(self, query: PrefetchQuery, candidates: Sequence[Candidate]) -> list[float]:
         return [float(c.prefetch_rank or 0) for c in candidates]
+
+    def why(
+        self, query: PrefetchQuery, candidates: Sequence[Candidate], shown: Sequence[int], *, top_m: int
+    ) -> list[str]:
+        return [f"reversed prefetch #{candidates[i].prefetch_rank}" for i in shown]
 
 
 def test_reranker_hook_replaces_the_fusion(graph: GraphStore, encoder: TextEncoder, tmp_path: Path) -> None:
@@ -161,8 +194,11 @@ def test_reranker_hook_replaces_the_fusion(graph: GraphStore, encoder: TextEncod
     reranked = RecommendationService(graph, plain.index, encoder, settings=settings, reranker=_Reverse())
     request = RecommendRequest("machine translation [CIT]", k=5)
     forward = [i.paper_id for i in plain.recommend(request).items]
-    backward = [i.paper_id for i in reranked.recommend(request).items]
+    items = reranked.recommend(request).items
+    backward = [i.paper_id for i in items]
     assert len(forward) == 5 and backward == forward[::-1]
+    # the explanation is the scorer's that ranked, never the fusion's
+    assert [i.why for i in items] == [f"reversed prefetch #{rank}" for rank in range(5, 0, -1)]
 
 
 def test_requests_are_validated() -> None:
@@ -313,7 +349,13 @@ def test_the_store_lock_is_free_while_candidates_are_scored(
             seen.append(store_lock.locked())
             return [0.0 for _ in candidates]
 
+        def why(
+            self, query: PrefetchQuery, candidates: Sequence[Candidate], shown: Sequence[int], *, top_m: int
+        ) -> list[str]:
+            seen.append(store_lock.locked())
+            return ["probe" for _ in shown]
+
     service = RecommendationService.open(graph, encoder=encoder, index_dir=tmp_path / "i", lock=store_lock)
     service.reranker = _Probe()
     assert service.recommend(RecommendRequest("phrase tables [CIT]", k=2)).items
-    assert seen == [False] and not store_lock.locked()
+    assert seen == [False, False] and not store_lock.locked()

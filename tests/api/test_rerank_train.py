@@ -3,24 +3,26 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 from test_recommend_eval import _citances
 
+from gnn.recommend.examples import Fold, TrainSettings
 from gnn.recommend.service import RecommendationService, RecommendRequest, ServiceSettings, reranker_dir
 from gnn.recommend.train import (
-    Fold,
-    TrainSettings,
     compare_objectives,
     paired_bootstrap,
     report_markdown,
     run_training,
     write_report,
 )
+from gnn.rerank.examples import QueryExample
 from gnn.rerank.features import FEATURE_GROUPS, FEATURE_NAMES
-from gnn.rerank.model import QueryExample, RerankerSettings, RerankerTrainer, TrainedReranker
+from gnn.rerank.model import RerankerSettings, RerankerTrainer
+from gnn.rerank.scorer import TrainedReranker
 from gnn.retrieval.enricher import EnricherSettings
 from gnn.retrieval.index import IndexSettings, RetrievalIndex
 from gnn.text.embeddings import compute_embeddings
@@ -148,6 +150,8 @@ def test_training_saves_a_model_the_service_then_uses(store: GraphStore, encoder
     response = service.recommend(RecommendRequest("Phrase tables [CIT] help.", citing_paper_id="p5", k=3))
     assert response.items and all(item.paper_id not in {"p5"} for item in response.items)
     assert [i.score for i in response.items] == sorted((i.score for i in response.items), reverse=True)
+    # the trained reranker explains with its own terms, then the stages that found the candidate
+    assert all(re.match(r"(text|feature term) [+-]\d+\.\d\d, ", i.why) for i in response.items)
     fusion = RecommendationService.open(store, ServiceSettings(use_reranker=False), encoder=encoder, index_dir=folder)
     assert not isinstance(fusion.reranker, TrainedReranker)
 
@@ -177,15 +181,16 @@ def test_training_saves_a_model_the_service_then_uses(store: GraphStore, encoder
     again = blended.recommend(RecommendRequest("Phrase tables [CIT] help.", citing_paper_id="p5", k=3))
     assert [i.score for i in again.items] == sorted((i.score for i in again.items), reverse=True)
     assert [i.score for i in again.items] != [i.score for i in response.items]  # standardised blend scores
+    assert all(re.search(r" [+-]\d+\.\d\d", i.why) and "#" in i.why for i in again.items)
 
 
 def test_sampled_extras_come_from_the_noise_distributions() -> None:
     import numpy as np
     import pandas as pd
 
-    from gnn.recommend.train import _add_extras, _sampler
-    from gnn.rerank.features import FeatureBuilder, Knowledge, QueryInput, TaxonomyPlaces
-    from gnn.rerank.model import QueryExample
+    from gnn.recommend.examples import _add_extras, _sampler
+    from gnn.rerank.features import FeatureBuilder, QueryInput
+    from gnn.rerank.knowledge import Knowledge, TaxonomyPlaces
     from gnn.retrieval.enricher import Candidate
     from gnn.retrieval.lexical import tokenize
     from gnn.retrieval.prefetch import PrefetchQuery
@@ -346,7 +351,6 @@ def test_cross_fitted_scores_come_from_models_that_did_not_train_on_the_query(
 
     from gnn.recommend.train import cross_fitted_scores
     from gnn.rerank.features import FEATURE_NAMES
-    from gnn.rerank.model import QueryExample, RerankerTrainer
 
     rng = np.random.default_rng(0)
     vectors = rng.normal(size=(12, 8)).astype(np.float32)

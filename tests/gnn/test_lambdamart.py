@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from gnn.rerank.examples import QueryExample, ranked_ids
 from gnn.rerank.features import FEATURE_NAMES
 from gnn.rerank.lambdamart import (
     LambdaMart,
@@ -23,7 +24,7 @@ from gnn.rerank.lambdamart import (
     standardise,
     tree_inputs,
 )
-from gnn.rerank.model import QueryExample, RerankerModel, RerankerSettings, load_reranker, ranked_ids, save_reranker
+from gnn.rerank.model import RerankerModel, RerankerSettings, load_reranker, save_reranker
 from graph.errors import ConfigError
 
 SMALL = LambdaMartSettings(max_trees=200, leaves=4, min_child_samples=5, patience=30, seed=0, bag=1, stacked=False)

@@ -10,25 +10,23 @@ import pandas as pd
 import pytest
 import torch
 
+from gnn.rerank.examples import QueryExample, ranked_ids
 from gnn.rerank.features import (
     FEATURE_GROUPS,
     FEATURE_NAMES,
     FeatureBuilder,
     FeatureSettings,
-    Knowledge,
     QueryInput,
-    TaxonomyPlaces,
     system_names,
 )
+from gnn.rerank.knowledge import Knowledge, TaxonomyPlaces
 from gnn.rerank.model import (
-    QueryExample,
     RerankerModel,
     RerankerSettings,
     RerankerTrainer,
     hinge,
     load_reranker,
     objective_loss,
-    ranked_ids,
     save_reranker,
 )
 from gnn.retrieval.enricher import Candidate
