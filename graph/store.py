@@ -20,6 +20,7 @@ import pyarrow as pa
 import cypher
 from graph.errors import ConfigError, SchemaError
 from graph.schema import ORIGIN_COLUMN, SOURCE_COLUMN, TARGET_COLUMN, Schema
+from graph.validate import require_valid_rels
 
 
 @dataclass(frozen=True)
@@ -180,16 +181,12 @@ class GraphStore(ABC):
         For recomputed edges such as CO_CITED: re-running replaces, never duplicates. The frame is
         validated first; any reject raises :class:`~graph.errors.ValidationError` and nothing changes.
         """
-        from graph.ingest import require_valid_rels  # local: ingest builds on this module
-
-        clean = require_valid_rels(self, rel_type, frame)
+        clean = require_valid_rels(frame, self.schema.rel(rel_type), self.has_nodes)
         return self._replace_edges(rel_type, clean)
 
     def upsert_edges(self, rel_type: str, frame: pd.DataFrame) -> WriteResult:
         """Add or update edges of ``rel_type`` by identity; validated first, all or nothing."""
-        from graph.ingest import require_valid_rels
-
-        clean = require_valid_rels(self, rel_type, frame)
+        clean = require_valid_rels(frame, self.schema.rel(rel_type), self.has_nodes)
         return self.apply({}, {rel_type: clean})[rel_type]
 
     def write_node_properties(self, label: str, key: str, frame: pd.DataFrame) -> int:
