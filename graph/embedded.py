@@ -24,10 +24,10 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-import cypher
 from graph.arrow import arrow_strings, arrow_table
 from graph.errors import QueryError, SchemaError, StoreError, StoreUnavailableError
 from graph.schema import SOURCE_COLUMN, TARGET_COLUMN, Kind, NodeType, Property, RelType, Schema
+from graph.statements import identifier, statement_text
 from graph.store import GraphStore, WriteResult
 
 log = logging.getLogger(__name__)
@@ -102,7 +102,7 @@ class EmbeddedStore(GraphStore):
     def _run(
         self, name: str, params: Mapping[str, Any] | None = None, identifiers: Mapping[str, str] | None = None
     ) -> Any:
-        text = cypher.render(cypher.load(name, self.dialect), dict(identifiers or {}))
+        text = statement_text(name, self.dialect, identifiers)
         return self._execute(text, params, what=name)
 
     def _execute(self, text: str, params: Mapping[str, Any] | None = None, *, what: str) -> Any:
@@ -169,12 +169,12 @@ class EmbeddedStore(GraphStore):
             self._check_columns(owner)
 
     def _create_node_table(self, node: NodeType) -> None:
-        columns = ", ".join(f"{cypher.check_identifier(p.name)} {ddl_type(p)}" for p in node.properties)
+        columns = ", ".join(f"{identifier(p.name)} {ddl_type(p)}" for p in node.properties)
         self._run("create_node_table", identifiers={"LABEL": node.label, "COLUMNS": columns, "KEY": node.key})
 
     def _create_rel_table(self, rel: RelType, *, name: str | None = None) -> None:
         """Create ``rel``'s table, under ``name`` when given (a staging table of :meth:`_replace_edges`)."""
-        columns = "".join(f", {cypher.check_identifier(p.name)} {ddl_type(p)}" for p in rel.properties)
+        columns = "".join(f", {identifier(p.name)} {ddl_type(p)}" for p in rel.properties)
         self._run(
             "create_rel_table",
             identifiers={"TYPE": name or rel.type, "SOURCE": rel.source, "TARGET": rel.target, "COLUMNS": columns},

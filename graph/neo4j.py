@@ -39,7 +39,6 @@ from neo4j.exceptions import (
     TransientError,
 )
 
-import cypher
 from graph.arrow import arrow_table
 from graph.config import StoreConfig
 from graph.errors import (
@@ -52,6 +51,7 @@ from graph.errors import (
     TransientStoreError,
 )
 from graph.schema import SOURCE_COLUMN, TARGET_COLUMN, Kind, Property, RelType, Schema
+from graph.statements import identifier, statement_text
 from graph.store import GraphStore, WriteResult
 
 log = logging.getLogger(__name__)
@@ -83,7 +83,7 @@ def _snake(label: str) -> str:
 
 def constraint_name(label: str, key: str) -> str:
     """Name of the key constraint: ``("ArxivCategory", "code")`` -> ``arxiv_category_code_unique``."""
-    return cypher.check_identifier(f"{_snake(label)}_{key}_unique")
+    return identifier(f"{_snake(label)}_{key}_unique")
 
 
 # Node properties that get a Neo4j vector index, so Cypher users can ask for neighbours directly
@@ -95,7 +95,7 @@ VECTOR_SIMILARITY = "cosine"  # text-encoder vectors are compared by angle
 
 def vector_index_name(label: str, prop: str) -> str:
     """Name of a vector index: ``("Paper", "embedding")`` -> ``paper_embedding_vector``."""
-    return cypher.check_identifier(f"{_snake(label)}_{prop}_vector")
+    return identifier(f"{_snake(label)}_{prop}_vector")
 
 
 @dataclass(frozen=True)
@@ -247,7 +247,7 @@ class Neo4jStore(GraphStore):
 
     # statements ------------------------------------------------------------------------------
     def _text(self, name: str, identifiers: Mapping[str, str] | None = None) -> str:
-        return cypher.render(cypher.load(name, self.dialect), dict(identifiers or {}))
+        return statement_text(name, self.dialect, identifiers)
 
     def _read(self, name: str, text: str, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
         with self._calling(name):
@@ -337,7 +337,7 @@ class Neo4jStore(GraphStore):
             name = constraint_name(node.label, node.key)
             text = self._text(
                 "create_key_constraint",
-                {"NAME": name, "LABEL": cypher.check_identifier(node.label), "KEY": cypher.check_identifier(node.key)},
+                {"NAME": name, "LABEL": identifier(node.label), "KEY": identifier(node.key)},
             )
             with self._calling("create_key_constraint"):
                 self.driver.execute_query(text, routing_=RoutingControl.WRITE, database_=self.database)
@@ -365,9 +365,9 @@ class Neo4jStore(GraphStore):
             text = self._text(
                 "create_vector_index",
                 {
-                    "NAME": cypher.check_identifier(index.name),
-                    "LABEL": cypher.check_identifier(index.label),
-                    "PROPERTY": cypher.check_identifier(index.property),
+                    "NAME": identifier(index.name),
+                    "LABEL": identifier(index.label),
+                    "PROPERTY": identifier(index.property),
                 },
             )
             params = {"dimensions": index.dimensions, "similarity": index.similarity}
@@ -404,7 +404,7 @@ class Neo4jStore(GraphStore):
     def has_nodes(self, label: str, keys: pd.Series) -> np.ndarray:
         node = self.schema.node(label)
         text = self._text(
-            "node_keys", {"LABEL": cypher.check_identifier(label), "KEY": cypher.check_identifier(node.key)}
+            "node_keys", {"LABEL": identifier(label), "KEY": identifier(node.key)}
         )
         wanted = [key for key in pd.unique(keys.to_numpy(dtype=object)) if not pd.isna(key)]
         found: set[Any] = set()
@@ -416,15 +416,15 @@ class Neo4jStore(GraphStore):
     def read_edges(self, rel_type: str) -> pd.DataFrame:
         rel = self.schema.rel(rel_type)
         source, target = self.schema.node(rel.source), self.schema.node(rel.target)
-        names = [cypher.check_identifier(p.name) for p in rel.properties]
+        names = [identifier(p.name) for p in rel.properties]
         text = self._text(
             "read_rels",
             {
-                "SOURCE": cypher.check_identifier(rel.source),
-                "SOURCE_KEY": cypher.check_identifier(source.key),
-                "TYPE": cypher.check_identifier(rel.type),
-                "TARGET": cypher.check_identifier(rel.target),
-                "TARGET_KEY": cypher.check_identifier(target.key),
+                "SOURCE": identifier(rel.source),
+                "SOURCE_KEY": identifier(source.key),
+                "TYPE": identifier(rel.type),
+                "TARGET": identifier(rel.target),
+                "TARGET_KEY": identifier(target.key),
                 "COLUMNS": "".join(f", r.{name} AS {name}" for name in names),
             },
         )
@@ -479,19 +479,19 @@ class Neo4jStore(GraphStore):
 
     def _node_statement(self, name: str, label: str) -> str:
         node = self.schema.node(label)
-        return self._text(name, {"LABEL": cypher.check_identifier(label), "KEY": cypher.check_identifier(node.key)})
+        return self._text(name, {"LABEL": identifier(label), "KEY": identifier(node.key)})
 
     def _rel_statement(self, rel: RelType) -> str:
         source, target = self.schema.node(rel.source), self.schema.node(rel.target)
-        identity = ", ".join(f"{cypher.check_identifier(p)}: row.identity.{p}" for p in rel.identity)
+        identity = ", ".join(f"{identifier(p)}: row.identity.{p}" for p in rel.identity)
         return self._text(
             "merge_rels",
             {
-                "SOURCE": cypher.check_identifier(rel.source),
-                "SOURCE_KEY": cypher.check_identifier(source.key),
-                "TARGET": cypher.check_identifier(rel.target),
-                "TARGET_KEY": cypher.check_identifier(target.key),
-                "TYPE": cypher.check_identifier(rel.type),
+                "SOURCE": identifier(rel.source),
+                "SOURCE_KEY": identifier(source.key),
+                "TARGET": identifier(rel.target),
+                "TARGET_KEY": identifier(target.key),
+                "TYPE": identifier(rel.type),
                 "IDENTITY": f" {{{identity}}}" if identity else "",
             },
         )
@@ -557,7 +557,7 @@ class Neo4jStore(GraphStore):
     def _replace_edges(self, rel_type: str, frame: pd.DataFrame) -> int:
         """Delete every edge of the type in batches, then merge the frame's, in one write transaction."""
         rel = self.schema.rel(rel_type)
-        delete = self._text("delete_rels_batch", {"TYPE": cypher.check_identifier(rel.type)})
+        delete = self._text("delete_rels_batch", {"TYPE": identifier(rel.type)})
         merge = self._rel_statement(rel)
         rows = self._rel_rows(rel, frame)
 

@@ -30,7 +30,6 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
-import cypher
 from gnn.taxonomy.categories import (
     Calibration,
     CategorySettings,
@@ -143,18 +142,12 @@ def read_paper_embeddings(store: GraphStore, ids: list[str], batch_size: int, *,
     """float32 [len(ids), d]: the stored ``embedding`` of each paper (ids must have one), read in pages."""
     dim = store.schema.sizes.embedding
     out = np.zeros((len(ids), dim), dtype=np.float32)
-    identifiers = {
-        "LABEL": cypher.check_identifier("Paper"),
-        "KEY": cypher.check_identifier("id"),
-        "NODE_COLUMNS": ", n.embedding AS embedding",
-    }
     position = {paper: i for i, paper in enumerate(ids)}
     bar = tqdm(total=len(ids), desc="read embeddings", unit="paper", disable=not progress)
     for start in range(0, len(ids), batch_size):
-        rows = store.query("nodes_by_keys", {"keys": ids[start : start + batch_size]}, identifiers)
-        for row in rows:
-            if row["embedding"] is not None:
-                out[position[row["key"]]] = row["embedding"]
+        rows = store.query("paper_embeddings_by_ids", {"ids": ids[start : start + batch_size]})
+        for row in rows:  # papers without an embedding are not returned: their row stays zero
+            out[position[row["id"]]] = row["embedding"]
         bar.update(min(batch_size, len(ids) - start))
     bar.close()
     return out
