@@ -7,7 +7,8 @@ MERGE (or delete before re-merging), so the driver may retry a transaction funct
 each function consumes its results before it returns. :meth:`Neo4jStore.apply` runs the whole
 batch in ONE transaction: a failure anywhere leaves the store as it was.
 
-Driver errors are translated where they enter (:meth:`Neo4jStore._calling`): users see a
+Driver errors are translated where they enter (:meth:`Neo4jStore._calling`, which every statement
+runs inside, by :func:`translate_neo4j_error`): users see a
 :class:`~graph.errors.StoreUnavailableError` that names ``NEO4J_URI`` or ``NEO4J_USER`` /
 ``NEO4J_PASSWORD``, or a :class:`~graph.errors.QueryError` / :class:`~graph.errors.StoreError`
 naming the statement, never a driver traceback.
@@ -127,6 +128,50 @@ def _reason(exc: BaseException) -> str:
     return lines[0] if lines else type(exc).__name__
 
 
+def translate_neo4j_error(
+    exc: Neo4jError | DriverError, *, uri: str, user: str, where: str, what: str, user_query: bool = False
+) -> CitegraphError:
+    """The project's error for a driver or server error, with the server's reason and what to do.
+
+    Args:
+        exc: the driver's error (a server error carries a ``Neo.*`` code).
+        uri: the server, without credentials; user: the user name, for refused credentials.
+        where: the store as :meth:`Neo4jStore.describe` names it.
+        what: the statement that failed (``"connect"``, ``"query"`` for a user's query, or a statement name).
+        user_query: the query is a user's (``citegraph cypher``), not one of ``cypher/``'s statements.
+    """
+    reason = _reason(exc)
+    code = exc.code if isinstance(exc, Neo4jError) else ""
+    if isinstance(exc, AuthError):  # a ClientError too: check it first
+        return StoreUnavailableError(
+            f"Neo4j at {uri} refused the credentials of user {user!r}: {reason}; check NEO4J_USER / NEO4J_PASSWORD"
+        )
+    if isinstance(exc, (ServiceUnavailable, SessionExpired)):
+        return StoreUnavailableError(
+            f"cannot reach Neo4j at {uri}: {reason}; check NEO4J_URI and that the server is running"
+        )
+    if code == _DATABASE_NOT_FOUND:
+        return StoreUnavailableError(
+            f"{where}: {reason}; check NEO4J_DATABASE (unset it to use the server's default database)"
+        )
+    if code == _ACCESS_MODE:
+        return QueryError(f"`{what}` would write, and {where} runs it read-only: {reason}")
+    if isinstance(exc, CypherSyntaxError):
+        if user_query:
+            return QueryError(f"the query is not valid Cypher: {reason}")
+        return QueryError(
+            f"statement `{what}` is not valid Neo4j Cypher: {reason}; fix cypher/neo4j/{what}.cypher "
+            f"(or cypher/{what}.cypher) and run tests/cypher/test_statements_lint.py"
+        )
+    if isinstance(exc, ClientError):
+        if user_query:
+            return QueryError(f"Neo4j refused the query: {reason}")
+        return StoreError(f"{where}: `{what}` was refused: {reason}")
+    if isinstance(exc, TransientError):
+        return TransientStoreError(f"{where}: `{what}` failed after retries: {reason}; try again later")
+    return StoreError(f"{where}: `{what}` failed: {reason}")
+
+
 class Neo4jStore(GraphStore):
     """A :class:`GraphStore` on a Neo4j server (5.x or later).
 
@@ -210,40 +255,9 @@ class Neo4jStore(GraphStore):
         try:
             yield step
         except (Neo4jError, DriverError) as exc:
-            raise self._translate(exc, step.name, user_query=user_query) from exc
-
-    def _translate(self, exc: Neo4jError | DriverError, what: str, *, user_query: bool = False) -> CitegraphError:
-        reason = _reason(exc)
-        code = exc.code if isinstance(exc, Neo4jError) else ""
-        if isinstance(exc, AuthError):  # a ClientError too: check it first
-            return StoreUnavailableError(
-                f"Neo4j at {self.uri} refused the credentials of user {self.user!r}: {reason}; "
-                "check NEO4J_USER / NEO4J_PASSWORD"
-            )
-        if isinstance(exc, (ServiceUnavailable, SessionExpired)):
-            return StoreUnavailableError(
-                f"cannot reach Neo4j at {self.uri}: {reason}; check NEO4J_URI and that the server is running"
-            )
-        if code == _DATABASE_NOT_FOUND:
-            return StoreUnavailableError(
-                f"{self.describe()}: {reason}; check NEO4J_DATABASE (unset it to use the server's default database)"
-            )
-        if code == _ACCESS_MODE:
-            return QueryError(f"`{what}` would write, and {self.describe()} runs it read-only: {reason}")
-        if isinstance(exc, CypherSyntaxError):
-            if user_query:
-                return QueryError(f"the query is not valid Cypher: {reason}")
-            return QueryError(
-                f"statement `{what}` is not valid Neo4j Cypher: {reason}; fix cypher/neo4j/{what}.cypher "
-                f"(or cypher/{what}.cypher) and run tests/cypher/test_statements_lint.py"
-            )
-        if isinstance(exc, ClientError):
-            if user_query:
-                return QueryError(f"Neo4j refused the query: {reason}")
-            return StoreError(f"{self.describe()}: `{what}` was refused: {reason}")
-        if isinstance(exc, TransientError):
-            return TransientStoreError(f"{self.describe()}: `{what}` failed after retries: {reason}; try again later")
-        return StoreError(f"{self.describe()}: `{what}` failed: {reason}")
+            raise translate_neo4j_error(
+                exc, uri=self.uri, user=self.user, where=self.describe(), what=step.name, user_query=user_query
+            ) from exc
 
     # statements ------------------------------------------------------------------------------
     def _text(self, name: str, identifiers: Mapping[str, str] | None = None) -> str:
@@ -403,9 +417,7 @@ class Neo4jStore(GraphStore):
     # reads used by ingest --------------------------------------------------------------------
     def has_nodes(self, label: str, keys: pd.Series) -> np.ndarray:
         node = self.schema.node(label)
-        text = self._text(
-            "node_keys", {"LABEL": identifier(label), "KEY": identifier(node.key)}
-        )
+        text = self._text("node_keys", {"LABEL": identifier(label), "KEY": identifier(node.key)})
         wanted = [key for key in pd.unique(keys.to_numpy(dtype=object)) if not pd.isna(key)]
         found: set[Any] = set()
         for start in range(0, len(wanted), self.batch_size):
@@ -579,4 +591,11 @@ def _arrow_batch(keys: list[str], rows: list[list[Any]]) -> pa.Table:
     return pa.table({key: pa.array(list(values)) for key, values in zip(keys, columns)})
 
 
-__all__ = ["VECTOR_PROPERTIES", "Neo4jStore", "VectorIndex", "constraint_name", "vector_index_name"]
+__all__ = [
+    "VECTOR_PROPERTIES",
+    "Neo4jStore",
+    "VectorIndex",
+    "constraint_name",
+    "translate_neo4j_error",
+    "vector_index_name",
+]
