@@ -3,7 +3,7 @@
 ::
 
     CitegraphError
-    ├── ConfigError                 a setting, flag or environment variable the project cannot use
+    ├── ConfigError                 a setting, flag, argument or environment variable the project cannot use
     ├── DataError                   a record, file or store whose contents do not fit what is asked of it
     │   ├── SchemaError             unknown label/type/property, or a store built with other vector sizes
     │   └── IngestError             input rejected before anything was written
@@ -18,10 +18,13 @@ Outside this module: ``loaders.fetch.FetchError`` (a download failed; ``SourceUn
 ``cypher.StatementError`` does not: ``cypher/`` knows nothing of this package, so the backends
 translate it to :class:`QueryError` where they load a statement.
 
-**ConfigError or DataError?** ConfigError when changing a setting, a flag or the environment fixes
-it (a negative batch size, an unknown device, no ``NEO4J_URI``); DataError when the input or the
-store must change (a line that is not JSON, a file with no rows, a store without embeddings, a model
-file trained on other features). The CLI exits 1 on the first and 65 (``EX_DATAERR``) on the second.
+**ConfigError or DataError?** By what is wrong, not by the fix. ConfigError: a value someone gave
+(a setting, a flag, an argument, an environment variable, a path given that points nowhere) is out
+of range, unknown or inconsistent with another. DataError: the contents of a record, a file, the
+store or what was built beside it do not fit (a line that is not JSON, a file with no rows, a store
+without embeddings, no trained reranker, a model file trained on other features, a taxonomy with
+nothing to learn from). The CLI exits 1 on the
+first and 65 (``EX_DATAERR``) on the second.
 
 Foreign exceptions are translated where they enter, one helper per backend
 (``graph.embedded.translate_ladybug_error``, ``graph.neo4j.translate_neo4j_error``,
@@ -41,7 +44,7 @@ class CitegraphError(Exception):
 
 
 class ConfigError(CitegraphError):
-    """A setting, flag or environment variable has a value the project cannot use."""
+    """A setting, flag, argument or environment variable has a value the project cannot use."""
 
 
 class DataError(CitegraphError):

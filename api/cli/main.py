@@ -3,6 +3,12 @@
 Every subcommand opens the store from ``--db`` / ``CITEGRAPH_DB`` (or Neo4j with ``--backend neo4j``
 and ``NEO4J_*``), does one job, and exits non-zero with a one-line error on failure (the
 traceback only with ``--debug``).
+
+Exit codes: 0 done; 1 a setting, flag or environment variable is wrong, or the store failed
+(:class:`~graph.errors.ConfigError`, :class:`~graph.errors.StoreError`, ...); 2 a wrong command
+line (argparse) or an internal error; 3 ``fetch-data`` left files to copy by hand; 65 the data does
+not fit (:class:`~graph.errors.DataError`: a bad record or file, a store without what the step
+needs; ``EX_DATAERR`` of sysexits.h); 130 interrupted.
 """
 
 from __future__ import annotations
@@ -20,13 +26,14 @@ from tqdm import tqdm
 
 from api.settings import AppSettings
 from graph import CitegraphError, GraphStore, StoreConfig, ingest, open_store
-from graph.errors import ConfigError
+from graph.errors import ConfigError, DataError
 from graph.ingest import ON_ERROR
 
 log = logging.getLogger("citegraph")
 
 # in the order `compute all` runs them; hyperbolic reads the fused class vectors of taxonomy, so it stays after it
 COMPUTE_STEPS = ("embeddings", "cocitation", "taxonomy", "hyperbolic")
+EXIT_DATA = 65  # a DataError: the input or the store must change (sysexits.h EX_DATAERR), not a flag
 
 
 def _open(args: argparse.Namespace, *, read_only: bool = False) -> GraphStore:
@@ -318,7 +325,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
 # parser ---------------------------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="citegraph", description="Build, compute, query and serve the citation graph."
+        prog="citegraph",
+        description="Build, compute, query and serve the citation graph.",
+        epilog="Exit codes: 0 done, 1 bad setting or flag (or the store failed), 2 bad command line or internal "
+        "error, 65 bad data (a record, a file, or a store without what the step needs), 130 interrupted.",
     )
     parser.add_argument("--db", help="embedded store file (default: $CITEGRAPH_DB or var/citegraph.db)")
     parser.add_argument(
@@ -490,7 +500,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.debug:
             raise
         print(f"citegraph: error: {exc}", file=sys.stderr)
-        return 1
+        return EXIT_DATA if isinstance(exc, DataError) else 1
     except KeyboardInterrupt:
         print("citegraph: interrupted", file=sys.stderr)
         return 130

@@ -25,7 +25,7 @@ from gnn.recommend.service import (
 )
 from gnn.rerank.model import OBJECTIVES
 from graph import GraphStore, StoreConfig, open_store
-from graph.errors import ConfigError
+from graph.errors import ConfigError, DataError
 
 log = logging.getLogger("citegraph")
 BATCH_K = 100  # recommendations per query in --batch mode (the default)
@@ -125,7 +125,7 @@ def _read_draft(path: Path, position: int | None) -> tuple[str, ...]:
         raise ConfigError(f"--draft {path}: no such file; give a text file with one sentence per line")
     sentences = tuple(line.strip() for line in path.read_text(encoding="utf-8").splitlines() if line.strip())
     if not sentences:
-        raise ConfigError(f"--draft {path}: the file has no sentences; write one sentence per line")
+        raise DataError(f"--draft {path}: the file has no sentences; write one sentence per line")
     if position is None or not 0 <= position < len(sentences):
         raise ConfigError(
             f"--draft {path} has {len(sentences)} sentences: --position must be the (0-based) line of the sentence "

@@ -51,7 +51,7 @@ from gnn.taxonomy.graph import (
     write_maps_to,
 )
 from gnn.text.encoder import TextEncoder
-from graph.errors import ConfigError
+from graph.errors import ConfigError, DataError
 from graph.schema import SOURCE_COLUMN, TARGET_COLUMN
 from graph.store import GraphStore
 
@@ -193,7 +193,7 @@ def compute_taxonomy(
     known_ids = sorted(p for p, has in zip(ids, with_embedding) if has and p in given_papers)
     without_embedding = sum(1 for p, has in zip(ids, with_embedding) if not has and p not in given_papers)
     if not with_embedding.any() and without_embedding:
-        raise ConfigError(
+        raise DataError(
             f"no paper in {store.describe()} has a text embedding, so categories cannot be inferred; "
             "run `citegraph compute embeddings --embed papers` first"
         )

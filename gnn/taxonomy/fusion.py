@@ -62,7 +62,7 @@ from gnn.device import select_device
 from gnn.taxonomy.fusion_models import APPNPFusion, GATFusion, LinkScorer
 from gnn.taxonomy.graph import JointTaxonomy
 from gnn.text.encoder import default_cache_root
-from graph.errors import ConfigError
+from graph.errors import ConfigError, DataError
 
 log = logging.getLogger(__name__)
 
@@ -216,7 +216,7 @@ def split_links(taxonomy: JointTaxonomy, *, val_fraction: float, test_fraction: 
     _, first = np.unique(np.sort(uniform, axis=1), axis=0, return_index=True)
     uniform = uniform[np.sort(first)]
     if len(uniform) < n_val + n_test:
-        raise ConfigError(f"the taxonomy graph ({n} nodes) is too dense to draw {n_val + n_test} negative pairs")
+        raise DataError(f"the taxonomy graph ({n} nodes) is too dense to draw {n_val + n_test} negative pairs")
     negatives = {"val": uniform[:n_val], "test": uniform[n_val : n_val + n_test]}
     negatives["test_hard"] = _corrupted(pairs[part == 2], taxonomy.schemes, everything, rng)
     return LinkSplit(pairs, kinds, part, negatives)

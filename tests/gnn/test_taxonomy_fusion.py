@@ -328,9 +328,9 @@ def test_model_path_depends_on_settings_and_data(tmp_path: Path) -> None:
 def test_without_embeddings_the_error_says_what_to_run(empty_store: GraphStore, encoder: object) -> None:
     batch = taxonomy_batch()
     ingest(empty_store, batch)
-    from graph.errors import ConfigError
+    from graph.errors import DataError
 
-    with pytest.raises(ConfigError, match="citegraph compute embeddings"):
+    with pytest.raises(DataError, match="citegraph compute embeddings"):
         compute_taxonomy(empty_store, encoder, TaxonomySettings())  # type: ignore[arg-type]
 
 
