@@ -11,17 +11,10 @@ import torch
 
 from gnn.taxonomy.categories import CategorySettings, choose_threshold, evaluate, paper_vectors, top_categories
 from gnn.taxonomy.compute import TaxonomySettings, compute_taxonomy
-from gnn.taxonomy.fusion import (
-    FusionSettings,
-    average_precision,
-    fuse,
-    model_path,
-    roc_auc,
-    split_links,
-    vector_fusion,
-)
+from gnn.taxonomy.fusion import FusionSettings, fuse, model_path, vector_fusion
 from gnn.taxonomy.fusion_models import APPNPFusion, GATFusion, LinkScorer
 from gnn.taxonomy.graph import alias_target, class_text, infer_maps_to, read_taxonomy
+from gnn.taxonomy.links import average_precision, roc_auc, split_links
 from gnn.text.embeddings import EmbeddingSettings, compute_embeddings
 from graph import GraphBatch, GraphStore, ingest
 
