@@ -142,7 +142,7 @@ def _recommendation_service(service: GraphService) -> RecommendationService:
     citation-context profiles and the encoder, as ``citegraph recommend`` opens them.
 
     Built on the first ``recommend`` query, not at start-up (the encoder and the index take seconds
-    and memory). ConfigError where the store has no embeddings (or no folder for an index). It
+    and memory). DataError where the store has no embeddings, ConfigError where it has no folder for an index. It
     shares the graph service's store lock.
     """
     return RecommendationService.open(service.store, ServiceSettings(), lock=service.lock)

@@ -6,7 +6,7 @@ Reads a store built by ``citegraph ingest all`` (read-only; nothing is written) 
   compute step writes), and, as a check of the method, how well text similarity alone recovers the
   *given* mappings of the other cs categories (share of categories whose top-1 / top-3 ACM 1998
   classes by cosine contain a given class, and recall of the given classes within the top 3);
-* **link prediction** on held-out taxonomy edges (:func:`gnn.taxonomy.fusion.split_links`: 10% validation,
+* **link prediction** on held-out taxonomy edges (:func:`gnn.taxonomy.links.split_links`: 10% validation,
   10% test of the given BROADER + MAPS_TO edges, seeded) for the raw text vectors, vector fusion
   (``own`` and ``ancestors``), GAT and APPNP: AUC and AP against uniform negatives and against
   hard negatives (the true end swapped for a class of the same scheme), per seed, and training time;

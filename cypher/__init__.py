@@ -11,6 +11,10 @@ vary with the data model are written as ``__UPPER__`` placeholders — valid Cyp
 files lint as they are — and filled by :func:`render` only with names that pass
 :func:`check_identifier`; callers take those names from the schema allowlist (:mod:`graph.schema`).
 
+This package imports nothing of the project. A statement that cannot be loaded or rendered (an
+unknown name or dialect, a file without its header, a missing or malformed identifier) raises
+:class:`StatementError`; the store backends translate it to their own error tree where they call here.
+
 Known traps of the embedded engine (LadybugDB 0.22), avoided in every statement here:
 
 * ``count(DISTINCT x)`` after an equality filter on a primary key (``MATCH (p:Paper {id: $id})-...``
@@ -33,11 +37,13 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
-from graph.errors import QueryError
-
 DIALECTS = ("embedded", "neo4j")
 _PLACEHOLDER = re.compile(r"__([A-Z][A-Z0-9_]*?)__")
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class StatementError(Exception):
+    """A statement cannot be loaded or rendered: unknown name or dialect, no header, a bad or missing identifier."""
 
 
 @dataclass(frozen=True)
@@ -53,9 +59,9 @@ class Statement:
 
 
 def check_identifier(name: str) -> str:
-    """``name`` if it is a plain Cypher identifier, else :class:`QueryError`; never quote-escaped."""
+    """``name`` if it is a plain Cypher identifier, else :class:`StatementError`; never quote-escaped."""
     if not _IDENTIFIER.match(name):
-        raise QueryError(f"{name!r} is not a plain identifier; labels, types and properties come from the schema")
+        raise StatementError(f"{name!r} is not a plain identifier; labels, types and properties come from the schema")
     return name
 
 
@@ -70,7 +76,7 @@ def _split_header(raw: str) -> tuple[str, str]:
 def load(name: str, dialect: str | None = None) -> Statement:
     """The statement called ``name``, preferring the dialect's own version."""
     if dialect is not None and dialect not in DIALECTS:
-        raise QueryError(f"unknown Cypher dialect {dialect!r}; expected one of {DIALECTS}")
+        raise StatementError(f"unknown Cypher dialect {dialect!r}; expected one of {DIALECTS}")
     root = resources.files(__name__)
     candidates = ([(dialect, f"{dialect}/{name}.cypher")] if dialect else []) + [(None, f"{name}.cypher")]
     for found_dialect, relative in candidates:
@@ -78,10 +84,10 @@ def load(name: str, dialect: str | None = None) -> Statement:
         if path.is_file():
             header, text = _split_header(path.read_text(encoding="utf-8"))
             if not header:
-                raise QueryError(f"cypher/{relative} has no // header naming its parameters and columns")
+                raise StatementError(f"cypher/{relative} has no // header naming its parameters and columns")
             return Statement(name, found_dialect, text, header)
     where = f" for dialect {dialect!r}" if dialect else ""
-    raise QueryError(f"no Cypher statement named {name!r}{where}; expected cypher/{candidates[0][1]}")
+    raise StatementError(f"no Cypher statement named {name!r}{where}; expected cypher/{candidates[0][1]}")
 
 
 def render(statement: Statement, identifiers: dict[str, str] | None = None) -> str:
@@ -93,7 +99,7 @@ def render(statement: Statement, identifiers: dict[str, str] | None = None) -> s
     identifiers = identifiers or {}
     missing = statement.placeholders - identifiers.keys()
     if missing:
-        raise QueryError(f"statement {statement.name!r} needs identifiers {sorted(missing)}")
+        raise StatementError(f"statement {statement.name!r} needs identifiers {sorted(missing)}")
 
     def substitute(match: re.Match[str]) -> str:
         return identifiers[match.group(1)]
@@ -111,4 +117,4 @@ def names(folder: str | None = None) -> list[str]:
     return sorted(prefix + entry.name[: -len(".cypher")] for entry in base.iterdir() if entry.name.endswith(".cypher"))
 
 
-__all__ = ["DIALECTS", "Statement", "check_identifier", "load", "names", "render"]
+__all__ = ["DIALECTS", "Statement", "StatementError", "check_identifier", "load", "names", "render"]

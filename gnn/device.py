@@ -1,10 +1,32 @@
-"""Which torch device a compute step runs on."""
+"""Which torch device a compute step runs on, and torch's device errors in the project's terms.
+
+torch reports a GPU that ran out of memory as ``torch.OutOfMemoryError`` and a missing or broken
+CUDA setup as a ``RuntimeError`` (or, on a CPU-only build, an ``AssertionError``) whose message says
+so. :func:`translate_torch_error` turns those into a :class:`~graph.errors.ConfigError` that says
+what to do (another device, a smaller batch); :func:`on_device` applies it to a block of work, so
+a step wraps the code that runs on the device once instead of catching torch errors here and there.
+Every other torch error (a shape mismatch, a NaN check) is a bug and passes through unchanged.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import torch
 
-from graph.errors import ConfigError
+from graph.errors import CitegraphError, ConfigError
+
+# Substrings of torch's messages when CUDA is absent or unusable (no driver, no device, a CPU build).
+_NO_CUDA = (
+    "no cuda gpus are available",
+    "found no nvidia driver",
+    "no cuda-capable device",
+    "torch not compiled with cuda enabled",
+    "cuda driver version is insufficient",
+)
+# Substrings of torch's messages when the GPU's memory is spent outside the caching allocator (cuBLAS, cuDNN).
+_OUT_OF_MEMORY = ("out of memory", "cublas_status_alloc_failed")
 
 
 def select_device(name: str | None = None) -> torch.device:
@@ -26,4 +48,38 @@ def select_device(name: str | None = None) -> torch.device:
     return device
 
 
-__all__ = ["select_device"]
+def is_device_error(exc: BaseException) -> bool:
+    """Whether ``exc`` is torch saying the GPU ran out of memory or CUDA is unusable (not a bug in the step)."""
+    if isinstance(exc, torch.OutOfMemoryError):
+        return True
+    if not isinstance(exc, (RuntimeError, AssertionError)):
+        return False
+    message = str(exc).lower()
+    return any(marker in message for marker in (*_NO_CUDA, *_OUT_OF_MEMORY))
+
+
+def translate_torch_error(exc: BaseException, device: torch.device | str | None = None) -> CitegraphError:
+    """The project's error for a device error of torch (see :func:`is_device_error`), saying what to do."""
+    reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    where = f" ({device})" if device is not None else ""
+    message = str(exc).lower()
+    if isinstance(exc, torch.OutOfMemoryError) or any(marker in message for marker in _OUT_OF_MEMORY):
+        return ConfigError(
+            f"the GPU{where} ran out of memory: {reason}; free the GPU (another process may hold it), "
+            "run on the CPU with --device cpu, or use a smaller batch"
+        )
+    return ConfigError(f"CUDA is not usable{where}: {reason}; run on the CPU with --device cpu (or leave it unset)")
+
+
+@contextmanager
+def on_device(device: torch.device | str | None = None) -> Iterator[None]:
+    """Run the block, translating torch's device errors (:func:`translate_torch_error`); others pass through."""
+    try:
+        yield
+    except (RuntimeError, AssertionError) as exc:
+        if not is_device_error(exc):
+            raise
+        raise translate_torch_error(exc, device) from exc
+
+
+__all__ = ["is_device_error", "on_device", "select_device", "translate_torch_error"]

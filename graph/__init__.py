@@ -13,6 +13,7 @@ from graph.errors import (
     ConfigError,
     IngestError,
     QueryError,
+    Reject,
     SchemaError,
     StoreError,
     StoreUnavailableError,
@@ -21,7 +22,6 @@ from graph.errors import (
 from graph.ingest import GraphBatch, IngestReport, TableCount, ingest
 from graph.schema import Schema, VectorSizes, build_schema
 from graph.store import GraphStore, WriteResult
-from graph.validate import Reject
 
 
 def open_store(config: StoreConfig, *, ensure_schema: bool = True) -> GraphStore:
@@ -50,6 +50,7 @@ def open_store(config: StoreConfig, *, ensure_schema: bool = True) -> GraphStore
 __all__ = [
     "CitegraphError",
     "ConfigError",
+    "DataError",
     "GraphBatch",
     "GraphStore",
     "IngestError",

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from graph.errors import ConfigError, StoreError, StoreUnavailableError, TransientStoreError, ValidationError
+from graph.errors import ConfigError, DataError, StoreError, StoreUnavailableError, TransientStoreError, ValidationError
 from graph.ingest import GraphBatch, ingest
 from graph.store import GraphStore
 
@@ -92,11 +92,11 @@ class _Progress:
             done = stored["done"]
             same = all(stored.get(key) == value for key, value in self.header.items())
         except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise ConfigError(
+            raise DataError(
                 f"progress file {self.path} is unreadable ({exc}); delete it or pass --restart to copy everything again"
             ) from exc
         if not same:
-            raise ConfigError(
+            raise DataError(
                 f"progress file {self.path} belongs to a copy from {stored.get('source')} to {stored.get('target')}; "
                 "pass --restart to start this copy from scratch, or --progress-file to keep both"
             )

@@ -7,6 +7,10 @@ updates ~0.5M nodes/s, but matching existing *edges* row by row runs at a few hu
 edges that already exist are never matched one by one: unchanged ones are skipped, new ones are
 appended with COPY, and when existing edges change the relationship table is swapped (drop,
 re-create, COPY the merged edges) inside the same transaction.
+
+LadybugDB's errors enter at two places, opening the database and running a statement, and both
+go through :func:`translate_ladybug_error`: users see a :class:`~graph.errors.StoreUnavailableError`,
+:class:`~graph.errors.QueryError` or :class:`~graph.errors.StoreError` naming the store and the statement.
 """
 
 from __future__ import annotations
@@ -24,10 +28,10 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-import cypher
 from graph.arrow import arrow_strings, arrow_table
-from graph.errors import QueryError, SchemaError, StoreError, StoreUnavailableError
+from graph.errors import CitegraphError, QueryError, SchemaError, StoreError, StoreUnavailableError
 from graph.schema import SOURCE_COLUMN, TARGET_COLUMN, Kind, NodeType, Property, RelType, Schema
+from graph.statements import identifier, statement_text
 from graph.store import GraphStore, WriteResult
 
 log = logging.getLogger(__name__)
@@ -52,6 +56,28 @@ def ddl_type(prop: Property) -> str:
 
 def _normalise_type(text: str) -> str:
     return {"BOOL": "BOOLEAN"}.get(text.upper(), text.upper())
+
+
+OPENING = "open"  # the `what` of translate_ladybug_error when the database itself could not be opened
+
+
+def translate_ladybug_error(exc: RuntimeError, *, path: Path, what: str, read_only: bool = False) -> CitegraphError:
+    """The project's error for a LadybugDB failure (the engine raises ``RuntimeError`` for all of them).
+
+    Args:
+        exc: the engine's error; its first line is its message (``Binder exception: ...``).
+        path: the store file, named in the message.
+        what: the statement that failed (``"query"`` for a user's query), or :data:`OPENING`.
+        read_only: whether the store is open read-only; a write refused there is a :class:`QueryError`.
+    """
+    if what == OPENING:
+        return StoreUnavailableError(
+            f"cannot open the store at {path}: {exc}; if another citegraph process holds it, stop that process"
+        )
+    message = str(exc).splitlines()[0]
+    if read_only and "read" in message.lower() and "only" in message.lower():
+        return QueryError(f"the store is open read-only and `{what}` would write: {message}")
+    return StoreError(f"embedded store {path}: `{what}` failed: {message}")
 
 
 STAGING_SUFFIX = "_staging"  # a relationship table being rebuilt by replace_edges, before the swap
@@ -85,9 +111,7 @@ class EmbeddedStore(GraphStore):
             )
             self._conn = ladybug.Connection(self._db)
         except RuntimeError as exc:
-            raise StoreUnavailableError(
-                f"cannot open the store at {self.path}: {exc}; if another citegraph process holds it, stop that process"
-            ) from exc
+            raise translate_ladybug_error(exc, path=self.path, what=OPENING) from exc
 
     def describe(self) -> str:
         return f"embedded store {self.path}"
@@ -102,17 +126,14 @@ class EmbeddedStore(GraphStore):
     def _run(
         self, name: str, params: Mapping[str, Any] | None = None, identifiers: Mapping[str, str] | None = None
     ) -> Any:
-        text = cypher.render(cypher.load(name, self.dialect), dict(identifiers or {}))
+        text = statement_text(name, self.dialect, identifiers)
         return self._execute(text, params, what=name)
 
     def _execute(self, text: str, params: Mapping[str, Any] | None = None, *, what: str) -> Any:
         try:
             return self._conn.execute(text, dict(params or {}))
         except RuntimeError as exc:
-            message = str(exc).splitlines()[0]
-            if self.read_only and "read" in message.lower() and "only" in message.lower():
-                raise QueryError(f"the store is open read-only and `{what}` would write: {message}") from exc
-            raise StoreError(f"{self.describe()}: `{what}` failed: {message}") from exc
+            raise translate_ladybug_error(exc, path=self.path, what=what, read_only=self.read_only) from exc
 
     def query(
         self, name: str, params: Mapping[str, Any] | None = None, identifiers: Mapping[str, str] | None = None
@@ -169,12 +190,12 @@ class EmbeddedStore(GraphStore):
             self._check_columns(owner)
 
     def _create_node_table(self, node: NodeType) -> None:
-        columns = ", ".join(f"{cypher.check_identifier(p.name)} {ddl_type(p)}" for p in node.properties)
+        columns = ", ".join(f"{identifier(p.name)} {ddl_type(p)}" for p in node.properties)
         self._run("create_node_table", identifiers={"LABEL": node.label, "COLUMNS": columns, "KEY": node.key})
 
     def _create_rel_table(self, rel: RelType, *, name: str | None = None) -> None:
         """Create ``rel``'s table, under ``name`` when given (a staging table of :meth:`_replace_edges`)."""
-        columns = "".join(f", {cypher.check_identifier(p.name)} {ddl_type(p)}" for p in rel.properties)
+        columns = "".join(f", {identifier(p.name)} {ddl_type(p)}" for p in rel.properties)
         self._run(
             "create_rel_table",
             identifiers={"TYPE": name or rel.type, "SOURCE": rel.source, "TARGET": rel.target, "COLUMNS": columns},
@@ -453,4 +474,4 @@ def _equal(left: pd.Series, right: pd.Series) -> np.ndarray:
     return out
 
 
-__all__ = ["EmbeddedStore", "ddl_type"]
+__all__ = ["OPENING", "EmbeddedStore", "ddl_type", "translate_ladybug_error"]

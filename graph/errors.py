@@ -1,27 +1,42 @@
-"""The project's errors: one base class, a small tree, messages that say what to do.
+"""The project's errors: one base class, a small tree, messages that say what went wrong and what to do.
 
 ::
 
     CitegraphError
-    ├── ConfigError            bad setting or environment variable
-    ├── SchemaError            unknown label/type/property, or a store built with other vector sizes
-    ├── QueryError             a named statement is missing, or a read-only query tried to write
-    ├── StoreError             the backend failed (translated from ladybug / neo4j errors)
-    │   ├── StoreUnavailableError   cannot open or reach the store
-    │   └── TransientStoreError     a failure that may pass (deadlock, leader switch): an idempotent write may be retried
-    └── IngestError            input rejected before anything was written
-        └── ValidationError        records failed validation in ``--on-error fail`` mode
+    ├── ConfigError                 a setting, flag, argument or environment variable the project cannot use
+    ├── DataError                   a record, file or store whose contents do not fit what is asked of it
+    │   ├── SchemaError             unknown label/type/property, or a store built with other vector sizes
+    │   └── IngestError             input rejected before anything was written
+    │       └── ValidationError     records failed validation in ``--on-error fail`` mode (``rejects``)
+    ├── QueryError                  a named statement is missing or malformed, or a read-only query would write
+    └── StoreError                  the backend failed (translated from LadybugDB / Neo4j driver errors)
+        ├── StoreUnavailableError   cannot open or reach the store
+        └── TransientStoreError     a failure that may pass (deadlock, leader switch): an idempotent write may be retried
 
-Foreign exceptions are translated where they enter (``raise StoreError(...) from exc``), so callers
-catch ``CitegraphError`` and users see one line that names the problem and the fix.
+Outside this module: ``loaders.fetch.FetchError`` (a download failed; ``SourceUnreachableError``,
+``ChecksumError``) and ``loaders.ids.PaperIdError`` (an ``IngestError``) belong to the same tree.
+``cypher.StatementError`` does not: ``cypher/`` knows nothing of this package, so the backends
+translate it to :class:`QueryError` where they load a statement.
+
+**ConfigError or DataError?** By what is wrong, not by the fix. ConfigError: a value someone gave
+(a setting, a flag, an argument, an environment variable, a path given that points nowhere) is out
+of range, unknown or inconsistent with another. DataError: the contents of a record, a file, the
+store or what was built beside it do not fit (a line that is not JSON, a file with no rows, a store
+without embeddings, no trained reranker, a model file trained on other features, a taxonomy with
+nothing to learn from). The CLI exits 1 on the
+first and 65 (``EX_DATAERR``) on the second.
+
+Foreign exceptions are translated where they enter, one helper per backend
+(``graph.embedded.translate_ladybug_error``, ``graph.neo4j.translate_neo4j_error``,
+``gnn.device.translate_torch_error``), so callers catch :class:`CitegraphError` and users see one
+line that names the problem and the fix, never a driver traceback.
+
+This module imports nothing of the project: every package may raise these errors.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from graph.validate import Reject
+from dataclasses import dataclass
 
 
 class CitegraphError(Exception):
@@ -29,11 +44,39 @@ class CitegraphError(Exception):
 
 
 class ConfigError(CitegraphError):
-    """A setting or environment variable has a value the project cannot use."""
+    """A setting, flag, argument or environment variable has a value the project cannot use."""
 
 
-class SchemaError(CitegraphError):
+class DataError(CitegraphError):
+    """A record, a file or the store's contents do not fit what the step needs; the data must change."""
+
+
+class SchemaError(DataError):
     """A label, relationship type or property is not part of the data model, or the store disagrees with it."""
+
+
+class IngestError(DataError):
+    """Input was rejected before anything was written; the store is unchanged."""
+
+
+@dataclass(frozen=True)
+class Reject:
+    """One record that was not stored, and why."""
+
+    table: str  # label or relationship type
+    origin: str  # file:line or "<table> record N"
+    reason: str
+
+
+class ValidationError(IngestError):
+    """Some records failed validation and ``on_error`` is ``fail``.
+
+    ``rejects`` holds every rejected record (location and reason), not only the first.
+    """
+
+    def __init__(self, message: str, rejects: list[Reject]) -> None:
+        super().__init__(message)
+        self.rejects = rejects
 
 
 class QueryError(CitegraphError):
@@ -55,26 +98,13 @@ class TransientStoreError(StoreError):
     """
 
 
-class IngestError(CitegraphError):
-    """Input was rejected before anything was written; the store is unchanged."""
-
-
-class ValidationError(IngestError):
-    """Some records failed validation and ``on_error`` is ``fail``.
-
-    ``rejects`` holds every rejected record (location and reason), not only the first.
-    """
-
-    def __init__(self, message: str, rejects: list[Reject]) -> None:
-        super().__init__(message)
-        self.rejects = rejects
-
-
 __all__ = [
     "CitegraphError",
     "ConfigError",
+    "DataError",
     "IngestError",
     "QueryError",
+    "Reject",
     "SchemaError",
     "StoreError",
     "StoreUnavailableError",

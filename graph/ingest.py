@@ -22,9 +22,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from graph.errors import ConfigError, ValidationError
+from graph.errors import ConfigError, Reject, ValidationError
 from graph.store import GraphStore, WriteResult
-from graph.validate import Reject, validate_nodes, validate_rels
+from graph.validate import first_reject, validate_nodes, validate_rels
 
 log = logging.getLogger(__name__)
 
@@ -121,20 +121,6 @@ def validate_batch(
     return nodes, rels, rejects
 
 
-def require_valid_rels(store: GraphStore, rel_type: str, frame: pd.DataFrame) -> pd.DataFrame:
-    """The frame's edges if every one is valid against the store, else :class:`ValidationError`."""
-    clean, rejects = validate_rels(frame, store.schema.rel(rel_type), {}, store.has_nodes)
-    if rejects:
-        raise ValidationError(
-            f"{rel_type}: {len(rejects)} of {len(frame)} edges rejected; first: {_first(rejects)}", rejects
-        )
-    return clean
-
-
-def _first(rejects: list[Reject]) -> str:
-    return f"{rejects[0].origin}: {rejects[0].reason}"
-
-
 def ingest(
     store: GraphStore,
     batch: GraphBatch,
@@ -157,7 +143,7 @@ def ingest(
     if rejects and on_error == "fail":
         where = f"; all of them are listed in {rejects_path}" if rejects_path else ""
         raise ValidationError(
-            f"{batch.source}: {len(rejects)} record(s) rejected, nothing was written; first: {_first(rejects)}{where}. "
+            f"{batch.source}: {len(rejects)} record(s) rejected, nothing was written; first: {first_reject(rejects)}{where}. "
             "Fix the input, or rerun with --on-error skip to load the rest and keep the rejects report",
             rejects,
         )
@@ -178,7 +164,6 @@ __all__ = [
     "ON_ERROR",
     "GraphBatch",
     "IngestReport",
-    "Reject",
     "TableCount",
     "ingest",
     "validate_batch",

@@ -7,7 +7,8 @@ MERGE (or delete before re-merging), so the driver may retry a transaction funct
 each function consumes its results before it returns. :meth:`Neo4jStore.apply` runs the whole
 batch in ONE transaction: a failure anywhere leaves the store as it was.
 
-Driver errors are translated where they enter (:meth:`Neo4jStore._calling`): users see a
+Driver errors are translated where they enter (:meth:`Neo4jStore._calling`, which every statement
+runs inside, by :func:`translate_neo4j_error`): users see a
 :class:`~graph.errors.StoreUnavailableError` that names ``NEO4J_URI`` or ``NEO4J_USER`` /
 ``NEO4J_PASSWORD``, or a :class:`~graph.errors.QueryError` / :class:`~graph.errors.StoreError`
 naming the statement, never a driver traceback.
@@ -39,7 +40,6 @@ from neo4j.exceptions import (
     TransientError,
 )
 
-import cypher
 from graph.arrow import arrow_table
 from graph.config import StoreConfig
 from graph.errors import (
@@ -52,6 +52,7 @@ from graph.errors import (
     TransientStoreError,
 )
 from graph.schema import SOURCE_COLUMN, TARGET_COLUMN, Kind, Property, RelType, Schema
+from graph.statements import identifier, statement_text
 from graph.store import GraphStore, WriteResult
 
 log = logging.getLogger(__name__)
@@ -83,7 +84,7 @@ def _snake(label: str) -> str:
 
 def constraint_name(label: str, key: str) -> str:
     """Name of the key constraint: ``("ArxivCategory", "code")`` -> ``arxiv_category_code_unique``."""
-    return cypher.check_identifier(f"{_snake(label)}_{key}_unique")
+    return identifier(f"{_snake(label)}_{key}_unique")
 
 
 # Node properties that get a Neo4j vector index, so Cypher users can ask for neighbours directly
@@ -95,7 +96,7 @@ VECTOR_SIMILARITY = "cosine"  # text-encoder vectors are compared by angle
 
 def vector_index_name(label: str, prop: str) -> str:
     """Name of a vector index: ``("Paper", "embedding")`` -> ``paper_embedding_vector``."""
-    return cypher.check_identifier(f"{_snake(label)}_{prop}_vector")
+    return identifier(f"{_snake(label)}_{prop}_vector")
 
 
 @dataclass(frozen=True)
@@ -125,6 +126,50 @@ def _reason(exc: BaseException) -> str:
         message = str(exc)
     lines = message.strip().splitlines()
     return lines[0] if lines else type(exc).__name__
+
+
+def translate_neo4j_error(
+    exc: Neo4jError | DriverError, *, uri: str, user: str, where: str, what: str, user_query: bool = False
+) -> CitegraphError:
+    """The project's error for a driver or server error, with the server's reason and what to do.
+
+    Args:
+        exc: the driver's error (a server error carries a ``Neo.*`` code).
+        uri: the server, without credentials; user: the user name, for refused credentials.
+        where: the store as :meth:`Neo4jStore.describe` names it.
+        what: the statement that failed (``"connect"``, ``"query"`` for a user's query, or a statement name).
+        user_query: the query is a user's (``citegraph cypher``), not one of ``cypher/``'s statements.
+    """
+    reason = _reason(exc)
+    code = exc.code if isinstance(exc, Neo4jError) else ""
+    if isinstance(exc, AuthError):  # a ClientError too: check it first
+        return StoreUnavailableError(
+            f"Neo4j at {uri} refused the credentials of user {user!r}: {reason}; check NEO4J_USER / NEO4J_PASSWORD"
+        )
+    if isinstance(exc, (ServiceUnavailable, SessionExpired)):
+        return StoreUnavailableError(
+            f"cannot reach Neo4j at {uri}: {reason}; check NEO4J_URI and that the server is running"
+        )
+    if code == _DATABASE_NOT_FOUND:
+        return StoreUnavailableError(
+            f"{where}: {reason}; check NEO4J_DATABASE (unset it to use the server's default database)"
+        )
+    if code == _ACCESS_MODE:
+        return QueryError(f"`{what}` would write, and {where} runs it read-only: {reason}")
+    if isinstance(exc, CypherSyntaxError):
+        if user_query:
+            return QueryError(f"the query is not valid Cypher: {reason}")
+        return QueryError(
+            f"statement `{what}` is not valid Neo4j Cypher: {reason}; fix cypher/neo4j/{what}.cypher "
+            f"(or cypher/{what}.cypher) and run tests/cypher/test_statements_lint.py"
+        )
+    if isinstance(exc, ClientError):
+        if user_query:
+            return QueryError(f"Neo4j refused the query: {reason}")
+        return StoreError(f"{where}: `{what}` was refused: {reason}")
+    if isinstance(exc, TransientError):
+        return TransientStoreError(f"{where}: `{what}` failed after retries: {reason}; try again later")
+    return StoreError(f"{where}: `{what}` failed: {reason}")
 
 
 class Neo4jStore(GraphStore):
@@ -210,44 +255,13 @@ class Neo4jStore(GraphStore):
         try:
             yield step
         except (Neo4jError, DriverError) as exc:
-            raise self._translate(exc, step.name, user_query=user_query) from exc
-
-    def _translate(self, exc: Neo4jError | DriverError, what: str, *, user_query: bool = False) -> CitegraphError:
-        reason = _reason(exc)
-        code = exc.code if isinstance(exc, Neo4jError) else ""
-        if isinstance(exc, AuthError):  # a ClientError too: check it first
-            return StoreUnavailableError(
-                f"Neo4j at {self.uri} refused the credentials of user {self.user!r}: {reason}; "
-                "check NEO4J_USER / NEO4J_PASSWORD"
-            )
-        if isinstance(exc, (ServiceUnavailable, SessionExpired)):
-            return StoreUnavailableError(
-                f"cannot reach Neo4j at {self.uri}: {reason}; check NEO4J_URI and that the server is running"
-            )
-        if code == _DATABASE_NOT_FOUND:
-            return StoreUnavailableError(
-                f"{self.describe()}: {reason}; check NEO4J_DATABASE (unset it to use the server's default database)"
-            )
-        if code == _ACCESS_MODE:
-            return QueryError(f"`{what}` would write, and {self.describe()} runs it read-only: {reason}")
-        if isinstance(exc, CypherSyntaxError):
-            if user_query:
-                return QueryError(f"the query is not valid Cypher: {reason}")
-            return QueryError(
-                f"statement `{what}` is not valid Neo4j Cypher: {reason}; fix cypher/neo4j/{what}.cypher "
-                f"(or cypher/{what}.cypher) and run tests/cypher/test_statements_lint.py"
-            )
-        if isinstance(exc, ClientError):
-            if user_query:
-                return QueryError(f"Neo4j refused the query: {reason}")
-            return StoreError(f"{self.describe()}: `{what}` was refused: {reason}")
-        if isinstance(exc, TransientError):
-            return TransientStoreError(f"{self.describe()}: `{what}` failed after retries: {reason}; try again later")
-        return StoreError(f"{self.describe()}: `{what}` failed: {reason}")
+            raise translate_neo4j_error(
+                exc, uri=self.uri, user=self.user, where=self.describe(), what=step.name, user_query=user_query
+            ) from exc
 
     # statements ------------------------------------------------------------------------------
     def _text(self, name: str, identifiers: Mapping[str, str] | None = None) -> str:
-        return cypher.render(cypher.load(name, self.dialect), dict(identifiers or {}))
+        return statement_text(name, self.dialect, identifiers)
 
     def _read(self, name: str, text: str, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
         with self._calling(name):
@@ -337,7 +351,7 @@ class Neo4jStore(GraphStore):
             name = constraint_name(node.label, node.key)
             text = self._text(
                 "create_key_constraint",
-                {"NAME": name, "LABEL": cypher.check_identifier(node.label), "KEY": cypher.check_identifier(node.key)},
+                {"NAME": name, "LABEL": identifier(node.label), "KEY": identifier(node.key)},
             )
             with self._calling("create_key_constraint"):
                 self.driver.execute_query(text, routing_=RoutingControl.WRITE, database_=self.database)
@@ -365,9 +379,9 @@ class Neo4jStore(GraphStore):
             text = self._text(
                 "create_vector_index",
                 {
-                    "NAME": cypher.check_identifier(index.name),
-                    "LABEL": cypher.check_identifier(index.label),
-                    "PROPERTY": cypher.check_identifier(index.property),
+                    "NAME": identifier(index.name),
+                    "LABEL": identifier(index.label),
+                    "PROPERTY": identifier(index.property),
                 },
             )
             params = {"dimensions": index.dimensions, "similarity": index.similarity}
@@ -403,9 +417,7 @@ class Neo4jStore(GraphStore):
     # reads used by ingest --------------------------------------------------------------------
     def has_nodes(self, label: str, keys: pd.Series) -> np.ndarray:
         node = self.schema.node(label)
-        text = self._text(
-            "node_keys", {"LABEL": cypher.check_identifier(label), "KEY": cypher.check_identifier(node.key)}
-        )
+        text = self._text("node_keys", {"LABEL": identifier(label), "KEY": identifier(node.key)})
         wanted = [key for key in pd.unique(keys.to_numpy(dtype=object)) if not pd.isna(key)]
         found: set[Any] = set()
         for start in range(0, len(wanted), self.batch_size):
@@ -416,15 +428,15 @@ class Neo4jStore(GraphStore):
     def read_edges(self, rel_type: str) -> pd.DataFrame:
         rel = self.schema.rel(rel_type)
         source, target = self.schema.node(rel.source), self.schema.node(rel.target)
-        names = [cypher.check_identifier(p.name) for p in rel.properties]
+        names = [identifier(p.name) for p in rel.properties]
         text = self._text(
             "read_rels",
             {
-                "SOURCE": cypher.check_identifier(rel.source),
-                "SOURCE_KEY": cypher.check_identifier(source.key),
-                "TYPE": cypher.check_identifier(rel.type),
-                "TARGET": cypher.check_identifier(rel.target),
-                "TARGET_KEY": cypher.check_identifier(target.key),
+                "SOURCE": identifier(rel.source),
+                "SOURCE_KEY": identifier(source.key),
+                "TYPE": identifier(rel.type),
+                "TARGET": identifier(rel.target),
+                "TARGET_KEY": identifier(target.key),
                 "COLUMNS": "".join(f", r.{name} AS {name}" for name in names),
             },
         )
@@ -479,19 +491,19 @@ class Neo4jStore(GraphStore):
 
     def _node_statement(self, name: str, label: str) -> str:
         node = self.schema.node(label)
-        return self._text(name, {"LABEL": cypher.check_identifier(label), "KEY": cypher.check_identifier(node.key)})
+        return self._text(name, {"LABEL": identifier(label), "KEY": identifier(node.key)})
 
     def _rel_statement(self, rel: RelType) -> str:
         source, target = self.schema.node(rel.source), self.schema.node(rel.target)
-        identity = ", ".join(f"{cypher.check_identifier(p)}: row.identity.{p}" for p in rel.identity)
+        identity = ", ".join(f"{identifier(p)}: row.identity.{p}" for p in rel.identity)
         return self._text(
             "merge_rels",
             {
-                "SOURCE": cypher.check_identifier(rel.source),
-                "SOURCE_KEY": cypher.check_identifier(source.key),
-                "TARGET": cypher.check_identifier(rel.target),
-                "TARGET_KEY": cypher.check_identifier(target.key),
-                "TYPE": cypher.check_identifier(rel.type),
+                "SOURCE": identifier(rel.source),
+                "SOURCE_KEY": identifier(source.key),
+                "TARGET": identifier(rel.target),
+                "TARGET_KEY": identifier(target.key),
+                "TYPE": identifier(rel.type),
                 "IDENTITY": f" {{{identity}}}" if identity else "",
             },
         )
@@ -557,7 +569,7 @@ class Neo4jStore(GraphStore):
     def _replace_edges(self, rel_type: str, frame: pd.DataFrame) -> int:
         """Delete every edge of the type in batches, then merge the frame's, in one write transaction."""
         rel = self.schema.rel(rel_type)
-        delete = self._text("delete_rels_batch", {"TYPE": cypher.check_identifier(rel.type)})
+        delete = self._text("delete_rels_batch", {"TYPE": identifier(rel.type)})
         merge = self._rel_statement(rel)
         rows = self._rel_rows(rel, frame)
 
@@ -579,4 +591,11 @@ def _arrow_batch(keys: list[str], rows: list[list[Any]]) -> pa.Table:
     return pa.table({key: pa.array(list(values)) for key, values in zip(keys, columns)})
 
 
-__all__ = ["VECTOR_PROPERTIES", "Neo4jStore", "VectorIndex", "constraint_name", "vector_index_name"]
+__all__ = [
+    "VECTOR_PROPERTIES",
+    "Neo4jStore",
+    "VectorIndex",
+    "constraint_name",
+    "translate_neo4j_error",
+    "vector_index_name",
+]

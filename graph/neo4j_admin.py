@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
-from graph.errors import ConfigError
+from graph.errors import DataError
 from graph.schema import Kind, NodeType, Property, RelType
 from graph.store import GraphStore
 
@@ -83,7 +83,7 @@ def format_value(value: object, prop: Property, *, owner: str = "") -> str:
         if prop.kind is Kind.STRING_LIST:
             bad = [item for item in items if ARRAY_DELIMITER in str(item)]
             if bad:
-                raise ConfigError(
+                raise DataError(
                     f"{owner}.{prop.name} holds {bad[0]!r}, which contains the array delimiter {ARRAY_DELIMITER!r}; "
                     "neo4j-admin cannot split it back; use `citegraph copy --to neo4j` for this store instead"
                 )

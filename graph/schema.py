@@ -160,7 +160,7 @@ def build_schema(sizes: VectorSizes = VectorSizes()) -> Schema:
                 _p("cocite_tail", F),
                 _p("negative_weight", F),
                 _p("cluster", I),
-                _p("cocite_cluster", I),  # community of the co-citation network (Louvain), see gnn.cocitation.clusters
+                _p("cocite_cluster", I),  # community of the co-citation network (Leiden), see gnn.cocitation.clusters
             ),
             "A scholarly work; one node per work across all sources.",
         ),

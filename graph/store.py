@@ -17,9 +17,10 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-import cypher
 from graph.errors import ConfigError, SchemaError
 from graph.schema import ORIGIN_COLUMN, SOURCE_COLUMN, TARGET_COLUMN, Schema
+from graph.statements import identifier
+from graph.validate import require_valid_rels
 
 
 @dataclass(frozen=True)
@@ -101,9 +102,9 @@ class GraphStore(ABC):
         keys = sorted(row["key"] for row in self.query("every_key", identifiers={"LABEL": label, "KEY": node.key}))
         others = [p for p in node.properties if p.name != node.key]
         identifiers = {
-            "LABEL": cypher.check_identifier(label),
-            "KEY": cypher.check_identifier(node.key),
-            "NODE_COLUMNS": "".join(f", n.{cypher.check_identifier(p.name)} AS {p.name}" for p in others),
+            "LABEL": identifier(label),
+            "KEY": identifier(node.key),
+            "NODE_COLUMNS": "".join(f", n.{identifier(p.name)} AS {p.name}" for p in others),
         }
         columns = [node.key, *(p.name for p in others)]
         for start in range(0, len(keys), batch_size):
@@ -124,12 +125,12 @@ class GraphStore(ABC):
             row["key"] for row in self.query("every_key", identifiers={"LABEL": rel.source, "KEY": source.key})
         )
         identifiers = {
-            "SOURCE": cypher.check_identifier(rel.source),
-            "SOURCE_KEY": cypher.check_identifier(source.key),
-            "TYPE": cypher.check_identifier(rel.type),
-            "TARGET": cypher.check_identifier(rel.target),
-            "TARGET_KEY": cypher.check_identifier(target.key),
-            "COLUMNS": "".join(f", r.{cypher.check_identifier(p.name)} AS {p.name}" for p in rel.properties),
+            "SOURCE": identifier(rel.source),
+            "SOURCE_KEY": identifier(source.key),
+            "TYPE": identifier(rel.type),
+            "TARGET": identifier(rel.target),
+            "TARGET_KEY": identifier(target.key),
+            "COLUMNS": "".join(f", r.{identifier(p.name)} AS {p.name}" for p in rel.properties),
         }
         columns = [SOURCE_COLUMN, TARGET_COLUMN, *(p.name for p in rel.properties)]
         pending: list[list[Any]] = []
@@ -180,16 +181,12 @@ class GraphStore(ABC):
         For recomputed edges such as CO_CITED: re-running replaces, never duplicates. The frame is
         validated first; any reject raises :class:`~graph.errors.ValidationError` and nothing changes.
         """
-        from graph.ingest import require_valid_rels  # local: ingest builds on this module
-
-        clean = require_valid_rels(self, rel_type, frame)
+        clean = require_valid_rels(frame, self.schema.rel(rel_type), self.has_nodes)
         return self._replace_edges(rel_type, clean)
 
     def upsert_edges(self, rel_type: str, frame: pd.DataFrame) -> WriteResult:
         """Add or update edges of ``rel_type`` by identity; validated first, all or nothing."""
-        from graph.ingest import require_valid_rels
-
-        clean = require_valid_rels(self, rel_type, frame)
+        clean = require_valid_rels(frame, self.schema.rel(rel_type), self.has_nodes)
         return self.apply({}, {rel_type: clean})[rel_type]
 
     def write_node_properties(self, label: str, key: str, frame: pd.DataFrame) -> int:

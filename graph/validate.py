@@ -11,7 +11,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -19,16 +18,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from graph.arrow import arrow_strings
-from graph.errors import SchemaError
+from graph.errors import Reject, SchemaError, ValidationError
 from graph.schema import ORIGIN_COLUMN, SOURCE_COLUMN, TARGET_COLUMN, Kind, NodeType, Property, RelType
-
-
-@dataclass(frozen=True)
-class Reject:
-    table: str  # label or relationship type
-    origin: str  # file:line or "<table> record N"
-    reason: str
-
 
 # has_nodes(label, keys) -> boolean mask: which keys exist in the store already.
 HasNodes = Callable[[str, pd.Series], np.ndarray]
@@ -339,4 +330,19 @@ def _positions(batch: pd.Index, keys: pd.Series) -> np.ndarray:
     return batch.get_indexer(keys)
 
 
-__all__ = ["HasNodes", "Reject", "preview", "validate_nodes", "validate_rels"]
+def first_reject(rejects: list[Reject]) -> str:
+    """The first reject as ``origin: reason``, for an error message that stands for all of them."""
+    return f"{rejects[0].origin}: {rejects[0].reason}"
+
+
+def require_valid_rels(frame: pd.DataFrame, rel: RelType, has_nodes: HasNodes) -> pd.DataFrame:
+    """The frame's edges if every one is valid (endpoints looked up with ``has_nodes``), else :class:`ValidationError`."""
+    clean, rejects = validate_rels(frame, rel, {}, has_nodes)
+    if rejects:
+        raise ValidationError(
+            f"{rel.type}: {len(rejects)} of {len(frame)} edges rejected; first: {first_reject(rejects)}", rejects
+        )
+    return clean
+
+
+__all__ = ["HasNodes", "first_reject", "preview", "require_valid_rels", "validate_nodes", "validate_rels"]

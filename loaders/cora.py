@@ -51,10 +51,10 @@ from typing import Any
 
 import pandas as pd
 
-from graph.errors import IngestError
+from graph.errors import IngestError, Reject
 from graph.ingest import GraphBatch
 from graph.schema import ORIGIN_COLUMN, SOURCE_COLUMN, TARGET_COLUMN
-from graph.validate import Reject, preview
+from graph.validate import preview
 from loaders._common import nullable_ints, require_file, table
 from loaders.ids import author_key
 

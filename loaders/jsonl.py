@@ -62,9 +62,10 @@ from typing import Any
 
 from tqdm import tqdm
 
+from graph.errors import Reject
 from graph.ingest import GraphBatch
 from graph.schema import ORIGIN_COLUMN, SOURCE_COLUMN, TARGET_COLUMN
-from graph.validate import Reject, preview
+from graph.validate import preview
 from loaders._common import integer_or_as_is, iter_raw_lines, nullable_ints, origin, require_file, table, text_or_null
 from loaders.ids import ARXIV_PREFIX, DOI_PREFIX, PaperIdError, author_key, canonical_paper_id
 

@@ -60,10 +60,9 @@ from pathlib import Path
 import pandas as pd
 from tqdm import tqdm
 
-from graph.errors import IngestError
+from graph.errors import IngestError, Reject
 from graph.ingest import GraphBatch
 from graph.schema import ORIGIN_COLUMN, SOURCE_COLUMN, TARGET_COLUMN
-from graph.validate import Reject
 from loaders._common import nullable_ints, table
 from loaders.sentences import (
     ParsedXml,

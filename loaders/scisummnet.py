@@ -63,10 +63,9 @@ from typing import Literal
 
 from tqdm import tqdm
 
-from graph.errors import IngestError
+from graph.errors import IngestError, Reject
 from graph.ingest import GraphBatch
 from graph.schema import ORIGIN_COLUMN, SOURCE_COLUMN, TARGET_COLUMN
-from graph.validate import Reject
 from loaders._common import nullable_ints, table
 from loaders.ids import PaperIdError, author_key, canonical_paper_id
 from loaders.sentences import (

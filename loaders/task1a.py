@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from graph.errors import ConfigError
+from graph.errors import ConfigError, DataError
 from loaders.scisumm import TASK1A_COLUMNS, read_task1a_csv
 from loaders.sentences import (
     XmlSentence,
@@ -185,7 +185,7 @@ def link_folder(scisumm_dir: Path, out_dir: Path, predict: Predictor) -> LinkRep
         frame["Reference Text"] = elements
         _write_atomic(frame, Path(out_dir) / f"{folder.name}.csv")
     if papers == 0:
-        raise ConfigError(
+        raise DataError(
             f"{scisumm_dir} has no <RP>/annotation/<RP>.csv; for the CL-SciSumm training set (.ann.txt files), "
             "write an input folder first with `citegraph linkage task-input`"
         )

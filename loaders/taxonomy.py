@@ -38,10 +38,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from graph.errors import IngestError
+from graph.errors import IngestError, Reject
 from graph.ingest import GraphBatch
 from graph.schema import ORIGIN_COLUMN, SOURCE_COLUMN, TARGET_COLUMN
-from graph.validate import Reject
 from loaders._common import merge_batches, nullable_ints, origin, require_file, table
 
 log = logging.getLogger(__name__)

@@ -83,10 +83,10 @@ from typing import Any
 import pandas as pd
 from tqdm import tqdm
 
-from graph.errors import IngestError
+from graph.errors import IngestError, Reject
 from graph.ingest import GraphBatch
 from graph.schema import ORIGIN_COLUMN, SOURCE_COLUMN, TARGET_COLUMN
-from graph.validate import Reject, preview
+from graph.validate import preview
 from loaders._common import iter_raw_lines, nullable_ints, table
 from loaders.ids import ARXIV_PREFIX, DOI_PREFIX, PaperIdError, author_key, canonical_paper_id
 from loaders.resolve import TitleIndex

@@ -24,7 +24,7 @@ from gnn.taxonomy.fusion import FusionSettings
 from gnn.text.embeddings import TARGETS, EmbeddingSettings, compute_embeddings
 from gnn.text.encoder import EncoderSettings, TextEncoder
 from graph import GraphStore
-from graph.errors import ConfigError
+from graph.errors import ConfigError, DataError
 from graph.files import StoreFiles
 
 # in the order `compute all` runs them; hyperbolic reads the fused class vectors of taxonomy, so it stays after it
@@ -105,7 +105,7 @@ def compute_index_step(store: GraphStore, args: argparse.Namespace) -> None:
         # papers whose vector `compute embeddings` has not written yet are served from the encoder's cache
         index, report = RetrievalIndex.open(store, settings.index, path=files.index, cache=encoder)
         if report.with_vector == 0:
-            raise ConfigError(
+            raise DataError(
                 f"no paper of {store.describe()} has an embedding; run `citegraph compute embeddings --embed papers` first"
             )
         check_encoder(index, encoder, store)

@@ -7,9 +7,11 @@ traceback only with ``--debug``). Each command group registers its own subparser
 :mod:`~api.cli.linkage`, :mod:`~api.cli.recommend`, :mod:`~api.cli.query`, :mod:`~api.cli.data`,
 :mod:`~api.cli.serve`.
 
-Exit codes: 0 done; 1 a project error (bad input, configuration or store, said in one line); 2 an
-internal error (a bug: rerun with ``--debug``); 3 ``fetch-data`` left files to copy by hand;
-130 interrupted.
+Exit codes: 0 done; 1 a setting, flag or environment variable is wrong, or the store failed
+(:class:`~graph.errors.ConfigError`, :class:`~graph.errors.StoreError`, ...); 2 a wrong command
+line (argparse) or an internal error; 3 ``fetch-data`` left files to copy by hand; 65 the data does
+not fit (:class:`~graph.errors.DataError`: a bad record or file, a store without what the step
+needs; ``EX_DATAERR`` of sysexits.h); 130 interrupted.
 """
 
 from __future__ import annotations
@@ -27,16 +29,21 @@ import api.cli.query as query
 import api.cli.recommend as recommend
 import api.cli.serve as serve
 from graph import CitegraphError
+from graph.errors import DataError
 
 log = logging.getLogger("citegraph")
 
 # in the order `citegraph --help` lists their commands
 GROUPS = (ingest, compute, linkage, recommend, query, data, serve)
+EXIT_DATA = 65  # a DataError: the input or the store must change (sysexits.h EX_DATAERR), not a flag
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="citegraph", description="Build, compute, query and serve the citation graph."
+        prog="citegraph",
+        description="Build, compute, query and serve the citation graph.",
+        epilog="Exit codes: 0 done, 1 bad setting or flag (or the store failed), 2 bad command line or internal "
+        "error, 65 bad data (a record, a file, or a store without what the step needs), 130 interrupted.",
     )
     parser.add_argument("--db", help="embedded store file (default: $CITEGRAPH_DB or var/citegraph.db)")
     parser.add_argument(
@@ -61,7 +68,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.debug:
             raise
         print(f"citegraph: error: {exc}", file=sys.stderr)
-        return 1
+        return EXIT_DATA if isinstance(exc, DataError) else 1
     except KeyboardInterrupt:
         print("citegraph: interrupted", file=sys.stderr)
         return 130

@@ -33,7 +33,7 @@ from gnn.rerank.lambdamart import LambdaMartSettings
 from gnn.rerank.model import OBJECTIVES, RerankerSettings
 from gnn.retrieval.index import IndexSettings, RetrievalIndex
 from gnn.text.encoder import EncoderSettings, TextEncoder
-from graph.errors import ConfigError
+from graph.errors import ConfigError, DataError
 from graph.files import StoreFiles
 
 log = logging.getLogger("citegraph")
@@ -112,7 +112,7 @@ def _read_draft(path: Path, position: int | None) -> tuple[str, ...]:
         raise ConfigError(f"--draft {path}: no such file; give a text file with one sentence per line")
     sentences = tuple(line.strip() for line in path.read_text(encoding="utf-8").splitlines() if line.strip())
     if not sentences:
-        raise ConfigError(f"--draft {path}: the file has no sentences; write one sentence per line")
+        raise DataError(f"--draft {path}: the file has no sentences; write one sentence per line")
     if position is None or not 0 <= position < len(sentences):
         raise ConfigError(
             f"--draft {path} has {len(sentences)} sentences: --position must be the (0-based) line of the sentence "

@@ -21,7 +21,7 @@ from api.services import CitanceLinkRecord
 from api.types.common import NotFound
 from gnn.linkage import service as linking
 from gnn.linkage.service import MAX_K
-from graph.errors import ConfigError
+from graph.errors import ConfigError, DataError
 
 log = logging.getLogger(__name__)
 
@@ -165,7 +165,7 @@ class LinkageQuery:
         try:
             # The first call loads the encoder and the linker (once per app); later calls reuse them.
             service = await ctx.load(ctx.linkage.get, "sentence linker")
-        except ConfigError as exc:
+        except (ConfigError, DataError) as exc:
             log.warning("linkage unavailable: %s", exc)
             return unavailable
         outcome = await ctx.call(service.linkage, citing_sentence, str(paper_id), size)

@@ -21,7 +21,7 @@ from strawberry.types import Info
 from api.context import Context
 from api.errors import UserInputError
 from api.types.papers import YEAR_BOUNDS, Paper, paper_from
-from graph.errors import ConfigError
+from graph.errors import ConfigError, DataError
 
 log = logging.getLogger(__name__)
 
@@ -206,7 +206,7 @@ class RecommendQuery:
         try:
             # The first call opens the index and loads the encoder (once per app); later calls reuse them.
             service = await ctx.load(ctx.recommend.get, "recommender")
-        except ConfigError as exc:
+        except (ConfigError, DataError) as exc:
             log.warning("recommend unavailable: %s", exc)
             return unavailable
         request = RecommendRequest(

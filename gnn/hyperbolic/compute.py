@@ -55,7 +55,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from gnn.device import select_device
+from gnn.device import on_device, select_device
 from gnn.hyperbolic import poincare
 from gnn.hyperbolic.embedding import EmbeddingSettings, train_embedding
 from gnn.hyperbolic.hierarchy import Hierarchy, Reconstruction, reconstruction, taxonomy_hierarchy
@@ -94,7 +94,7 @@ class HyperbolicSettings:
     seed: int = 0
     # "cpu", "cuda", "cuda:N", or None for CUDA when available.
     device: str | None = None
-    # How h_θ trains (gnn/hyperbolic_map.py); its seed and device are taken from the two fields above.
+    # How h_θ trains (gnn/hyperbolic/map.py); its seed and device are taken from the two fields above.
     map_settings: MapSettings = field(default_factory=MapSettings)
     # Papers without categories but with an embedding sit at the midpoint of this many nearest categories
     # (by cosine to their fused vectors); 0 leaves them without coordinates.
@@ -315,21 +315,9 @@ def compute_hyperbolic(
     """
     settings = settings or HyperbolicSettings()
     stored_dim = store.schema.sizes.poincare
-    dim = settings.dim or stored_dim
-    if dim > stored_dim:
-        raise ConfigError(
-            f"--dim {dim} is larger than the store's poincare size {stored_dim}; "
-            f"use --dim <= {stored_dim} or a store created with CITEGRAPH_POINCARE_DIM={dim}"
-        )
+    dim = _trained_dim(settings, stored_dim)
     device = select_device(settings.device)
-    seconds: dict[str, float] = {}
-    clock = time.perf_counter()
-
-    def lap(name: str) -> None:
-        nonlocal clock
-        now = time.perf_counter()
-        seconds[name] = now - clock
-        clock = now
+    laps = _Laps()
 
     tables = read_taxonomy(store)
     if tables.acm.empty and tables.arxiv.empty:
@@ -337,48 +325,26 @@ def compute_hyperbolic(
     hierarchy = taxonomy_hierarchy(
         tables.acm[["id", "scheme"]], tables.arxiv["code"].tolist(), tables.broader, tables.maps_to
     )
-    lap("read")
-    embedding = train_embedding(hierarchy, replace(settings.embedding(dim), device=str(device)))
+    laps.lap("read")
+    with on_device(device):
+        embedding = train_embedding(hierarchy, replace(settings.embedding(dim), device=str(device)))
     joint = reconstruction(embedding.distances(), hierarchy)
-    lap("train")
+    laps.lap("train")
 
     padded = np.zeros((len(hierarchy), stored_dim))
     padded[:, :dim] = embedding.points.numpy()  # zero padding: an isometric copy of the trained ball
     points = pd.Series(list(padded), index=list(hierarchy.names))
-    acm_frame = pd.DataFrame({"id": tables.acm["id"], "poincare": list(points[tables.acm["id"]])})
-    arxiv_frame = pd.DataFrame({"code": tables.arxiv["code"], "poincare": list(points[tables.arxiv["code"]])})
-    acm_written = store.write_node_properties("AcmClass", "id", acm_frame)
-    arxiv_written = store.write_node_properties("ArxivCategory", "code", arxiv_frame)
-    papers = paper_points(tables.in_category, points[tables.arxiv["code"]])
-    by_text = (
-        text_placed_points(store, tables, points, set(papers["id"]), settings.place_top_k)
-        if settings.place_top_k
-        else papers.iloc[:0]
-    )
-    papers = pd.concat([papers, by_text], ignore_index=True) if len(by_text) else papers
-    previous = pd.DataFrame.from_records(store.query("papers_with_poincare"), columns=["id", "poincare"])
-    stale = previous.loc[~previous["id"].isin(papers["id"]), ["id"]].assign(poincare=None)
-    papers_written = store.write_node_properties("Paper", "id", papers) if len(papers) else 0
-    papers_cleared = store.write_node_properties("Paper", "id", stale) if len(stale) else 0
-    lap("write")
+    acm_written, arxiv_written = _write_class_points(store, tables, points)
+    papers = _write_paper_points(store, tables, points, settings.place_top_k)
+    laps.lap("write")
 
     stored = read_taxonomy(store)  # verify from what the store now holds
     acm1998 = acm1998_reconstruction(stored, stored.acm.set_index("id")["poincare"])
-    lap("verify")
+    laps.lap("verify")
 
-    map_fit, note = None, ""
-    classes, fused = fused_class_hierarchy(stored, hierarchy)
-    if len(classes) == 0:
-        note = "no class has `fused` yet; run `citegraph compute taxonomy` first, then rerun this step for h_θ"
-        log.warning("h_θ not trained: %s", note)
-    elif len(classes.closure) == 0:
-        note = "no class with `fused` has an ancestor or descendant with one (check the BROADER and MAPS_TO edges)"
-        log.warning("h_θ not trained: %s", note)
-    elif models_dir is None:
-        note = "no models folder given (the CLI uses $CITEGRAPH_CACHE/models)"
-    else:
-        map_fit = _fit_map(stored, classes, fused, settings, models_dir, dim=dim, device=str(device))
-    lap("h_theta")
+    with on_device(device):
+        map_fit, note = _map_if_possible(stored, hierarchy, settings, models_dir, dim=dim, device=str(device))
+    laps.lap("h_theta")
 
     report = HyperbolicReport(
         dim=dim,
@@ -387,18 +353,95 @@ def compute_hyperbolic(
         closure_pairs=len(hierarchy.closure),
         acm_written=acm_written,
         arxiv_written=arxiv_written,
-        papers_written=papers_written,
-        papers_cleared=papers_cleared,
-        papers_placed_by_text=len(by_text),
+        papers_written=papers.written,
+        papers_cleared=papers.cleared,
+        papers_placed_by_text=papers.placed_by_text,
         joint=joint,
         acm1998=acm1998,
         map_fit=map_fit,
         map_note=note,
         device=str(device),
-        seconds=seconds,
+        seconds=laps.seconds,
     )
     log.info("%s", report.summary())
     return report
+
+
+class _Laps:
+    """Seconds per stage of the step, each measured from the end of the one before."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+        self._clock = time.perf_counter()
+
+    def lap(self, name: str) -> None:
+        now = time.perf_counter()
+        self.seconds[name] = now - self._clock
+        self._clock = now
+
+
+def _trained_dim(settings: HyperbolicSettings, stored_dim: int) -> int:
+    """The dimension to train in: ``settings.dim``, or the store's, never more than the store holds."""
+    dim = settings.dim or stored_dim
+    if dim > stored_dim:
+        raise ConfigError(
+            f"--dim {dim} is larger than the store's poincare size {stored_dim}; "
+            f"use --dim <= {stored_dim} or a store created with CITEGRAPH_POINCARE_DIM={dim}"
+        )
+    return dim
+
+
+def _write_class_points(store: GraphStore, tables: TaxonomyTables, points: pd.Series) -> tuple[int, int]:
+    """``poincare`` on every AcmClass and ArxivCategory; how many of each were written."""
+    acm_frame = pd.DataFrame({"id": tables.acm["id"], "poincare": list(points[tables.acm["id"]])})
+    arxiv_frame = pd.DataFrame({"code": tables.arxiv["code"], "poincare": list(points[tables.arxiv["code"]])})
+    return (
+        store.write_node_properties("AcmClass", "id", acm_frame),
+        store.write_node_properties("ArxivCategory", "code", arxiv_frame),
+    )
+
+
+@dataclass(frozen=True)
+class _PaperWrites:
+    written: int  # papers given coordinates
+    cleared: int  # papers whose old coordinates were removed
+    placed_by_text: int  # of written: no category, placed by their embedding
+
+
+def _write_paper_points(store: GraphStore, tables: TaxonomyTables, points: pd.Series, top_k: int) -> _PaperWrites:
+    """``poincare`` on papers from their categories, else (``top_k`` > 0) from their text; null on stale ones."""
+    papers = paper_points(tables.in_category, points[tables.arxiv["code"]])
+    by_text = text_placed_points(store, tables, points, set(papers["id"]), top_k) if top_k else papers.iloc[:0]
+    papers = pd.concat([papers, by_text], ignore_index=True) if len(by_text) else papers
+    previous = pd.DataFrame.from_records(store.query("papers_with_poincare"), columns=["id", "poincare"])
+    stale = previous.loc[~previous["id"].isin(papers["id"]), ["id"]].assign(poincare=None)
+    written = store.write_node_properties("Paper", "id", papers) if len(papers) else 0
+    cleared = store.write_node_properties("Paper", "id", stale) if len(stale) else 0
+    return _PaperWrites(written, cleared, len(by_text))
+
+
+def _map_if_possible(
+    tables: TaxonomyTables,
+    hierarchy: Hierarchy,
+    settings: HyperbolicSettings,
+    models_dir: Path | None,
+    *,
+    dim: int,
+    device: str,
+) -> tuple[MapFit | None, str]:
+    """h_θ fitted on the classes with ``fused`` (:func:`_fit_map`), or None and why it was not trained."""
+    classes, fused = fused_class_hierarchy(tables, hierarchy)
+    if len(classes) == 0:
+        note = "no class has `fused` yet; run `citegraph compute taxonomy` first, then rerun this step for h_θ"
+        log.warning("h_θ not trained: %s", note)
+        return None, note
+    if len(classes.closure) == 0:
+        note = "no class with `fused` has an ancestor or descendant with one (check the BROADER and MAPS_TO edges)"
+        log.warning("h_θ not trained: %s", note)
+        return None, note
+    if models_dir is None:
+        return None, "no models folder given (the CLI uses $CITEGRAPH_CACHE/models)"
+    return _fit_map(tables, classes, fused, settings, models_dir, dim=dim, device=device), ""
 
 
 def fused_class_hierarchy(tables: TaxonomyTables, hierarchy: Hierarchy) -> tuple[Hierarchy, np.ndarray]:

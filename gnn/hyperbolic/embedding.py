@@ -40,7 +40,7 @@ from tqdm import tqdm
 from gnn.device import select_device
 from gnn.hyperbolic import poincare
 from gnn.hyperbolic.hierarchy import Hierarchy, tree_embedding
-from graph.errors import ConfigError
+from graph.errors import ConfigError, DataError
 
 log = logging.getLogger(__name__)
 
@@ -168,7 +168,7 @@ def train_embedding(
     # an anchor related to every node (the root) has no negatives: its softmax is 1, its loss 0
     pairs = pairs[~related.all(dim=1)[pairs[:, 0]]]
     if len(pairs) == 0:
-        raise ConfigError("the hierarchy has no related pairs to train on")
+        raise DataError("the hierarchy has no related pairs to train on")
 
     manifold: geoopt.Manifold = _Ball(settings.margin) if settings.geometry == "poincare" else geoopt.Euclidean()
     start = initial_points(hierarchy, settings).to(device)

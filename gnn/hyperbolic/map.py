@@ -83,7 +83,7 @@ from tqdm import tqdm
 from gnn.device import select_device
 from gnn.hyperbolic import poincare
 from gnn.hyperbolic.hierarchy import Hierarchy
-from graph.errors import ConfigError
+from graph.errors import ConfigError, DataError
 
 log = logging.getLogger(__name__)
 
@@ -255,7 +255,7 @@ def train_hyperbolic_map(
     related.fill_diagonal_(True)  # a node is never its own negative
     pairs = pairs[~related.all(dim=1)[pairs[:, 0]]]  # an anchor related to every node has no negatives
     if len(pairs) == 0:
-        raise ConfigError("the hierarchy has no related pairs to train h_θ on")
+        raise DataError("the hierarchy has no related pairs to train h_θ on")
     anchors = torch.unique(pairs[:, 0])
     row_of = torch.full((n,), -1, dtype=torch.long, device=device)  # node -> its row in the batch, -1 outside
 
@@ -331,17 +331,17 @@ def _record(models_dir: Path, key: str | None) -> dict[str, Any]:
     if key is None:
         latest = folder / "latest"
         if not latest.is_file():
-            raise ConfigError(
+            raise DataError(
                 f"no hyperbolic map under {folder}; run `citegraph compute taxonomy` then `citegraph compute hyperbolic`"
             )
         path = folder / latest.read_text(encoding="utf-8").strip()
     else:
         path = folder / f"{key}.pt"
     if not path.is_file():
-        raise ConfigError(f"{path} does not exist; rerun `citegraph compute hyperbolic`")
+        raise DataError(f"{path} does not exist; rerun `citegraph compute hyperbolic`")
     record: dict[str, Any] = torch.load(path, map_location="cpu", weights_only=True)
     if "max_radius" not in record:
-        raise ConfigError(f"{path} was saved by an older h_θ (no radius bound); rerun `citegraph compute hyperbolic`")
+        raise DataError(f"{path} was saved by an older h_θ (no radius bound); rerun `citegraph compute hyperbolic`")
     return record
 
 
@@ -358,7 +358,7 @@ def load_class_points(models_dir: Path, key: str | None = None) -> pd.Series:
     """The h_θ points of the classes h_θ was trained on (class id or code -> float64 [dim]), saved with it."""
     record = _record(models_dir, key)
     if record["points"] is None:
-        raise ConfigError("this h_θ was saved without its class points; rerun `citegraph compute hyperbolic`")
+        raise DataError("this h_θ was saved without its class points; rerun `citegraph compute hyperbolic`")
     return pd.Series(list(record["points"].numpy()), index=record["classes"])
 
 

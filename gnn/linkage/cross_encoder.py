@@ -53,7 +53,7 @@ from gnn.device import select_device
 from gnn.linkage.features import CitedPaper
 from gnn.linkage.model import Example, Linker
 from gnn.text.encoder import default_model_path
-from graph.errors import ConfigError
+from graph.errors import ConfigError, DataError
 
 log = logging.getLogger(__name__)
 
@@ -193,11 +193,11 @@ class CrossEncoder:
         try:
             payload = json.loads((folder / "config.json").read_text(encoding="utf-8"))
         except (OSError, json.JSONDecodeError) as exc:
-            raise ConfigError(
+            raise DataError(
                 f"cannot read the cross-encoder at {folder}: {exc}; train one with `citegraph linkage train --cross-encoder`"
             ) from exc
         if payload.get("format") != MODEL_FORMAT:
-            raise ConfigError(
+            raise DataError(
                 f"{folder} is not a linker cross-encoder of this version; retrain with `citegraph linkage train --cross-encoder`"
             )
         settings = CrossEncoderSettings(**{**payload["settings"], "device": device})
@@ -241,7 +241,7 @@ def train_cross_encoder(
     """
     lists = _training_lists(examples, linker, settings)
     if not lists:
-        raise ConfigError("the cross-encoder needs gold citances with at least one linked and one other sentence")
+        raise DataError("the cross-encoder needs gold citances with at least one linked and one other sentence")
     cross = CrossEncoder.from_pretrained(model or default_model_path(), settings)
     scorer = cross.scorer
     optimiser = torch.optim.AdamW(scorer.parameters(), lr=settings.learning_rate, weight_decay=0.01)

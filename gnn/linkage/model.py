@@ -32,7 +32,7 @@ import numpy as np
 
 from gnn.linkage.features import FEATURES, CitedPaper, features
 from gnn.linkage.scoring import Selection, choose_selection
-from graph.errors import ConfigError
+from graph.errors import ConfigError, DataError
 
 MODEL_FORMAT = "citegraph-linker/1"
 
@@ -131,11 +131,11 @@ class Linker:
         try:
             payload = json.loads(Path(path).read_text(encoding="utf-8"))
         except (OSError, json.JSONDecodeError) as exc:
-            raise ConfigError(
+            raise DataError(
                 f"cannot read the linker model {path}: {exc}; train one with `citegraph linkage train`"
             ) from exc
         if payload.get("format") != MODEL_FORMAT or payload.get("features") != list(FEATURES):
-            raise ConfigError(
+            raise DataError(
                 f"{path} is not a linker model of this version (features changed); retrain with `citegraph linkage train`"
             )
         settings = payload["settings"]
@@ -168,9 +168,7 @@ def design_matrix(examples: Sequence[Example]) -> tuple[np.ndarray, np.ndarray, 
 
 def _fit_model(x: np.ndarray, y: np.ndarray, w: np.ndarray, settings: LinkerSettings) -> Linker:
     if y.min(initial=1.0) == y.max(initial=0.0):
-        raise ConfigError(
-            "the linker needs linked and unlinked sentences to learn from; the training data has one kind"
-        )
+        raise DataError("the linker needs linked and unlinked sentences to learn from; the training data has one kind")
     # Balance the classes: positives weigh as much as negatives in total.
     w = w.copy()
     pos = y > 0.5

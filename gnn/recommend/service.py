@@ -46,7 +46,7 @@ from gnn.retrieval.prefetch import Prefetched, Prefetcher, PrefetchQuery, Prefet
 from gnn.retrieval.profiles import ProfileIndex, ProfileSettings
 from gnn.text.embeddings import paper_texts
 from gnn.text.encoder import EncoderSettings, TextEncoder
-from graph.errors import ConfigError
+from graph.errors import ConfigError, DataError
 from graph.files import IndexFiles
 from graph.store import GraphStore
 
@@ -194,7 +194,7 @@ class RecommendationService:
         # papers whose vector `compute embeddings` has not written yet are served from the encoder's cache
         index, report = RetrievalIndex.open(store, settings.index, path=folder, cache=encoder)
         if report.with_vector == 0:
-            raise ConfigError(
+            raise DataError(
                 f"no paper of {store.describe()} has an embedding; run `citegraph compute embeddings --embed papers` first"
             )
         check_encoder(index, encoder, store)
@@ -410,18 +410,18 @@ def read_batch(path: Path, *, k: int) -> list[RecommendRequest]:
             try:
                 record = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise ConfigError(f"{where}: not JSON ({exc.msg}); each line must be one query object") from exc
+                raise DataError(f"{where}: not JSON ({exc.msg}); each line must be one query object") from exc
             if not isinstance(record, dict) or not (
                 isinstance(record.get("context"), str) or record.get("draft") is not None
             ):
-                raise ConfigError(
+                raise DataError(
                     f'{where}: expected an object with a "context" string, e.g. {{"id": "q1", "context": "..."}}, '
                     'or a "draft" (list of sentences) with the "position" of the citing sentence'
                 )
             draft, position = _draft(record, where)
             cited = record.get("cited_ids") or []
             if not isinstance(cited, list) or not all(isinstance(c, str) for c in cited):
-                raise ConfigError(f"{where}: `cited_ids` must be a list of paper ids")
+                raise DataError(f"{where}: `cited_ids` must be a list of paper ids")
             year = record.get("year")
             title = _text_or_none(record.get("title"), where, "title")
             abstract = _text_or_none(record.get("abstract"), where, "abstract")
@@ -440,7 +440,7 @@ def read_batch(path: Path, *, k: int) -> list[RecommendRequest]:
                     id=str(record.get("id", number)),
                 )
             except ConfigError as exc:  # the request's own checks (blank context, position), with the line
-                raise ConfigError(f"{where}: {exc}") from exc
+                raise DataError(f"{where}: {exc}") from exc
             requests.append(request)
     return requests
 
@@ -451,16 +451,16 @@ def _draft(record: dict[str, Any], where: str) -> tuple[tuple[str, ...], int | N
     if draft is None and position is None:
         return (), None
     if not isinstance(draft, list) or not draft or not all(isinstance(x, str) for x in draft):
-        raise ConfigError(f"{where}: `draft` must be a non-empty list of sentences (strings)")
+        raise DataError(f"{where}: `draft` must be a non-empty list of sentences (strings)")
     if position is not None and (not isinstance(position, int) or isinstance(position, bool)):
-        raise ConfigError(f"{where}: `position` must be the index of the citing sentence in `draft`; got {position!r}")
+        raise DataError(f"{where}: `position` must be the index of the citing sentence in `draft`; got {position!r}")
     return tuple(draft), position  # its range is RecommendRequest's check
 
 
 def _text_or_none(value: Any, where: str, name: str) -> str | None:
     if value is None or isinstance(value, str):
         return value
-    raise ConfigError(f"{where}: `{name}` is {type(value).__name__}, expected a string")
+    raise DataError(f"{where}: `{name}` is {type(value).__name__}, expected a string")
 
 
 def write_ranked(path: Path, responses: Iterable[RecommendResponse]) -> int:

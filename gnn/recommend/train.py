@@ -79,7 +79,7 @@ from gnn.retrieval.lexical import LexicalIndex
 from gnn.retrieval.prefetch import Prefetcher
 from gnn.retrieval.profiles import field_lexical_index
 from gnn.text.encoder import TextEncoder
-from graph.errors import ConfigError
+from graph.errors import DataError
 from graph.store import GraphStore
 
 log = logging.getLogger(__name__)
@@ -153,7 +153,7 @@ def cross_fitted_scores(
         half = len(parts[0]) // 2
         parts = [parts[0][:half], parts[0][half:]]
     if len(parts) < 2 or any(not any(ex.label.any() for ex in part) for part in parts):
-        raise ConfigError("cross-fitting needs two groups of training queries, each with a target among its candidates")
+        raise DataError("cross-fitting needs two groups of training queries, each with a target among its candidates")
     trainer = RerankerTrainer(vectors, settings)
     out: list[np.ndarray] = []
     for held_out in range(len(parts)):

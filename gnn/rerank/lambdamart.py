@@ -75,7 +75,7 @@ import numpy as np
 
 from gnn.metrics import reciprocal_rank
 from gnn.rerank.examples import QueryExample, ranked_ids
-from graph.errors import ConfigError
+from graph.errors import ConfigError, DataError
 
 log = logging.getLogger(__name__)
 
@@ -185,7 +185,7 @@ class LambdaMart:
         for k in range(len(trees)):
             path = folder / _member_file(k)
             if not path.is_file():
-                raise ConfigError(f"{folder}: {path.name} is missing; rerun `citegraph train reranker`")
+                raise DataError(f"{folder}: {path.name} is missing; rerun `citegraph train reranker`")
             boosters.append(lgb.Booster(model_file=str(path)))
         # models saved before pool-relative inputs existed were trained on the raw features only,
         # and without the neural score as an input
@@ -292,7 +292,7 @@ def fit_lambdamart(
     train_pairs = _with_targets(train, train_neural if settings.stacked else None)
     validation_pairs = _with_targets(validation, validation_neural if settings.stacked else None)
     if not train_pairs or not validation_pairs:
-        raise ConfigError("LambdaMART needs training and validation queries with a target among their candidates")
+        raise DataError("LambdaMART needs training and validation queries with a target among their candidates")
     start = time.perf_counter()
     x, y, groups = _matrix(train_pairs, settings)
     vx, vy, vgroups = _matrix(validation_pairs, settings)
@@ -381,7 +381,7 @@ def save_blend(folder: Path, mart: LambdaMart, alpha: float, mrr_by_alpha: dict[
     """Save the booster and record it (with ``alpha``) in the reranker's ``config.json``."""
     config_path = folder / "config.json"
     if not config_path.is_file():
-        raise ConfigError(f"{folder}: save the neural reranker first (config.json is missing)")
+        raise DataError(f"{folder}: save the neural reranker first (config.json is missing)")
     mart.save(folder)
     record = json.loads(config_path.read_text(encoding="utf-8"))
     record["lambdamart"] = {

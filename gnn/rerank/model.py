@@ -54,7 +54,7 @@ from gnn.device import select_device
 from gnn.metrics import reciprocal_rank
 from gnn.rerank.examples import QueryExample, ranked_ids
 from gnn.rerank.features import FEATURE_NAMES
-from graph.errors import ConfigError
+from graph.errors import ConfigError, DataError
 
 log = logging.getLogger(__name__)
 
@@ -243,7 +243,7 @@ class RerankerTrainer:
         rng = np.random.default_rng(s.seed)
         usable = [ex for ex in train if ex.label.any()]
         if not usable:
-            raise ConfigError("no training query has a target among its candidates; nothing to learn from")
+            raise DataError("no training query has a target among its candidates; nothing to learn from")
         model = RerankerModel(self.vectors.shape[1], len(FEATURE_NAMES), s).to(self.device)
         stacked = np.vstack([ex.features for ex in usable])
         model.feature_mean.copy_(_tensor(stacked.mean(0), self.device))
@@ -413,10 +413,10 @@ def load_reranker(folder: Path) -> tuple[RerankerModel, dict[str, Any]]:
     """The model saved in ``folder`` and its config; refuses one trained on other features."""
     config_path = folder / "config.json"
     if not config_path.is_file():
-        raise ConfigError(f"{folder}: no trained reranker (config.json missing); run `citegraph train reranker`")
+        raise DataError(f"{folder}: no trained reranker (config.json missing); run `citegraph train reranker`")
     record = json.loads(config_path.read_text(encoding="utf-8"))
     if record.get("features") != list(FEATURE_NAMES):
-        raise ConfigError(
+        raise DataError(
             f"{folder}: the reranker was trained on other features than this version computes; "
             "rerun `citegraph train reranker`"
         )

@@ -62,7 +62,7 @@ from gnn.retrieval.index import RetrievalIndex
 from gnn.retrieval.prefetch import Prefetcher, PrefetchQuery
 from gnn.retrieval.profiles import ProfileIndex, field_lexical_index
 from gnn.text.embeddings import titles_and_abstracts
-from graph.errors import ConfigError
+from graph.errors import DataError
 from graph.store import GraphStore
 
 log = logging.getLogger(__name__)
@@ -316,7 +316,7 @@ def load_trained_reranker(
     (``citations``: :func:`gnn.retrieval.enricher.read_citations_with_years` rows when already read)."""
     model, config = load_reranker(folder)
     if model.dim != index.dim:
-        raise ConfigError(
+        raise DataError(
             f"{folder}: the reranker was trained on {model.dim}-d vectors, the index holds {index.dim}-d ones; "
             "rerun `citegraph train reranker`"
         )

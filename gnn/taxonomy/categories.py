@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from gnn.taxonomy.graph import ARXIV, JointTaxonomy
-from graph.errors import ConfigError
+from graph.errors import ConfigError, DataError
 
 INFER_FROM = ("auto", "fused", "text")
 
@@ -98,7 +98,7 @@ def candidate_categories(
         if taxonomy.aliases[i] is None and (taxonomy.described[i] or taxonomy.keys[i] in wanted)
     ]
     if not rows:
-        raise ConfigError("no candidate arXiv category to infer from; ingest the arXiv taxonomy first")
+        raise DataError("no candidate arXiv category to infer from; ingest the arXiv taxonomy first")
     return Candidates(tuple(taxonomy.keys[i] for i in rows), _unit(fused[rows]), _unit(text[rows]))
 
 
@@ -236,7 +236,7 @@ def calibrate(
     else:
         chosen = settings.infer_from
     if not np.isfinite(thresholds[chosen]):
-        raise ConfigError(
+        raise DataError(
             "no paper with given categories and an embedding to choose the threshold on; "
             "run `citegraph compute embeddings --embed papers` (and ingest unarXive), or pass --min-score"
         )

@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
-import cypher
+from gnn.device import on_device
 from gnn.taxonomy.categories import (
     Calibration,
     CategorySettings,
@@ -44,6 +44,7 @@ from gnn.taxonomy.fusion import FusionResult, FusionSettings, fuse
 from gnn.taxonomy.graph import (
     ACM,
     ARXIV,
+    JointTaxonomy,
     MapsToInference,
     apply_maps_to,
     encode_classes,
@@ -52,7 +53,7 @@ from gnn.taxonomy.graph import (
     write_maps_to,
 )
 from gnn.text.encoder import TextEncoder
-from graph.errors import ConfigError
+from graph.errors import ConfigError, DataError
 from graph.schema import SOURCE_COLUMN, TARGET_COLUMN
 from graph.store import GraphStore
 
@@ -143,18 +144,12 @@ def read_paper_embeddings(store: GraphStore, ids: list[str], batch_size: int, *,
     """float32 [len(ids), d]: the stored ``embedding`` of each paper (ids must have one), read in pages."""
     dim = store.schema.sizes.embedding
     out = np.zeros((len(ids), dim), dtype=np.float32)
-    identifiers = {
-        "LABEL": cypher.check_identifier("Paper"),
-        "KEY": cypher.check_identifier("id"),
-        "NODE_COLUMNS": ", n.embedding AS embedding",
-    }
     position = {paper: i for i, paper in enumerate(ids)}
     bar = tqdm(total=len(ids), desc="read embeddings", unit="paper", disable=not progress)
     for start in range(0, len(ids), batch_size):
-        rows = store.query("nodes_by_keys", {"keys": ids[start : start + batch_size]}, identifiers)
-        for row in rows:
-            if row["embedding"] is not None:
-                out[position[row["key"]]] = row["embedding"]
+        rows = store.query("paper_embeddings_by_ids", {"ids": ids[start : start + batch_size]})
+        for row in rows:  # papers without an embedding are not returned: their row stays zero
+            out[position[row["id"]]] = row["embedding"]
         bar.update(min(batch_size, len(ids) - start))
     bar.close()
     return out
@@ -173,6 +168,27 @@ def _write_vectors(
     bar.close()
 
 
+@dataclass(frozen=True)
+class _Papers:
+    """Which papers step 3 works on, read once from the store."""
+
+    ids: np.ndarray  # every paper id (str)
+    has_taxonomy: np.ndarray  # bool per id: a taxonomy vector is stored (maybe stale)
+    given: pd.DataFrame  # the given IN_CATEGORY edges (inferred false or null)
+    targets: list[str]  # papers with an embedding and no given category: categories to infer
+    known_ids: list[str]  # papers with an embedding and given categories, sorted: calibration
+    without_embedding: int  # papers with neither an embedding nor a given category: skipped
+
+
+@dataclass(frozen=True)
+class _Inference:
+    """Step 3's inferred categories."""
+
+    calibration: Calibration | None  # None when no paper needed inference
+    inferred: pd.DataFrame  # IN_CATEGORY {score, inferred: true} at or above the threshold
+    nearest: pd.DataFrame  # the top-k categories of papers with none above it (weights for their vector)
+
+
 def compute_taxonomy(
     store: GraphStore,
     encoder: TextEncoder,
@@ -183,6 +199,47 @@ def compute_taxonomy(
     """Run the three steps of the module docstring on ``store``."""
     start = time.perf_counter()
     sizes = store.schema.sizes
+    _check_sizes(store, encoder)
+    papers = _read_papers(store)
+    with on_device(settings.fusion.device):
+        # 1. joint graph, inferred MAPS_TO
+        taxonomy = read_taxonomy(store)
+        features = encode_classes(taxonomy, encoder, progress=progress)
+        maps_to = infer_maps_to(taxonomy, features, top_k=settings.maps_to_top_k, min_score=settings.maps_to_min_score)
+        write_maps_to(store, maps_to.edges)
+        taxonomy = apply_maps_to(taxonomy, maps_to.edges)
+        # 2. fusion, `fused` on every class node
+        result = fuse(taxonomy, features, settings.fusion, out_channels=sizes.taxonomy, progress=progress)
+    arxiv, acm = taxonomy.nodes_of(ARXIV), taxonomy.nodes_of(ACM)
+    _write_fused(store, taxonomy, result.fused, arxiv, acm)
+    # 3. papers: given categories, inferred categories, taxonomy vectors
+    inference = _infer_categories(store, papers, taxonomy, result.fused, features, settings, progress)
+    columns = [SOURCE_COLUMN, TARGET_COLUMN, "score", "inferred"]
+    store.replace_edges(
+        "IN_CATEGORY", pd.concat([papers.given[columns], inference.inferred[columns]], ignore_index=True)
+    )
+    fused_by_code = {taxonomy.keys[i]: result.fused[i] for i in arxiv}
+    given_ids, inferred_ids, cleared = _write_paper_vectors(store, papers, inference, fused_by_code, settings, progress)
+
+    return TaxonomyReport(
+        categories=len(arxiv),
+        classes=len(acm),
+        maps_to=maps_to,
+        fusion=result,
+        calibration=inference.calibration,
+        papers_given=len(given_ids),
+        papers_inferred=len(inferred_ids),
+        inferred_edges=len(inference.inferred),
+        papers_uncategorised=len(papers.targets) - len(inferred_ids),
+        papers_without_embedding=papers.without_embedding,
+        cleared=cleared,
+        seconds=time.perf_counter() - start,
+    )
+
+
+def _check_sizes(store: GraphStore, encoder: TextEncoder) -> None:
+    """Category inference compares text embeddings with fused class vectors: the three sizes must agree."""
+    sizes = store.schema.sizes
     if encoder.dim != sizes.embedding or sizes.taxonomy != sizes.embedding:
         raise ConfigError(
             f"the encoder gives {encoder.dim}-d vectors, {store.describe()} stores {sizes.embedding}-d embeddings and "
@@ -190,6 +247,9 @@ def compute_taxonomy(
             "(set CITEGRAPH_EMBEDDING_DIM / CITEGRAPH_TAXONOMY_DIM for a new store, or pick a matching encoder)"
         )
 
+
+def _read_papers(store: GraphStore) -> _Papers:
+    """Every paper's vector status and given categories; :class:`DataError` when no paper has an embedding."""
     status = pd.DataFrame(store.query("paper_vector_status"), columns=["id", "has_embedding", "has_taxonomy"])
     edges = store.read_edges("IN_CATEGORY")
     given = edges[~edges["inferred"].fillna(False).astype(bool)].reset_index(drop=True)
@@ -200,88 +260,89 @@ def compute_taxonomy(
     known_ids = sorted(p for p, has in zip(ids, with_embedding) if has and p in given_papers)
     without_embedding = sum(1 for p, has in zip(ids, with_embedding) if not has and p not in given_papers)
     if not with_embedding.any() and without_embedding:
-        raise ConfigError(
+        raise DataError(
             f"no paper in {store.describe()} has a text embedding, so categories cannot be inferred; "
             "run `citegraph compute embeddings --embed papers` first"
         )
+    has_taxonomy = status["has_taxonomy"].fillna(False).astype(bool).to_numpy()
+    return _Papers(ids, has_taxonomy, given, targets, known_ids, without_embedding)
 
-    # 1. joint graph, inferred MAPS_TO
-    taxonomy = read_taxonomy(store)
-    features = encode_classes(taxonomy, encoder, progress=progress)
-    maps_to = infer_maps_to(taxonomy, features, top_k=settings.maps_to_top_k, min_score=settings.maps_to_min_score)
-    write_maps_to(store, maps_to.edges)
-    taxonomy = apply_maps_to(taxonomy, maps_to.edges)
 
-    # 2. fusion, `fused` on every class node
-    result = fuse(taxonomy, features, settings.fusion, out_channels=sizes.taxonomy, progress=progress)
-    arxiv, acm = taxonomy.nodes_of(ARXIV), taxonomy.nodes_of(ACM)
+def _write_fused(
+    store: GraphStore, taxonomy: JointTaxonomy, fused: np.ndarray, arxiv: np.ndarray, acm: np.ndarray
+) -> None:
+    """``fused`` on every ArxivCategory (keyed by code) and AcmClass (keyed by id)."""
     for label, key, nodes in ((ARXIV, "code", arxiv), (ACM, "id", acm)):
-        frame = pd.DataFrame({key: [taxonomy.keys[i] for i in nodes], "fused": list(result.fused[nodes])})
+        frame = pd.DataFrame({key: [taxonomy.keys[i] for i in nodes], "fused": list(fused[nodes])})
         store.write_node_properties(label, key, frame)
-    fused_by_code = {taxonomy.keys[i]: result.fused[i] for i in arxiv}
 
-    # 3. papers: given categories, inferred categories, taxonomy vectors
-    calibration: Calibration | None = None
-    inferred = pd.DataFrame({SOURCE_COLUMN: [], TARGET_COLUMN: [], "score": [], "inferred": []})
-    below_vectors_of = inferred
-    if targets:
-        codes_of = given.groupby(SOURCE_COLUMN)[TARGET_COLUMN].agg(list)
-        known = pd.DataFrame({"id": known_ids, "codes": [codes_of[p] for p in known_ids]})
-        candidates = candidate_categories(
-            taxonomy, result.fused, features, given[TARGET_COLUMN].astype(str).unique().tolist()
-        )
-        known_vectors = read_paper_embeddings(store, known_ids, settings.batch_size)
-        calibration = calibrate(candidates, known, known_vectors, canonical_codes(taxonomy), settings.categories)
-        parts = []
-        bar = tqdm(total=len(targets), desc="infer categories", unit="paper", disable=not progress)
-        for begin in range(0, len(targets), settings.batch_size):
-            batch = targets[begin : begin + settings.batch_size]
-            vectors = read_paper_embeddings(store, batch, settings.batch_size)
-            parts.append(  # every paper's top-k, thresholded below
-                infer_categories(
-                    candidates,
-                    batch,
-                    vectors,
-                    kind=calibration.infer_from,
-                    top_k=settings.categories.top_k,
-                    threshold=-np.inf,
-                )
+
+def _infer_categories(
+    store: GraphStore,
+    papers: _Papers,
+    taxonomy: JointTaxonomy,
+    fused: np.ndarray,
+    features: np.ndarray,
+    settings: TaxonomySettings,
+    progress: bool,
+) -> _Inference:
+    """Calibrate on the papers with given categories, then score every target paper's top-k categories."""
+    empty = pd.DataFrame({SOURCE_COLUMN: [], TARGET_COLUMN: [], "score": [], "inferred": []})
+    if not papers.targets:
+        return _Inference(None, empty, empty)
+    given = papers.given
+    codes_of = given.groupby(SOURCE_COLUMN)[TARGET_COLUMN].agg(list)
+    known = pd.DataFrame({"id": papers.known_ids, "codes": [codes_of[p] for p in papers.known_ids]})
+    candidates = candidate_categories(taxonomy, fused, features, given[TARGET_COLUMN].astype(str).unique().tolist())
+    known_vectors = read_paper_embeddings(store, papers.known_ids, settings.batch_size)
+    calibration = calibrate(candidates, known, known_vectors, canonical_codes(taxonomy), settings.categories)
+    parts = []
+    bar = tqdm(total=len(papers.targets), desc="infer categories", unit="paper", disable=not progress)
+    for begin in range(0, len(papers.targets), settings.batch_size):
+        batch = papers.targets[begin : begin + settings.batch_size]
+        vectors = read_paper_embeddings(store, batch, settings.batch_size)
+        parts.append(  # every paper's top-k, thresholded below
+            infer_categories(
+                candidates,
+                batch,
+                vectors,
+                kind=calibration.infer_from,
+                top_k=settings.categories.top_k,
+                threshold=-np.inf,
             )
-            bar.update(len(batch))
-        bar.close()
-        nearest = pd.concat(parts, ignore_index=True)
-        inferred = nearest[nearest["score"] >= calibration.threshold].reset_index(drop=True)
-        # papers whose every category is below the threshold: no edge, but a taxonomy vector from their
-        # nearest categories (weights clipped at 0: an opposite category must not push the vector away)
-        below = nearest[~nearest[SOURCE_COLUMN].isin(set(inferred[SOURCE_COLUMN]))]
-        below_vectors_of = below.assign(score=below["score"].clip(lower=1e-6))
-    columns = [SOURCE_COLUMN, TARGET_COLUMN, "score", "inferred"]
-    store.replace_edges("IN_CATEGORY", pd.concat([given[columns], inferred[columns]], ignore_index=True))
+        )
+        bar.update(len(batch))
+    bar.close()
+    nearest = pd.concat(parts, ignore_index=True)
+    inferred = nearest[nearest["score"] >= calibration.threshold].reset_index(drop=True)
+    # papers whose every category is below the threshold: no edge, but a taxonomy vector from their
+    # nearest categories (weights clipped at 0: an opposite category must not push the vector away)
+    below = nearest[~nearest[SOURCE_COLUMN].isin(set(inferred[SOURCE_COLUMN]))]
+    return _Inference(calibration, inferred, below.assign(score=below["score"].clip(lower=1e-6)))
 
-    given_ids, given_vectors = paper_vectors(given, fused_by_code, weighted=False)
-    inferred_ids, inferred_vectors = paper_vectors(inferred, fused_by_code, weighted=True)
+
+def _write_paper_vectors(
+    store: GraphStore,
+    papers: _Papers,
+    inference: _Inference,
+    fused_by_code: dict[str, np.ndarray],
+    settings: TaxonomySettings,
+    progress: bool,
+) -> tuple[list[str], list[str], int]:
+    """``taxonomy`` from given, inferred and nearest categories; cleared elsewhere.
+
+    Returns the papers placed by given and by inferred categories, and how many stale vectors were cleared.
+    """
+    given_ids, given_vectors = paper_vectors(papers.given, fused_by_code, weighted=False)
+    inferred_ids, inferred_vectors = paper_vectors(inference.inferred, fused_by_code, weighted=True)
     _write_vectors(store, given_ids, given_vectors, settings.batch_size, "taxonomy (given)", progress)
     _write_vectors(store, inferred_ids, inferred_vectors, settings.batch_size, "taxonomy (inferred)", progress)
-    nearest_ids, nearest_vectors = paper_vectors(below_vectors_of, fused_by_code, weighted=True)
+    nearest_ids, nearest_vectors = paper_vectors(inference.nearest, fused_by_code, weighted=True)
     _write_vectors(store, nearest_ids, nearest_vectors, settings.batch_size, "taxonomy (nearest)", progress)
     placed = set(given_ids) | set(inferred_ids) | set(nearest_ids)
-    stale = [p for p, has in zip(ids, status["has_taxonomy"].fillna(False).astype(bool)) if has and p not in placed]
+    stale = [p for p, has in zip(papers.ids, papers.has_taxonomy) if has and p not in placed]
     _write_vectors(store, stale, None, settings.batch_size, "clear stale taxonomy", progress)
-
-    return TaxonomyReport(
-        categories=len(arxiv),
-        classes=len(acm),
-        maps_to=maps_to,
-        fusion=result,
-        calibration=calibration,
-        papers_given=len(given_ids),
-        papers_inferred=len(inferred_ids),
-        inferred_edges=len(inferred),
-        papers_uncategorised=len(targets) - len(inferred_ids),
-        papers_without_embedding=without_embedding,
-        cleared=len(stale),
-        seconds=time.perf_counter() - start,
-    )
+    return given_ids, inferred_ids, len(stale)
 
 
 __all__ = ["TaxonomyReport", "TaxonomySettings", "compute_taxonomy", "read_paper_embeddings"]

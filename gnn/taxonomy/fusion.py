@@ -26,7 +26,7 @@ directions), initialised with the text vectors and trained self-supervised by li
 with :math:`\ell` the scaled cosine of :class:`~gnn.taxonomy.fusion_models.LinkScorer`, :math:`E^+` the
 training edges and :math:`E^-` as many node pairs drawn uniformly from the non-edges each epoch
 (:func:`torch_geometric.utils.negative_sampling`). Given edges are split into train / validation /
-test (:func:`split_links`; inferred MAPS_TO edges only ever train: text similarity made them, so
+test (:func:`~gnn.taxonomy.links.split_links`; inferred MAPS_TO edges only ever train: text similarity made them, so
 predicting them from text would flatter every method). Training stops when validation AUC has
 not improved for ``patience`` epochs and keeps the best epoch (epoch 0, the untrained model,
 included). The written vectors come from the best model run over *all* edges.
@@ -46,7 +46,7 @@ import json
 import logging
 import random
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +61,7 @@ from tqdm.auto import tqdm
 from gnn.device import select_device
 from gnn.taxonomy.fusion_models import APPNPFusion, GATFusion, LinkScorer
 from gnn.taxonomy.graph import JointTaxonomy
+from gnn.taxonomy.links import BROADER_KIND, MAPS_TO_KIND, LinkSplit, link_metrics, split_links
 from gnn.text.encoder import default_cache_root
 from graph.errors import ConfigError
 
@@ -68,7 +69,6 @@ log = logging.getLogger(__name__)
 
 FUSIONS = ("vector", "gat", "appnp")
 ACM_VECTORS = ("own", "ancestors")
-BROADER_KIND, MAPS_TO_KIND = 0, 1
 
 
 @dataclass(frozen=True)
@@ -116,141 +116,6 @@ class FusionSettings:
         config = asdict(self)
         config.pop("device")
         return config
-
-
-# metrics ---------------------------------------------------------------------------------------
-def roc_auc(positive: np.ndarray, negative: np.ndarray) -> float:
-    r"""Area under the ROC curve: the probability that a positive outscores a negative (ties count half).
-
-    .. math::
-        \mathrm{AUC} = \frac{1}{|P||N|}\sum_{p \in P}\sum_{n \in N}
-        \big([s_p > s_n] + \tfrac12 [s_p = s_n]\big)
-
-    computed from ranks (Mann-Whitney U) in :math:`O((|P|+|N|) \log(|P|+|N|))`.
-    """
-    if len(positive) == 0 or len(negative) == 0:
-        return float("nan")
-    from scipy.stats import rankdata
-
-    ranks = rankdata(np.concatenate([positive, negative]))  # average ranks: ties count half
-    u = ranks[: len(positive)].sum() - len(positive) * (len(positive) + 1) / 2
-    return float(u / (len(positive) * len(negative)))
-
-
-def average_precision(positive: np.ndarray, negative: np.ndarray) -> float:
-    r"""Average precision of the ranking by score: :math:`\mathrm{AP} = \frac{1}{|P|}\sum_k P@k \cdot \mathrm{rel}_k`.
-
-    Ties are broken with negatives first (the pessimistic order), so a constant scorer gets no credit.
-    """
-    if len(positive) == 0:
-        return float("nan")
-    scores = np.concatenate([positive, negative])
-    relevant = np.concatenate([np.ones(len(positive)), np.zeros(len(negative))])
-    order = np.lexsort((relevant, -scores))  # by score descending, negatives before positives on ties
-    hits = relevant[order]
-    precision = np.cumsum(hits) / np.arange(1, len(hits) + 1)
-    return float((precision * hits).sum() / len(positive))
-
-
-def cosine_scores(vectors: np.ndarray, pairs: np.ndarray) -> np.ndarray:
-    """Cosine of the two vectors of each pair (``pairs``: int [P, 2])."""
-    pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
-    unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True).clip(min=1e-12)  # clip: zero rows score 0
-    return np.einsum("ij,ij->i", unit[pairs[:, 0]], unit[pairs[:, 1]])
-
-
-# split -----------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class LinkSplit:
-    """Positive taxonomy edges with their part, and fixed negatives for validation and test."""
-
-    pairs: np.ndarray  # int64 [P, 2]: BROADER (child, parent) and MAPS_TO (category, class) edges
-    kinds: np.ndarray  # int8 [P]: BROADER_KIND or MAPS_TO_KIND
-    part: np.ndarray  # int8 [P]: 0 train, 1 validation, 2 test (inferred edges are always 0)
-    negatives: dict[str, np.ndarray] = field(default_factory=dict)  # "val" / "test" / "test_hard" -> int64 [Q, 2]
-
-    def edges(self, part: int, kind: int | None = None) -> np.ndarray:
-        mask = self.part == part
-        if kind is not None:
-            mask &= self.kinds == kind
-        return self.pairs[mask]
-
-    def message_edges(self, *, everything: bool = False) -> np.ndarray:
-        """int64 [2, 2E]: training edges (or all edges) in both directions, for message passing."""
-        pairs = self.pairs if everything else self.pairs[self.part == 0]
-        both = np.concatenate([pairs, pairs[:, ::-1]]) if len(pairs) else np.zeros((0, 2), dtype=np.int64)
-        return np.unique(both, axis=0).T.astype(np.int64) if len(both) else np.zeros((2, 0), dtype=np.int64)
-
-
-def split_links(taxonomy: JointTaxonomy, *, val_fraction: float, test_fraction: float, seed: int) -> LinkSplit:
-    """Hold out shares of the given edges; draw negatives for them.
-
-    Uniform negatives (``val``, ``test``): node pairs that are no edge in either direction, drawn
-    with :func:`torch_geometric.utils.negative_sampling` over the whole graph, as many as positives.
-    Hard negatives (``test_hard``): each test edge :math:`(u, v)` with :math:`v` replaced by a node of
-    the same scheme (an ACM 1998 class by another ACM 1998 class) that is no neighbour of :math:`u`;
-    they test whether a method knows *which* class, not only which kind of class.
-    """
-    pairs = np.concatenate([taxonomy.broader, taxonomy.maps_to]).astype(np.int64).reshape(-1, 2)
-    kinds = np.concatenate(
-        [np.full(len(taxonomy.broader), BROADER_KIND), np.full(len(taxonomy.maps_to), MAPS_TO_KIND)]
-    ).astype(np.int8)
-    inferred = np.concatenate([np.zeros(len(taxonomy.broader), dtype=bool), taxonomy.maps_inferred])
-    rng = np.random.default_rng(seed)
-    candidates = rng.permutation(np.flatnonzero(~inferred))
-    # at least one edge each where there are enough, so a tiny taxonomy still gets a (rough) figure
-    least = 1 if len(candidates) >= 3 else 0
-    n_val = max(least, round(len(candidates) * val_fraction))
-    n_test = max(least, round(len(candidates) * test_fraction))
-    part = np.zeros(len(pairs), dtype=np.int8)
-    part[candidates[:n_val]] = 1
-    part[candidates[n_val : n_val + n_test]] = 2
-
-    n = len(taxonomy)
-    everything = LinkSplit(pairs, kinds, part).message_edges(everything=True)
-    random.seed(seed)  # negative_sampling draws with Python's `random`
-    drawn = negative_sampling(torch.from_numpy(everything), num_nodes=n, num_neg_samples=2 * (n_val + n_test))
-    uniform = drawn.T.numpy()
-    uniform = uniform[uniform[:, 0] != uniform[:, 1]]
-    # the same unordered pair twice would count double: keep first occurrences only
-    _, first = np.unique(np.sort(uniform, axis=1), axis=0, return_index=True)
-    uniform = uniform[np.sort(first)]
-    if len(uniform) < n_val + n_test:
-        raise ConfigError(f"the taxonomy graph ({n} nodes) is too dense to draw {n_val + n_test} negative pairs")
-    negatives = {"val": uniform[:n_val], "test": uniform[n_val : n_val + n_test]}
-    negatives["test_hard"] = _corrupted(pairs[part == 2], taxonomy.schemes, everything, rng)
-    return LinkSplit(pairs, kinds, part, negatives)
-
-
-def _corrupted(pairs: np.ndarray, schemes: tuple[str, ...], edges: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """For each (u, v): (u, v') with v' of v's scheme, v' != u, and (u, v') no edge. Pairs without one are skipped."""
-    linked = set(zip(edges[0].tolist(), edges[1].tolist()))
-    by_scheme: dict[str, np.ndarray] = {}
-    for scheme in set(schemes):
-        by_scheme[scheme] = np.flatnonzero(np.array([s == scheme for s in schemes]))
-    out = []
-    for u, v in pairs.tolist():
-        pool = by_scheme[schemes[v]]
-        for _ in range(20):  # a few tries; a scheme whose nodes are all linked to u gives up
-            w = int(pool[rng.integers(len(pool))])
-            if w != u and w != v and (u, w) not in linked:
-                out.append((u, w))
-                break
-    return np.array(out, dtype=np.int64).reshape(-1, 2)
-
-
-def link_metrics(vectors: np.ndarray, split: LinkSplit, part: str) -> dict[str, float]:
-    """AUC and AP of cosine scores on a split part (``"val"`` or ``"test"``; test adds hard-negative AUC/AP)."""
-    positive = cosine_scores(vectors, split.edges(1 if part == "val" else 2))
-    out = {
-        "auc": roc_auc(positive, cosine_scores(vectors, split.negatives[part])),
-        "ap": average_precision(positive, cosine_scores(vectors, split.negatives[part])),
-    }
-    if part == "test" and len(split.negatives.get("test_hard", ())):
-        hard = cosine_scores(vectors, split.negatives["test_hard"])
-        out["auc_hard"] = roc_auc(positive, hard)
-        out["ap_hard"] = average_precision(positive, hard)
-    return out
 
 
 # vector fusion ---------------------------------------------------------------------------------
@@ -438,59 +303,85 @@ def fuse(
         return FusionResult(
             "vector", fused, metrics, baseline, time.perf_counter() - start, 0, 0, held_out, None, False
         )
-
-    device = select_device(settings.device)
     path = model_path(settings, data_hash(taxonomy, features), cache_root)
+    fitted = _load_or_train(path, features, split, settings, out_channels, progress=progress)
+    device = select_device(settings.device)
     x = torch.from_numpy(np.ascontiguousarray(features, dtype=np.float32)).to(device)
-    if path.is_file():
-        saved = torch.load(path, map_location=device, weights_only=False)
-        model = build_model(settings, features.shape[1], out_channels).to(device)
-        model.load_state_dict(saved["model"])
-        model.eval()
-        epochs, best_epoch, seconds, from_cache = saved["epochs"], saved["best_epoch"], saved["seconds"], True
-        log.info("taxonomy fusion: loaded %s", path)
-    else:
-        trained = train_graph_fusion(features, split, settings, out_channels, progress=progress)
-        model, epochs, best_epoch, seconds, from_cache = (
-            trained.model,
-            trained.epochs,
-            trained.best_epoch,
-            trained.seconds,
-            False,
-        )
     with torch.no_grad():
-        on_train = model(x, torch.from_numpy(split.message_edges()).to(device)).cpu().numpy()
-        fused = model(x, torch.from_numpy(split.message_edges(everything=True)).to(device)).cpu().numpy()
+        on_train = fitted.model(x, torch.from_numpy(split.message_edges()).to(device)).cpu().numpy()
+        fused = fitted.model(x, torch.from_numpy(split.message_edges(everything=True)).to(device)).cpu().numpy()
     metrics = {part: link_metrics(on_train, split, part) for part in ("val", "test")}
-    if not from_cache:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        torch.save(
-            {
-                "model": model.state_dict(),
-                "scorer": trained.scorer.state_dict(),
-                "config": settings.model_config(),
-                "data_hash": data_hash(taxonomy, features),
-                "in_channels": features.shape[1],
-                "out_channels": out_channels,
-                "epochs": epochs,
-                "best_epoch": best_epoch,
-                "seconds": seconds,
-                "history": trained.history,
-                "metrics": metrics,
-            },
-            path,
+    if fitted.trained is not None:
+        _save_model(
+            path, fitted.trained, settings, data_hash(taxonomy, features), features.shape[1], out_channels, metrics
         )
     return FusionResult(
         settings.method,
         fused.astype(np.float32),
         metrics,
         baseline,
-        seconds,
-        epochs,
-        best_epoch,
+        fitted.seconds,
+        fitted.epochs,
+        fitted.best_epoch,
         held_out,
         str(path),
-        from_cache,
+        fitted.trained is None,
+    )
+
+
+@dataclass
+class _FittedFusion:
+    """A graph fusion model ready to run: loaded from the cache, or just trained (``trained`` set)."""
+
+    model: nn.Module
+    epochs: int
+    best_epoch: int
+    seconds: float  # the training time (of the run that saved it, when loaded)
+    trained: TrainedFusion | None  # None: loaded from the cache
+
+
+def _load_or_train(
+    path: Path, features: np.ndarray, split: LinkSplit, settings: FusionSettings, out_channels: int, *, progress: bool
+) -> _FittedFusion:
+    """The model saved at ``path`` (same settings, same data), else one trained now."""
+    if not path.is_file():
+        trained = train_graph_fusion(features, split, settings, out_channels, progress=progress)
+        return _FittedFusion(trained.model, trained.epochs, trained.best_epoch, trained.seconds, trained)
+    device = select_device(settings.device)
+    saved = torch.load(path, map_location=device, weights_only=False)
+    model = build_model(settings, features.shape[1], out_channels).to(device)
+    model.load_state_dict(saved["model"])
+    model.eval()
+    log.info("taxonomy fusion: loaded %s", path)
+    return _FittedFusion(model, saved["epochs"], saved["best_epoch"], saved["seconds"], None)
+
+
+def _save_model(
+    path: Path,
+    trained: TrainedFusion,
+    settings: FusionSettings,
+    digest: str,
+    in_channels: int,
+    out_channels: int,
+    metrics: dict[str, dict[str, float]],
+) -> None:
+    """Save a just-trained model with what it was trained from and how it did (``torch.save``)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    torch.save(
+        {
+            "model": trained.model.state_dict(),
+            "scorer": trained.scorer.state_dict(),
+            "config": settings.model_config(),
+            "data_hash": digest,
+            "in_channels": in_channels,
+            "out_channels": out_channels,
+            "epochs": trained.epochs,
+            "best_epoch": trained.best_epoch,
+            "seconds": trained.seconds,
+            "history": trained.history,
+            "metrics": metrics,
+        },
+        path,
     )
 
 
@@ -499,16 +390,10 @@ __all__ = [
     "FUSIONS",
     "FusionResult",
     "FusionSettings",
-    "LinkSplit",
     "TrainedFusion",
-    "average_precision",
-    "cosine_scores",
     "data_hash",
     "fuse",
-    "link_metrics",
     "model_path",
-    "roc_auc",
-    "split_links",
     "train_graph_fusion",
     "vector_fusion",
 ]

@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 from gnn.text.encoder import TextEncoder
-from graph.errors import ConfigError
+from graph.errors import ConfigError, DataError
 from graph.schema import SOURCE_COLUMN, TARGET_COLUMN
 from graph.store import GraphStore
 
@@ -139,7 +139,7 @@ def read_taxonomy(store: GraphStore) -> JointTaxonomy:
     categories = pd.DataFrame(store.query("arxiv_categories"), columns=["code", "name", "description"])
     classes = pd.DataFrame(store.query("acm_classes"), columns=["id", "code", "name", "scheme", "level", "description"])
     if categories.empty and classes.empty:
-        raise ConfigError(
+        raise DataError(
             f"{store.describe()} has no ArxivCategory or AcmClass nodes; run `citegraph ingest taxonomy` "
             "(or `citegraph ingest all`) first"
         )
@@ -221,7 +221,7 @@ def infer_maps_to(
     elif len(given_scores):
         threshold = float(np.quantile(given_scores, quantile))
     else:
-        raise ConfigError(
+        raise DataError(
             "no given MAPS_TO edge to calibrate the threshold on; pass a fixed minimum score for inferred mappings"
         )
     candidates = np.array([i for i, s in enumerate(taxonomy.schemes) if s == ACM_1998], dtype=np.int64)

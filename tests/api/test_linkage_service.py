@@ -339,6 +339,6 @@ def test_cross_encoder_trains_saves_and_links_through_the_cli(
     assert main([*link, "--out", str(tmp_path / "run"), "--cross-encoder-model", str(cross)]) == 0
     out = read_task1a_csv(tmp_path / "run" / "A00-1031.csv")
     assert all(offset.startswith("'") for offset in out["Reference Offset"].tolist()[:4])
-    # no cross-encoder at the default place: a clear error (exit 1), no run folder
-    assert main([*link, "--out", str(tmp_path / "r2")]) == 1
+    # no cross-encoder at the default place: a clear data error (exit 65), no run folder
+    assert main([*link, "--out", str(tmp_path / "r2")]) == 65
     assert not (tmp_path / "r2").exists()

@@ -26,7 +26,7 @@ from gnn.retrieval.prefetch import PrefetchQuery
 from gnn.text.embeddings import compute_embeddings, paper_texts
 from gnn.text.encoder import TextEncoder
 from graph import GraphBatch, GraphStore, ingest
-from graph.errors import ConfigError
+from graph.errors import ConfigError, DataError
 
 CITANCE = "Attention builds on neural translation (Lovelace, 2004) and phrase tables (Smith, 1999)."
 
@@ -214,10 +214,10 @@ def test_requests_are_validated() -> None:
 def test_read_batch_reports_the_line(tmp_path: Path) -> None:
     path = tmp_path / "q.jsonl"
     path.write_text('{"id": "a", "context": "x [CIT]"}\n\n{"id": "b"}\n', encoding="utf-8")
-    with pytest.raises(ConfigError, match=r"q.jsonl:3"):
+    with pytest.raises(DataError, match=r"q.jsonl:3"):
         read_batch(path, k=5)
     path.write_text('{"id": "a", "context": "x [CIT]"}\n{"id": "c", "context": "   "}\n', encoding="utf-8")
-    with pytest.raises(ConfigError, match=r"q.jsonl:2: a recommendation needs a context"):
+    with pytest.raises(DataError, match=r"q.jsonl:2: a recommendation needs a context"):
         read_batch(path, k=5)  # the request's own checks name the line too
 
 
@@ -280,7 +280,7 @@ def test_read_batch_manuscript_lines(tmp_path: Path) -> None:
         ({"draft": "We translate.", "position": 0}, "`draft` must be a non-empty list"),
     ):
         path.write_text(json.dumps(bad) + "\n", encoding="utf-8")
-        with pytest.raises(ConfigError, match=rf"q.jsonl:1: {message}"):
+        with pytest.raises(DataError, match=rf"q.jsonl:1: {message}"):
             read_batch(path, k=5)
 
 

@@ -28,7 +28,7 @@ from gnn.retrieval.index import IndexSettings, RetrievalIndex
 from gnn.text.embeddings import compute_embeddings
 from gnn.text.encoder import TextEncoder
 from graph import GraphStore, ingest
-from graph.errors import ConfigError
+from graph.errors import DataError
 
 # training queries of 2004 know the graph up to 2003; validation and test (2005) up to 2004
 SPLIT = TrainSettings(
@@ -379,7 +379,7 @@ def test_cross_fitted_scores_come_from_models_that_did_not_train_on_the_query(
     trained_on.clear()
     assert len(cross_fitted_scores([first], vectors, settings, validation)) == 4
     assert trained_on == [{p for ex in first[2:] for p in ex.ids}, {p for ex in first[:2] for p in ex.ids}]
-    with pytest.raises(ConfigError, match="two groups"):
+    with pytest.raises(DataError, match="two groups"):
         cross_fitted_scores([first[:1]], vectors, settings, validation)
 
 

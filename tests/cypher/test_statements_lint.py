@@ -71,7 +71,7 @@ def neo4j_statement_names() -> list[str]:
 def rendered(name: str) -> str:
     statement = cypher.load(name, "neo4j")
     samples = {key: SAMPLE_IDENTIFIERS[key] for key in statement.placeholders if key in SAMPLE_IDENTIFIERS}
-    return cypher.render(statement, samples)  # QueryError names any placeholder without a sample
+    return cypher.render(statement, samples)  # StatementError names any placeholder without a sample
 
 
 def run_linter(items: list[dict[str, str]]) -> dict[str, list[dict]]:

@@ -16,6 +16,7 @@ import pytest
 import cypher
 from graph import GraphStore
 from graph.errors import QueryError
+from graph.statements import identifier
 
 IDENTIFIERS = {
     "LABEL": "Paper",
@@ -212,12 +213,22 @@ def test_statement_runs_on_the_embedded_store(store: GraphStore, name: str) -> N
 
 
 def test_identifiers_are_checked() -> None:
-    with pytest.raises(QueryError):
+    with pytest.raises(cypher.StatementError):
         cypher.check_identifier("Paper) DETACH DELETE (n")
-    with pytest.raises(QueryError, match="needs identifiers"):
+    with pytest.raises(cypher.StatementError, match="needs identifiers"):
         cypher.render(cypher.load("count_nodes"), {})
-    with pytest.raises(QueryError, match="no Cypher statement"):
+    with pytest.raises(cypher.StatementError, match="no Cypher statement"):
         cypher.load("drop_everything")
+
+
+def test_the_store_translates_statement_errors_keeping_their_message(store: GraphStore) -> None:
+    with pytest.raises(QueryError, match="no Cypher statement named 'drop_everything'") as caught:
+        store.query("drop_everything")
+    assert isinstance(caught.value.__cause__, cypher.StatementError)
+    with pytest.raises(QueryError, match="needs identifiers"):
+        store.query("count_nodes")
+    with pytest.raises(QueryError, match="is not a plain identifier"):
+        identifier("Paper) DETACH DELETE (n")
 
 
 @pytest.mark.parametrize(

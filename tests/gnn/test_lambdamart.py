@@ -25,7 +25,7 @@ from gnn.rerank.lambdamart import (
     tree_inputs,
 )
 from gnn.rerank.model import RerankerModel, RerankerSettings, load_reranker, save_reranker
-from graph.errors import ConfigError
+from graph.errors import ConfigError, DataError
 
 SMALL = LambdaMartSettings(max_trees=200, leaves=4, min_child_samples=5, patience=30, seed=0, bag=1, stacked=False)
 
@@ -97,7 +97,7 @@ def test_a_bag_scores_the_mean_of_its_seeds_and_saves_each_booster(tmp_path: Pat
     assert loaded is not None and loaded[0].trees == bag.trees and loaded[0].settings == bag.settings
     assert loaded[0].score(features) == pytest.approx(bag.score(features))
     (folder / "lambdamart.2.txt").unlink()
-    with pytest.raises(ConfigError, match=r"lambdamart\.2\.txt is missing"):
+    with pytest.raises(DataError, match=r"lambdamart\.2\.txt is missing"):
         load_blend(folder, record)
     remove_saved(folder)
     assert not list(folder.glob("lambdamart*.txt"))
@@ -119,7 +119,7 @@ def test_a_neural_only_reranker_has_no_blend(tmp_path: Path) -> None:
     folder = save_reranker(RerankerModel(4, len(FEATURE_NAMES)), tmp_path / "r", settings=RerankerSettings(), info={})
     _, record = load_reranker(folder)
     assert load_blend(folder, record) is None
-    with pytest.raises(ConfigError, match=r"lambdamart\.txt is missing"):
+    with pytest.raises(DataError, match=r"lambdamart\.txt is missing"):
         LambdaMart.load(folder, {"settings": {}, "trees": 1})
 
 
@@ -151,7 +151,7 @@ def test_fit_needs_queries_with_targets() -> None:
     rng = np.random.default_rng(2)
     examples = _examples(rng, 4)
     no_target = [QueryExample(ex.context, ex.global_, ex.rows, ex.features, ex.ids, set()) for ex in examples]
-    with pytest.raises(ConfigError, match="target among their candidates"):
+    with pytest.raises(DataError, match="target among their candidates"):
         fit_lambdamart(examples, no_target, SMALL)
     with pytest.raises(ConfigError, match="leaves"):
         LambdaMartSettings(leaves=1)

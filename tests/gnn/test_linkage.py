@@ -216,18 +216,18 @@ def test_linker_learns_cosine_and_round_trips(tmp_path: Path) -> None:
 
 
 def test_linker_load_rejects_other_files(tmp_path: Path) -> None:
-    from graph.errors import ConfigError
+    from graph.errors import DataError
 
     path = tmp_path / "bad.json"
     path.write_text('{"format": "something else"}')
-    with pytest.raises(ConfigError, match="retrain"):
+    with pytest.raises(DataError, match="retrain"):
         Linker.load(path)
-    with pytest.raises(ConfigError, match="citegraph linkage train"):
+    with pytest.raises(DataError, match="citegraph linkage train"):
         Linker.load(tmp_path / "missing.json")
     # a model saved before the lexical signals were added (its first 29 features): retrain, not a crash
     old = tmp_path / "old.json"
     old.write_text(f'{{"format": "citegraph-linker/1", "features": {list(FEATURES[:29])!r}}}'.replace("'", '"'))
-    with pytest.raises(ConfigError, match="features changed"):
+    with pytest.raises(DataError, match="features changed"):
         Linker.load(old)
 
 

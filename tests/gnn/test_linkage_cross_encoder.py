@@ -24,7 +24,7 @@ from gnn.linkage.cross_encoder import (
     train_cross_encoder,
 )
 from gnn.linkage.evaluate import CROSS_ENCODED, EvalSettings, cross_validate
-from graph.errors import ConfigError
+from graph.errors import ConfigError, DataError
 
 TOPICS = [
     ("tagger", "We present a part-of-speech tagger based on second order Markov models."),
@@ -137,11 +137,11 @@ def test_training_moves_the_scores_and_round_trips(
 
 
 def test_load_names_the_training_command(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="linkage train --cross-encoder"):
+    with pytest.raises(DataError, match="linkage train --cross-encoder"):
         CrossEncoder.load(tmp_path / "missing")
     (tmp_path / "other").mkdir()
     (tmp_path / "other" / "config.json").write_text('{"format": "something else"}')
-    with pytest.raises(ConfigError, match="retrain"):
+    with pytest.raises(DataError, match="retrain"):
         CrossEncoder.load(tmp_path / "other")
 
 

@@ -33,7 +33,7 @@ from gnn.retrieval.enricher import Candidate
 from gnn.retrieval.index import IndexSettings, RetrievalIndex
 from gnn.retrieval.lexical import LexicalIndex, tokenize
 from gnn.retrieval.prefetch import PrefetchQuery
-from graph.errors import ConfigError
+from graph.errors import ConfigError, DataError
 
 INF = math.inf
 
@@ -334,9 +334,9 @@ def test_loading_refuses_other_features(tmp_path: Path) -> None:
     folder = save_reranker(model, tmp_path / "r", settings=RerankerSettings(), info={})
     config = (folder / "config.json").read_text(encoding="utf-8").replace('"popularity"', '"fame"')
     (folder / "config.json").write_text(config, encoding="utf-8")
-    with pytest.raises(ConfigError, match="other features"):
+    with pytest.raises(DataError, match="other features"):
         load_reranker(folder)
-    with pytest.raises(ConfigError, match="train reranker"):
+    with pytest.raises(DataError, match="train reranker"):
         load_reranker(tmp_path / "missing")
 
 

@@ -11,17 +11,10 @@ import torch
 
 from gnn.taxonomy.categories import CategorySettings, choose_threshold, evaluate, paper_vectors, top_categories
 from gnn.taxonomy.compute import TaxonomySettings, compute_taxonomy
-from gnn.taxonomy.fusion import (
-    FusionSettings,
-    average_precision,
-    fuse,
-    model_path,
-    roc_auc,
-    split_links,
-    vector_fusion,
-)
+from gnn.taxonomy.fusion import FusionSettings, fuse, model_path, vector_fusion
 from gnn.taxonomy.fusion_models import APPNPFusion, GATFusion, LinkScorer
 from gnn.taxonomy.graph import alias_target, class_text, infer_maps_to, read_taxonomy
+from gnn.taxonomy.links import average_precision, roc_auc, split_links
 from gnn.text.embeddings import EmbeddingSettings, compute_embeddings
 from graph import GraphBatch, GraphStore, ingest
 
@@ -328,9 +321,9 @@ def test_model_path_depends_on_settings_and_data(tmp_path: Path) -> None:
 def test_without_embeddings_the_error_says_what_to_run(empty_store: GraphStore, encoder: object) -> None:
     batch = taxonomy_batch()
     ingest(empty_store, batch)
-    from graph.errors import ConfigError
+    from graph.errors import DataError
 
-    with pytest.raises(ConfigError, match="citegraph compute embeddings"):
+    with pytest.raises(DataError, match="citegraph compute embeddings"):
         compute_taxonomy(empty_store, encoder, TaxonomySettings())  # type: ignore[arg-type]
 
 

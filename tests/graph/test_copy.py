@@ -24,7 +24,7 @@ import graph.copy
 from api.cli.main import main
 from graph import GraphStore, StoreConfig, open_store
 from graph.copy import CopySettings, copy_store
-from graph.errors import ConfigError, StoreError
+from graph.errors import ConfigError, DataError, StoreError
 from graph.neo4j import Neo4jStore
 from graph.schema import build_schema
 
@@ -186,7 +186,7 @@ def test_a_progress_file_of_another_copy_is_refused(source: GraphStore, tmp_path
     (tmp_path / "copy.progress.json").write_text(
         json.dumps({"version": 1, "source": "embedded store elsewhere.db", "target": "x", "done": ["Paper"]})
     )
-    with open_target(tmp_path / "target.db") as target, pytest.raises(ConfigError, match="pass --restart"):
+    with open_target(tmp_path / "target.db") as target, pytest.raises(DataError, match="pass --restart"):
         copy_store(source, target, settings(tmp_path), progress=False)
 
 

@@ -9,8 +9,7 @@ import pytest
 from tiny_graph import tiny_batch
 
 from graph import GraphBatch, GraphStore, StoreConfig, ValidationError, ingest, open_store
-from graph.errors import SchemaError, StoreError
-from graph.validate import Reject
+from graph.errors import Reject, SchemaError, StoreError
 
 
 def test_ingest_counts_every_record(empty_store: GraphStore) -> None:

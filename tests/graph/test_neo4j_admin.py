@@ -14,7 +14,7 @@ from rich_graph import SIZES, fill, snapshot
 
 from api.cli.main import main
 from graph import GraphStore, StoreConfig, open_store
-from graph.errors import ConfigError
+from graph.errors import DataError
 from graph.neo4j_admin import export_neo4j_admin, format_value, node_header, rel_header
 from graph.schema import Kind, Property
 
@@ -150,7 +150,7 @@ def test_format_value_by_kind() -> None:
     assert format_value(True, Property("b", Kind.BOOL)) == "true"
     assert format_value(np.array([0.1, 0.25], dtype=np.float32), Property("e", Kind.VECTOR32, 2)) == "0.1;0.25"
     assert format_value([], Property("l", Kind.STRING_LIST)) == ""
-    with pytest.raises(ConfigError, match="contains the array delimiter"):
+    with pytest.raises(DataError, match="contains the array delimiter"):
         format_value(["a;b"], Property("cocite_partners", Kind.STRING_LIST), owner="Paper")
 
 

@@ -1,0 +1,59 @@
+"""The error tree: where each class sits, what ValidationError carries, and the LadybugDB translation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from graph import open_store
+from graph.config import StoreConfig
+from graph.embedded import OPENING, translate_ladybug_error
+from graph.errors import (
+    CitegraphError,
+    ConfigError,
+    DataError,
+    IngestError,
+    QueryError,
+    Reject,
+    SchemaError,
+    StoreError,
+    StoreUnavailableError,
+    TransientStoreError,
+    ValidationError,
+)
+
+
+def test_the_tree_has_one_root_and_keeps_bad_data_apart_from_bad_settings() -> None:
+    for error in (ConfigError, DataError, QueryError, StoreError):
+        assert error.__bases__ == (CitegraphError,)
+    for error in (SchemaError, IngestError, ValidationError):
+        assert issubclass(error, DataError) and not issubclass(error, ConfigError)
+    assert issubclass(StoreUnavailableError, StoreError) and issubclass(TransientStoreError, StoreError)
+    assert not issubclass(DataError, ConfigError) and not issubclass(ConfigError, DataError)
+
+
+def test_a_validation_error_carries_every_reject() -> None:
+    rejects = [Reject("Paper", "papers.jsonl:2", "`year` is 'n.d.', expected an integer")] * 3
+    error = ValidationError("3 records rejected", rejects)
+    assert error.rejects == rejects and str(error) == "3 records rejected"
+
+
+def test_ladybug_errors_become_the_projects_with_their_first_line(tmp_path: Path) -> None:
+    path = tmp_path / "x.db"
+    cannot_open = translate_ladybug_error(RuntimeError("IO exception: lock held"), path=path, what=OPENING)
+    assert isinstance(cannot_open, StoreUnavailableError)
+    assert str(cannot_open).startswith(f"cannot open the store at {path}: IO exception: lock held; ")
+    failed = translate_ladybug_error(RuntimeError("Binder exception: no table\ndetail"), path=path, what="count_nodes")
+    assert type(failed) is StoreError
+    assert str(failed) == f"embedded store {path}: `count_nodes` failed: Binder exception: no table"
+    refused = RuntimeError("Connection exception: Cannot execute write operations in a read-only database!")
+    assert isinstance(translate_ladybug_error(refused, path=path, what="query", read_only=True), QueryError)
+
+
+def test_a_failing_query_of_the_embedded_store_names_the_store_and_what_failed(tmp_path: Path) -> None:
+    open_store(StoreConfig(db_path=tmp_path / "g.db")).close()
+    with open_store(StoreConfig(db_path=tmp_path / "g.db", read_only=True)) as store:
+        with pytest.raises(StoreError, match=r"embedded store .*g\.db: `query` failed: Parser exception") as caught:
+            store.read_only_query("MATC (n) RETURN n")
+        assert isinstance(caught.value.__cause__, RuntimeError)
