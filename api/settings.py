@@ -26,7 +26,7 @@ class AppSettings:
     warm: bool = False
     # CITEGRAPH_TORCH_THREADS: PyTorch threads of the server. One query's encoder pass is small: p50 37 ms on
     # one thread, 535 ms on two on a 2-core machine with another job (OpenMP waits on the busy core;
-    # docs/benchmarks.md). Raise it on a dedicated machine with more cores.
+    # docs/results.md). Raise it on a dedicated machine with more cores.
     torch_threads: int = 1
 
     @classmethod

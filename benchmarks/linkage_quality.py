@@ -25,7 +25,7 @@ Usage::
     .venv/bin/python benchmarks/linkage_quality.py [--silver-papers 60] [--folds 5] [--out var/linkage_quality.json]
         [--cross-encoder] [--cross-encoder-model DIR]
 
-Results go to ``--out`` (JSON) and are printed as Markdown tables for ``docs/quality.md``.
+Results go to ``--out`` (JSON) and are printed as Markdown tables (a record for docs/results/ is written by hand from them).
 """
 
 from __future__ import annotations

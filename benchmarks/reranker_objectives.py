@@ -32,8 +32,9 @@ from gnn.recommend.train import compare_objectives
 from gnn.rerank.features import FEATURE_GROUPS
 from gnn.rerank.model import OBJECTIVES
 from gnn.retrieval.index import IndexSettings, RetrievalIndex
-from gnn.text.encoder import EncoderSettings, TextEncoder, default_cache_root
+from gnn.text.encoder import EncoderSettings, TextEncoder
 from graph import StoreConfig, open_store
+from graph.files import StoreFiles
 
 
 def main() -> None:
@@ -64,7 +65,7 @@ def main() -> None:
         objectives=args.objectives,
         settings=TrainSettings(),
         disabled=args.without,
-        cache_dir=default_cache_root() / "reranker_examples",
+        cache_dir=StoreFiles().reranker_examples,
     )
     for objective, splits in result["summary"].items():
         for split, entry in splits.items():

@@ -29,7 +29,7 @@ class StoreConfig:
     sizes: VectorSizes = field(default_factory=VectorSizes)  # lengths of the vector properties (encoder, fusion, ball)
     buffer_pool_mib: int = 0  # embedded store's page cache in MiB; CITEGRAPH_BUFFER_POOL_MIB. 0: the engine's
     #                           default (80% of the machine's memory), which leaves too little beside a large
-    #                           compute step's own arrays; see docs/benchmarks.md (co-citation at 1M papers)
+    #                           compute step's own arrays; see docs/results.md (co-citation at 1M papers)
 
     def __post_init__(self) -> None:
         if self.backend not in BACKENDS:

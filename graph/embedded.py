@@ -149,7 +149,7 @@ class EmbeddedStore(GraphStore):
         """LadybugDB's own Arrow result (``QueryResult.get_as_arrow``), in one chunk.
 
         At 10M CITES rows this reads in ~2 s where ``query``'s list of dicts takes ~8-11 s
-        (docs/benchmarks.md, co-citation).
+        (docs/results.md, co-citation).
         """
         result = self._run(name, params, identifiers)
         if not result.get_column_names():
@@ -295,7 +295,7 @@ class EmbeddedStore(GraphStore):
 
         Both are all-or-nothing. The swap exists for speed: COPY outside an explicit transaction
         skips the write-ahead log, which on the 1M-paper/10M-citation benchmark costs ~2.5 s of a
-        ~13 s write (see docs/benchmarks.md).
+        ~13 s write (see docs/results.md).
         """
         if not self.read_only and self._is_empty():
             return self._build_and_swap(nodes, rels)
@@ -439,7 +439,7 @@ class EmbeddedStore(GraphStore):
         old edges as they were. The COPY runs outside an explicit transaction because inside one the
         engine keeps the new table's pages in the buffer pool until COMMIT (the 1M-paper benchmark's
         45.6M CO_CITED edges: RSS 7.7 -> 17.1 GiB in one transaction with the default pool,
-        6.8 -> 14.2 GiB with the staging table and a 4 GiB pool; docs/benchmarks.md).
+        6.8 -> 14.2 GiB with the staging table and a 4 GiB pool; docs/results.md).
         """
         rel = self.schema.rel(rel_type)
         staging = f"{rel_type}{STAGING_SUFFIX}"

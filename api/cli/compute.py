@@ -10,21 +10,17 @@ from __future__ import annotations
 
 import argparse
 
-from api.cli.common import open_from_args, store_files
+from api.cli.common import index_dir, open_from_args
 from api.cli.linkage import add_cross_encoder_arguments, compute_linkage_step
 from gnn.cocitation.compute import CocitationSettings, compute_cocitation
 from gnn.hyperbolic.compute import HyperbolicSettings, compute_hyperbolic
-from gnn.recommend.citances import cached_profile_citances
-from gnn.recommend.service import ServiceSettings, check_encoder
-from gnn.retrieval.index import RetrievalIndex
-from gnn.retrieval.profiles import ProfileIndex
+from gnn.recommend.service import ServiceSettings, open_retrieval
 from gnn.taxonomy.categories import CategorySettings
 from gnn.taxonomy.compute import TaxonomySettings, compute_taxonomy
 from gnn.taxonomy.fusion import FusionSettings
 from gnn.text.embeddings import TARGETS, EmbeddingSettings, compute_embeddings
 from gnn.text.encoder import EncoderSettings, TextEncoder
 from graph import GraphStore
-from graph.errors import ConfigError, DataError
 from graph.files import StoreFiles
 
 # in the order `compute all` runs them; hyperbolic reads the fused class vectors of taxonomy, so it stays after it
@@ -90,31 +86,17 @@ def compute_taxonomy_step(store: GraphStore, args: argparse.Namespace) -> None:
 
 def compute_hyperbolic_step(store: GraphStore, args: argparse.Namespace) -> None:
     settings = HyperbolicSettings(dim=args.dim, epochs=args.epochs, seed=args.seed, device=args.device)
-    print(compute_hyperbolic(store, settings, models_dir=StoreFiles().models).summary())
+    print(compute_hyperbolic(store, settings, map_dir=StoreFiles().hyperbolic_map).summary())
 
 
 def compute_index_step(store: GraphStore, args: argparse.Namespace) -> None:
     """``citegraph compute index``: build or update the retrieval index and the citation-context
     profiles beside the store, as ``recommend`` opens them (not the reranker, not the citation lists)."""
-    files = store_files(store, args)
-    if files.index is None or files.citances is None or files.profiles is None:
-        raise ConfigError(f"{store.describe()}: pass index_dir, a folder to keep the retrieval index in")
-    settings = ServiceSettings()
     encoder = TextEncoder(EncoderSettings.from_env())
     try:
-        # papers whose vector `compute embeddings` has not written yet are served from the encoder's cache
-        index, report = RetrievalIndex.open(store, settings.index, path=files.index, cache=encoder)
-        if report.with_vector == 0:
-            raise DataError(
-                f"no paper of {store.describe()} has an embedding; run `citegraph compute embeddings --embed papers` first"
-            )
-        check_encoder(index, encoder, store)
-        profiles = None
-        if settings.use_profiles:
-            citances = cached_profile_citances(store, files.citances)
-            profiles = ProfileIndex.build(
-                index, citances, encoder, settings.profiles, folder=files.profiles, progress=not args.quiet
-            )
+        index, profiles, _ = open_retrieval(
+            store, ServiceSettings(), encoder, index_dir=index_dir(args), progress=not args.quiet
+        )
     finally:
         encoder.close()
     print(

@@ -228,7 +228,7 @@ def _add_linkage(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     q.set_defaults(func=cmd_linkage_silver)
 
     q = verbs.add_parser("train", help="train the linker on CL-SciSumm 2018 gold (+ silver) and save it")
-    # gold only by default: silver lowered cross-validated F1 (docs/quality.md, "Sentence linkage")
+    # gold only by default: silver lowered cross-validated F1 (docs/history.md)
     _corpus_arguments(q, silver_papers=0)
     q.add_argument("--c", type=float, default=linker.c, help="inverse regularisation of the logistic regression")
     q.add_argument(

@@ -142,7 +142,7 @@ def cmd_train_reranker(args: argparse.Namespace) -> int:
     """``citegraph train reranker`` (and ``eval recommend --ablation``): build examples, train, save, report."""
     logging.getLogger("bm25s").setLevel(logging.WARNING)
     # The reranker's matrices are small (a few thousand rows per step): a second thread gains 9% on a quiet
-    # 2-core machine and costs 34% when the other core is busy (docs/benchmarks.md, reranker_threads.py).
+    # 2-core machine and costs 34% when the other core is busy (docs/results.md, reranker_threads.py).
     torch.set_num_threads(1)
     ablation = bool(getattr(args, "ablation", False))
     options = _training_options(args, ablation)

@@ -11,7 +11,7 @@
 
 from __future__ import annotations
 
-from gnn.cocitation.clusters import ClusterLabel, cluster_labels_path, read_cluster_labels
+from gnn.cocitation.clusters import ClusterLabel, read_cluster_labels
 from gnn.cocitation.compute import (
     MEASURES,
     CocitationReport,
@@ -34,7 +34,6 @@ __all__ = [
     "NoiseDistributions",
     "NoiseSampler",
     "PairCounts",
-    "cluster_labels_path",
     "cocitation_table",
     "compute_cocitation",
     "cooccurrence",

@@ -17,7 +17,7 @@ on a *pruned* graph (:func:`prune_pairs`): each paper keeps the links to its ``t
 partners (a k-nearest-neighbour sparsification, the usual input of Leiden in large similarity
 graphs), optionally only pairs co-cited at least ``min_count`` times. On the
 1M-paper/10M-citation benchmark the full graph has 45.6M pairs, most co-cited once; networkx's
-Louvain did not finish on it in 28 CPU-minutes (docs/benchmarks.md). :func:`leiden_clusters`
+Louvain did not finish on it in 28 CPU-minutes (docs/history.md). :func:`leiden_clusters`
 runs the same Leiden on an edge table; :func:`louvain_clusters` (networkx's Louvain, Blondel et
 al., 2008) clusters a small edge table without igraph and is not used by the compute step.
 
@@ -33,7 +33,7 @@ lower-cased words of three or more characters, minus English stop words and word
 nearly every paper ("using", "based", ...).
 
 The schema has no Cluster node: :func:`write_cluster_labels` stores the labels as JSON next to the
-embedded store (``<db path>.clusters.json``, :func:`cluster_labels_path`), where a GraphQL
+embedded store (``<db path>.clusters.json``, ``StoreFiles.clusters``), where a GraphQL
 ``clusters`` field can read them with :func:`read_cluster_labels`; ``Paper.cocite_cluster`` holds
 each paper's cluster number.
 """
@@ -54,10 +54,6 @@ import networkx as nx
 import numpy as np
 import pandas as pd
 
-from graph.files import StoreFiles
-from graph.store import GraphStore
-
-LABELS_SUFFIX = ".clusters.json"
 _WORD = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
 # English function words plus words that say nothing about a title's topic.
 _STOP_WORDS_TEXT = """
@@ -264,11 +260,6 @@ def label_clusters(
     return labels
 
 
-def cluster_labels_path(store: GraphStore) -> Path | None:
-    """``<db path>.clusters.json`` for a store kept in a file (embedded), else ``None``."""
-    return StoreFiles.of(store).clusters
-
-
 def write_cluster_labels(path: Path, labels: list[ClusterLabel], *, settings: dict[str, Any] | None = None) -> Path:
     """Write the labels as JSON (``settings`` records how they were computed), atomically."""
     record = {
@@ -296,10 +287,8 @@ def read_cluster_labels(path: Path) -> list[ClusterLabel]:
 
 
 __all__ = [
-    "LABELS_SUFFIX",
     "STOP_WORDS",
     "ClusterLabel",
-    "cluster_labels_path",
     "ctfidf",
     "label_clusters",
     "leiden_clusters",

@@ -29,7 +29,6 @@ from tqdm import tqdm
 
 from gnn.cocitation.clusters import (
     ClusterLabel,
-    cluster_labels_path,
     label_clusters,
     leiden_membership,
     prune_pairs,
@@ -39,6 +38,7 @@ from gnn.cocitation.counts import PairCounts, cooccurrence, count_pairs, normali
 from gnn.cocitation.noise import NoiseDistributions, arrow_ids, noise_distributions, top_partners
 from gnn.device import select_device
 from graph.errors import ConfigError
+from graph.files import StoreFiles
 from graph.store import GraphStore
 
 log = logging.getLogger(__name__)
@@ -313,7 +313,7 @@ def compute_cocitation(
     edges (:func:`gnn.cocitation.clusters.prune_pairs`); the noise distributions use every co-cited pair.
     The reads are Arrow (:func:`read_cocitation_input`), the counts ESC products on integer codes.
     Cluster labels go to ``clusters_path``, by default ``<store path>.clusters.json`` for the
-    embedded store (:func:`gnn.cocitation.clusters.cluster_labels_path`); a store without a file path (Neo4j)
+    embedded store (``graph.files.StoreFiles.clusters``); a store without a file path (Neo4j)
     writes them only when ``clusters_path`` is given.
     """
     settings = settings or CocitationSettings()
@@ -350,7 +350,7 @@ def compute_cocitation(
             papers = _paper_frame(data.papers, cocite, negative, partners, membership)
             written_papers = store.write_node_properties("Paper", "id", papers)
         with stage("labels", bar):
-            path = clusters_path if clusters_path is not None else cluster_labels_path(store)
+            path = clusters_path if clusters_path is not None else StoreFiles.of(store).clusters
             if path is not None:
                 write_cluster_labels(path, labels, settings=_settings_record(settings))
             else:

@@ -33,7 +33,7 @@ What it writes (curvature :math:`-1`, float64):
   (the joint hierarchy without its virtual nodes), from each class's path vector (its fused
   vector averaged with its ancestors'). SymTax (Goyal et al., 2024) uses Poincaré distances
   between projected class vectors as a reranker feature. The model is saved under
-  ``<models_dir>/hyperbolic_map/`` with its config, a hash of its training data and the classes'
+  ``<map_dir>/`` (``StoreFiles.hyperbolic_map``) with its config, a hash of its training data and the classes'
   h_θ points; :func:`gnn.hyperbolic.map.load_hyperbolic_map` gives it back for the reranker
   (:meth:`~gnn.hyperbolic.map.HyperbolicMap.to_ball` maps any fused-size vector). Without
   ``fused`` in the store (taxonomy fusion not run) h_θ is skipped, said so in the report, and
@@ -84,7 +84,7 @@ class HyperbolicSettings:
     # values are written zero-padded (an isometric copy), so benchmarks can train dim 2/5/10 into one store.
     dim: int | None = None
     # Epochs of the Nickel & Kiela refinement after the tree initialisation (300 reach MAP 0.999 at dim 5
-    # on the ACM 1998 tree; see docs/quality.md).
+    # on the ACM 1998 tree; see docs/results.md).
     epochs: int = 300
     # Burn-in epochs at a tenth of the learning rate before them.
     burn_in: int = 20
@@ -307,11 +307,11 @@ class HyperbolicReport:
 
 
 def compute_hyperbolic(
-    store: GraphStore, settings: HyperbolicSettings | None = None, *, models_dir: Path | None = None
+    store: GraphStore, settings: HyperbolicSettings | None = None, *, map_dir: Path | None = None
 ) -> HyperbolicReport:
     """Embed the taxonomy, place the papers, fit h_θ; write ``poincare`` back (module docstring).
 
-    ``models_dir`` is where h_θ is saved (the CLI passes ``$CITEGRAPH_CACHE/models``); None: not saved.
+    ``map_dir`` is where h_θ is saved (the CLI passes ``$CITEGRAPH_CACHE/models/hyperbolic_map``); None: not saved.
     """
     settings = settings or HyperbolicSettings()
     stored_dim = store.schema.sizes.poincare
@@ -343,7 +343,7 @@ def compute_hyperbolic(
     laps.lap("verify")
 
     with on_device(device):
-        map_fit, note = _map_if_possible(stored, hierarchy, settings, models_dir, dim=dim, device=str(device))
+        map_fit, note = _map_if_possible(stored, hierarchy, settings, map_dir, dim=dim, device=str(device))
     laps.lap("h_theta")
 
     report = HyperbolicReport(
@@ -424,7 +424,7 @@ def _map_if_possible(
     tables: TaxonomyTables,
     hierarchy: Hierarchy,
     settings: HyperbolicSettings,
-    models_dir: Path | None,
+    map_dir: Path | None,
     *,
     dim: int,
     device: str,
@@ -439,9 +439,9 @@ def _map_if_possible(
         note = "no class with `fused` has an ancestor or descendant with one (check the BROADER and MAPS_TO edges)"
         log.warning("h_θ not trained: %s", note)
         return None, note
-    if models_dir is None:
+    if map_dir is None:
         return None, "no models folder given (the CLI uses $CITEGRAPH_CACHE/models)"
-    return _fit_map(tables, classes, fused, settings, models_dir, dim=dim, device=device), ""
+    return _fit_map(tables, classes, fused, settings, map_dir, dim=dim, device=device), ""
 
 
 def fused_class_hierarchy(tables: TaxonomyTables, hierarchy: Hierarchy) -> tuple[Hierarchy, np.ndarray]:
@@ -465,7 +465,7 @@ def _fit_map(
     classes: Hierarchy,
     fused: np.ndarray,
     settings: HyperbolicSettings,
-    models_dir: Path,
+    map_dir: Path,
     *,
     dim: int,
     device: str,
@@ -477,7 +477,7 @@ def _fit_map(
     config = {"dim": dim, **{k: v for k, v in asdict(map_settings).items() if k != "device"}}
     path = save_hyperbolic_map(
         trained.model,
-        models_dir,
+        map_dir,
         config=config,
         data_hash=data_hash(keys, fused, classes.edges),
         classes=keys,

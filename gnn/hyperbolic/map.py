@@ -56,7 +56,7 @@ seeded fraction ``own_rate`` of the classes enters the loss from its own :math:`
 :math:`p_c` (an input dropout of the ancestors), so that h_θ also learns where bare vectors
 land. :meth:`HyperbolicMap.to_ball` maps any vector of the fused size: a paper's text vector, a
 category's fused vector, a path vector. The trained class points are saved with the model
-(:func:`load_class_points`). Measured in docs/quality.md (ACM 1998 MAP 0.946 from h_θ's points
+(:func:`load_class_points`). Measured in docs/results.md (ACM 1998 MAP 0.946 from h_θ's points
 at dim 16; held-out leaves and baselines there too).
 
 h_θ's ball is its own: its points are not aligned with the ``poincare`` coordinates of the
@@ -87,13 +87,12 @@ from graph.errors import ConfigError, DataError
 
 log = logging.getLogger(__name__)
 
-MODEL_FOLDER = "hyperbolic_map"
 INPUTS = ("path", "fused")
 
 
 @dataclass(frozen=True)
 class MapSettings:
-    """How :func:`train_hyperbolic_map` trains h_θ (module docstring); defaults measured in docs/quality.md."""
+    """How :func:`train_hyperbolic_map` trains h_θ (module docstring); defaults measured in docs/results.md."""
 
     # Width of the MLP's one hidden layer: 256 fits the ~2,700 classes (512 measured no better, 2 layers worse).
     hidden: int = 256
@@ -295,19 +294,19 @@ def train_hyperbolic_map(
 
 def save_hyperbolic_map(
     model: HyperbolicMap,
-    models_dir: Path,
+    map_dir: Path,
     *,
     config: dict[str, Any],
     data_hash: str,
     classes: list[str],
     points: np.ndarray | None = None,
 ) -> Path:
-    """Save h_θ as ``<models_dir>/hyperbolic_map/<key>.pt`` (key: hash of config and data); returns the path.
+    """Save h_θ as ``<map_dir>/<key>.pt`` (key: hash of config and data); returns the path.
 
     ``points`` [len(classes), dim]: the classes' h_θ points, read back by :func:`load_class_points`.
     """
     key = hashlib.sha256(json.dumps({"config": config, "data": data_hash}, sort_keys=True).encode()).hexdigest()[:16]
-    folder = Path(models_dir) / MODEL_FOLDER
+    folder = Path(map_dir)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{key}.pt"
     record = {
@@ -326,8 +325,8 @@ def save_hyperbolic_map(
     return path
 
 
-def _record(models_dir: Path, key: str | None) -> dict[str, Any]:
-    folder = Path(models_dir) / MODEL_FOLDER
+def _record(map_dir: Path, key: str | None) -> dict[str, Any]:
+    folder = Path(map_dir)
     if key is None:
         latest = folder / "latest"
         if not latest.is_file():
@@ -345,18 +344,18 @@ def _record(models_dir: Path, key: str | None) -> dict[str, Any]:
     return record
 
 
-def load_hyperbolic_map(models_dir: Path, key: str | None = None) -> HyperbolicMap:
+def load_hyperbolic_map(map_dir: Path, key: str | None = None) -> HyperbolicMap:
     """h_θ saved by ``compute hyperbolic``: the one with ``key``, or the latest one written."""
-    record = _record(models_dir, key)
+    record = _record(map_dir, key)
     model = HyperbolicMap(record["in_dim"], record["out_dim"], record["hidden"], record["max_radius"])
     model.load_state_dict(record["state_dict"])
     model.eval()
     return model
 
 
-def load_class_points(models_dir: Path, key: str | None = None) -> pd.Series:
+def load_class_points(map_dir: Path, key: str | None = None) -> pd.Series:
     """The h_θ points of the classes h_θ was trained on (class id or code -> float64 [dim]), saved with it."""
-    record = _record(models_dir, key)
+    record = _record(map_dir, key)
     if record["points"] is None:
         raise DataError("this h_θ was saved without its class points; rerun `citegraph compute hyperbolic`")
     return pd.Series(list(record["points"].numpy()), index=record["classes"])

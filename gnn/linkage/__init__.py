@@ -23,7 +23,7 @@ from __future__ import annotations
 from gnn.linkage.corpus import GoldCorpus, GoldRecord, gold_corpus, load_gold_corpus, load_silver_source
 from gnn.linkage.features import FEATURES, CitedPaper, features
 from gnn.linkage.model import Example, Linker, LinkerSettings, fixed_scorer, train_linker
-from gnn.linkage.pipeline import cited_paper, default_model_path
+from gnn.linkage.pipeline import cited_paper
 from gnn.linkage.scoring import Counts, Selection, Task1AScore, choose_selection, score_task1a
 from gnn.linkage.writeback import MODEL_METHOD, LinkageWriteReport, compute_linkage, load_papers
 
@@ -43,7 +43,6 @@ __all__ = [
     "choose_selection",
     "cited_paper",
     "compute_linkage",
-    "default_model_path",
     "features",
     "fixed_scorer",
     "gold_corpus",

@@ -29,7 +29,7 @@ order of :math:`s`.
 
 Cost: training reads about ``train_candidates`` pairs per gold citance (one epoch over 600
 citances: about 10 minutes on 2 CPU cores); linking reads ``rerank_candidates`` pairs per citance
-(about 0.37 s per citance on 2 CPU cores, docs/benchmarks.md). It runs on the GPU when there is one.
+(about 0.37 s per citance on 2 CPU cores, docs/results.md). It runs on the GPU when there is one.
 """
 
 from __future__ import annotations

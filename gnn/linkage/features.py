@@ -63,7 +63,7 @@ the title ``e(s_0)``; sentences stating the paper's contribution are the ones ci
 lists matched in ``c`` (:data:`CUES`), and their products with the matching section kinds, so a
 linear model can learn "a result-citance points into the results section".
 
-Signals measured and left out (5-fold CV, docs/quality.md "Sentence linkage", 2026-11-25):
+Signals measured and left out (5-fold CV, docs/history.md):
 "consensus" with the RP's other citances (mean / max / top-3 / vote of their cosine and BM25 to
 ``s_i``, and the first-stage linker's votes), cosine with the citance stripped of its markers or
 split into sentences, Jaccard overlap, and the

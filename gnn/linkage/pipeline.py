@@ -7,23 +7,11 @@ cache makes a second run (or the graph's own ``compute embeddings``) reuse the v
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 
 import numpy as np
 
 from gnn.linkage.features import CitedPaper
 from gnn.text.encoder import TextEncoder
-from graph.files import StoreFiles
-
-
-def default_model_path() -> Path:
-    """``$CITEGRAPH_CACHE/models/linker.json``: where ``citegraph linkage train`` writes the linker."""
-    return StoreFiles().linker
-
-
-def default_cross_encoder_path() -> Path:
-    """``$CITEGRAPH_CACHE/models/linker-cross-encoder``: where ``citegraph linkage train --cross-encoder`` writes it."""
-    return StoreFiles().cross_encoder
 
 
 def cited_paper(
@@ -34,4 +22,4 @@ def cited_paper(
     return CitedPaper.build(paper_id, sids, texts, sections, vectors)
 
 
-__all__ = ["cited_paper", "default_cross_encoder_path", "default_model_path"]
+__all__ = ["cited_paper"]

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from gnn.retrieval.index import store_stamp
+from graph.files import StoreFiles
 from graph.store import GraphStore
 from loaders.markers import MASK, mask_target, surname
 
@@ -140,7 +140,7 @@ def profile_citances(store: GraphStore) -> pd.DataFrame:
 
 def cached_profile_citances(store: GraphStore, path: Path) -> pd.DataFrame:
     """:func:`profile_citances`, kept in ``path`` while the store's files are unchanged."""
-    stamp = store_stamp(store)
+    stamp = StoreFiles.of(store).stamp()
     stamp_path = path.with_suffix(".stamp")
     if (
         stamp is not None

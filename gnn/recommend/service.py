@@ -40,14 +40,14 @@ from gnn.retrieval.enricher import (
     EnrichQuery,
     read_citations_with_years,
 )
-from gnn.retrieval.index import DenseIndex, IndexSettings, RetrievalIndex, index_path
+from gnn.retrieval.index import DenseIndex, IndexSettings, RetrievalIndex
 from gnn.retrieval.manuscript import body_sampled_vectors, manuscript_context
 from gnn.retrieval.prefetch import Prefetched, Prefetcher, PrefetchQuery, PrefetchSettings
 from gnn.retrieval.profiles import ProfileIndex, ProfileSettings
 from gnn.text.embeddings import paper_texts
 from gnn.text.encoder import EncoderSettings, TextEncoder
 from graph.errors import ConfigError, DataError
-from graph.files import IndexFiles
+from graph.files import IndexFiles, StoreFiles
 from graph.store import GraphStore
 
 log = logging.getLogger(__name__)
@@ -124,7 +124,7 @@ class ServiceSettings:
     use_reranker: bool = True
     supplemental: int = 2  # manuscript mode: earlier sentences sampled into the query
     # manuscript mode, candidate side: full-text papers are matched as title + abstract + this many
-    # sampled body sentences (0: off; docs/quality.md, "manuscript mode", has the measured effect)
+    # sampled body sentences (0: off; its measured effect is in docs/results.md)
     candidate_sentences: int = 0
     seed: int = 0  # manuscript mode: sampling seed
 
@@ -135,6 +135,38 @@ class ServiceSettings:
 
 
 # --- the service -------------------------------------------------------------------------------
+
+
+def open_retrieval(
+    store: GraphStore,
+    settings: ServiceSettings,
+    encoder: TextEncoder,
+    *,
+    index_dir: Path | None = None,
+    progress: bool = False,
+) -> tuple[RetrievalIndex, ProfileIndex | None, IndexFiles]:
+    """The retrieval index beside ``store`` (``--index-dir`` elsewhere) and the citation-context profiles
+    beside it, built or updated as needed: what ``citegraph compute index`` builds and the service reads.
+
+    Papers whose vector ``compute embeddings`` has not written yet are served from the encoder's cache.
+    """
+    folder = StoreFiles.of(store, index_dir=index_dir).index
+    if folder is None:
+        raise ConfigError(f"{store.describe()}: pass index_dir, a folder to keep the retrieval index in")
+    files = IndexFiles(folder)  # the citances, profiles and reranker beside the index
+    index, report = RetrievalIndex.open(store, settings.index, path=folder, cache=encoder)
+    if report.with_vector == 0:
+        raise DataError(
+            f"no paper of {store.describe()} has an embedding; run `citegraph compute embeddings --embed papers` first"
+        )
+    check_encoder(index, encoder, store)
+    profiles = None
+    if settings.use_profiles:
+        citances = cached_profile_citances(store, files.citances)
+        profiles = ProfileIndex.build(
+            index, citances, encoder, settings.profiles, folder=files.profiles, progress=progress
+        )
+    return index, profiles, files
 
 
 class RecommendationService:
@@ -187,28 +219,8 @@ class RecommendationService:
         lock: threading.Lock | None = None,
     ) -> RecommendationService:
         """Open (building or updating as needed) the index beside ``store`` and the profiles."""
-        folder = index_dir or index_path(store)
-        if folder is None:
-            raise ConfigError(f"{store.describe()}: pass index_dir, a folder to keep the retrieval index in")
         encoder = encoder or TextEncoder(EncoderSettings.from_env())
-        # papers whose vector `compute embeddings` has not written yet are served from the encoder's cache
-        index, report = RetrievalIndex.open(store, settings.index, path=folder, cache=encoder)
-        if report.with_vector == 0:
-            raise DataError(
-                f"no paper of {store.describe()} has an embedding; run `citegraph compute embeddings --embed papers` first"
-            )
-        check_encoder(index, encoder, store)
-        profiles = None
-        if settings.use_profiles:
-            citances = cached_profile_citances(store, folder.with_name(folder.name + ".citances.parquet"))
-            profiles = ProfileIndex.build(
-                index,
-                citances,
-                encoder,
-                settings.profiles,
-                folder=folder.with_name(folder.name + ".profiles"),
-                progress=progress,
-            )
+        index, profiles, files = open_retrieval(store, settings, encoder, index_dir=index_dir, progress=progress)
         # the citations in memory: the enricher then reads nothing from the store per query
         citation_rows = read_citations_with_years(store)  # read once: the enricher's lists and the reranker's
         citations = CitationLists.from_rows(citation_rows, store)
@@ -222,9 +234,9 @@ class RecommendationService:
             lock=lock,
             citations=citations,
         )
-        if reranker is None and settings.use_reranker and (reranker_dir(folder) / "config.json").is_file():
+        if reranker is None and settings.use_reranker and (files.reranker / "config.json").is_file():
             service.reranker = load_trained_reranker(
-                store, index, service.prefetcher, reranker_dir(folder), profiles=profiles, citations=citation_rows
+                store, index, service.prefetcher, files.reranker, profiles=profiles, citations=citation_rows
             )
         return service
 
@@ -358,11 +370,6 @@ class RecommendationService:
         self.encoder.close()
 
 
-def reranker_dir(index_dir: Path) -> Path:
-    """Where ``citegraph train reranker`` saves the model and the service looks for it: ``<index>.reranker/``."""
-    return IndexFiles(index_dir).reranker
-
-
 def _features(candidate: Candidate) -> dict[str, float | int | None]:
     return {
         "prefetch_rank": candidate.prefetch_rank,
@@ -481,7 +488,7 @@ __all__ = [
     "Recommendation",
     "RecommendationService",
     "ServiceSettings",
+    "open_retrieval",
     "read_batch",
-    "reranker_dir",
     "write_ranked",
 ]

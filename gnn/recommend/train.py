@@ -300,7 +300,7 @@ def run_training(
         lambdamart = None
     # One seed of stacked trees per objective: the objective is chosen by the validation MRR of the scorer
     # that is served (trees blended with the neural model), not of the neural model alone, whose lead can
-    # be smaller than the trees' seed-to-seed spread (docs/quality.md).
+    # be smaller than the trees' seed-to-seed spread (docs/results.md).
     one_seed = _one_seed_rows(run, neural, lambdamart) if lambdamart is not None else {}
     if one_seed:
         best = max(chosen, key=lambda o: one_seed[o].mrr)

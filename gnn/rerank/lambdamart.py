@@ -37,7 +37,7 @@ standardisation makes the two scales comparable whatever either model's raw rang
 
 **Bag of seeds.** Row and feature subsampling make one booster's ranking depend on its seed: on the
 2010 validation queries, five seeds of the same stacked model spread over 0.005 of R@10
-(docs/quality.md). With ``bag`` = :math:`B` the model is :math:`B` boosters trained alike with seeds
+(docs/results.md). With ``bag`` = :math:`B` the model is :math:`B` boosters trained alike with seeds
 ``seed`` … ``seed`` + :math:`B - 1`, and the score is their mean,
 :math:`s_\mathrm{mart}(q, d) = \tfrac{1}{B} \sum_b s_b(q, d)` (Breiman 1996, "Bagging predictors",
 with the seed in place of the bootstrap sample), which lowers that variance by up to :math:`1/B`.
@@ -85,7 +85,7 @@ ALPHA_GRID = (0.0, 0.25, 0.5, 1.0, 2.0)
 
 @dataclass(frozen=True)
 class LambdaMartSettings:
-    """LightGBM lambdarank; defaults validated on the 2010 validation queries (docs/quality.md, "Reranker")."""
+    """LightGBM lambdarank; defaults validated on the 2010 validation queries (docs/results.md)."""
 
     max_trees: int = 2000  # upper bound; early stopping on validation NDCG@10 picks the number
     learning_rate: float = 0.05

@@ -69,7 +69,7 @@ class RerankerSettings:
 
     # One of OBJECTIVES (module docstring). Over five seeds source–target ranks a little better (validation
     # MRR 0.492 vs 0.489, R@10 0.724 vs 0.716) but trains twice as long, and the service's LambdaMART on top
-    # reads either score (docs/quality.md, "Multi-positive vs triplet over five seeds"): triplet stays the default.
+    # reads either score (docs/history.md): triplet stays the default.
     objective: str = "triplet"
     projection: int = 64  # size of the learned projection of the 384-d encoder vectors
     text_hidden: int = 64  # hidden units of the text part

@@ -108,7 +108,7 @@ def stage_ranks(candidate: Candidate) -> dict[str, int]:
 class FusionScorer:
     """The transparent fusion score of the module docstring."""
 
-    # w per stage; defaults tuned on the 2010 validation citances (R@10, docs/quality.md)
+    # w per stage; defaults tuned on the 2010 validation citances (R@10, docs/results.md)
     weights: dict[str, float] = field(
         default_factory=lambda: {
             "dense": 1.0,

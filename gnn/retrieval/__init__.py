@@ -13,7 +13,7 @@
 from __future__ import annotations
 
 from gnn.retrieval.enricher import Candidate, CitationLists, Enricher, EnricherSettings, EnrichQuery
-from gnn.retrieval.index import DenseIndex, IndexSettings, RetrievalIndex, index_path
+from gnn.retrieval.index import DenseIndex, IndexSettings, RetrievalIndex
 from gnn.retrieval.lexical import LexicalIndex, tokenize
 from gnn.retrieval.manuscript import body_sampled_text, body_sampled_vectors, manuscript_context
 from gnn.retrieval.prefetch import CHANNELS, ChannelList, Prefetched, Prefetcher, PrefetchQuery, PrefetchSettings
@@ -39,7 +39,6 @@ __all__ = [
     "RetrievalIndex",
     "body_sampled_text",
     "body_sampled_vectors",
-    "index_path",
     "manuscript_context",
     "tokenize",
 ]

@@ -10,7 +10,7 @@ and never drops a candidate that a post-filter of a fixed top-N would have lost.
 product, i.e. cosine similarity :math:`s(q, d) = q^\top d`. Up to ``exact_limit`` rows (default
 200,000) the index is exact (``IndexFlatIP``); above it, HNSW (Malkov & Yashunin 2018) with
 ``hnsw_m`` links per node and ``hnsw_ef_search`` candidates per search, whose recall against the
-exact search is measured by ``benchmarks/recommend_latency.py`` (see docs/benchmarks.md).
+exact search is measured by ``benchmarks/recommend_latency.py`` (see docs/results.md).
 
 **Lexical.** Okapi BM25 over title + abstract (:class:`~gnn.retrieval.lexical.LexicalIndex`, whose
 module holds the formula and the tokenizer), with :math:`k_1` and :math:`b` from :class:`IndexSettings`.
@@ -62,7 +62,7 @@ class IndexSettings:
     """Settings of the paper index (``<db>.index/``)."""
 
     # BM25 term-frequency saturation k1 and length normalisation b. Defaults: tuned on the 2010
-    # validation citances by R@10 (docs/quality.md, "Citation recommendation"; k1 2.0 ties 1.6).
+    # validation citances by R@10 (docs/results.md; k1 2.0 ties 1.6).
     # Lucene's 1.2 / 0.75 give R@10 0.363 there, these 0.374.
     bm25_k1: float = 1.6
     bm25_b: float = 0.5
@@ -97,11 +97,6 @@ class IndexReport:
             f"index {state}: {self.rows} papers ({self.with_vector} with vectors), {self.reused} reused, "
             f"{self.updated} new or changed, {self.removed} removed, {self.seconds:.1f}s"
         )
-
-
-def index_path(store: GraphStore) -> Path | None:
-    """``<db>.index/`` beside an embedded store; None for a server backend (pass a path instead)."""
-    return StoreFiles.of(store).index
 
 
 class DenseIndex:
@@ -263,17 +258,17 @@ class RetrievalIndex:
     ) -> tuple[RetrievalIndex, IndexReport]:
         """The index of ``store``'s current papers: loaded when unchanged, else updated and saved.
 
-        ``path`` defaults to ``<db>.index`` beside an embedded store (:func:`index_path`). With
+        ``path`` defaults to ``<db>.index`` beside an embedded store (``StoreFiles.index``). With
         ``cache``, a paper whose ``Paper.embedding`` is not written yet gets the vector the encoder's
         disk cache holds for its text, when it holds one (a lookup, never an encode): the vector
         ``compute embeddings`` would write, so the index is usable while that step is still writing.
         """
         start = time.perf_counter()
-        folder = path or index_path(store)
+        folder = path or StoreFiles.of(store).index
         if folder is None:
             raise ConfigError(f"{store.describe()} has no file beside which to keep the index; pass a path")
         manifest = _read_manifest(folder)
-        stamp = store_stamp(store)
+        stamp = StoreFiles.of(store).stamp()
         if (
             manifest
             and stamp is not None
@@ -316,14 +311,6 @@ def _digest(ids: np.ndarray, years: np.ndarray, text_hashes: np.ndarray, embeddi
         h.update("\x1f".join(map(str, row)).encode("utf-8"))
         h.update(b"\x1e")
     return h.hexdigest()
-
-
-def store_stamp(store: GraphStore) -> str | None:
-    """Size and modification time of an embedded store's files: unchanged files mean an unchanged graph.
-
-    None for a server backend (no files to look at: every open compares the papers themselves).
-    """
-    return StoreFiles.of(store).stamp()
 
 
 def _write_stamp(folder: Path, stamp: str | None) -> None:
@@ -459,7 +446,5 @@ __all__ = [
     "IndexReport",
     "IndexSettings",
     "RetrievalIndex",
-    "index_path",
-    "store_stamp",
     "text_hash",
 ]

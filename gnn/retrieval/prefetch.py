@@ -62,7 +62,7 @@ class PrefetchSettings:
     """How the prefetcher ranks and fuses."""
 
     # Papers returned: the pool the enricher and the reranker work on. 300 rather than 200: on the 2010
-    # validation citances it holds 92.2% of the targets instead of 90.4% (docs/quality.md, "Reranker"),
+    # validation citances it holds 92.2% of the targets instead of 90.4% (docs/results.md),
     # and the reranker scores 300 candidates well inside the latency target.
     n: int = 300
     channels: tuple[str, ...] = ("dense", "bm25", "profile_bm25", "profile_dense")

@@ -62,8 +62,8 @@ from gnn.device import select_device
 from gnn.taxonomy.fusion_models import APPNPFusion, GATFusion, LinkScorer
 from gnn.taxonomy.graph import JointTaxonomy
 from gnn.taxonomy.links import BROADER_KIND, MAPS_TO_KIND, LinkSplit, link_metrics, split_links
-from gnn.text.encoder import default_cache_root
 from graph.errors import ConfigError
+from graph.files import StoreFiles
 
 log = logging.getLogger(__name__)
 
@@ -78,7 +78,7 @@ class FusionSettings:
     # vector: SymTax's mean; gat / appnp: a GNN trained by link prediction on the joint graph.
     method: str = "vector"
     # Vector fusion of ACM classes: "own" keeps the text vector; "ancestors" averages it with the
-    # class's BROADER ancestors. Measured in docs/quality.md; "own" is SymTax's formula.
+    # class's BROADER ancestors. Measured in docs/results.md; "own" is SymTax's formula.
     acm_vector: str = "own"
     # GNN sizes. GAT: `hidden` per head x `heads` in the first layer; APPNP: the MLP's hidden size.
     hidden: int = 64
@@ -256,7 +256,8 @@ def data_hash(taxonomy: JointTaxonomy, features: np.ndarray) -> str:
 def model_path(settings: FusionSettings, digest: str, cache_root: Path | None = None) -> Path:
     """``$CITEGRAPH_CACHE/models/taxonomy-<method>-<hash of settings and data>.pt``."""
     key = hashlib.sha256((json.dumps(settings.model_config(), sort_keys=True) + digest).encode()).hexdigest()[:16]
-    return (cache_root or default_cache_root()) / "models" / f"taxonomy-{settings.method}-{key}.pt"
+    models = StoreFiles().models if cache_root is None else StoreFiles(cache=cache_root).models
+    return models / f"taxonomy-{settings.method}-{key}.pt"
 
 
 @dataclass(frozen=True)

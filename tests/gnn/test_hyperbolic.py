@@ -67,7 +67,7 @@ def stored_points(store: GraphStore) -> dict[str, np.ndarray]:
 
 
 def test_writes_every_class_and_categorised_paper_and_is_idempotent(taxonomy_store: GraphStore, tmp_path: Path) -> None:
-    report = compute_hyperbolic(taxonomy_store, FAST, models_dir=tmp_path / "models")
+    report = compute_hyperbolic(taxonomy_store, FAST, map_dir=tmp_path / "models")
     assert (report.acm_written, report.arxiv_written, report.papers_written) == (7, 3, 2)
     assert report.map_fit is None and "compute taxonomy" in report.map_note  # no fused vectors yet
     assert report.acm1998 is not None and report.acm1998.map > 0.9
@@ -88,7 +88,7 @@ def test_writes_every_class_and_categorised_paper_and_is_idempotent(taxonomy_sto
     p2 = torch.from_numpy(first["paper:p2"])
     assert poincare.dist(p2, torch.from_numpy(first["cs.CL"])) < poincare.dist(p2, torch.from_numpy(first["cs.LG"]))
 
-    compute_hyperbolic(taxonomy_store, FAST, models_dir=tmp_path / "models")
+    compute_hyperbolic(taxonomy_store, FAST, map_dir=tmp_path / "models")
     again = stored_points(taxonomy_store)
     assert again.keys() == first.keys()
     for key, value in first.items():
@@ -103,7 +103,7 @@ def test_fused_vectors_train_a_map_that_loads(taxonomy_store: GraphStore, tmp_pa
     taxonomy_store.write_node_properties(
         "ArxivCategory", "code", pd.DataFrame({"code": ["cs.CL", "cs.LG", "math.AG"], "fused": fused(3)})
     )
-    report = compute_hyperbolic(taxonomy_store, FAST, models_dir=tmp_path / "models")
+    report = compute_hyperbolic(taxonomy_store, FAST, map_dir=tmp_path / "models")
     fit = report.map_fit
     assert fit is not None and fit.classes == 10 and fit.path.is_file() and fit.inputs == "path"
     # h_θ's own points keep the hierarchy of the 10 classes; virtual nodes have no vector and are left out, so
@@ -135,7 +135,7 @@ def test_papers_without_categories_are_placed_by_their_text(taxonomy_store: Grap
     taxonomy_store.write_node_properties(
         "Paper", "id", pd.DataFrame({"id": ["p1", "p3"], "embedding": [unit[2], text]})
     )
-    report = compute_hyperbolic(taxonomy_store, replace(FAST, place_top_k=2), models_dir=tmp_path / "models")
+    report = compute_hyperbolic(taxonomy_store, replace(FAST, place_top_k=2), map_dir=tmp_path / "models")
     assert (report.papers_written, report.papers_placed_by_text) == (3, 1)
     assert "1 of them placed by their text" in report.summary()
     points = stored_points(taxonomy_store)
@@ -146,7 +146,7 @@ def test_papers_without_categories_are_placed_by_their_text(taxonomy_store: Grap
     np.testing.assert_allclose(points["paper:p3"], expected, atol=1e-6)
     np.testing.assert_allclose(points["paper:p1"], points["cs.CL"], atol=1e-9)  # its category, not its text
 
-    off = compute_hyperbolic(taxonomy_store, replace(FAST, place_top_k=0), models_dir=tmp_path / "models")
+    off = compute_hyperbolic(taxonomy_store, replace(FAST, place_top_k=0), map_dir=tmp_path / "models")
     assert (
         off.papers_placed_by_text == 0 and off.papers_cleared == 1 and "paper:p3" not in stored_points(taxonomy_store)
     )

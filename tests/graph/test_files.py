@@ -48,16 +48,12 @@ def test_cache_root_comes_from_the_environment(tmp_path: Path, monkeypatch: pyte
 
 
 def test_of_an_open_store_and_the_helpers_that_ask_it(store: GraphStore, store_path: Path) -> None:
-    from gnn.cocitation.clusters import cluster_labels_path
-    from gnn.recommend.service import reranker_dir
-    from gnn.retrieval.index import index_path, store_stamp
-
     files = StoreFiles.of(store)
     assert files.db == store_path
-    assert index_path(store) == files.index
-    assert cluster_labels_path(store) == files.clusters
-    assert reranker_dir(store_path.with_name("x.index")) == store_path.with_name("x.index.reranker")
-    assert store_stamp(store) == files.stamp() and files.stamp() is not None
+    assert files.index == store_path.with_name(store_path.name + ".index")
+    assert files.clusters == store_path.with_name(store_path.name + ".clusters.json")
+    assert IndexFiles(store_path.with_name("x.index")).reranker == store_path.with_name("x.index.reranker")
+    assert files.stamp() is not None
 
 
 def test_describe_sizes_and_stamps(store: GraphStore, store_path: Path, tmp_path: Path) -> None:

@@ -140,7 +140,7 @@ def compute_everything(store: GraphStore, encoder: object, models_dir: Path) -> 
     compute_embeddings(store, encoder)  # type: ignore[arg-type]
     compute_cocitation(store, clusters_path=models_dir / "clusters.json")
     compute_taxonomy(store, encoder, TAXONOMY)  # type: ignore[arg-type]
-    compute_hyperbolic(store, HYPERBOLIC, models_dir=models_dir)
+    compute_hyperbolic(store, HYPERBOLIC, map_dir=models_dir)
     compute_linkage(store, encoder, fixed_scorer("cosine", 1))  # type: ignore[arg-type]
 
 
