@@ -122,18 +122,26 @@ def _tree(root: Path, prefix: str) -> set[str]:
     return names
 
 
+@pytest.fixture
+def embedded_citances(
+    store: GraphStore, store_path: Path, encoder: TextEncoder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Path:
+    """The store at ``store_path`` holding the tiny citances with their embeddings, closed; a fresh cache."""
+    ingest(store, _citances())
+    compute_embeddings(store, encoder)
+    store.close()
+    monkeypatch.setenv("CITEGRAPH_CACHE", str(tmp_path / "cache"))
+    return store_path
+
+
 def test_compute_index_builds_the_index_and_profiles_alone(
-    store: GraphStore,
-    store_path: Path,
+    embedded_citances: Path,
     encoder: TextEncoder,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    ingest(store, _citances())
-    compute_embeddings(store, encoder)
-    store.close()
-    monkeypatch.setenv("CITEGRAPH_CACHE", str(tmp_path / "cache"))
+    store_path = embedded_citances
 
     def refuse(*args: object, **kwargs: object) -> None:
         raise AssertionError("compute index opened the whole recommendation service")
@@ -159,19 +167,11 @@ def test_compute_index_builds_the_index_and_profiles_alone(
 
 
 def test_an_ablation_saves_its_models_beside_its_report_never_over_the_served_reranker(
-    store: GraphStore,
-    store_path: Path,
-    encoder: TextEncoder,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
+    embedded_citances: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from gnn.recommend import train
 
-    ingest(store, _citances())
-    compute_embeddings(store, encoder)
-    store.close()
-    monkeypatch.setenv("CITEGRAPH_CACHE", str(tmp_path / "cache"))
+    store_path = embedded_citances
     served = StoreFiles(store_path).reranker
     assert served is not None
     served.mkdir(parents=True)
