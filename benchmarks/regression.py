@@ -29,6 +29,7 @@ import csv
 import json
 import math
 import os
+import platform
 import socket
 import subprocess
 import sys
@@ -36,6 +37,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -266,20 +268,54 @@ OUTPUTS = ("queries.jsonl", "recommend.jsonl", "link", "stats.json", "cocitation
 
 def compare(args: argparse.Namespace) -> int:
     before, after = Path(args.before), Path(args.after)
-    failures = []
+    failures, rows = [], []
     for name in OUTPUTS:
         old, new = dict(_records(before / name)), dict(_records(after / name))
         if old.keys() != new.keys():
             failures.append(f"{name}: records differ ({sorted(old.keys() ^ new.keys())[:5]} …)")
+            rows.append({"system": name, "metric": "records", "value": f"{len(old)} before, {len(new)} after"})
             continue
         differing = [key for key in old if not _same(old[key], new[key], args.tolerance)]
         status = "identical" if not differing else f"{len(differing)} of {len(old)} records differ"
         print(f"{name:<16} {len(old):>7} records  {status}")
+        rows += [
+            {"system": name, "metric": "records", "value": len(old)},
+            {"system": name, "metric": "differing", "value": len(differing)},
+        ]
         for key in differing[:3]:
             failures.append(f"{name}:{key}\n  before: {str(old[key])[:400]}\n  after:  {str(new[key])[:400]}")
     for failure in failures:
         print(failure)
+    if args.record:
+        write_record(Path(args.record), rows, args)
     return 1 if failures else 0
+
+
+def _commit(code: Path) -> str | None:
+    done = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=code, capture_output=True, text=True)
+    return done.stdout.strip() or None
+
+
+def write_record(path: Path, rows: list[dict[str, Any]], args: argparse.Namespace) -> None:
+    """The comparison as a docs/results record (benchmarks/render_results.py renders it)."""
+    record = {
+        "capability": "regression",
+        "kind": "quality",
+        "title": "The user-facing outputs before and after a change",
+        "command": f"python benchmarks/regression.py compare {args.before} {args.after} --tolerance {args.tolerance}",
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores",
+        "date": date.today().isoformat(),
+        "commit": _commit(ROOT),
+        "notes": [
+            f"Before: the record of commit {args.before_commit}; after: commit {_commit(ROOT)}, both on the "
+            "store `python benchmarks/regression.py build` made (every source, 2,000 embedded papers, a reranker "
+            "trained on 400 queries per split with one LambdaMART seed, the linker).",
+            "Floats compared to a relative and absolute tolerance of "
+            f"{args.tolerance:g}; rankings, ids, texts and counts exactly.",
+        ],
+        "tables": [{"title": None, "row_header": "output", "baselines": [], "served": None, "rows": rows}],
+    }
+    path.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
 
 
 def main() -> int:
@@ -299,6 +335,8 @@ def main() -> int:
     p.add_argument("before")
     p.add_argument("after")
     p.add_argument("--tolerance", type=float, default=1e-6)
+    p.add_argument("--record", help="also write the comparison as a docs/results record (JSON) here")
+    p.add_argument("--before-commit", default="(not given)", help="the commit the 'before' record was made at")
     args = parser.parse_args()
     if args.command != "compare":
         # models, embeddings and examples live in the store's own cache, so a record depends on nothing else

@@ -48,6 +48,7 @@ CAPABILITIES = {
     "recommend": "Citation recommendation",
     "linkage": "Sentence linkage",
     "api": "GraphQL API",
+    "regression": "Behaviour regression",
 }
 
 HEADER = """\
