@@ -129,10 +129,10 @@ def write_queries(code: Path, db: Path, out: Path) -> None:
 import json, sys
 import pandas as pd
 from graph import StoreConfig, open_store
-try:
-    from gnn.recommend import build_queries
+try:  # a checkout from before the recommendation package (its module wins over this checkout's)
+    from api.recommend_eval import build_queries
 except ImportError:
-    from gnn.recommend.evaluate import build_queries
+    from gnn.recommend.citances import build_queries
 with open_store(StoreConfig.from_env(db_path={str(db)!r}, read_only=True)) as store:
     frame = build_queries(store)
 frame = frame[frame["citing_year"] == {VALIDATION_YEAR}].sort_values("sentence_id")
