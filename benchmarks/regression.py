@@ -8,7 +8,7 @@ A refactoring that should change nothing is checked by recording these outputs b
 - ``stats --json``, ``export cocitation --format csv``,
 - GraphQL answers to the README's example queries, from a running ``citegraph serve``.
 
-Every command runs as a subprocess through ``api.cli.main:main`` with ``--code`` as its import root, so an older
+Every command runs as a subprocess through ``api.cli:main`` with ``--code`` as its import root, so an older
 checkout (a ``git worktree``) can be recorded with the same script::
 
     python benchmarks/regression.py build  --db var/regression/store.db            # a small store (~20 min)
@@ -70,7 +70,7 @@ def citegraph(code: Path, db: Path, *args: str, env: dict[str, str] | None = Non
     command = [
         sys.executable,
         "-c",
-        "import sys; from api.cli.main import main; sys.exit(main())",
+        "import sys; from api.cli import main; sys.exit(main())",
         "--db",
         str(db),
         "-q",
@@ -159,7 +159,7 @@ def graphql_answers(code: Path, db: Path) -> dict[str, Any]:
     """Start ``citegraph serve`` on a free loopback port and ask it each query of :data:`GRAPHQL`."""
     port = _free_port()
     extra = {"CITEGRAPH_REQUEST_TIMEOUT": "600", "CITEGRAPH_WARM": "0"}
-    command = [sys.executable, "-c", "import sys; from api.cli.main import main; sys.exit(main())", "--db", str(db)]
+    command = [sys.executable, "-c", "import sys; from api.cli import main; sys.exit(main())", "--db", str(db)]
     server = subprocess.Popen(
         [*command, "serve", "--port", str(port)],
         cwd=code,
