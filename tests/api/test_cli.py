@@ -43,6 +43,25 @@ def test_cypher_refuses_writes_with_one_line(built: Path, capsys: pytest.Capture
     assert err.count("\n") == 1
 
 
+def test_cypher_refuses_checkpoint_and_file_statements_and_the_store_stays_readable(
+    built: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    before = sorted(tmp_path.rglob("*"))
+    for text, named in [
+        ("CHECKPOINT", "CHECKPOINT"),
+        ("COPY (MATCH (p:Paper) RETURN p.id LIMIT 5) TO 'x.csv'", "COPY"),
+        ("EXPORT DATABASE 'dump'", "EXPORT"),
+    ]:
+        assert main(["--db", str(built), "cypher", text]) == 1
+        err = capsys.readouterr().err
+        assert err.startswith(f"citegraph: error: `{named}` is refused") and "read-only" in err, err
+    assert sorted(tmp_path.rglob("*")) == before
+    for _ in range(2):  # every later read-only open works
+        assert main(["--db", str(built), "stats", "--json"]) == 0
+        assert json.loads(capsys.readouterr().out)["nodes"]["Paper"] == 5
+
+
 def test_missing_store_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--db", str(tmp_path / "none.db"), "stats"]) == 1
     assert "make build" in capsys.readouterr().err
