@@ -168,7 +168,9 @@ def test_compute_index_builds_the_index_and_profiles_alone(
 
     # the same files as the service writes when it builds the index on the first `recommend`
     with open_store(StoreConfig(db_path=store_path, read_only=True)) as again:
-        RecommendationService.open(again, ServiceSettings(), encoder=encoder, index_dir=tmp_path / "served.index")
+        RecommendationService.open(
+            again, ServiceSettings(), encoder=encoder, index_dir=tmp_path / "served.index", build=True
+        )
     assert _tree(tmp_path, "served.index") == built
 
     assert main(["--db", str(store_path), "stats", "--files", "--json"]) == 0
