@@ -99,7 +99,9 @@ def main() -> None:
     encoder = TextEncoder(EncoderSettings(base.model, base.max_length, base.batch_size, base.device, None))  # no cache
     with open_store(config) as store:
         t0 = time.perf_counter()
-        service = RecommendationService.open(store, ServiceSettings(use_reranker=not args.no_reranker), encoder=cached)
+        service = RecommendationService.open(
+            store, ServiceSettings(use_reranker=not args.no_reranker), encoder=cached, build=True
+        )
         open_s = time.perf_counter() - t0
         service.encoder = service.prefetcher.encoder = encoder  # every timed query goes through the model
         frame = build_queries(store)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import warnings
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,7 @@ import pyarrow.compute as pc
 
 from graph.arrow import arrow_strings, arrow_table
 from graph.errors import CitegraphError, QueryError, SchemaError, StoreError, StoreUnavailableError
+from graph.readonly import EMBEDDED_PROCEDURES, check_read_only
 from graph.schema import SOURCE_COLUMN, TARGET_COLUMN, Kind, NodeType, Property, RelType, Schema
 from graph.statements import identifier, statement_text
 from graph.store import GraphStore, WriteResult
@@ -158,13 +160,27 @@ class EmbeddedStore(GraphStore):
         return table
 
     def read_only_query(self, text: str, params: Mapping[str, Any] | None = None) -> tuple[list[str], list[list[Any]]]:
+        """Columns and rows of a user's query, checked by :func:`graph.readonly.check_read_only` first:
+        the store's own read-only mode refuses graph writes, but not ``COPY ... TO``, ``LOAD FROM`` a
+        path, ``INSTALL`` or ``CHECKPOINT`` (which fails half-way on a read-only open and leaves the
+        store needing a read-write open)."""
         if not self.read_only:
             raise QueryError("ad-hoc queries run only on a store opened read-only (the CLI and the server do that)")
+        check_read_only(text, procedures=EMBEDDED_PROCEDURES, parse=self._parse)
         result = self._execute(text, params, what="query")
         if not result.get_column_names():
             return [], []
         table: pa.Table = result.get_as_arrow()
         return table.column_names, [list(row.values()) for row in table.to_pylist()]
+
+    def _parse(self, text: str) -> None:
+        """Raise the engine's parse or bind error for ``text``, without running it."""
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)  # prepare() alone is deprecated, not going away
+            prepared = self._conn.prepare(text)
+        if not prepared.is_success():
+            failure = RuntimeError(prepared.get_error_message())
+            raise translate_ladybug_error(failure, path=self.path, what="query", read_only=self.read_only) from failure
 
     # schema ----------------------------------------------------------------------------------
     def _existing_tables(self) -> dict[str, str]:

@@ -51,6 +51,7 @@ from graph.errors import (
     StoreUnavailableError,
     TransientStoreError,
 )
+from graph.readonly import NEO4J_PROCEDURES, check_read_only
 from graph.schema import SOURCE_COLUMN, TARGET_COLUMN, Kind, Property, RelType, Schema
 from graph.statements import identifier, statement_text
 from graph.store import GraphStore, WriteResult
@@ -312,6 +313,8 @@ class Neo4jStore(GraphStore):
         ``EXPLAIN`` plans the query without running it and the summary's ``query_type`` says what
         it would do (``r``, ``rw``, ``w``, or ``s`` for schema changes). Only ``r`` runs, in a
         session opened with read access, so the server refuses a write that slipped past the plan.
+        A plan of ``r`` still passes :func:`graph.readonly.check_read_only`: ``LOAD CSV`` of a file
+        and plugin procedures read as ``r``.
         """
         parameters = dict(params or {})
         with self._calling("query", user_query=True):
@@ -324,6 +327,7 @@ class Neo4jStore(GraphStore):
             raise QueryError(
                 f"this query {kind} (Neo4j plans it as {query_type!r}); `citegraph cypher` runs read-only queries only"
             )
+        check_read_only(text, procedures=NEO4J_PROCEDURES)  # a plan of "r" may still read files (LOAD CSV)
 
         def work(tx: ManagedTransaction) -> tuple[list[str], list[list[Any]]]:
             result = tx.run(text, parameters)

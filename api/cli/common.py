@@ -11,6 +11,7 @@ import argparse
 import csv
 import io
 import json
+import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -21,9 +22,19 @@ from graph.errors import ConfigError
 from graph.files import StoreFiles
 
 
-def open_from_args(args: argparse.Namespace, *, read_only: bool = False) -> GraphStore:
-    """The store of ``--db`` / ``--backend`` (else ``CITEGRAPH_DB`` / ``CITEGRAPH_BACKEND``, ``NEO4J_*``)."""
-    return open_store(StoreConfig.from_env(db_path=args.db, backend=args.backend, read_only=read_only))
+def open_from_args(args: argparse.Namespace, *, read_only: bool = False, create: bool = False) -> GraphStore:
+    """The store of ``--db`` / ``--backend`` (else ``CITEGRAPH_DB`` / ``CITEGRAPH_BACKEND``, ``NEO4J_*``).
+
+    Only ``ingest`` passes ``create``: every other command refuses an embedded store that does not
+    exist rather than create an empty one and compute nothing in it.
+    """
+    config = StoreConfig.from_env(db_path=args.db, backend=args.backend, read_only=read_only)
+    if config.backend == "embedded" and not read_only and not create and not config.db_path.exists():
+        raise ConfigError(
+            f"no store at {config.db_path}; run `citegraph --db {config.db_path} ingest SOURCE` (or `make build`) "
+            "first, or pass --db the store to use"
+        )
+    return open_store(config)
 
 
 def index_dir(args: argparse.Namespace) -> Path | None:
@@ -47,9 +58,28 @@ def parse_param(text: str) -> tuple[str, Any]:
     if not sep or not name.isidentifier():
         raise ConfigError(f"--param {text!r} is not NAME=VALUE (VALUE is JSON, or plain text)")
     try:
-        return name, json.loads(raw)
+        value = json.loads(raw)
     except json.JSONDecodeError:
         return name, raw
+    problem = _unstorable(value)
+    if problem:
+        raise ConfigError(f"--param {name}: {problem}; give a value the store can hold (quote it to pass text)")
+    return name, value
+
+
+INT64 = (-(2**63), 2**63 - 1)  # the stores' integer range
+
+
+def _unstorable(value: Any) -> str | None:
+    """Why a JSON value cannot be a query parameter (an integer past 64 bits, NaN, infinity), or None."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return None
+    if isinstance(value, int):
+        return None if INT64[0] <= value <= INT64[1] else f"{value} does not fit a 64-bit integer"
+    if isinstance(value, float):
+        return None if math.isfinite(value) else f"{value} is not a finite number"
+    items = value.values() if isinstance(value, dict) else value
+    return next((p for p in map(_unstorable, items) if p), None)
 
 
 def format_rows(columns: list[str], rows: list[list[Any]], fmt: str) -> str:

@@ -95,7 +95,7 @@ def compute_index_step(store: GraphStore, args: argparse.Namespace) -> None:
     encoder = TextEncoder(EncoderSettings.from_env())
     try:
         index, profiles, _ = open_retrieval(
-            store, ServiceSettings(), encoder, index_dir=index_dir(args), progress=not args.quiet
+            store, ServiceSettings(), encoder, index_dir=index_dir(args), progress=not args.quiet, build=True
         )
     finally:
         encoder.close()

@@ -21,18 +21,30 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     sources = _sources(args, Path(args.data) if args.data else settings.data_dir)
     rejects_dir = Path(args.rejects_dir) if args.rejects_dir else settings.rejects_dir
     reports = []
-    with open_from_args(args) as store:
+    with open_from_args(args, create=True) as store:
         for source, path in tqdm(sources, desc="ingest", unit="source", disable=len(sources) < 2 or args.quiet):
             if not path.exists():
                 raise ConfigError(f"{source.name}: {path} does not exist; pass the right PATH or set CITEGRAPH_DATA")
             batch = source.load(path)
-            report = ingest(store, batch, on_error=args.on_error, rejects_dir=rejects_dir)
+            try:
+                report = ingest(store, batch, on_error=args.on_error, rejects_dir=rejects_dir)
+            except OSError as exc:  # the rejects report, written before the store
+                if exc.filename is None or not _within(Path(exc.filename), rejects_dir):
+                    raise
+                raise ConfigError(
+                    f"cannot write the rejected records to {rejects_dir}: {exc.strerror}; nothing was stored. "
+                    "Pass --rejects-dir (or set CITEGRAPH_REJECTS to) a folder you can write to"
+                ) from exc
             reports.append(report)
             if not args.json:
                 print(report.summary())
     if args.json:
         print(json.dumps([r.as_dict() for r in reports], indent=2))
     return 0
+
+
+def _within(path: Path, folder: Path) -> bool:
+    return path == folder or folder in path.parents
 
 
 def _sources(args: argparse.Namespace, data_dir: Path) -> list[tuple[loaders.Source, Path]]:

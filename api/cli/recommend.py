@@ -72,7 +72,9 @@ def cmd_recommend(args: argparse.Namespace) -> int:
     # the index beside the store is updated when the store changed: open for writing only to add columns
     with open_from_args(args, read_only=True) as store:
         settings = ServiceSettings(candidate_sentences=args.candidate_sentences)
-        service = RecommendationService.open(store, settings, index_dir=index_dir(args), progress=not args.quiet)
+        service = RecommendationService.open(
+            store, settings, index_dir=index_dir(args), progress=not args.quiet, build=True
+        )
         try:
             if args.batch:
                 requests = read_batch(Path(args.batch), k=args.k or BATCH_K)

@@ -7,7 +7,7 @@ import argparse
 import torch
 
 from api.settings import AppSettings
-from graph import StoreConfig
+from graph import StoreConfig, open_store
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -21,6 +21,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     torch.set_num_threads(settings.torch_threads)
     host, port = args.host or settings.host, args.port or settings.port
     config = StoreConfig.from_env(db_path=args.db, backend=args.backend, read_only=True)
+    open_store(config).close()  # a missing or unopenable store is a one-line error here, not a server traceback
     app = create_app(config, settings)
     print(f"citegraph GraphQL API on http://{host}:{port}/graphql  (health: /healthz, ready: /readyz)")
     print("Two example queries (paste into GraphiQL at /graphql, or POST them as JSON):")

@@ -138,8 +138,9 @@ def profile_citances(store: GraphStore) -> pd.DataFrame:
     return citing_sentences(store).rename(columns={"text": "raw"}).rename(columns={"masked": "text"})
 
 
-def cached_profile_citances(store: GraphStore, path: Path) -> pd.DataFrame:
-    """:func:`profile_citances`, kept in ``path`` while the store's files are unchanged."""
+def cached_profile_citances(store: GraphStore, path: Path, *, save: bool = True) -> pd.DataFrame:
+    """:func:`profile_citances`, kept in ``path`` while the store's files are unchanged (``save=False``:
+    read from ``path`` when current, never written)."""
     stamp = StoreFiles.of(store).stamp()
     stamp_path = path.with_suffix(".stamp")
     if (
@@ -150,7 +151,7 @@ def cached_profile_citances(store: GraphStore, path: Path) -> pd.DataFrame:
     ):
         return pd.read_parquet(path)
     frame = profile_citances(store)
-    if stamp is not None:
+    if stamp is not None and save:
         path.parent.mkdir(parents=True, exist_ok=True)
         frame.to_parquet(path, index=False)
         stamp_path.write_text(stamp, encoding="utf-8")

@@ -144,17 +144,25 @@ def open_retrieval(
     *,
     index_dir: Path | None = None,
     progress: bool = False,
+    build: bool | None = None,
 ) -> tuple[RetrievalIndex, ProfileIndex | None, IndexFiles]:
     """The retrieval index beside ``store`` (``--index-dir`` elsewhere) and the citation-context profiles
     beside it, built or updated as needed: what ``citegraph compute index`` builds and the service reads.
 
     Papers whose vector ``compute embeddings`` has not written yet are served from the encoder's cache.
+
+    ``build``: whether files may be written beside the store (default: unless the store is open
+    read-only, so a server never rewrites them; ``compute index`` and ``recommend`` pass True). Without
+    it an index older than the store is served as it is, profiles whose saved vectors are out of date
+    are encoded in memory, and a missing index raises :class:`~gnn.retrieval.index.IndexUnavailableError`
+    naming ``citegraph compute index``.
     """
+    build = not store.read_only if build is None else build
     folder = StoreFiles.of(store, index_dir=index_dir).index
     if folder is None:
         raise ConfigError(f"{store.describe()}: pass index_dir, a folder to keep the retrieval index in")
     files = IndexFiles(folder)  # the citances, profiles and reranker beside the index
-    index, report = RetrievalIndex.open(store, settings.index, path=folder, cache=encoder)
+    index, report = RetrievalIndex.open(store, settings.index, path=folder, cache=encoder, build=build)
     if report.with_vector == 0:
         raise DataError(
             f"no paper of {store.describe()} has an embedding; run `citegraph compute embeddings --embed papers` first"
@@ -162,9 +170,9 @@ def open_retrieval(
     check_encoder(index, encoder, store)
     profiles = None
     if settings.use_profiles:
-        citances = cached_profile_citances(store, files.citances)
+        citances = cached_profile_citances(store, files.citances, save=build)
         profiles = ProfileIndex.build(
-            index, citances, encoder, settings.profiles, folder=files.profiles, progress=progress
+            index, citances, encoder, settings.profiles, folder=files.profiles, progress=progress, save=build
         )
     return index, profiles, files
 
@@ -217,10 +225,14 @@ class RecommendationService:
         reranker: Reranker | None = None,
         progress: bool = False,
         lock: threading.Lock | None = None,
+        build: bool | None = None,
     ) -> RecommendationService:
-        """Open (building or updating as needed) the index beside ``store`` and the profiles."""
+        """Open (building or updating as needed) the index beside ``store`` and the profiles; ``build``
+        as :func:`open_retrieval` takes it (default: no file is written beside a read-only store)."""
         encoder = encoder or TextEncoder(EncoderSettings.from_env())
-        index, profiles, files = open_retrieval(store, settings, encoder, index_dir=index_dir, progress=progress)
+        index, profiles, files = open_retrieval(
+            store, settings, encoder, index_dir=index_dir, progress=progress, build=build
+        )
         # the citations in memory: the enricher then reads nothing from the store per query
         citation_rows = read_citations_with_years(store)  # read once: the enricher's lists and the reranker's
         citations = CitationLists.from_rows(citation_rows, store)

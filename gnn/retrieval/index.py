@@ -43,7 +43,7 @@ import pandas as pd
 from gnn.retrieval.lexical import LexicalIndex, tokenize
 from gnn.text.embeddings import paper_texts, stored_embeddings
 from gnn.text.encoder import TextEncoder
-from graph.errors import ConfigError
+from graph.errors import ConfigError, DataError
 from graph.files import StoreFiles
 from graph.store import GraphStore
 
@@ -90,9 +90,10 @@ class IndexReport:
     removed: int  # rows of the previous build no longer in the store
     rebuilt: bool  # False: loaded as it was
     seconds: float
+    stale: bool = False  # loaded as it was although the store's papers changed (opened with build=False)
 
     def line(self) -> str:
-        state = "rebuilt" if self.rebuilt else "unchanged, loaded"
+        state = "rebuilt" if self.rebuilt else "older than the store, loaded" if self.stale else "unchanged, loaded"
         return (
             f"index {state}: {self.rows} papers ({self.with_vector} with vectors), {self.reused} reused, "
             f"{self.updated} new or changed, {self.removed} removed, {self.seconds:.1f}s"
@@ -255,6 +256,7 @@ class RetrievalIndex:
         *,
         path: Path | None = None,
         cache: TextEncoder | None = None,
+        build: bool = True,
     ) -> tuple[RetrievalIndex, IndexReport]:
         """The index of ``store``'s current papers: loaded when unchanged, else updated and saved.
 
@@ -262,12 +264,21 @@ class RetrievalIndex:
         ``cache``, a paper whose ``Paper.embedding`` is not written yet gets the vector the encoder's
         disk cache holds for its text, when it holds one (a lookup, never an encode): the vector
         ``compute embeddings`` would write, so the index is usable while that step is still writing.
+
+        With ``build=False`` (a read-only server) nothing is written: an index older than the store
+        is loaded as it is (``report.stale``; papers added since are not found), and a missing or
+        unreadable one raises :class:`IndexUnavailableError` naming ``citegraph compute index``.
         """
         start = time.perf_counter()
         folder = path or StoreFiles.of(store).index
         if folder is None:
             raise ConfigError(f"{store.describe()} has no file beside which to keep the index; pass a path")
         manifest = _read_manifest(folder)
+        if not build and (manifest is None or manifest.get("version") != FORMAT_VERSION):
+            where = "" if folder == StoreFiles.of(store).index else f" --index-dir {folder}"
+            raise IndexUnavailableError(
+                f"no retrieval index of {store.describe()} at {folder}; build it with `{REBUILD_COMMAND}{where}`"
+            )
         stamp = StoreFiles.of(store).stamp()
         if (
             manifest
@@ -287,9 +298,22 @@ class RetrievalIndex:
         digest = _digest(state["id"], state["year"], state["text_hash"], state["embedding_hash"])
         if manifest and manifest.get("digest") == digest and manifest.get("settings") == asdict(settings):
             index = cls.load(folder, settings)
-            _write_stamp(folder, stamp)
+            if build:
+                _write_stamp(folder, stamp)
             report = IndexReport(len(index), _with_vector(index), len(index), 0, 0, False, time.perf_counter() - start)
             log.info(report.line())
+            return index, report
+        if not build:
+            index = cls.load(folder, settings)
+            report = IndexReport(
+                len(index), _with_vector(index), len(index), 0, 0, False, time.perf_counter() - start, stale=True
+            )
+            log.warning(
+                "the retrieval index at %s is older than %s's papers; serving it as it is (papers added or changed "
+                "since are not found): rebuild it with `citegraph compute index`",
+                folder,
+                store.describe(),
+            )
             return index, report
         previous = _read_rows(folder) if manifest and manifest.get("version") == FORMAT_VERSION else None
         index, reused, removed = _assemble(store, state, previous, settings, folder, cache)
@@ -300,6 +324,44 @@ class RetrievalIndex:
         )
         log.info(report.line())
         return index, report
+
+
+class IndexUnavailableError(DataError):
+    """There is no retrieval index to load, and the caller may not build one (a read-only server)."""
+
+
+REBUILD_COMMAND = "citegraph compute index"
+
+
+@dataclass(frozen=True)
+class IndexStatus:
+    """Whether the index beside a store is there and built from the store as it is now (for ``/readyz``)."""
+
+    state: str  # "current", "stale" (the store's files changed since the build), "missing", or "unchecked" (Neo4j)
+    path: str | None  # the index folder; None where the store has no file beside it (Neo4j without index_dir)
+    command: str = REBUILD_COMMAND  # what builds or updates it
+
+    def as_dict(self) -> dict[str, str | None]:
+        return {"state": self.state, "path": self.path, "command": self.command}
+
+
+def index_status(store: GraphStore, *, path: Path | None = None) -> IndexStatus:
+    """The state of the retrieval index of ``store`` (``path``: its folder, default ``<db>.index``), read
+    from the index's manifest and the store's file stamp alone: no paper is read and nothing is written.
+
+    ``stale`` says the store's files changed since the build; the papers may be the same (a compute
+    step ran), which ``citegraph compute index`` then notes in seconds.
+    """
+    folder = path or StoreFiles.of(store).index
+    if folder is None:
+        return IndexStatus("missing", None)
+    manifest = _read_manifest(folder)
+    if manifest is None or manifest.get("version") != FORMAT_VERSION:
+        return IndexStatus("missing", str(folder))
+    stamp = StoreFiles.of(store).stamp()
+    if stamp is None:  # a server store has no files to compare: only reading its papers would tell
+        return IndexStatus("unchecked", str(folder))
+    return IndexStatus("current" if manifest.get("store_stamp") == stamp else "stale", str(folder))
 
 
 # building -----------------------------------------------------------------------------------------
@@ -441,10 +503,14 @@ def _assemble(
 
 
 __all__ = [
+    "REBUILD_COMMAND",
     "UNKNOWN_YEAR",
     "DenseIndex",
     "IndexReport",
     "IndexSettings",
+    "IndexStatus",
+    "IndexUnavailableError",
     "RetrievalIndex",
+    "index_status",
     "text_hash",
 ]

@@ -112,13 +112,14 @@ class ProfileIndex:
         *,
         folder: Path | None = None,
         progress: bool = False,
+        save: bool = True,
     ) -> ProfileIndex:
         """Profiles from masked ``citances`` (columns ``sentence_id, cited_id, citing_year, text``).
 
         Sentences of papers newer than ``settings.until`` (or of unknown year, when ``until`` is set)
         and sentences citing a paper outside the index are left out. With ``folder``, the sentence
         vectors are kept there and reused while the sentences are unchanged; they come from the
-        encoder's disk cache otherwise.
+        encoder's disk cache otherwise. With ``save=False`` the folder is read, never written.
         """
         missing = set(CITANCE_COLUMNS) - set(citances.columns)
         if missing:
@@ -136,7 +137,7 @@ class ProfileIndex:
         vectors = _load_vectors(folder, digest, encoder.dim) if folder is not None else None
         if vectors is None:
             vectors = encoder.encode(kept["text"].tolist(), progress=progress, desc="encode citing sentences")
-            if folder is not None:
+            if folder is not None and save:
                 _save_vectors(folder, digest, vectors)
         log.info(
             "profiles: %d citing sentences of %d papers (until %s)",

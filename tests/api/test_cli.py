@@ -43,6 +43,71 @@ def test_cypher_refuses_writes_with_one_line(built: Path, capsys: pytest.Capture
     assert err.count("\n") == 1
 
 
+def test_cypher_refuses_checkpoint_and_file_statements_and_the_store_stays_readable(
+    built: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    before = sorted(tmp_path.rglob("*"))
+    for text, named in [
+        ("CHECKPOINT", "CHECKPOINT"),
+        ("COPY (MATCH (p:Paper) RETURN p.id LIMIT 5) TO 'x.csv'", "COPY"),
+        ("EXPORT DATABASE 'dump'", "EXPORT"),
+    ]:
+        assert main(["--db", str(built), "cypher", text]) == 1
+        err = capsys.readouterr().err
+        assert err.startswith(f"citegraph: error: `{named}` is refused") and "read-only" in err, err
+    assert sorted(tmp_path.rglob("*")) == before
+    for _ in range(2):  # every later read-only open works
+        assert main(["--db", str(built), "stats", "--json"]) == 0
+        assert json.loads(capsys.readouterr().out)["nodes"]["Paper"] == 5
+
+
+def test_compute_on_a_missing_store_creates_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    missing = tmp_path / "typo.db"
+    assert main(["--db", str(missing), "compute", "cocitation"]) == 1
+    err = capsys.readouterr().err
+    assert f"no store at {missing}; run `citegraph --db {missing} ingest SOURCE`" in err and err.count("\n") == 1
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("kind", ["missing", "not a store"])
+def test_serve_on_a_bad_store_is_one_line_and_exit_1(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str
+) -> None:
+    from tests.api.live import free_port
+
+    path = tmp_path / "bad.db"
+    if kind == "not a store":
+        path.write_bytes(b"this is no LadybugDB file\n" * 1000)
+    assert main(["--db", str(path), "serve", "--host", "127.0.0.1", "--port", str(free_port())]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("citegraph: error:") and err.count("\n") == 1 and "Traceback" not in err, err
+
+
+def test_an_unwritable_rejects_dir_is_a_config_error(
+    built: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text('{"type": "paper", "id": "x1", "title": "Fine"}\nnot json\n', encoding="utf-8")
+    blocker = tmp_path / "a-file"
+    blocker.write_text("", encoding="utf-8")  # a folder under a file cannot be made, even by root
+    args = ["--db", str(built), "ingest", "jsonl", str(corpus), "--on-error", "skip"]
+    assert main([*args, "--rejects-dir", str(blocker / "rejects")]) == 1
+    err = capsys.readouterr().err
+    assert f"cannot write the rejected records to {blocker / 'rejects'}" in err and "--rejects-dir" in err, err
+    assert main(["--db", str(built), "cypher", "MATCH (p:Paper {id: 'x1'}) RETURN p.id"]) == 0
+    assert "(0 rows)" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("param", "problem"), [("x=1e400", "not a finite number"), (f"x={2**70}", "64-bit")])
+def test_a_parameter_the_store_cannot_hold_is_named(
+    built: Path, capsys: pytest.CaptureFixture[str], param: str, problem: str
+) -> None:
+    assert main(["--db", str(built), "cypher", "RETURN $x AS x", "--param", param]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("citegraph: error: --param x: ") and problem in err and "pybind11" not in err, err
+
+
 def test_missing_store_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--db", str(tmp_path / "none.db"), "stats"]) == 1
     assert "make build" in capsys.readouterr().err
@@ -157,7 +222,9 @@ def test_compute_index_builds_the_index_and_profiles_alone(
 
     # the same files as the service writes when it builds the index on the first `recommend`
     with open_store(StoreConfig(db_path=store_path, read_only=True)) as again:
-        RecommendationService.open(again, ServiceSettings(), encoder=encoder, index_dir=tmp_path / "served.index")
+        RecommendationService.open(
+            again, ServiceSettings(), encoder=encoder, index_dir=tmp_path / "served.index", build=True
+        )
     assert _tree(tmp_path, "served.index") == built
 
     assert main(["--db", str(store_path), "stats", "--files", "--json"]) == 0
