@@ -36,7 +36,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -194,28 +194,32 @@ def graphql_answers(code: Path, db: Path) -> dict[str, Any]:
 
 
 def record(args: argparse.Namespace) -> None:
+    """Each output of :data:`OUTPUTS` into ``--out``; one already there is kept (a stopped record resumes)."""
     code, db, out = Path(args.code).resolve(), Path(args.db).resolve(), Path(args.out).resolve()
     out.mkdir(parents=True, exist_ok=True)
     queries = out / "queries.jsonl"
     if args.queries:
         queries.write_text(Path(args.queries).read_text(encoding="utf-8"), encoding="utf-8")
-    else:
+    elif not queries.is_file():
         write_queries(code, db, queries)
-    timings = {}
-    start = time.perf_counter()
-    citegraph(code, db, "recommend", "--batch", str(queries), "--out", str(out / "recommend.jsonl"))
-    timings["recommend"] = time.perf_counter() - start
     task = out / "task1a_input"
-    citegraph(code, db, "linkage", "task-input", "--out", str(task))
-    start = time.perf_counter()
-    citegraph(code, db, "link", "--scisumm-dir", str(task), "--out", str(out / "link"))
-    timings["link"] = time.perf_counter() - start
-    (out / "stats.json").write_text(citegraph(code, db, "stats", "--json"), encoding="utf-8")
-    citegraph(code, db, "export", "cocitation", "--format", "csv", "--out", str(out / "cocitation.csv"))
-    start = time.perf_counter()
-    (out / "graphql.json").write_text(json.dumps(graphql_answers(code, db), indent=1), encoding="utf-8")
-    timings["graphql"] = time.perf_counter() - start
-    print(json.dumps({name: round(seconds, 1) for name, seconds in timings.items()}))
+    steps: dict[str, Callable[[Path], object]] = {
+        "recommend.jsonl": lambda path: citegraph(code, db, "recommend", "--batch", str(queries), "--out", str(path)),
+        "link": lambda path: (
+            citegraph(code, db, "linkage", "task-input", "--out", str(task)),
+            citegraph(code, db, "link", "--scisumm-dir", str(task), "--out", str(path)),
+        ),
+        "stats.json": lambda path: path.write_text(citegraph(code, db, "stats", "--json"), encoding="utf-8"),
+        "cocitation.csv": lambda path: citegraph(code, db, "export", "cocitation", str(path), "--format", "csv"),
+        "graphql.json": lambda path: path.write_text(json.dumps(graphql_answers(code, db), indent=1), encoding="utf-8"),
+    }
+    for name, step in steps.items():
+        if (out / name).exists():
+            print(f"{name}: kept", flush=True)
+            continue
+        start = time.perf_counter()
+        step(out / name)
+        print(f"{name}: {time.perf_counter() - start:.0f} s", flush=True)
 
 
 # --- compare -----------------------------------------------------------------------------------------------
