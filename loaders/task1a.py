@@ -253,8 +253,7 @@ def read_task1a_table(path: Path, required: tuple[str, ...] = ()) -> Task1aTable
 
 
 def _check_header(path: Path, cells: list[str], header: list[str], required: tuple[str, ...]) -> None:
-    named = [name for name in header if name]
-    twice = sorted({name for name in named if named.count(name) > 1})
+    twice = [name for name in TASK1A_COLUMNS if header.count(name) > 1]  # which one would be meant?
     if twice:
         raise DataError(
             f"{path}: column(s) {', '.join(twice)} appear more than once in the header "
@@ -350,8 +349,8 @@ def link_folder(scisumm_dir: Path, out_dir: Path, predict: Predictor) -> LinkRep
                 linked += 1
             offsets.append(format_offsets(sids))
             elements.append("".join(reference.element(s) for s in sids) if reference is not None else "")
-        table.set_column("Reference Offset", offsets)
-        table.set_column("Reference Text", elements)
+        for name, values in zip(RUN_COLUMNS, (offsets, elements), strict=True):
+            table.set_column(name, values)
         write_task1a_table(table, Path(out_dir) / f"{folder.name}.csv")
     papers = len(tables)
     return LinkReport(papers, citances, linked, warnings, time.perf_counter() - started)

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from graph.errors import DataError
-from loaders.task1a import Reference, link_folder, read_run
+from loaders.task1a import Reference, link_folder, read_run, read_task1a_table
 
 RP = "W99-0623"
 RP_XML = """<PAPER>
@@ -224,8 +224,6 @@ def test_row_with_more_fields_than_the_header(tmp_path: Path) -> None:
 
 
 def test_read_table_keeps_the_layout_and_reads_by_name(tmp_path: Path) -> None:
-    from loaders.task1a import read_task1a_table
-
     header = ["Citing Article", "Citation Text", "Citance Number", "Reference Article", ""]
     path = tmp_path / "t.csv"
     path.write_bytes(("\ufeff" + csv_text(header, rows_for(header), end="\r\n")).encode("utf-8"))
@@ -235,6 +233,14 @@ def test_read_table_keeps_the_layout_and_reads_by_name(tmp_path: Path) -> None:
     assert table.header == header and table.line_end == "\r\n" and len(table.rows) == 2
     assert table.column("Citation Text") == [CITANCE, CITANCE_2]
     assert table.column("Reference Offset") == ["", ""]  # a column the file lacks reads as empty
+
+
+def test_a_column_named_twice_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "t.csv"
+    path.write_text("Citation Number,Citance Number,Reference Article,Citing Article,Citation Text\n", encoding="utf-8")
+
+    with pytest.raises(DataError, match=r"column\(s\) Citance Number appear more than once .*; keep one of each"):
+        read_task1a_table(path)
 
 
 def test_score_reads_a_run_in_the_2018_test_set_layout(tmp_path: Path) -> None:
