@@ -206,7 +206,11 @@ def compute_linkage_step(store: GraphStore, args: argparse.Namespace) -> None:
 def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register ``link`` and ``linkage ...`` on the top-level subparsers."""
     p = sub.add_parser("link", help="fill Task 1A run CSVs: which reference-paper sentences each citance cites")
-    p.add_argument("--scisumm-dir", required=True, help="folder of <RP>/annotation/<RP>.csv + <RP>/Reference_XML/")
+    p.add_argument(
+        "--scisumm-dir",
+        required=True,
+        help="folder of <RP>/annotation/<RP>.csv (any CL-SciSumm edition's Task 1A columns) + <RP>/Reference_XML/",
+    )
     p.add_argument("--out", required=True, help="run folder to write <RP>.csv files into")
     p.add_argument("--model", help="linker model (default: $CITEGRAPH_CACHE/models/linker.json)")
     p.add_argument("--device", choices=["cpu", "cuda"], help="encoder device (default: cuda when present)")
