@@ -36,6 +36,7 @@ BAD_REQUEST               400     the body is not a GraphQL request (not JSON, n
 JSON_TOO_DEEP             400     the body or ``variables`` nest deeper than :data:`MAX_JSON_DEPTH`
 PAYLOAD_TOO_LARGE         413     the body is longer than ``CITEGRAPH_MAX_BODY_BYTES``
 METHOD_NOT_ALLOWED        405     not GET or POST
+NOT_FOUND                 404     no page, asset or endpoint at that path
 ========================  ======  ==================================================================
 """
 
