@@ -35,6 +35,7 @@ from graphql import (
     GraphQLError,
     GraphQLField,
     GraphQLNamedType,
+    GraphQLObjectType,
     GraphQLSchema,
     InlineFragmentNode,
     SelectionSetNode,
@@ -42,12 +43,11 @@ from graphql import (
     get_nullable_type,
     is_composite_type,
     is_list_type,
-    is_object_type,
 )
-from graphql.execution.values import get_argument_values, get_variable_values
+from graphql.execution.values import VariableValues, get_argument_values, get_variable_values
 from graphql.utilities import get_operation_ast
 
-DEFAULT_MAX_QUERY_COST = 50_000  # CITEGRAPH_MAX_QUERY_COST; the dashboard's largest query costs ~21,000
+DEFAULT_MAX_QUERY_COST = 50_000  # CITEGRAPH_MAX_QUERY_COST (AppSettings.max_query_cost says what fits)
 UNBOUNDED_LIST_SIZE = 20  # assumed length of a list field that takes no first/limit/k
 SIZE_ARGUMENTS = ("first", "limit", "k")  # GraphQL argument names that bound a list's length
 
@@ -82,7 +82,7 @@ class _Counter:
         self,
         schema: GraphQLSchema,
         fragments: dict[str, FragmentDefinitionNode],
-        variables: dict[str, Any],
+        variables: VariableValues,
         max_results: int,
     ) -> None:
         self.schema = schema
@@ -123,9 +123,9 @@ class _Counter:
         self, node: FieldNode, parent: GraphQLNamedType, multiplier: int, page: int | None, seen: frozenset[str]
     ) -> int:
         name = node.name.value
-        if name.startswith("__") or not is_object_type(parent):
+        if name.startswith("__") or not isinstance(parent, GraphQLObjectType):
             return 0  # introspection and __typename; a union's fields are selected through fragments
-        definition = parent.fields.get(name)  # type: ignore[attr-defined]
+        definition = parent.fields.get(name)
         if definition is None:
             return 0
         named = get_named_type(definition.type)

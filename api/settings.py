@@ -25,7 +25,7 @@ class AppSettings:
     cors_origins: tuple[str, ...] = ()  # CITEGRAPH_CORS_ORIGINS (comma-separated): browser origins allowed to call
     request_timeout_s: float = 10.0  # CITEGRAPH_REQUEST_TIMEOUT: seconds one GraphQL request may take
     # CITEGRAPH_MAX_QUERY_COST: objects one GraphQL operation may fetch, counted before it runs (api/cost.py);
-    # the dashboard's largest query (an ego network of 200 papers) costs ~21,000
+    # the dashboard's queries cost at most ~400, 100 papers with 100 citations each ~20,000
     max_query_cost: int = DEFAULT_MAX_QUERY_COST
     # CITEGRAPH_MAX_BODY_BYTES: longest request body read; a GraphQL request is a few KB, a manuscript-mode
     # `recommend` (2,000 sentences, 300,000 characters) well under 1 MB
