@@ -19,6 +19,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import json
 import logging
@@ -363,8 +364,13 @@ def create_app(config: StoreConfig, settings: AppSettings) -> FastAPI:
         service = state.get("service")
         if service is None:
             return JSONResponse({"status": "starting"}, status_code=503)
+
+        def count_papers() -> int:
+            with service.lock:  # the store's one connection, shared with the GraphQL worker threads
+                return service.store.count_nodes("Paper")
+
         try:
-            papers = service.store.count_nodes("Paper")
+            papers = await asyncio.to_thread(count_papers)  # a store call: off the event loop
         except CitegraphError:
             return JSONResponse({"status": "store unavailable"}, status_code=503)
         body: dict[str, Any] = {"status": "ready", "store": service.store.backend, "papers": papers}
