@@ -4,13 +4,22 @@
   offline from local npm packages (:mod:`api.web`).
 * ``/``: the dashboard (``api/static/dashboard``), a static page built on the same API.
 * ``/assets``: the npm packages GraphiQL and the dashboard load (``api/static/node_modules``).
-* When ``CITEGRAPH_API_KEY`` is set, GraphQL requests must send it (``Authorization: Bearer <key>``
-  or ``X-API-Key: <key>``); pages, assets and health checks stay open. Browser origins allowed to
-  call the API cross-origin come from ``CITEGRAPH_CORS_ORIGINS``.
+* When ``CITEGRAPH_API_KEY`` is set, every request to ``/graphql`` but the GraphiQL page (a browser's
+  GET without a ``query`` parameter, which runs nothing) must send it (``Authorization: Bearer <key>``
+  or ``X-API-Key: <key>``). The router decides on the request as it parses it — the decoded query
+  parameters and the body it would run — so no spelling of a request runs an operation without the
+  key; keys are compared in constant time. Pages, assets and health checks stay open. Browser
+  origins allowed to call the API cross-origin come from ``CITEGRAPH_CORS_ORIGINS``.
+* Request bodies longer than ``CITEGRAPH_MAX_BODY_BYTES`` are refused while they are read (413),
+  JSON nested deeper than :data:`api.errors.MAX_JSON_DEPTH` is refused (400), and every refusal
+  is a JSON ``{"errors": [...]}`` body with ``extensions.code`` (:mod:`api.errors`).
+* GraphQL runs over HTTP only: the schema has no subscriptions, and WebSocket transports (which
+  would run queries outside these checks) are off.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import json
 import logging
@@ -19,13 +28,19 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from fastapi import FastAPI
+from cross_web import HTTPException
+from fastapi import FastAPI, Request, Response, WebSocket
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.datastructures import Headers
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from strawberry.fastapi import GraphQLRouter
+from strawberry.schema import BaseSchema
+from strawberry.types.unset import UNSET
 
+from api.errors import MAX_JSON_DEPTH, http_error_body
 from api.lazy import Lazy
 from api.schema import Context, schema
 from api.services import GraphService
@@ -34,6 +49,7 @@ from api.web import DASHBOARD_DIR, NODE_MODULES, missing_assets, offline_graphiq
 from gnn.linkage.service import LinkageService
 from gnn.recommend.service import RecommendationService, ServiceSettings
 from graph import CitegraphError, StoreConfig, open_store
+from graph.errors import DataError
 from graph.files import StoreFiles
 
 log = logging.getLogger(__name__)
@@ -41,19 +57,91 @@ GRAPHQL_PATH = "/graphql"
 API_KEY_HEADERS = ("authorization", "x-api-key")
 
 
-class OfflineGraphQLRouter(GraphQLRouter[Context, None]):
-    """strawberry's router whose GraphiQL page loads its scripts from this server, not a CDN.
+_HTTP_CODES = {
+    400: "BAD_REQUEST",
+    401: "UNAUTHENTICATED",
+    404: "NOT_FOUND",
+    405: "METHOD_NOT_ALLOWED",
+    413: "PAYLOAD_TOO_LARGE",
+}
+_HOW_TO_ASK = (
+    'send a POST with content-type application/json and a body {"query": "...", "variables": {...}}, '
+    "or a GET with ?query=..."
+)
 
-    It also answers 400, as strawberry does for malformed JSON, to JSON that is not UTF-8 or not an
-    object (a body of ``null`` or ``[1]``, a ``variables`` of ``3``), which strawberry itself lets
-    escape as a 500 (found by tests/api/test_fuzz.py).
+
+class HttpRefusal(Exception):
+    """A request refused before GraphQL sees it: the status, the code and a message for the client."""
+
+    def __init__(self, status: int, message: str, code: str | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code or _HTTP_CODES.get(status, "BAD_REQUEST" if status < 500 else "INTERNAL_SERVER_ERROR")
+
+    def response(self, headers: dict[str, str] | None = None) -> JSONResponse:
+        return JSONResponse(http_error_body(str(self), self.code), status_code=self.status, headers=headers)
+
+
+def json_too_deep(value: object, limit: int = MAX_JSON_DEPTH) -> bool:
+    """Whether ``value`` nests more than ``limit`` arrays and objects (iterative: any depth is safe)."""
+    stack: list[tuple[object, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else ()
+        for child in children:
+            if isinstance(child, dict | list):
+                if depth + 1 > limit:
+                    return True
+                stack.append((child, depth + 1))
+    return False
+
+
+class OfflineGraphQLRouter(GraphQLRouter[Context, None]):
+    """strawberry's router with the checks of this app: the API key, JSON limits, coded refusals.
+
+    * The key (when one is set) is checked on every request the router would run — everything but
+      the GraphiQL page, which strawberry itself renders only for a browser's GET without ``query``.
+    * The GraphiQL page loads its scripts from this server, not a CDN.
+    * JSON that is not UTF-8 or not an object (a body of ``null`` or ``[1]``, a ``variables`` of ``3``)
+      is a 400, as malformed JSON is (strawberry itself lets those escape as a 500, found by
+      tests/api/test_fuzz.py); JSON nested deeper than :data:`MAX_JSON_DEPTH` is a 400 too.
+    * Every refusal is a JSON body with ``extensions.code``, not strawberry's plain text.
     """
+
+    def __init__(self, schema: BaseSchema, *, context_getter: Any, api_key: str | None) -> None:
+        super().__init__(schema, context_getter=context_getter, subscription_protocols=())
+        self._api_key = api_key.encode() if api_key else None
+
+    async def run(  # type: ignore[override]
+        self, request: Request | WebSocket, context: Context | None = UNSET, root_value: None = UNSET
+    ) -> Response | WebSocket:
+        try:
+            if isinstance(request, Request) and self._api_key is not None:
+                self._authenticate(request)
+            return await super().run(request, context, root_value)  # type: ignore[arg-type]
+        except HttpRefusal as exc:
+            headers = {"www-authenticate": "Bearer"} if exc.status == 401 else None
+            return exc.response(headers)
+        except HTTPException as exc:
+            hint = f"; {_HOW_TO_ASK}" if exc.status_code == 400 else ""
+            return HttpRefusal(exc.status_code, f"{exc.reason}{hint}").response()
+
+    def _authenticate(self, request: Request) -> None:
+        """Nothing for the GraphiQL page or a request that presents the key; else a 401 refusal."""
+        if self.should_render_graphql_ide(self.request_adapter_class(request)):
+            return  # strawberry answers this request with the page and runs nothing
+        if not any(hmac.compare_digest(given, self._api_key or b"") for given in presented_keys(request.headers)):
+            raise HttpRefusal(401, "this API needs a key: send `Authorization: Bearer <key>` or `X-API-Key: <key>`")
 
     def decode_json(self, data: str | bytes) -> object:
         try:
             value = json.loads(data)
         except UnicodeDecodeError as exc:
             raise json.JSONDecodeError(f"not UTF-8: {exc.reason}", "", 0) from exc
+        except RecursionError:  # the decoder's own guard, far deeper than the limit
+            raise _too_deep() from None
+        if json_too_deep(value):
+            raise _too_deep()
         if not isinstance(value, dict):
             raise json.JSONDecodeError("expected a JSON object", "", 0)
         return value
@@ -67,57 +155,93 @@ class OfflineGraphQLRouter(GraphQLRouter[Context, None]):
         return offline_graphiql_html()
 
 
-class ApiKeyMiddleware:
-    """Refuses GraphQL requests without the configured key (401, code UNAUTHENTICATED).
+def _too_deep() -> HttpRefusal:
+    return HttpRefusal(
+        400, f"the JSON nests deeper than {MAX_JSON_DEPTH} levels; send flatter `variables`", "JSON_TOO_DEEP"
+    )
 
-    The GraphiQL page itself (a browser's GET without a query) stays open so a person can type the
-    key into its Headers tab; so do the dashboard, assets and health checks.
+
+def presented_keys(headers: Headers) -> list[bytes]:
+    """Every key the request presents: each ``X-API-Key`` and each ``Authorization: Bearer`` token
+    (header names and the scheme in any case; blank values present nothing)."""
+    keys = [value.strip() for value in headers.getlist("x-api-key")]
+    for value in headers.getlist("authorization"):
+        scheme, _, token = value.strip().partition(" ")
+        if scheme.lower() == "bearer":
+            keys.append(token.strip())
+    return [key.encode("latin-1") for key in keys if key]
+
+
+class BodyLimitMiddleware:
+    """Refuses request bodies longer than ``max_bytes`` (413, code PAYLOAD_TOO_LARGE) while reading them.
+
+    A ``Content-Length`` over the limit is refused before a byte of the body is read; a chunked body
+    is read up to the limit and refused when it goes past. The body read is handed on to the app.
     """
 
-    def __init__(self, app: ASGIApp, api_key: str) -> None:
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
         self.app = app
-        self.api_key = api_key.encode()
+        self.max_bytes = max_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or not self._guarded(scope) or self._presented(scope):
+        if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        body = json.dumps(
-            {
-                "errors": [
-                    {
-                        "message": "this API needs a key: send `Authorization: Bearer <key>` or `X-API-Key: <key>`",
-                        "extensions": {"code": "UNAUTHENTICATED"},
-                    }
-                ]
-            }
-        ).encode()
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 401,
-                "headers": [(b"content-type", b"application/json"), (b"www-authenticate", b"Bearer")],
-            }
+        headers = Headers(scope=scope)
+        length = headers.get("content-length")
+        if length is None and "chunked" not in headers.get("transfer-encoding", "").lower():
+            await self.app(scope, receive, send)  # no body
+            return
+        try:
+            if length is not None and int(length) > self.max_bytes:
+                raise self._too_large()
+            body = await self._read(receive)
+        except HttpRefusal as exc:
+            await exc.response({"connection": "close"})(scope, receive, send)
+            return
+        except ValueError:
+            await HttpRefusal(400, f"Content-Length is {length!r}, not a number of bytes").response()(
+                scope, receive, send
+            )
+            return
+        await self.app(scope, _replay(body, receive), send)
+
+    async def _read(self, receive: Receive) -> bytes:
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":  # the client went away; the app sees an empty body
+                break
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.max_bytes:
+                raise self._too_large()
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        return b"".join(chunks)
+
+    def _too_large(self) -> HttpRefusal:
+        return HttpRefusal(
+            413,
+            f"the request body is longer than this server's limit of {self.max_bytes:,} bytes "
+            "(CITEGRAPH_MAX_BODY_BYTES); send a shorter request",
         )
-        await send({"type": "http.response.body", "body": body})
 
-    @staticmethod
-    def _guarded(scope: Scope) -> bool:
-        if scope["path"].rstrip("/") != GRAPHQL_PATH:
-            return False
-        if scope["method"] == "OPTIONS":  # CORS preflight carries no credentials
-            return False
-        if scope["method"] == "GET":
-            return b"query=" in scope.get("query_string", b"")  # GET without a query is the GraphiQL page
-        return True
 
-    def _presented(self, scope: Scope) -> bool:
-        headers = dict(scope["headers"])
-        given = headers.get(b"x-api-key", b"")
-        authorization = headers.get(b"authorization", b"")
-        if authorization[:7].lower() == b"bearer ":
-            given = given or authorization[7:].strip()
-        return bool(given) and hmac.compare_digest(given, self.api_key)
+def _replay(body: bytes, receive: Receive) -> Receive:
+    """A ``receive`` that gives ``body`` as one message, then defers to the client's (disconnects)."""
+    sent = False
+
+    async def replay() -> Message:
+        nonlocal sent
+        if sent:
+            return await receive()
+        sent = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return replay
 
 
 def _linkage_service(service: GraphService) -> LinkageService:
@@ -142,10 +266,19 @@ def _recommendation_service(service: GraphService) -> RecommendationService:
     citation-context profiles and the encoder, as ``citegraph recommend`` opens them.
 
     Built on the first ``recommend`` query, not at start-up (the encoder and the index take seconds
-    and memory). DataError where the store has no embeddings, ConfigError where it has no folder for an index. It
-    shares the graph service's store lock.
+    and memory). DataError where the store has no embeddings or no paper with text to index,
+    ConfigError where it has no folder for an index. It shares the graph service's store lock.
     """
-    return RecommendationService.open(service.store, ServiceSettings(), lock=service.lock)
+    try:
+        return RecommendationService.open(service.store, ServiceSettings(), lock=service.lock)
+    except ValueError as exc:  # BM25 (bm25s) cannot index a corpus without a single word
+        if service.count_search("", year_min=None, year_max=None, category=None) > 0:
+            raise
+        raise DataError(
+            "no paper in the store has a title to index, so there is nothing to recommend from; ingest papers "
+            "with titles or abstracts, then run `citegraph compute embeddings --embed papers` and "
+            "`citegraph compute index`"
+        ) from exc
 
 
 def _close_linkage(linkage: LinkageService) -> None:
@@ -203,13 +336,20 @@ def create_app(config: StoreConfig, settings: AppSettings) -> FastAPI:
             settings.request_timeout_s,
             linkage=linkers["linkage"],
             recommend=recommenders["recommend"],
+            max_query_cost=settings.max_query_cost,
         )
 
     app = FastAPI(title="citegraph", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
-    app.include_router(OfflineGraphQLRouter(schema, context_getter=context_getter), prefix=GRAPHQL_PATH)
+    router = OfflineGraphQLRouter(schema, context_getter=context_getter, api_key=settings.api_key)
+    app.include_router(router, prefix=GRAPHQL_PATH)
     if NODE_MODULES.is_dir():
         app.mount("/assets", StaticFiles(directory=NODE_MODULES), name="assets")
     app.mount("/dashboard", StaticFiles(directory=DASHBOARD_DIR), name="dashboard")
+
+    @app.exception_handler(StarletteHTTPException)
+    async def coded_http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+        """Starlette's own refusals (an unknown path, a PUT) in the API's error shape."""
+        return HttpRefusal(exc.status_code, str(exc.detail)).response(dict(exc.headers or {}))
 
     @app.get("/", include_in_schema=False)
     async def dashboard() -> FileResponse:
@@ -224,8 +364,13 @@ def create_app(config: StoreConfig, settings: AppSettings) -> FastAPI:
         service = state.get("service")
         if service is None:
             return JSONResponse({"status": "starting"}, status_code=503)
+
+        def count_papers() -> int:
+            with service.lock:  # the store's one connection, shared with the GraphQL worker threads
+                return service.store.count_nodes("Paper")
+
         try:
-            papers = service.store.count_nodes("Paper")
+            papers = await asyncio.to_thread(count_papers)  # a store call: off the event loop
         except CitegraphError:
             return JSONResponse({"status": "store unavailable"}, status_code=503)
         body: dict[str, Any] = {"status": "ready", "store": service.store.backend, "papers": papers}
@@ -235,8 +380,7 @@ def create_app(config: StoreConfig, settings: AppSettings) -> FastAPI:
             )
         return JSONResponse(body)
 
-    if settings.api_key:
-        app.add_middleware(ApiKeyMiddleware, api_key=settings.api_key)
+    app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
     if settings.cors_origins:
         app.add_middleware(
             CORSMiddleware,

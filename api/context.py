@@ -2,9 +2,10 @@
 
 Every DataLoader lives for one request (created here, in the context getter), so its cache never
 serves another client's query; each batches the keys of one level of nesting into one store round
-trip. Store calls run in a worker thread under the request's deadline (:meth:`Context.call`), so a
-slow query answers ``TIMEOUT`` instead of holding the client, and the event loop keeps serving
-other requests meanwhile.
+trip. The whole operation runs off the server's event loop (:class:`api.schema.CitegraphSchema`),
+and store calls run in a worker thread under the request's deadline (:meth:`Context.call`), so a
+slow query answers ``TIMEOUT`` instead of holding the client, and the server keeps answering
+other requests (``/healthz`` included) meanwhile.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from strawberry.dataloader import DataLoader
 from strawberry.fastapi import BaseContext
 
+from api.cost import DEFAULT_MAX_QUERY_COST
 from api.errors import RequestTimeout, UserInputError
 from api.lazy import Lazy
 from api.services import (
@@ -45,7 +47,7 @@ INT64_MAX = 2**63 - 1
 
 
 class Context(BaseContext):
-    """Per-request state: the service, the result cap, the deadline, and DataLoaders for one request.
+    """Per-request state: the service, the result and cost caps, the deadline, and DataLoaders for one request.
 
     ``linkage`` is the app's one sentence-linkage service (built lazily on first use; None where the
     app serves no linkage, and ``linkage`` then answers a ``LinkageUnavailable``); ``recommend`` is
@@ -60,12 +62,14 @@ class Context(BaseContext):
         timeout_s: float = DEFAULT_TIMEOUT_S,
         linkage: Lazy[LinkageService] | None = None,
         recommend: Lazy[RecommendationService] | None = None,
+        max_query_cost: int = DEFAULT_MAX_QUERY_COST,
     ) -> None:
         super().__init__()
         self.service = service
         self.linkage = linkage
         self.recommend = recommend
         self.max_results = max_results
+        self.max_query_cost = max_query_cost
         self.timeout_s = timeout_s
         self.deadline = time.monotonic() + timeout_s
         self.memo: dict[str, Any] = {}  # request-scoped results that are not keyed loads (e.g. a taxonomy)
@@ -103,8 +107,9 @@ class Context(BaseContext):
         timeout_s: float = DEFAULT_TIMEOUT_S,
         linkage: Lazy[LinkageService] | None = None,
         recommend: Lazy[RecommendationService] | None = None,
+        max_query_cost: int = DEFAULT_MAX_QUERY_COST,
     ) -> Context:
-        return cls(service, max_results, timeout_s, linkage, recommend)
+        return cls(service, max_results, timeout_s, linkage, recommend, max_query_cost)
 
     def _loader(self, batch: Callable[[list[K]], Sequence[V]]) -> DataLoader[K, V]:
         async def load(keys: list[K]) -> Sequence[V]:
@@ -134,15 +139,20 @@ class Context(BaseContext):
             ) from exc
 
     def _timeout(self) -> RequestTimeout:
-        return RequestTimeout(
-            f"the request ran past its {self.timeout_s:g} s limit; ask for less (smaller `first`, `limit` or `depth`)"
-        )
+        return RequestTimeout(timeout_message(self.timeout_s))
 
-    def cap(self, first: int, name: str = "first") -> int:
-        """``first`` if it is within 1..max_results, else a :class:`UserInputError` naming the range."""
-        if first < 1 or first > self.max_results:
-            raise UserInputError(f"`{name}` must be between 1 and {self.max_results}, got {first}")
+    def cap(self, first: int, name: str = "first", upper: int | None = None) -> int:
+        """``first`` if it is within 1..max_results (and ``upper``, where the field has a lower bound of its
+        own), else a :class:`UserInputError` naming the one range that applies."""
+        bound = self.max_results if upper is None else min(upper, self.max_results)
+        if first < 1 or first > bound:
+            raise UserInputError(f"`{name}` must be between 1 and {bound}, got {first}")
         return first
 
 
-__all__ = ["DEFAULT_TIMEOUT_S", "Context"]
+def timeout_message(timeout_s: float) -> str:
+    """What a client that ran past the time limit is told."""
+    return f"the request ran past its {timeout_s:g} s limit; ask for less (smaller `first`, `limit` or `depth`)"
+
+
+__all__ = ["DEFAULT_TIMEOUT_S", "Context", "timeout_message"]

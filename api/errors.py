@@ -6,6 +6,9 @@
     ├── UserInputError           BAD_USER_INPUT: an argument is out of range or malformed
     └── RequestTimeout           TIMEOUT: the request ran past the per-request time limit
 
+Checks made before execution (several operations without a name, the cost limit) return errors
+built by :func:`coded_error`, which carry their code from the start.
+
 Expected domain outcomes (an unknown id, a paper without full text, an unknown explore query) are
 not errors: they are part of the schema (``NotFound`` / ``InvalidArgument`` members of unions, or a
 null). Every error in a response carries ``extensions.code``:
@@ -15,19 +18,36 @@ code                      when
 ========================  ==========================================================================
 GRAPHQL_PARSE_FAILED      the document is not GraphQL
 GRAPHQL_VALIDATION_FAILED unknown field or argument, wrong variable type
-QUERY_TOO_COMPLEX         depth, token or alias limit exceeded
+OPERATION_NAME_REQUIRED   the document holds several operations and the request names none
+QUERY_TOO_COMPLEX         depth, token, alias or cost limit exceeded (the cost: ``extensions.cost``)
 BAD_USER_INPUT            :class:`UserInputError`
 TIMEOUT                   :class:`RequestTimeout`
 INTERNAL_SERVER_ERROR     anything else; the message is masked (no stack trace, no Cypher)
-UNAUTHENTICATED           (HTTP only, status 401) ``CITEGRAPH_API_KEY`` is set and the request lacks it
 ========================  ==========================================================================
+
+Over HTTP, requests the GraphQL layer never sees are answered with the same ``{"errors": [...]}``
+body and a status:
+
+========================  ======  ==================================================================
+code                      status  when
+========================  ======  ==================================================================
+UNAUTHENTICATED           401     ``CITEGRAPH_API_KEY`` is set and the request does not present it
+BAD_REQUEST               400     the body is not a GraphQL request (not JSON, not an object, no query)
+JSON_TOO_DEEP             400     the body or ``variables`` nest deeper than :data:`MAX_JSON_DEPTH`
+PAYLOAD_TOO_LARGE         413     the body is longer than ``CITEGRAPH_MAX_BODY_BYTES``
+METHOD_NOT_ALLOWED        405     not GET or POST
+NOT_FOUND                 404     no page, asset or endpoint at that path
+========================  ======  ==================================================================
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from graphql import GraphQLError
 from strawberry.extensions import MaskErrors
 
+MAX_JSON_DEPTH = 100  # nesting of a request body or its variables; no GraphQL request needs more
 MASKED_MESSAGE = "Internal error; the server log has the details."
 # Messages of strawberry's limit extensions (QueryDepthLimiter, MaxTokensLimiter, MaxAliasesLimiter).
 # The token limit is enforced by the parser: "Syntax Error: Document contains more than 2000 tokens".
@@ -52,11 +72,18 @@ class RequestTimeout(ApiError):
     code = "TIMEOUT"
 
 
+def coded_error(message: str, code: str, **extensions: Any) -> GraphQLError:
+    """A GraphQL error that carries its ``extensions.code`` from the start (checks before execution)."""
+    return GraphQLError(message, extensions={"code": code, **extensions})
+
+
 def error_code(error: GraphQLError) -> str:
     """The ``extensions.code`` of an error (see the module docstring)."""
     original = error.original_error
     if isinstance(original, ApiError):
         return original.code
+    if original is None and error.extensions and isinstance(error.extensions.get("code"), str):
+        return error.extensions["code"]
     if original is not None and not isinstance(original, GraphQLError):
         return "INTERNAL_SERVER_ERROR"
     message = error.message.lower()
@@ -94,4 +121,19 @@ class CodedMaskErrors(MaskErrors):
         return coded
 
 
-__all__ = ["MASKED_MESSAGE", "ApiError", "CodedMaskErrors", "RequestTimeout", "UserInputError", "error_code"]
+def http_error_body(message: str, code: str) -> dict[str, list[dict[str, Any]]]:
+    """The JSON body of an HTTP-level refusal, shaped like a GraphQL response's errors."""
+    return {"errors": [{"message": message, "extensions": {"code": code}}]}
+
+
+__all__ = [
+    "MASKED_MESSAGE",
+    "MAX_JSON_DEPTH",
+    "ApiError",
+    "CodedMaskErrors",
+    "RequestTimeout",
+    "UserInputError",
+    "coded_error",
+    "error_code",
+    "http_error_body",
+]

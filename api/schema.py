@@ -3,26 +3,35 @@
 Types live in :mod:`api.types`, one module per domain; :data:`QUERY_TYPES` lists each module's root
 fields class, and ``Query`` merges them. Adding an area is a new module plus one entry there.
 
-Limits: query depth, token and alias counts are capped by schema extensions; list arguments
-(``first``, ``limit``) are capped at ``AppSettings.max_results``; each request has a deadline
-(:class:`api.context.Context`). Errors carry ``extensions.code`` and internal ones are masked
-(no stack traces or Cypher reach clients), see :mod:`api.errors`. ``api/schema.graphql`` is this
-schema printed (``make schema``); a test keeps it current.
+Limits: query depth, token and alias counts are capped by schema extensions, and what an operation
+will fetch by its cost (:mod:`api.cost`, ``CITEGRAPH_MAX_QUERY_COST``), all before it runs; list
+arguments (``first``, ``limit``) are capped at ``AppSettings.max_results``; a document with several
+operations must name the one to run. Each request has a deadline (:class:`api.context.Context`) that
+holds: the operation runs off the server's event loop, so a slow or CPU-heavy one delays neither
+other requests nor its own ``TIMEOUT``. Errors carry ``extensions.code`` and internal ones are
+masked (no stack traces or Cypher reach clients), see :mod:`api.errors`. ``api/schema.graphql`` is
+this schema printed (``make schema``); a test keeps it current.
 """
 
 from __future__ import annotations
 
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 import strawberry
-from graphql import GraphQLError
-from strawberry.extensions import MaxAliasesLimiter, MaxTokensLimiter, QueryDepthLimiter
+from graphql import DocumentNode, GraphQLError, OperationDefinitionNode, ValidationRule
+from strawberry.extensions import MaxAliasesLimiter, MaxTokensLimiter, QueryDepthLimiter, SchemaExtension
 from strawberry.printer import print_schema
 from strawberry.tools import merge_types
-from strawberry.types import ExecutionContext
+from strawberry.types import ExecutionContext, ExecutionResult
+from strawberry.types.graphql import OperationType
 
-from api.context import Context
-from api.errors import CodedMaskErrors, UserInputError, error_code
+from api.context import Context, timeout_message
+from api.cost import DEFAULT_MAX_QUERY_COST, query_cost
+from api.errors import CodedMaskErrors, UserInputError, coded_error, error_code
 from api.types import (
     ExploreQueries,
     LinkageQuery,
@@ -37,6 +46,12 @@ MAX_DEPTH = 10  # a connection adds two levels (edges, node): paper -> citedBy -
 MAX_TOKENS = 2_000
 MAX_ALIASES = 15
 SCHEMA_FILE = Path(__file__).with_name("schema.graphql")
+# Past the deadline the operation is cancelled at its next await, INNER_GRACE_S after the resolvers' own
+# deadline so that their messages ("the recommender is still loading") win; the server's event loop
+# answers TIMEOUT itself OUTER_GRACE_S after it where the operation is stuck in code that never awaits.
+INNER_GRACE_S = 0.1
+OUTER_GRACE_S = 0.5
+DEFAULT_MAX_RESULTS = 200  # list cap assumed by the cost check for a context that is not a Context
 
 QUERY_TYPES: tuple[type, ...] = (
     PaperQuery,
@@ -51,13 +66,141 @@ QUERY_TYPES: tuple[type, ...] = (
 Query = merge_types("Query", QUERY_TYPES)
 
 
+class OperationChecks(SchemaExtension):
+    """Refuses, with the validation errors, a document whose operations the request does not choose
+    between (``OPERATION_NAME_REQUIRED``) and an operation over the cost limit (``QUERY_TOO_COMPLEX``,
+    the cost in ``extensions.cost``): nothing of either runs."""
+
+    def on_operation(self) -> Iterator[None]:
+        ec = self.execution_context
+        context = ec.context if isinstance(ec.context, Context) else None
+        ec.validation_rules = (
+            *ec.validation_rules,
+            _checks_rule(
+                ec.operation_name,  # before parsing this is the request's own operationName (or None)
+                dict(ec.variables or {}),
+                max_results=context.max_results if context else DEFAULT_MAX_RESULTS,
+                max_cost=context.max_query_cost if context else DEFAULT_MAX_QUERY_COST,
+            ),
+        )
+        yield
+
+
+def _checks_rule(
+    operation_name: str | None, variables: dict[str, Any], *, max_results: int, max_cost: int
+) -> type[ValidationRule]:
+    """A validation rule that makes the checks of :class:`OperationChecks` for one request."""
+
+    class OperationChecksRule(ValidationRule):
+        def enter_document(self, node: DocumentNode, *_: Any) -> bool:
+            operations = [d for d in node.definitions if isinstance(d, OperationDefinitionNode)]
+            if operation_name is None and len(operations) > 1:
+                names = ", ".join(o.name.value if o.name else "(anonymous)" for o in operations)
+                self.report_error(
+                    coded_error(
+                        f"the document holds {len(operations)} operations ({names}) and the request names none; "
+                        "send `operationName` with the one to run",
+                        "OPERATION_NAME_REQUIRED",
+                    )
+                )
+                return False
+            cost = query_cost(
+                self.context.schema, node, operation_name=operation_name, variables=variables, max_results=max_results
+            )
+            if cost is not None and cost > max_cost:
+                self.report_error(
+                    coded_error(
+                        f"the query would fetch about {cost:,} objects, over this server's limit of {max_cost:,} "
+                        "(CITEGRAPH_MAX_QUERY_COST); ask for fewer items (smaller `first`, `limit` or `k`) or nest "
+                        "fewer lists",
+                        "QUERY_TOO_COMPLEX",
+                        cost=cost,
+                        maxCost=max_cost,
+                    )
+                )
+            return False  # the whole document was checked here; no node below needs a visit
+
+    return OperationChecksRule
+
+
 class CitegraphSchema(strawberry.Schema):
-    """Logs only internal errors (with their traceback); client errors are the client's to read."""
+    """Runs each operation off the event loop under its deadline; logs only internal errors (with their
+    traceback), client errors are the client's to read.
+
+    :meth:`execute` parses, validates and executes in a worker thread with an event loop of its own,
+    so the server's loop only moves bytes: ``/healthz`` and other requests are answered while an
+    operation parses a long document or runs CPU-heavy resolvers. Past the context's deadline the
+    operation is cancelled (its memory returned once its thread lets go) and the client gets
+    ``TIMEOUT`` on time.
+    """
 
     def process_errors(self, errors: list[GraphQLError], execution_context: ExecutionContext | None = None) -> None:
         internal = [e for e in errors if error_code(e) == "INTERNAL_SERVER_ERROR"]
         if internal:
             super().process_errors(internal, execution_context)
+
+    async def execute(
+        self,
+        query: str | None,
+        variable_values: dict[str, Any] | None = None,
+        context_value: Any | None = None,
+        root_value: Any | None = None,
+        operation_name: str | None = None,
+        allowed_operation_types: Iterable[OperationType] | None = None,
+        operation_extensions: dict[str, Any] | None = None,
+    ) -> ExecutionResult:
+        def operation() -> Awaitable[ExecutionResult]:
+            return super(CitegraphSchema, self).execute(
+                query,
+                variable_values=variable_values,
+                context_value=context_value,
+                root_value=root_value,
+                operation_name=operation_name,
+                allowed_operation_types=allowed_operation_types,
+                operation_extensions=operation_extensions,
+            )
+
+        if not isinstance(context_value, Context):
+            return await operation()
+        context = context_value
+        worker = asyncio.get_running_loop().run_in_executor(None, _run_in_own_loop, operation, context)
+        try:
+            return await asyncio.wait_for(worker, max(context.deadline - time.monotonic(), 0) + OUTER_GRACE_S)
+        except TimeoutError:  # stuck in code that does not await (or never got a worker); it stops at its next await
+            return _timed_out(context)
+
+
+def _run_in_own_loop(operation: Callable[[], Awaitable[ExecutionResult]], context: Context) -> ExecutionResult:
+    """``operation()`` on a fresh event loop in this (worker) thread, cancelled past the deadline."""
+
+    async def bounded() -> ExecutionResult:
+        remaining = context.deadline - time.monotonic()
+        if remaining <= 0:  # waited for a worker until past the deadline: nothing to run
+            return _timed_out(context)
+        try:
+            return await asyncio.wait_for(operation(), remaining + INNER_GRACE_S)
+        except TimeoutError:
+            return _timed_out(context)
+
+    # asyncio.run would also wait for the loop's store-call threads; one that outlives the deadline
+    # finishes on its own instead, and the worker is free for the next request.
+    loop = asyncio.new_event_loop()
+    try:
+        return loop.run_until_complete(bounded())
+    finally:
+        try:
+            pending = asyncio.all_tasks(loop)
+            for task in pending:  # DataLoader batches still waiting on a store call
+                task.cancel()
+            if pending:
+                loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+            loop.run_until_complete(loop.shutdown_asyncgens())
+        finally:
+            loop.close()  # shuts its thread pool down without waiting
+
+
+def _timed_out(context: Context) -> ExecutionResult:
+    return ExecutionResult(data=None, errors=[coded_error(timeout_message(context.timeout_s), "TIMEOUT")])
 
 
 schema = CitegraphSchema(
@@ -66,6 +209,7 @@ schema = CitegraphSchema(
         lambda: QueryDepthLimiter(max_depth=MAX_DEPTH),
         lambda: MaxTokensLimiter(max_token_count=MAX_TOKENS),
         lambda: MaxAliasesLimiter(max_alias_count=MAX_ALIASES),
+        OperationChecks,
         CodedMaskErrors,
     ],
 )
@@ -76,4 +220,15 @@ def schema_sdl() -> str:
     return print_schema(schema) + "\n"
 
 
-__all__ = ["MAX_ALIASES", "MAX_DEPTH", "MAX_TOKENS", "SCHEMA_FILE", "Context", "UserInputError", "schema", "schema_sdl"]
+__all__ = [
+    "MAX_ALIASES",
+    "MAX_DEPTH",
+    "MAX_TOKENS",
+    "SCHEMA_FILE",
+    "CitegraphSchema",
+    "Context",
+    "OperationChecks",
+    "UserInputError",
+    "schema",
+    "schema_sdl",
+]

@@ -6,8 +6,11 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from api.cost import DEFAULT_MAX_QUERY_COST
 from graph.errors import ConfigError
 from graph.files import default_cache_root
+
+DEFAULT_MAX_BODY_BYTES = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -21,6 +24,12 @@ class AppSettings:
     api_key: str | None = None  # CITEGRAPH_API_KEY: when set, every GraphQL request must present it
     cors_origins: tuple[str, ...] = ()  # CITEGRAPH_CORS_ORIGINS (comma-separated): browser origins allowed to call
     request_timeout_s: float = 10.0  # CITEGRAPH_REQUEST_TIMEOUT: seconds one GraphQL request may take
+    # CITEGRAPH_MAX_QUERY_COST: objects one GraphQL operation may fetch, counted before it runs (api/cost.py);
+    # the dashboard's queries cost at most ~400, 100 papers with 100 citations each ~20,000
+    max_query_cost: int = DEFAULT_MAX_QUERY_COST
+    # CITEGRAPH_MAX_BODY_BYTES: longest request body read; a GraphQL request is a few KB, a manuscript-mode
+    # `recommend` (2,000 sentences, 300,000 characters) well under 1 MB
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     # CITEGRAPH_WARM=1: load the recommendation and linkage models at start-up (in the background; /readyz
     # says when they are in) instead of on the first query that needs them
     warm: bool = False
@@ -44,6 +53,12 @@ class AppSettings:
             ) from exc
         if not 0 < timeout <= 3600:
             raise ConfigError(f"CITEGRAPH_REQUEST_TIMEOUT is {timeout:g}; expected seconds between 0 and 3600")
+        api_key = env.get("CITEGRAPH_API_KEY") or None
+        if api_key is not None and (not api_key.strip() or api_key != api_key.strip()):
+            raise ConfigError(
+                "CITEGRAPH_API_KEY starts or ends with white space (or is nothing but); set it to the key "
+                "itself, or unset it to serve without a key"
+            )
         origins = tuple(o.strip().rstrip("/") for o in env.get("CITEGRAPH_CORS_ORIGINS", "").split(",") if o.strip())
         return cls(
             data_dir=Path(env.get("CITEGRAPH_DATA", "../shared/data")),
@@ -51,9 +66,11 @@ class AppSettings:
             rejects_dir=Path(env.get("CITEGRAPH_REJECTS", "var/rejects")),
             host=env.get("CITEGRAPH_HOST", "127.0.0.1"),
             port=port,
-            api_key=env.get("CITEGRAPH_API_KEY") or None,
+            api_key=api_key,
             cors_origins=origins,
             request_timeout_s=timeout,
+            max_query_cost=_positive_int(env, "CITEGRAPH_MAX_QUERY_COST", DEFAULT_MAX_QUERY_COST),
+            max_body_bytes=_positive_int(env, "CITEGRAPH_MAX_BODY_BYTES", DEFAULT_MAX_BODY_BYTES),
             warm=env.get("CITEGRAPH_WARM", "").strip().lower() in {"1", "true", "yes"},
             torch_threads=_positive_int(env, "CITEGRAPH_TORCH_THREADS", 1),
         )

@@ -3,9 +3,14 @@
 Starts ``citegraph serve`` on a free 127.0.0.1 port against a built store (read-only), then for each
 scenario runs ``--clients`` concurrent clients (httpx, one connection each) that POST the scenario's
 query in a loop for ``--seconds``; reports requests/s, latency percentiles and errors (any non-200,
-any GraphQL error). Paper ids are drawn, seeded, from the most cited papers of the store.
+any GraphQL error), and how long ``/healthz`` took meanwhile (a separate process asks every 100 ms,
+so the clients' own event loop does not colour it). Paper ids are drawn, seeded, from the most
+cited papers of the store.
 
     python benchmarks/graphql_load.py --db var/graphql.db --clients 64 --seconds 10
+
+``--repo`` serves another checkout's code (e.g. a ``git worktree`` of an older commit) with this
+script's clients, for a before/after comparison on the same machine.
 
 Scenarios: ``paper`` (a paper with authors and its first citing papers), ``egoNetwork`` (depth 1,
 both directions, 50 nodes), ``recommend`` (10 recommendations for a passage built from a seeded
@@ -48,6 +53,9 @@ SCENARIOS: dict[str, Callable[[str, str], dict[str, Any]]] = {
         "variables": {"context": f"We follow the approach of {title} [CIT] and extend it."},
     },
 }
+
+
+HEALTH_INTERVAL_S = 0.1  # one /healthz request this often during a scenario
 
 
 def free_port() -> int:
@@ -110,6 +118,31 @@ async def client(
             out["errors"].append(failed)
 
 
+def percentiles(values: list[float]) -> list[float]:
+    """The 1st..99th percentiles of ``values`` (seconds)."""
+    ordered = sorted(values)
+    return statistics.quantiles(ordered, n=100) if len(ordered) > 1 else ordered * 99
+
+
+def probe_health(base: str, seconds: float) -> None:
+    """``--probe``: GET /healthz every HEALTH_INTERVAL_S for ``seconds``; print the latencies' summary."""
+    waits: list[float] = []
+    failures = 0
+    stop = time.monotonic() + seconds
+    with httpx.Client(base_url=base, timeout=30) as http:
+        while time.monotonic() < stop:
+            started = time.perf_counter()
+            try:
+                failures += http.get("/healthz").status_code != 200
+            except httpx.HTTPError:
+                failures += 1
+            waits.append(time.perf_counter() - started)
+            time.sleep(max(0.0, HEALTH_INTERVAL_S - waits[-1]))
+    q = percentiles(waits)
+    summary = {"n": len(waits), "p50_ms": q[49] * 1000, "p95_ms": q[94] * 1000, "max_ms": max(waits) * 1000}
+    print(json.dumps({**{k: round(v, 1) for k, v in summary.items()}, "failures": failures}), flush=True)
+
+
 async def scenario(
     base: str,
     body: Callable[[str, str], dict[str, Any]],
@@ -119,20 +152,27 @@ async def scenario(
     seed: int,
 ) -> dict[str, float]:
     out: dict[str, list] = {"latency": [], "errors": []}
+    probe = subprocess.Popen(
+        [sys.executable, __file__, "--probe", base, "--seconds", str(seconds)], stdout=subprocess.PIPE, text=True
+    )
     started = time.monotonic()
     stop = started + seconds
     await asyncio.gather(*(client(base, body, papers, stop, random.Random(seed + i), out) for i in range(clients)))
     elapsed = time.monotonic() - started
-    latency = sorted(out["latency"])
-    q = statistics.quantiles(latency, n=100) if len(latency) > 1 else latency * 99
+    health = json.loads(probe.communicate(timeout=120)[0])
+    q = percentiles(out["latency"])
     return {
-        "requests": len(latency),
+        "requests": len(out["latency"]),
         "seconds": round(elapsed, 1),
-        "rps": round(len(latency) / elapsed, 1),
+        "rps": round(len(out["latency"]) / elapsed, 1),
         "p50_ms": round(q[49] * 1000, 1),
         "p95_ms": round(q[94] * 1000, 1),
         "p99_ms": round(q[98] * 1000, 1),
         "errors": sum(out["errors"]),
+        "healthz_p50_ms": health["p50_ms"],
+        "healthz_p95_ms": health["p95_ms"],
+        "healthz_max_ms": health["max_ms"],
+        "healthz_failures": health["failures"],
     }
 
 
@@ -143,7 +183,13 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=10.0, help="per scenario")
     parser.add_argument("--scenarios", nargs="*", default=list(SCENARIOS), choices=list(SCENARIOS))
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--repo", type=Path, default=Path(__file__).resolve().parent.parent, help="checkout to serve")
+    parser.add_argument("--probe", metavar="BASE_URL", help=argparse.SUPPRESS)  # internal: the /healthz prober
     args = parser.parse_args()
+    if args.probe:
+        probe_health(args.probe, args.seconds)
+        return 0
+    args.db = str(Path(args.db).resolve())  # the server runs in --repo
     if not Path(args.db).exists():
         raise SystemExit(f"no store at {args.db}; build one with `make build` (or citegraph ingest all + compute all)")
     port = free_port()
@@ -151,8 +197,13 @@ def main() -> int:
     env = {**os.environ, "CITEGRAPH_DB": args.db, "CITEGRAPH_REQUEST_TIMEOUT": "30"}
     if "recommend" in args.scenarios:
         env["CITEGRAPH_WARM"] = "1"  # the models load at start-up, not inside the first timed requests
-    exe = Path(sys.executable).with_name("citegraph")
-    server = subprocess.Popen([str(exe), "-q", "serve", "--port", str(port)], env=env, stdout=subprocess.DEVNULL)
+    env["PYTHONPATH"] = str(args.repo)  # the server runs that checkout's code
+    server = subprocess.Popen(
+        [sys.executable, "-m", "api.cli", "-q", "serve", "--port", str(port)],
+        env=env,
+        cwd=args.repo,
+        stdout=subprocess.DEVNULL,
+    )
     try:
         wait_ready(base, server)
         papers = seed_papers(base, 100, args.seed)

@@ -22,6 +22,7 @@ from api.errors import UserInputError
 NodeT = TypeVar("NodeT")
 _CURSOR_PREFIX = "offset:"
 MAX_OFFSET = 1_000_000  # no list the API pages through is longer; bounds a forged cursor
+MAX_SHOWN_ID_CHARS = 100  # an unknown id (or name) is echoed back at most this long; no real id is longer
 
 
 @strawberry.type(description="Where a page of a connection sits in the whole list.")
@@ -56,6 +57,18 @@ class NotFound:
 class InvalidArgument:
     argument: str
     message: str
+
+
+def shown_id(value: str) -> str:
+    """``value`` as a response echoes it: whole up to :data:`MAX_SHOWN_ID_CHARS` characters, else cut there
+    and marked with "…" (an unknown id of a megabyte is not sent back)."""
+    return value if len(value) <= MAX_SHOWN_ID_CHARS else value[:MAX_SHOWN_ID_CHARS] + "…"
+
+
+def paper_not_found(paper_id: str) -> NotFound:
+    """The ``NotFound`` of an unknown paper id (shown cut, see :func:`shown_id`)."""
+    shown = shown_id(paper_id)
+    return NotFound(kind="Paper", id=shown, message=f"no paper has id {shown!r}")
 
 
 def encode_cursor(offset: int) -> str:
@@ -125,5 +138,7 @@ __all__ = [
     "decode_cursor",
     "encode_cursor",
     "page_bounds",
+    "paper_not_found",
+    "shown_id",
     "wants",
 ]

@@ -10,7 +10,7 @@ from strawberry.types import Info
 
 from api.context import Context
 from api.explore import ExploreArgumentError, ExploreQuery, catalogue, validate
-from api.types.common import InvalidArgument, NotFound
+from api.types.common import InvalidArgument, NotFound, shown_id
 
 
 @strawberry.type
@@ -73,7 +73,7 @@ class ExploreQueries:
         if query is None:
             known = ", ".join(catalogue())
             return NotFound(
-                kind="ExploreQuery", id=name[:100], message=f"no explore query {name[:100]!r}; known: {known}"
+                kind="ExploreQuery", id=shown_id(name), message=f"no explore query {shown_id(name)!r}; known: {known}"
             )
         if params is not None and not isinstance(params, dict):
             return InvalidArgument(argument="params", message="`params` must be an object: parameter name -> value")

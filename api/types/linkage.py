@@ -18,7 +18,7 @@ from strawberry.types import Info
 from api.context import Context
 from api.errors import UserInputError
 from api.services import CitanceLinkRecord
-from api.types.common import NotFound
+from api.types.common import NotFound, paper_not_found, shown_id
 from gnn.linkage import service as linking
 from gnn.linkage.service import MAX_K
 from graph.errors import ConfigError, DataError
@@ -107,10 +107,11 @@ _LINKER_MISSING = (
 
 def _linkage_type(outcome: linking.LinkageOutcome) -> Linkage | LinkageUnavailable:
     if isinstance(outcome, linking.LinkageUnavailable):
+        shown = shown_id(outcome.paper_id)
         return LinkageUnavailable(
-            paper_id=strawberry.ID(outcome.paper_id),
+            paper_id=strawberry.ID(shown),
             reason=LinkageUnavailableReason(outcome.reason),
-            message=outcome.message,
+            message=outcome.message.replace(outcome.paper_id, shown),
         )
     return Linkage(
         paper_id=strawberry.ID(outcome.paper_id),
@@ -149,16 +150,16 @@ class LinkageQuery:
         self, info: Info[Context, Any], citing_sentence: str, paper_id: strawberry.ID, k: int = 5
     ) -> LinkageResult:
         ctx = info.context
-        size = ctx.cap(k, "k")
-        if size > MAX_K:
-            raise UserInputError(f"`k` must be between 1 and {min(MAX_K, ctx.max_results)}, got {k}")
+        size = ctx.cap(k, "k", upper=MAX_K)
         if len(citing_sentence) > MAX_CITING_CHARS:
             raise UserInputError(
                 f"`citingSentence` has {len(citing_sentence)} characters; pass one sentence "
                 f"(at most {MAX_CITING_CHARS} characters)"
             )
         unavailable = LinkageUnavailable(
-            paper_id=paper_id, reason=LinkageUnavailableReason.LINKER_UNAVAILABLE, message=_LINKER_MISSING
+            paper_id=strawberry.ID(shown_id(str(paper_id))),
+            reason=LinkageUnavailableReason.LINKER_UNAVAILABLE,
+            message=_LINKER_MISSING,
         )
         if ctx.linkage is None:
             return unavailable
@@ -184,7 +185,7 @@ class LinkageQuery:
         ctx = info.context
         size = ctx.cap(first)
         if await ctx.papers.load(str(paper_id)) is None:
-            return NotFound(kind="Paper", id=str(paper_id), message=f"no paper has id {str(paper_id)!r}")
+            return paper_not_found(str(paper_id))
         records = await ctx.citance_links.load(str(paper_id))
         return CitanceLinks(
             paper_id=paper_id,

@@ -12,7 +12,7 @@ from api.context import Context
 from api.errors import UserInputError
 from api.network import EgoGraph, ego_network
 from api.services import CoCitation
-from api.types.common import NotFound
+from api.types.common import NotFound, paper_not_found
 from api.types.papers import CoCitationMeasure, Paper, paper_from
 
 LABEL_CHARS = 60  # a node label is the title cut to this many characters
@@ -169,7 +169,7 @@ class NetworkQuery:
             include_cocitation=include_co_citation,
         )
         if graph is None:
-            return NotFound(kind="Paper", id=str(paper_id), message=f"no paper has id {str(paper_id)!r}")
+            return paper_not_found(str(paper_id))
         labels = {c.cluster: c.label for c in await ctx.call(ctx.service.cluster_labels)}
         return _ego_network_type(graph, labels)
 
@@ -195,7 +195,7 @@ class NetworkQuery:
         if paper_id is not None:
             seed = await ctx.papers.load(str(paper_id))
             if seed is None:
-                return NotFound(kind="Paper", id=str(paper_id), message=f"no paper has id {str(paper_id)!r}")
+                return paper_not_found(str(paper_id))
             ranked = _rank(await ctx.cocited.load(str(paper_id)), measure, min_count)[:limit]
             pairs = [(str(paper_id), c) for c in ranked]
         else:

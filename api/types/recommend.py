@@ -20,6 +20,7 @@ from strawberry.types import Info
 
 from api.context import Context
 from api.errors import UserInputError
+from api.types.common import shown_id
 from api.types.papers import YEAR_BOUNDS, Paper, paper_from
 from graph.errors import ConfigError, DataError
 
@@ -133,10 +134,9 @@ _INDEX_MISSING = (
 )
 
 
-def _check(input: RecommendInput, k_max: int) -> None:
+def _check(input: RecommendInput, ctx: Context) -> None:
     """``BAD_USER_INPUT`` for an argument out of range."""
-    if not 1 <= input.k <= k_max:
-        raise UserInputError(f"`k` must be between 1 and {k_max}, got {input.k}")
+    ctx.cap(input.k, "k", upper=MAX_K)
     for name, text, cap in (
         ("context", input.context, MAX_CONTEXT_CHARS),
         ("title", input.title, MAX_TITLE_CHARS),
@@ -182,7 +182,7 @@ class RecommendQuery:
         from gnn.recommend.service import RecommendRequest  # the service module loads the encoder stack (torch)
 
         ctx = info.context
-        _check(input, min(MAX_K, ctx.max_results))
+        _check(input, ctx)
         if not input.context.strip() and not (input.draft and any(x.strip() for x in input.draft)):
             return RecommendUnavailable(
                 reason=RecommendUnavailableReason.EMPTY_CONTEXT,
@@ -197,7 +197,7 @@ class RecommendQuery:
             if unknown:
                 return RecommendUnavailable(
                     reason=RecommendUnavailableReason.UNKNOWN_PAPER,
-                    message=f"no paper has id {', '.join(repr(i) for i in unknown[:5])}; check citingPaperId and "
+                    message=f"no paper has id {', '.join(repr(shown_id(i)) for i in unknown[:5])}; check citingPaperId and "
                     "citedIds",
                 )
         unavailable = RecommendUnavailable(reason=RecommendUnavailableReason.INDEX_UNAVAILABLE, message=_INDEX_MISSING)

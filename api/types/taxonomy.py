@@ -20,7 +20,7 @@ from strawberry.types import Info
 
 from api.context import Context
 from api.services import CategoryRecord, TaxonomyClassRecord
-from api.types.common import Connection, NotFound, connection, page_bounds
+from api.types.common import Connection, NotFound, connection, page_bounds, shown_id
 
 ARXIV_SCHEME = "arxiv"
 
@@ -204,7 +204,8 @@ class TaxonomyQuery:
         index = await scheme_index(info, scheme)
         if index is None:
             known = ", ".join(s.scheme for s in await _summaries(info))
-            return NotFound(kind="Taxonomy", id=scheme, message=f"no scheme {scheme!r} in the graph; known: {known}")
+            shown = shown_id(scheme)
+            return NotFound(kind="Taxonomy", id=shown, message=f"no scheme {shown!r} in the graph; known: {known}")
         return Taxonomy(scheme=scheme, size=len(index.classes), index=index)
 
     @strawberry.field(description="The classification schemes the graph holds, with their sizes.")
