@@ -309,9 +309,10 @@ def write_record(path: Path, rows: list[dict[str, Any]], args: argparse.Namespac
         "command": f"python benchmarks/regression.py compare {args.before} {args.after} --tolerance {args.tolerance}",
         "machine": f"{platform.machine()}, {os.cpu_count()} cores",
         "date": date.today().isoformat(),
-        "commit": _commit(ROOT),
+        "commit": args.after_commit or _commit(ROOT),
         "notes": [
-            f"Before: the record of commit {args.before_commit}; after: commit {_commit(ROOT)}, both on the "
+            f"Before: the record of commit {args.before_commit}; after: commit {args.after_commit or _commit(ROOT)}, "
+            "both on the "
             "store `python benchmarks/regression.py build` made (every source, 2,000 embedded papers, a reranker "
             "trained on 400 queries per split with one LambdaMART seed, the linker).",
             "Floats compared to a relative and absolute tolerance of "
@@ -341,6 +342,7 @@ def main() -> int:
     p.add_argument("--tolerance", type=float, default=1e-6)
     p.add_argument("--record", help="also write the comparison as a docs/results record (JSON) here")
     p.add_argument("--before-commit", default="(not given)", help="the commit the 'before' record was made at")
+    p.add_argument("--after-commit", help="the commit the 'after' record was made at (default: this checkout's)")
     args = parser.parse_args()
     if args.command != "compare":
         # models, embeddings and examples live in the store's own cache, so a record depends on nothing else
