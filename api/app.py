@@ -48,8 +48,8 @@ from api.settings import AppSettings
 from api.web import DASHBOARD_DIR, NODE_MODULES, missing_assets, offline_graphiql_html
 from gnn.linkage.service import LinkageService
 from gnn.recommend.service import RecommendationService, ServiceSettings
+from gnn.retrieval.index import index_status
 from graph import CitegraphError, StoreConfig, open_store
-from graph.errors import DataError
 from graph.files import StoreFiles
 
 log = logging.getLogger(__name__)
@@ -269,16 +269,7 @@ def _recommendation_service(service: GraphService) -> RecommendationService:
     and memory). DataError where the store has no embeddings or no paper with text to index,
     ConfigError where it has no folder for an index. It shares the graph service's store lock.
     """
-    try:
-        return RecommendationService.open(service.store, ServiceSettings(), lock=service.lock)
-    except ValueError as exc:  # BM25 (bm25s) cannot index a corpus without a single word
-        if service.count_search("", year_min=None, year_max=None, category=None) > 0:
-            raise
-        raise DataError(
-            "no paper in the store has a title to index, so there is nothing to recommend from; ingest papers "
-            "with titles or abstracts, then run `citegraph compute embeddings --embed papers` and "
-            "`citegraph compute index`"
-        ) from exc
+    return RecommendationService.open(service.store, ServiceSettings(), lock=service.lock)
 
 
 def _close_linkage(linkage: LinkageService) -> None:
@@ -374,6 +365,8 @@ def create_app(config: StoreConfig, settings: AppSettings) -> FastAPI:
         except CitegraphError:
             return JSONResponse({"status": "store unavailable"}, status_code=503)
         body: dict[str, Any] = {"status": "ready", "store": service.store.backend, "papers": papers}
+        # the server never rebuilds the index: a missing or stale one is reported with the command that builds it
+        body["index"] = index_status(service.store).as_dict()
         for name, lazy in (("recommend", recommenders.get("recommend")), ("linkage", linkers.get("linkage"))):
             body.setdefault("models", {})[name] = (
                 "loaded" if lazy is not None and lazy.loaded else models.get(name, "loads on first use")

@@ -26,6 +26,8 @@ import bm25s
 import numpy as np
 from bm25s.stopwords import STOPWORDS_EN
 
+from graph.errors import DataError
+
 _WORD = re.compile(r"(?u)\b\w\w+\b")
 STOPWORDS = frozenset(STOPWORDS_EN) | {"cit"}  # "cit" is what is left of the [CIT] mask
 
@@ -59,6 +61,13 @@ class LexicalIndex:
 
     @classmethod
     def build(cls, tokens: Sequence[list[str]], *, k1: float, b: float) -> LexicalIndex:
+        """BM25 over ``tokens`` (one list per row). DataError when no row has a single token to index."""
+        if not any(tokens):  # bm25s raises a bare ValueError on an empty vocabulary
+            raise DataError(
+                "no paper has a word of title or abstract to index, so there is nothing to search; ingest papers "
+                "with titles or abstracts, then run `citegraph compute embeddings --embed papers` and "
+                "`citegraph compute index`"
+            )
         model = bm25s.BM25(k1=k1, b=b)
         model.index([list(t) for t in tokens], show_progress=False)
         return cls(model)

@@ -37,6 +37,8 @@ def test_graphql_health_and_readiness(served: str) -> None:
     ready = httpx.get(f"{served}/readyz").json()
     assert ready["status"] == "ready" and ready["papers"] == 5
     assert ready["models"] == {"recommend": "loads on first use", "linkage": "loads on first use"}
+    # no index was built beside this store, and the read-only server does not build one: it says how to
+    assert ready["index"]["state"] == "missing" and ready["index"]["command"] == "citegraph compute index"
     response = httpx.post(
         f"{served}/graphql", json={"query": '{ paper(id: "p5") { title citations { edges { node { id } } } } }'}
     )
