@@ -290,27 +290,30 @@ def _warm(services: dict[str, Lazy[RecommendationService] | Lazy[LinkageService]
             log.exception("warm start: loading %s failed", name)
 
 
-def create_app(config: StoreConfig, settings: AppSettings) -> FastAPI:
-    """An app that opens the store read-only at start-up and closes it at shutdown."""
-    state: dict[str, GraphService] = {}
-    models: dict[str, str] = {}  # model -> loading / loaded / the reason it is unavailable (warm start only)
-    linkers: dict[str, Lazy[LinkageService]] = {}
-    recommenders: dict[str, Lazy[RecommendationService]] = {}
+class _Server:
+    """What one app holds from start-up to shutdown: the store's graph service and the lazily built models."""
+
+    def __init__(self, config: StoreConfig, settings: AppSettings) -> None:
+        self.config = config
+        self.settings = settings
+        self.service: GraphService | None = None
+        self.models: dict[str, str] = {}  # model -> loading / loaded / the reason it is unavailable (warm start)
+        self.linkage: Lazy[LinkageService] | None = None
+        self.recommend: Lazy[RecommendationService] | None = None
 
     @asynccontextmanager
-    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        store = open_store(config)
-        service = state["service"] = GraphService(store)
-        linkers["linkage"] = linkage = Lazy(lambda: _linkage_service(service), close=_close_linkage)
-        recommenders["recommend"] = recommend = Lazy(
-            lambda: _recommendation_service(service), close=RecommendationService.close
-        )
+    async def lifespan(self, _: FastAPI) -> AsyncIterator[None]:
+        """Open the store read-only at start-up (and warm the models if asked); close everything at shutdown."""
+        store = open_store(self.config)
+        service = self.service = GraphService(store)
+        self.linkage = linkage = Lazy(lambda: _linkage_service(service), close=_close_linkage)
+        self.recommend = recommend = Lazy(lambda: _recommendation_service(service), close=RecommendationService.close)
         for problem in missing_assets():
             log.warning("GraphiQL will not load offline: %s", problem)
-        if settings.warm:
-            models.update({"recommend": "loading", "linkage": "loading"})
+        if self.settings.warm:
+            self.models.update({"recommend": "loading", "linkage": "loading"})
             threading.Thread(
-                target=_warm, args=({"recommend": recommend, "linkage": linkage}, models), daemon=True
+                target=_warm, args=({"recommend": recommend, "linkage": linkage}, self.models), daemon=True
             ).start()
         try:
             yield
@@ -319,19 +322,48 @@ def create_app(config: StoreConfig, settings: AppSettings) -> FastAPI:
             recommend.close()
             store.close()
 
-    async def context_getter() -> Context:
-        # DataLoaders live for one request: their cache never serves another client's query.
+    async def context(self) -> Context:
+        """The GraphQL context of one request: its DataLoaders live for that request only, so their cache
+        never serves another client's query."""
+        assert self.service is not None and self.linkage is not None and self.recommend is not None  # started
         return Context.create(
-            state["service"],
-            settings.max_results,
-            settings.request_timeout_s,
-            linkage=linkers["linkage"],
-            recommend=recommenders["recommend"],
-            max_query_cost=settings.max_query_cost,
+            self.service,
+            self.settings.max_results,
+            self.settings.request_timeout_s,
+            linkage=self.linkage,
+            recommend=self.recommend,
+            max_query_cost=self.settings.max_query_cost,
         )
 
-    app = FastAPI(title="citegraph", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
-    router = OfflineGraphQLRouter(schema, context_getter=context_getter, api_key=settings.api_key)
+    async def readiness(self) -> JSONResponse:
+        """``/readyz``: the store's paper count, the retrieval index's state and each model's."""
+        service = self.service
+        if service is None:
+            return JSONResponse({"status": "starting"}, status_code=503)
+
+        def count_papers() -> int:
+            with service.lock:  # the store's one connection, shared with the GraphQL worker threads
+                return service.store.count_nodes("Paper")
+
+        try:
+            papers = await asyncio.to_thread(count_papers)  # a store call: off the event loop
+        except CitegraphError:
+            return JSONResponse({"status": "store unavailable"}, status_code=503)
+        body: dict[str, Any] = {"status": "ready", "store": service.store.backend, "papers": papers}
+        # the server never rebuilds the index: a missing or stale one is reported with the command that builds it
+        body["index"] = index_status(service.store).as_dict()
+        body["models"] = {
+            name: "loaded" if lazy is not None and lazy.loaded else self.models.get(name, "loads on first use")
+            for name, lazy in (("recommend", self.recommend), ("linkage", self.linkage))
+        }
+        return JSONResponse(body)
+
+
+def create_app(config: StoreConfig, settings: AppSettings) -> FastAPI:
+    """An app that opens the store read-only at start-up and closes it at shutdown."""
+    server = _Server(config, settings)
+    app = FastAPI(title="citegraph", lifespan=server.lifespan, docs_url=None, redoc_url=None, openapi_url=None)
+    router = OfflineGraphQLRouter(schema, context_getter=server.context, api_key=settings.api_key)
     app.include_router(router, prefix=GRAPHQL_PATH)
     if NODE_MODULES.is_dir():
         app.mount("/assets", StaticFiles(directory=NODE_MODULES), name="assets")
@@ -350,28 +382,7 @@ def create_app(config: StoreConfig, settings: AppSettings) -> FastAPI:
     async def healthz() -> dict[str, str]:
         return {"status": "ok"}
 
-    @app.get("/readyz")
-    async def readyz() -> JSONResponse:
-        service = state.get("service")
-        if service is None:
-            return JSONResponse({"status": "starting"}, status_code=503)
-
-        def count_papers() -> int:
-            with service.lock:  # the store's one connection, shared with the GraphQL worker threads
-                return service.store.count_nodes("Paper")
-
-        try:
-            papers = await asyncio.to_thread(count_papers)  # a store call: off the event loop
-        except CitegraphError:
-            return JSONResponse({"status": "store unavailable"}, status_code=503)
-        body: dict[str, Any] = {"status": "ready", "store": service.store.backend, "papers": papers}
-        # the server never rebuilds the index: a missing or stale one is reported with the command that builds it
-        body["index"] = index_status(service.store).as_dict()
-        for name, lazy in (("recommend", recommenders.get("recommend")), ("linkage", linkers.get("linkage"))):
-            body.setdefault("models", {})[name] = (
-                "loaded" if lazy is not None and lazy.loaded else models.get(name, "loads on first use")
-            )
-        return JSONResponse(body)
+    app.get("/readyz")(server.readiness)
 
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
     if settings.cors_origins:
