@@ -62,7 +62,9 @@ schema: install
 # build continues where the last one stopped. FULL=1 embeds everything.
 EMBED_LIMIT  := $(if $(FULL),,--limit 10000)
 
-# The reranker trains on the time-split ScisummNet citances (README, "Citation recommendation"): the
+# The retrieval index and the citation-context profiles are built beside the store before anything reads
+# them: `serve` opens the store read-only and never writes beside it.
+# The reranker trains on the time-split ScisummNet citances (docs/cli.md, "Citation recommendation"): the
 # default build trains the validated objective only; FULL=1 trains every objective and keeps the best.
 # Its examples are cached under $CITEGRAPH_CACHE, so a rebuild of the same graph only retrains.
 RERANK_ARGS  := $(if $(FULL),,--objective triplet)
@@ -75,6 +77,7 @@ LINK_STEP    := $(if $(FULL),$(BIN)/citegraph compute linkage,@echo "compute lin
 build: install
 	$(BIN)/citegraph ingest all --on-error skip
 	$(BIN)/citegraph compute all $(EMBED_LIMIT)
+	$(BIN)/citegraph compute index
 	$(BIN)/citegraph train reranker $(RERANK_ARGS) --out var/eval/reranker.json
 	$(BIN)/citegraph linkage train
 	$(LINK_STEP)
