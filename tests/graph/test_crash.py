@@ -9,6 +9,7 @@ makes the same states with real kills.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import signal
@@ -262,3 +263,22 @@ def test_the_recovery_command_repairs_an_interrupted_checkpoint(loaded: Path) ->
     done = _python("import sys; from graph.recovery import main; sys.exit(main())", str(loaded))
     assert "nothing left to repair" in done.stdout
     assert _files(loaded) == ["graph.db"] and _title(loaded, "p2") == "second"
+
+
+@pytest.mark.slow
+def test_the_kill_harness_finds_every_store_openable_and_every_rerun_identical(tmp_path: Path) -> None:
+    """A handful of real SIGKILLs into a first load, a later load and compute cocitation."""
+    out = tmp_path / "kill_harness.json"
+    done = subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / "kill_harness.py"), "--kills", "6", "--papers", "60",
+         "--stages", "first-load,later-load,cocitation", "--work", str(tmp_path / "work"), "--out", str(out)],
+        cwd=REPO, capture_output=True, text=True, timeout=900, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    report = json.loads(out.read_text(encoding="utf-8"))
+    assert report["summary"]["kills"] == 6 and report["summary"]["failures"] == []
+    rows = {(r["system"], r["metric"]): r["value"] for r in report["tables"][0]["rows"]}
+    for stage in ("first-load", "later-load", "cocitation"):
+        kills = rows[(stage, "kills")]
+        assert kills == 2 and rows[(stage, "rerun = clean run")] == kills
+        assert rows[(stage, "opens read-write")] == kills
