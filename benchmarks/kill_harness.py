@@ -389,7 +389,7 @@ def main() -> int:
         result.kills += 1
         target = work / stage.target
         for name in os.listdir(work):
-            if name.startswith(stage.target) and name != stage.target:
+            if name.startswith(stage.target) and name != stage.target and not name.endswith(".clusters.json"):
                 result.left[name.removeprefix(stage.target)] += 1
         catcher.lines.clear()
         where = f"{stage.name} kill {result.kills}"
