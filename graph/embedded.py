@@ -29,6 +29,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from graph import recovery
 from graph.arrow import arrow_strings, arrow_table
 from graph.errors import CitegraphError, QueryError, SchemaError, StoreError, StoreUnavailableError
 from graph.readonly import EMBEDDED_PROCEDURES, check_read_only
@@ -72,17 +73,36 @@ def translate_ladybug_error(exc: RuntimeError, *, path: Path, what: str, read_on
         what: the statement that failed (``"query"`` for a user's query), or :data:`OPENING`.
         read_only: whether the store is open read-only; a write refused there is a :class:`QueryError`.
     """
+    message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
     if what == OPENING:
-        return StoreUnavailableError(
-            f"cannot open the store at {path}: {exc}; if another citegraph process holds it, stop that process"
-        )
-    message = str(exc).splitlines()[0]
+        return StoreUnavailableError(f"cannot open the store at {path}: {message}; {_opening_advice(exc, path)}")
     if read_only and "read" in message.lower() and "only" in message.lower():
         return QueryError(f"the store is open read-only and `{what}` would write: {message}")
     return StoreError(f"embedded store {path}: `{what}` failed: {message}")
 
 
-STAGING_SUFFIX = "_staging"  # a relationship table being rebuilt by replace_edges, before the swap
+def _opening_advice(exc: BaseException, path: Path) -> str:
+    """What to do about a store the engine would not open, by what the engine said."""
+    failure = recovery.classify(exc)
+    if failure is recovery.OpenFailure.LOCKED:
+        return recovery.locked_advice(path, str(exc))
+    if failure is recovery.OpenFailure.RECOVERY_PENDING:
+        return (
+            "a writing command was killed during a checkpoint and finishing it needs a read-write open, which "
+            f"failed here; run `{recovery.recovery_command(path)}` as a user who can write the store's files"
+        )
+    if failure is recovery.OpenFailure.TORN_WAL:
+        return (
+            f"the write-ahead log {path.name}.wal ends in a torn record (a writing command was killed mid-write); "
+            f"run `{recovery.recovery_command(path)}`: it keeps a copy of the log and replays what committed"
+        )
+    return (
+        f"check that {path} is a citegraph store readable by you; if it is damaged, rebuild it "
+        "(delete it and the files beside it named like it, then `make build`)"
+    )
+
+
+STAGING_SUFFIX = recovery.STAGING_SUFFIX  # a relationship table being rebuilt by replace_edges, before the swap
 # Rows per transaction of write_node_properties. LadybugDB's COMMIT of list-property updates grows
 # with the square of the rows updated in one transaction (measured: 50k papers with two 20-element
 # list columns 15 s, 100k 63 s; in 10k-row transactions 100k take 12.5 s and 300k 41 s, linearly).
@@ -103,17 +123,79 @@ class EmbeddedStore(GraphStore):
             )
         if not read_only:
             self.path.parent.mkdir(parents=True, exist_ok=True)
+            removed = recovery.remove_build_leftovers(self.path)
+            if removed:
+                log.warning("%s", recovery.build_leftovers_line(self.path, removed))
         self._connect()
         self._columns: dict[str, list[str]] = {}
+        if not read_only:
+            self._drop_staging_tables()
+
+    def _open(self, *, read_only: bool, tolerate_torn_wal: bool = False) -> None:
+        self._db = ladybug.Database(
+            str(self.path),
+            read_only=read_only,
+            buffer_pool_size=self.buffer_pool_mib * 2**20,
+            throw_on_wal_replay_failure=not tolerate_torn_wal,
+        )
+        self._conn = ladybug.Connection(self._db)
 
     def _connect(self) -> None:
+        """Open the database, repairing what a killed writer left (see :mod:`graph.recovery`)."""
         try:
-            self._db = ladybug.Database(
-                str(self.path), read_only=self.read_only, buffer_pool_size=self.buffer_pool_mib * 2**20
-            )
-            self._conn = ladybug.Connection(self._db)
+            self._open(read_only=self.read_only)
+            return
         except RuntimeError as exc:
-            raise translate_ladybug_error(exc, path=self.path, what=OPENING) from exc
+            failure, first = recovery.classify(exc), exc
+        try:
+            if failure is recovery.OpenFailure.TORN_WAL and self.read_only:
+                self._open(read_only=True, tolerate_torn_wal=True)  # reads the committed part, writes nothing
+                log.warning("%s", recovery.torn_wal_read_only_line(self.path, str(first)))
+            elif failure is recovery.OpenFailure.TORN_WAL:
+                backup = recovery.keep_torn_wal(self.path)
+                self._open(read_only=False, tolerate_torn_wal=True)
+                # Checkpoint at once: records appended after the torn one would be lost by the next replay.
+                self._conn.execute("CHECKPOINT")
+                log.warning("%s", recovery.torn_wal_line(self.path, backup, str(first)))
+            elif failure is recovery.OpenFailure.RECOVERY_PENDING and self.read_only:
+                self._finish_checkpoint()
+                self._open(read_only=True)
+                log.warning("%s", recovery.recovery_pending_line(self.path))
+            else:
+                raise first
+        except RuntimeError as exc:
+            self._conn = None  # type: ignore[assignment]
+            if exc is first or recovery.classify(exc) is recovery.OpenFailure.LOCKED:
+                raise translate_ladybug_error(exc, path=self.path, what=OPENING) from exc
+            error = translate_ladybug_error(first, path=self.path, what=OPENING)
+            reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise StoreUnavailableError(f"{error} (the repair failed: {reason})") from exc
+
+    def _finish_checkpoint(self) -> None:
+        """A short read-write open, in which the engine applies the interrupted checkpoint's committed pages.
+
+        The engine locks the store exclusively for it, so this fails while any writer is alive.
+        """
+        try:
+            self._open(read_only=False)
+        finally:
+            if getattr(self, "_conn", None) is not None:
+                self._conn.close()
+                self._db.close()
+                self._conn = None  # type: ignore[assignment]
+
+    def _drop_staging_tables(self) -> None:
+        """Drop ``<TYPE>_staging`` tables that a process killed in :meth:`_replace_edges` left behind."""
+        staging = {f"{rel}{STAGING_SUFFIX}" for rel in self.schema.rels}
+        for name in sorted(staging & set(self._existing_tables())):
+            self._run("drop_table_if_exists", identifiers={"TABLE": name})
+            log.warning(
+                "%s: dropped the table %s, left by a command killed while it replaced %s edges; those edges are "
+                "as they were before that command, rerun it",
+                self.path,
+                name,
+                name.removesuffix(STAGING_SUFFIX),
+            )
 
     def describe(self) -> str:
         return f"embedded store {self.path}"
@@ -330,10 +412,12 @@ class EmbeddedStore(GraphStore):
     ) -> dict[str, WriteResult]:
         """Write into ``<store>.building`` with autocommit COPYs, then rename it over the (empty) store.
 
-        A failure removes the new file and leaves the store as it was; the rename is atomic.
+        A failure removes the new file and its engine files and leaves the store as it was; the rename is
+        atomic. A kill leaves the store empty and ``<store>.building`` behind, which the next read-write
+        open removes (:func:`graph.recovery.remove_build_leftovers`).
         """
-        building = self.path.with_name(self.path.name + ".building")
-        building.unlink(missing_ok=True)
+        building = recovery.building_path(self.path)
+        recovery.remove_build_leftovers(self.path)  # a stale log beside a new file would not open
         self.close()
         try:
             builder = EmbeddedStore(building, self.schema, buffer_pool_mib=self.buffer_pool_mib)
@@ -344,7 +428,7 @@ class EmbeddedStore(GraphStore):
                 builder.close()
             os.replace(building, self.path)
         except BaseException:
-            building.unlink(missing_ok=True)
+            recovery.remove_build_leftovers(self.path)
             raise
         finally:
             self._connect()
