@@ -30,7 +30,7 @@ contents do not change. Where the files are not writable the open fails and the 
 the command to run as a user who can write them. A torn log, by contrast, can be read without writing,
 so a read-only open never rewrites it.
 
-``python -m graph.recovery <db>`` does the repairs a read-write open does, then closes the store.
+``citegraph --db <db> recover`` does the repairs a read-write open does, then closes the store.
 """
 
 from __future__ import annotations
@@ -39,7 +39,6 @@ import logging
 import os
 import re
 import shutil
-import sys
 import time
 from enum import Enum
 from pathlib import Path
@@ -55,7 +54,7 @@ ENGINE_COMPANIONS = (".wal", ".shadow", ".wal.checkpoint", ".checkpoint.intent.l
 
 def recovery_command(path: Path) -> str:
     """The command that repairs what a crash left beside the store ``path`` (a read-write open, then close)."""
-    return f"python -m graph.recovery {path}"
+    return f"citegraph --db {path} recover"
 
 
 class OpenFailure(Enum):
@@ -198,33 +197,3 @@ def recovery_pending_line(path: Path) -> str:
         f"{path}: finished a checkpoint that a killed writing command had interrupted (the data is unchanged) "
         "before opening it read-only"
     )
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``python -m graph.recovery DB``: open the store read-write (which repairs what a crash left), close it."""
-    args = sys.argv[1:] if argv is None else argv
-    if len(args) != 1 or args[0].startswith("-"):
-        print("usage: python -m graph.recovery DB  (an embedded store file)", file=sys.stderr)
-        return 2
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    from graph.config import StoreConfig
-    from graph.embedded import EmbeddedStore
-    from graph.errors import CitegraphError
-    from graph.schema import build_schema
-
-    path = Path(args[0])
-    if not path.exists():
-        print(f"no store at {path}; give the path of an embedded store file", file=sys.stderr)
-        return 1
-    try:
-        config = StoreConfig.from_env(db_path=str(path))
-        EmbeddedStore(path, build_schema(config.sizes), buffer_pool_mib=config.buffer_pool_mib).close()
-    except CitegraphError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    print(f"{path}: opens read-write and read-only; nothing left to repair")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

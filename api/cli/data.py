@@ -46,8 +46,20 @@ def cmd_fetch_data(args: argparse.Namespace) -> int:
     return 0 if report.complete else 3  # 3: some files must be copied by hand (see the summary)
 
 
+def cmd_recover(args: argparse.Namespace) -> int:
+    """``citegraph recover``: open the store read-write, which repairs what a killed writer left beside it
+    (a first load's ``.building`` files, staging tables, a torn log, an interrupted checkpoint), and close it."""
+    config = StoreConfig.from_env(db_path=args.db)
+    path = config.db_path
+    if not path.exists():
+        raise ConfigError(f"no store at {path}; give the path of an embedded store file with --db")
+    open_store(config).close()
+    print(f"{path}: opens read-write and read-only; nothing left to repair")
+    return 0
+
+
 def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Register ``copy`` and ``fetch-data``."""
+    """Register ``copy``, ``fetch-data`` and ``recover``."""
     batch_size = CopySettings().batch_size
     p = sub.add_parser("copy", help="copy the whole graph between stores (embedded <-> Neo4j), resumable")
     p.add_argument("--from", dest="source", choices=["embedded", "neo4j"], required=True, help="the store to read")
@@ -73,5 +85,12 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_fetch_data)
 
+    p = sub.add_parser(
+        "recover",
+        help="repair what a killed command left beside the store (open read-write, then close); "
+        "read-write opens do it anyway",
+    )
+    p.set_defaults(func=cmd_recover)
 
-__all__ = ["add_commands", "cmd_copy", "cmd_fetch_data"]
+
+__all__ = ["add_commands", "cmd_copy", "cmd_fetch_data", "cmd_recover"]

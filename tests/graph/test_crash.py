@@ -260,7 +260,7 @@ def test_an_interrupted_checkpoint_on_files_it_cannot_write_says_which_command_f
 
 def test_the_recovery_command_repairs_an_interrupted_checkpoint(loaded: Path) -> None:
     _interrupt_checkpoint(loaded)
-    done = _python("import sys; from graph.recovery import main; sys.exit(main())", str(loaded))
+    done = _python("import sys; from api.cli import main; sys.exit(main())", "--db", str(loaded), "recover")
     assert "nothing left to repair" in done.stdout
     assert _files(loaded) == ["graph.db"] and _title(loaded, "p2") == "second"
 
