@@ -7,6 +7,7 @@ train leave their results beside it or under the shared cache ``$CITEGRAPH_CACHE
 artefact                path                                         written by
 ======================  ===========================================  ======================================
 store                   ``<db>`` (and ``<db>.wal``)                  ``citegraph ingest``, ``compute``
+torn log copies         ``<db>.wal.torn-<time>``                     an open that repaired a torn log (kept)
 index                   ``<db>.index/``                              ``compute index``, first ``recommend``
 citances                ``<db>.index.citances.parquet``              the index's masked citing sentences
 profiles                ``<db>.index.profiles/``                     citation-context profiles (BM25, dense)
