@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from api.settings import AppSettings
+from gnn import reports
 from graph import GraphStore, StoreConfig, open_store
 from graph.errors import ConfigError
 from graph.files import StoreFiles
@@ -102,12 +103,12 @@ def format_rows(columns: list[str], rows: list[list[Any]], fmt: str) -> str:
 def print_report(
     report: dict[str, Any],
     out: Path,
-    write: Callable[[dict[str, Any], Path], tuple[Path, Path]],
     markdown: Callable[[dict[str, Any]], str],
     lead: str,
 ) -> int:
-    """Write a harness report (JSON + Markdown beside it), print its table and where it went."""
-    json_path, md_path = write(report, out)
+    """Write a harness report (JSON + Markdown beside it, :func:`gnn.reports.write_report`), print its
+    table and where it went."""
+    json_path, md_path = reports.write_report(report, out, markdown)
     print(markdown(report))
     print(f"\n{lead}: {json_path}, {md_path}")
     return 0

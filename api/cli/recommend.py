@@ -131,7 +131,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             report = evaluate.run_evaluation(store, encoder, settings, progress=not args.quiet)
     finally:
         encoder.close()
-    return print_report(report, Path(args.out), evaluate.write_report, evaluate.report_markdown, "written")
+    return print_report(report, Path(args.out), evaluate.report_markdown, "written")
 
 
 def ablation_models_dir(out: Path) -> Path:
@@ -160,7 +160,7 @@ def cmd_train_reranker(args: argparse.Namespace) -> int:
     finally:
         encoder.close()
     saved = f"{'ablation models' if ablation else 'reranker'} saved in {report['chosen']['saved']}; report"
-    return print_report(report, Path(args.out), train.write_report, train.report_markdown, saved)
+    return print_report(report, Path(args.out), train.report_markdown, saved)
 
 
 def _training_options(args: argparse.Namespace, ablation: bool) -> dict[str, Any]:

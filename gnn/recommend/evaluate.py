@@ -34,13 +34,11 @@ import random
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from gnn import reports
 from gnn.metrics import RankingMetrics, evaluate_rankings, recall_at_k
 from gnn.recommend.citances import (
     SCISUMM2018_SENTENCE,
@@ -715,9 +713,4 @@ def _manuscript_markdown(manuscript: dict[str, Any] | None) -> list[str]:
     return lines
 
 
-def write_report(report: dict[str, Any], out: Path) -> tuple[Path, Path]:
-    """The evaluation report as JSON at ``out`` and its table beside it (:func:`gnn.reports.write_report`)."""
-    return reports.write_report(report, out, report_markdown)
-
-
-__all__ = ["EvalSettings", "Harness", "report_markdown", "run_evaluation", "run_manuscript_evaluation", "write_report"]
+__all__ = ["EvalSettings", "Harness", "report_markdown", "run_evaluation", "run_manuscript_evaluation"]

@@ -47,7 +47,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from gnn import reports
 from gnn.metrics import evaluate_rankings, recall_at_k
 from gnn.recommend.citances import profile_citances
 from gnn.recommend.examples import SplitData, TrainSettings, load_splits
@@ -760,16 +759,10 @@ def report_markdown(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def write_report(report: dict[str, Any], out: Path) -> tuple[Path, Path]:
-    """The training report as JSON at ``out`` and its table beside it (:func:`gnn.reports.write_report`)."""
-    return reports.write_report(report, out, report_markdown)
-
-
 __all__ = [
     "compare_objectives",
     "cross_fitted_scores",
     "paired_bootstrap",
     "report_markdown",
     "run_training",
-    "write_report",
 ]

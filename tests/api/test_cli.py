@@ -253,7 +253,6 @@ def test_an_ablation_saves_its_models_beside_its_report_never_over_the_served_re
         return {"chosen": {"saved": str(out_dir)}}
 
     monkeypatch.setattr(train, "run_training", run_training)
-    monkeypatch.setattr(train, "write_report", lambda report, out: (out, out.with_suffix(".md")))
     monkeypatch.setattr(train, "report_markdown", lambda report: "")
     report = tmp_path / "eval" / "ablation.json"
     args = ["--db", str(store_path), "-q", "eval", "recommend", "--ablation", "--out", str(report)]

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from gnn.recommend.evaluate import EvalSettings, report_markdown, run_evaluation, write_report
+from gnn import reports
+from gnn.recommend.evaluate import EvalSettings, report_markdown, run_evaluation
 from gnn.text.embeddings import compute_embeddings
 from gnn.text.encoder import TextEncoder
 from graph import GraphBatch, GraphStore, ingest
@@ -60,5 +61,5 @@ def test_harness_runs_every_system_on_a_tiny_split(store: GraphStore, encoder: T
             assert 0.0 <= metrics["MRR"] <= 1.0
     markdown = report_markdown(report)
     assert markdown.count("| validation |") == 9 and "Masking" in markdown
-    json_path, md_path = write_report(report, tmp_path / "r.json")
+    json_path, md_path = reports.write_report(report, tmp_path / "r.json", report_markdown)
     assert json_path.is_file() and md_path.read_text(encoding="utf-8").startswith("| system |")

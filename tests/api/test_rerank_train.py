@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from test_recommend_eval import _citances
 
+from gnn import reports
 from gnn.recommend.examples import Fold, TrainSettings
 from gnn.recommend.service import RecommendationService, RecommendRequest, ServiceSettings
 from gnn.recommend.train import (
@@ -17,7 +18,6 @@ from gnn.recommend.train import (
     paired_bootstrap,
     report_markdown,
     run_training,
-    write_report,
 )
 from gnn.rerank.examples import QueryExample
 from gnn.rerank.features import FEATURE_GROUPS, FEATURE_NAMES
@@ -147,7 +147,7 @@ def test_training_saves_a_model_the_service_then_uses(store: GraphStore, encoder
     cached = list((tmp_path / "examples").glob("examples-*.pkl"))
     assert cached, "the examples are cached for the next run"
     _check_sampled_extras(cached[0], index)
-    json_path, md_path = write_report(report, tmp_path / "r.json")
+    json_path, md_path = reports.write_report(report, tmp_path / "r.json", report_markdown)
     assert json_path.is_file() and "reranker (triplet)" in md_path.read_text(encoding="utf-8")
     assert report_markdown(report).count("\n| ") == len(names) + 1
 
