@@ -164,6 +164,15 @@ def build_schema(sizes: VectorSizes = VectorSizes()) -> Schema:
             ),
             "A scholarly work; one node per work across all sources.",
         ),
+        NodeType(
+            "Alias",
+            "id",
+            (
+                _p("id", S),  # another id of a paper, in the prefixed form of loaders.ids: "doi:10.1/x", "openalex:W12"
+                _p("kind", S),  # doi, arxiv, acl, openalex, s2, s2corpus, pmid, mag, wos, scopus, ref, own
+            ),
+            "An id a source gave a paper besides the paper's key; (Alias)-[:ALIAS_OF]->(Paper).",
+        ),
         NodeType("Author", "id", (_p("id", S), _p("name", S)), "A person, deduplicated by normalised name."),
         NodeType(
             "Sentence",
@@ -203,6 +212,7 @@ def build_schema(sizes: VectorSizes = VectorSizes()) -> Schema:
     rels = [
         RelType("WROTE", "Author", "Paper", (_p("position", I),), description="position: 1 for the first author."),
         RelType("HAS_SENTENCE", "Paper", "Sentence"),
+        RelType("ALIAS_OF", "Alias", "Paper", description="Every id a source gave a paper resolves to it."),
         RelType("CITES", "Paper", "Paper", (_p("n_contexts", I), _p("dataset", S))),
         RelType("MENTIONS", "Sentence", "Paper", (_p("marker", S),), description="A citing sentence (citance)."),
         RelType(

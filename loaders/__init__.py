@@ -28,6 +28,9 @@ class Source:
     path: str  # default location relative to the data folder ($CITEGRAPH_DATA), a file or a folder
     load: Callable[[Path], GraphBatch]  # parses that path into canonical tables, writes nothing
     description: str  # one line for `citegraph ingest --help` and docs/data.md
+    # True: part of `citegraph ingest all` (the bundled corpora). False: an importer of a user's
+    # own export (OpenAlex, Web of Science, ...), loaded only when named with its PATH.
+    bundled: bool = True
 
 
 SOURCES: dict[str, Source] = {

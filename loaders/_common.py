@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import glob
 import gzip
 import io
 import zlib
@@ -12,7 +13,8 @@ import pandas as pd
 
 from graph.errors import IngestError
 from graph.ingest import GraphBatch
-from graph.schema import ORIGIN_COLUMN
+from graph.schema import ORIGIN_COLUMN, SOURCE_COLUMN, TARGET_COLUMN
+from loaders.ids import id_kind
 
 GZIP_MAGIC = b"\x1f\x8b"
 
@@ -29,6 +31,54 @@ def require_file(path: Path, what: str) -> None:
             f"{what}: {path} is not a file; pass the right path or set CITEGRAPH_DATA to the data folder "
             "(see ../shared/data/README.md)"
         )
+
+
+def input_files(path: Path, suffixes: Sequence[str]) -> list[Path]:
+    """The files an importer reads from ``path``: a file, a folder (searched recursively), or a glob.
+
+    In a folder or a glob, only names ending in one of ``suffixes`` (``.json``, ``.jsonl.gz``, ...)
+    count, in sorted order, so a re-run reads the same files in the same order. An
+    :class:`IngestError` names the path when nothing matches.
+    """
+    text = str(path)
+    if path.is_file():
+        return [path]
+    if path.is_dir():
+        found = sorted(p for p in path.rglob("*") if p.is_file() and p.name.lower().endswith(tuple(suffixes)))
+    elif glob.has_magic(text):
+        found = sorted(Path(p) for p in glob.glob(text, recursive=True) if Path(p).is_file())
+    else:
+        raise IngestError(f"{path} does not exist; pass a file, a folder or a quoted glob such as 'exports/*.json.gz'")
+    if not found:
+        raise IngestError(
+            f"{path}: no input file in it (looked for names ending in {', '.join(suffixes)}); "
+            "pass the export file itself or the folder that holds it"
+        )
+    return found
+
+
+def alias_tables(aliases: Mapping[str, tuple[str, str]]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The ``Alias`` node table and the ``ALIAS_OF`` table of ``{alias: (paper key, origin)}``.
+
+    An alias equal to its paper's key is left out (the key resolves by itself). ``kind`` is
+    :func:`loaders.ids.id_kind` of the alias.
+    """
+    rows = [(alias, key, where) for alias, (key, where) in aliases.items() if alias != key]
+    nodes = table(
+        {
+            "id": [a for a, _, _ in rows],
+            "kind": [id_kind(a) for a, _, _ in rows],
+            ORIGIN_COLUMN: [w for _, _, w in rows],
+        }
+    )
+    rels = table(
+        {
+            SOURCE_COLUMN: [a for a, _, _ in rows],
+            TARGET_COLUMN: [k for _, k, _ in rows],
+            ORIGIN_COLUMN: [w for _, _, w in rows],
+        }
+    )
+    return nodes, rels
 
 
 def iter_raw_lines(path: Path) -> Iterator[bytes]:
@@ -72,7 +122,17 @@ def merge_batches(source: str, batches: Sequence[GraphBatch]) -> GraphBatch:
     return merged
 
 
-__all__ = ["ORIGIN_COLUMN", "iter_raw_lines", "merge_batches", "nullable_ints", "origin", "require_file", "table"]
+__all__ = [
+    "ORIGIN_COLUMN",
+    "alias_tables",
+    "input_files",
+    "iter_raw_lines",
+    "merge_batches",
+    "nullable_ints",
+    "origin",
+    "require_file",
+    "table",
+]
 
 
 def text_or_null(value: object) -> object:

@@ -29,8 +29,11 @@ people with the same name are, unavoidably, one node too.
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import re
 import unicodedata
+from collections.abc import Iterable
 from functools import lru_cache
 
 from graph.errors import IngestError
@@ -38,6 +41,31 @@ from graph.errors import IngestError
 AUTHOR_PREFIX = "author:"
 ARXIV_PREFIX = "arxiv:"
 DOI_PREFIX = "doi:"
+OPENALEX_PREFIX = "openalex:"  # openalex:W4225968159 (the W-id upper-cased)
+S2_PREFIX = "s2:"  # Semantic Scholar paperId, 40 hex digits, lower-cased
+S2_CORPUS_PREFIX = "s2corpus:"  # Semantic Scholar corpusId (an integer)
+PMID_PREFIX = "pmid:"  # PubMed id
+MAG_PREFIX = "mag:"  # Microsoft Academic Graph id
+WOS_PREFIX = "wos:"  # Web of Science accession number (UT), e.g. wos:000454757800001
+SCOPUS_PREFIX = "scopus:"  # Scopus EID, e.g. scopus:2-s2.0-85045031181
+REFERENCE_PREFIX = "ref:"  # a cited reference no source identified: "ref:<normalised reference string>"
+
+# Which id becomes a work's key when a source gives several (the rest become Alias nodes): the
+# registries that own the paper first, then DOIs, then the indexes' own ids. "acl" is an
+# Anthology id (no prefix), "own" any id of the user's own.
+ID_PREFERENCE = ("arxiv", "acl", "doi", "openalex", "s2", "s2corpus", "pmid", "mag", "wos", "scopus", "ref", "own")
+_PREFIXED_KINDS = {
+    ARXIV_PREFIX: "arxiv",
+    DOI_PREFIX: "doi",
+    OPENALEX_PREFIX: "openalex",
+    S2_PREFIX: "s2",
+    S2_CORPUS_PREFIX: "s2corpus",
+    PMID_PREFIX: "pmid",
+    MAG_PREFIX: "mag",
+    WOS_PREFIX: "wos",
+    SCOPUS_PREFIX: "scopus",
+    REFERENCE_PREFIX: "ref",
+}
 
 
 class PaperIdError(IngestError, ValueError):
@@ -103,6 +131,135 @@ def canonical_paper_id(raw: str) -> str:
     )
 
 
+def id_kind(paper_id: str) -> str:
+    """The kind of a canonical paper id (an :data:`ID_PREFERENCE` entry).
+
+    >>> id_kind("doi:10.1/x"), id_kind("P98-1081"), id_kind("openalex:W1"), id_kind("my-paper-7")
+    ('doi', 'acl', 'openalex', 'own')
+    """
+    prefix, colon, _ = paper_id.partition(":")
+    if colon and (kind := _PREFIXED_KINDS.get(prefix + ":")):
+        return kind
+    if _ACL_OLD.fullmatch(paper_id) or _ACL_NEW.fullmatch(paper_id):
+        return "acl"
+    return "own"
+
+
+def preferred_id(ids: Iterable[str]) -> str:
+    """The id of ``ids`` that keys the work: the first kind in :data:`ID_PREFERENCE`, ties by first given.
+
+    >>> preferred_id(["openalex:W2741809807", "doi:10.7287/peerj.preprints.3119v1"])
+    'doi:10.7287/peerj.preprints.3119v1'
+    """
+    given = list(ids)
+    if not given:
+        raise ValueError("preferred_id of no ids")
+    return min(given, key=lambda paper_id: ID_PREFERENCE.index(id_kind(paper_id)))
+
+
+_OPENALEX_ID = re.compile(r"(?:https?://(?:api\.)?openalex\.org/(?:works/)?)?(W\d+)", re.I)
+_S2_PAPER_ID = re.compile(r"(?:https?://(?:www\.)?semanticscholar\.org/paper/(?:[^/]+/)?)?([0-9a-f]{40})", re.I)
+
+
+def openalex_id(raw: str) -> str:
+    """``openalex:W…`` of an OpenAlex work id or URL, or :class:`PaperIdError`.
+
+    >>> openalex_id("https://openalex.org/W2741809807")
+    'openalex:W2741809807'
+    """
+    match = _OPENALEX_ID.fullmatch(raw.strip()) if isinstance(raw, str) else None
+    if match is None:
+        raise PaperIdError(f"{raw!r} is not an OpenAlex work id (W followed by digits, or https://openalex.org/W...)")
+    return OPENALEX_PREFIX + match.group(1).upper()
+
+
+def lookup_candidates(raw: str) -> list[str]:
+    """Every key or alias a paper id typed by a user may stand for, most specific first.
+
+    A user types ids the way their source prints them: ``0708.3686``, ``10.1145/X``,
+    ``W2741809807``, ``https://openalex.org/W…``, a 40-hex Semantic Scholar id, a bare number (a
+    PubMed, Semantic Scholar corpus or MAG id), an Anthology id, or an id of their own. The caller
+    looks each candidate up as a Paper key and as an Alias and takes the first that exists.
+
+    >>> lookup_candidates("0708.3686v2")
+    ['0708.3686v2', 'arxiv:0708.3686']
+    >>> lookup_candidates("W2741809807")[1:]
+    ['openalex:W2741809807']
+    """
+    text = raw.strip()
+    candidates = [text]
+    with contextlib.suppress(PaperIdError):
+        candidates.append(canonical_paper_id(text))
+    if match := _OPENALEX_ID.fullmatch(text):
+        candidates.append(OPENALEX_PREFIX + match.group(1).upper())
+    if match := _S2_PAPER_ID.fullmatch(text):
+        candidates.append(S2_PREFIX + match.group(1).lower())
+    if text.isascii() and text.isdigit():
+        candidates += [PMID_PREFIX + text, S2_CORPUS_PREFIX + text, MAG_PREFIX + text]
+    lowered = text.lower()
+    for prefix in _PREFIXED_KINDS:  # a prefixed id typed with other case: "DOI:10.1/X", "OpenAlex:w1"
+        if lowered.startswith(prefix) and text not in candidates:
+            rest = text[len(prefix) :].strip()
+            candidates.append(prefix + (rest.upper() if prefix == OPENALEX_PREFIX else rest.lower()))
+    return list(dict.fromkeys(candidates))
+
+
+class IdGroups:
+    """Union-find over paper ids that name one work; a group holds at most one id per kind.
+
+    A group's key is its :func:`preferred_id`. A union that would put two ids of one kind (two
+    arXiv ids, two DOIs) in one group is refused and counted in :attr:`conflicts`: the data
+    disagree, and keeping two nodes is safer than merging two works.
+
+    >>> groups = IdGroups()
+    >>> groups.union(["openalex:W1", "doi:10.1/x"]); groups.canonical("openalex:W1")
+    'doi:10.1/x'
+    """
+
+    def __init__(self) -> None:
+        self._parent: dict[str, str] = {}
+        self._members: dict[str, dict[str, str]] = {}  # root -> kind -> id
+        self.conflicts = 0
+
+    def add(self, paper_id: str) -> str:
+        if paper_id not in self._parent:
+            self._parent[paper_id] = paper_id
+            self._members[paper_id] = {id_kind(paper_id): paper_id}
+        return self.find(paper_id)
+
+    def find(self, paper_id: str) -> str:
+        root = paper_id
+        while self._parent[root] != root:
+            root = self._parent[root]
+        while self._parent[paper_id] != root:  # path compression
+            self._parent[paper_id], paper_id = root, self._parent[paper_id]
+        return root
+
+    def union(self, ids: Iterable[str]) -> None:
+        for a, b in itertools.pairwise(ids):
+            ra, rb = self.add(a), self.add(b)
+            if ra == rb:
+                continue
+            ma, mb = self._members[ra], self._members[rb]
+            if ma.keys() & mb.keys():
+                self.conflicts += 1
+                continue
+            self._parent[rb] = ra
+            ma.update(mb)
+            del self._members[rb]
+
+    def canonical(self, paper_id: str) -> str:
+        return preferred_id(self._members[self.find(paper_id)].values())
+
+    def member(self, paper_id: str, kind: str) -> str | None:
+        return self._members[self.find(paper_id)].get(kind)
+
+    def members(self, paper_id: str) -> list[str]:
+        """Every id of the work ``paper_id`` names, the key first."""
+        key = self.canonical(paper_id)
+        return [key, *(other for other in self._members[self.find(paper_id)].values() if other != key)]
+
+
 # Letters NFKD does not decompose into base letter + accent; folded by hand so that, for
 # example, "Søgaard" and "Sogaard" get one key.
 _FOLD = str.maketrans({"ø": "o", "ł": "l", "đ": "d", "ð": "d", "ı": "i", "ß": "ss", "æ": "ae", "œ": "oe", "þ": "th"})
@@ -137,4 +294,25 @@ def author_key(name: str) -> str | None:
     return AUTHOR_PREFIX + key if key else None
 
 
-__all__ = ["ARXIV_PREFIX", "AUTHOR_PREFIX", "DOI_PREFIX", "PaperIdError", "author_key", "canonical_paper_id"]
+__all__ = [
+    "ARXIV_PREFIX",
+    "AUTHOR_PREFIX",
+    "DOI_PREFIX",
+    "ID_PREFERENCE",
+    "MAG_PREFIX",
+    "OPENALEX_PREFIX",
+    "PMID_PREFIX",
+    "REFERENCE_PREFIX",
+    "S2_CORPUS_PREFIX",
+    "S2_PREFIX",
+    "SCOPUS_PREFIX",
+    "WOS_PREFIX",
+    "IdGroups",
+    "PaperIdError",
+    "author_key",
+    "canonical_paper_id",
+    "id_kind",
+    "lookup_candidates",
+    "openalex_id",
+    "preferred_id",
+]

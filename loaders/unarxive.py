@@ -68,7 +68,6 @@ the text 108, DOI 375, DOI link 416, OpenAlex 111), 630 have no id; with an Anth
 
 from __future__ import annotations
 
-import itertools
 import json
 import logging
 import re
@@ -88,14 +87,22 @@ from graph.ingest import GraphBatch
 from graph.schema import ORIGIN_COLUMN, SOURCE_COLUMN, TARGET_COLUMN
 from graph.validate import preview
 from loaders._common import iter_raw_lines, nullable_ints, table
-from loaders.ids import ARXIV_PREFIX, DOI_PREFIX, PaperIdError, author_key, canonical_paper_id
+from loaders.ids import (
+    ARXIV_PREFIX,
+    DOI_PREFIX,
+    OPENALEX_PREFIX,
+    IdGroups,
+    PaperIdError,
+    author_key,
+    canonical_paper_id,
+    openalex_id,
+)
 from loaders.resolve import TitleIndex
 
 log = logging.getLogger(__name__)
 
 SOURCE = "unarxive"
 DATASET = "unarxive"  # Paper.dataset and CITES.dataset
-OPENALEX_PREFIX = "openalex:"  # openalex:W4225968159; belongs in loaders.ids once a second loader needs it
 
 # How an entry was resolved (ResolutionReport.entries["resolved_by"]), the id kinds in order of preference.
 ID_KINDS = ("arxiv", "arxiv_in_text", "doi", "doi_link", "openalex")
@@ -214,69 +221,7 @@ class ResolutionReport:
 # Ids
 
 
-def _kind(paper_id: str) -> str:
-    return paper_id.split(":", 1)[0]  # "arxiv", "doi" or "openalex"
-
-
-class _Aliases:
-    """Union-find over paper ids that name one work; a group holds at most one id per kind.
-
-    Preference for the group's canonical id: arXiv, then DOI, then OpenAlex. A union that would put
-    two arXiv ids (or two DOIs) in one group is refused and counted: the data disagree, and keeping
-    two nodes is safer than merging two works.
-    """
-
-    _ORDER = ("arxiv", "doi", "openalex")
-
-    def __init__(self) -> None:
-        self._parent: dict[str, str] = {}
-        self._members: dict[str, dict[str, str]] = {}  # root -> kind -> id
-        self.conflicts = 0
-
-    def add(self, paper_id: str) -> str:
-        if paper_id not in self._parent:
-            self._parent[paper_id] = paper_id
-            self._members[paper_id] = {_kind(paper_id): paper_id}
-        return self.find(paper_id)
-
-    def find(self, paper_id: str) -> str:
-        root = paper_id
-        while self._parent[root] != root:
-            root = self._parent[root]
-        while self._parent[paper_id] != root:  # path compression
-            self._parent[paper_id], paper_id = root, self._parent[paper_id]
-        return root
-
-    def union(self, ids: list[str]) -> None:
-        for a, b in itertools.pairwise(ids):
-            ra, rb = self.add(a), self.add(b)
-            if ra == rb:
-                continue
-            ma, mb = self._members[ra], self._members[rb]
-            if ma.keys() & mb.keys():
-                self.conflicts += 1
-                continue
-            self._parent[rb] = ra
-            ma.update(mb)
-            del self._members[rb]
-
-    def canonical(self, paper_id: str) -> str:
-        members = self._members[self.find(paper_id)]
-        return next(members[kind] for kind in self._ORDER if kind in members)
-
-    def member(self, paper_id: str, kind: str) -> str | None:
-        return self._members[self.find(paper_id)].get(kind)
-
-
 _DOI_IN_URL = re.compile(r"10\.\d{4,9}/\S+")
-_OPENALEX = re.compile(r"(?:https?://openalex\.org/)?(W\d+)", re.I)
-
-
-def _openalex_id(raw: str) -> str:
-    match = _OPENALEX.fullmatch(raw.strip())
-    if match is None:
-        raise PaperIdError(f"{raw!r} is not an OpenAlex work id (https://openalex.org/W...)")
-    return OPENALEX_PREFIX + match.group(1).upper()
 
 
 def _entry_ids(entry: dict[str, Any]) -> tuple[list[tuple[str, str]], int]:
@@ -290,7 +235,7 @@ def _entry_ids(entry: dict[str, Any]) -> tuple[list[tuple[str, str]], int]:
         if not isinstance(raw, str) or not raw.strip():
             return
         try:
-            paper_id = _openalex_id(raw) if kind == "openalex" else canonical_paper_id(raw)
+            paper_id = openalex_id(raw) if kind == "openalex" else canonical_paper_id(raw)
         except PaperIdError:
             malformed += 1
             return
@@ -619,7 +564,7 @@ def _read_body(paper_id: str, body: object, entries: dict[str, _Entry], where: s
 
 def _resolve(out: _Tables, title_index: TitleIndex | None) -> tuple[GraphBatch, ResolutionReport]:
     """Merge ids over the input, resolve every entry, and assemble the tables."""
-    aliases = _Aliases()
+    aliases = IdGroups()
     for paper_id, doi in zip(out.papers["id"], out.papers["doi"]):
         aliases.union([str(paper_id), *([DOI_PREFIX + str(doi)] if doi else [])])
     for entry in out.entries:
@@ -686,7 +631,7 @@ def _resolve(out: _Tables, title_index: TitleIndex | None) -> tuple[GraphBatch, 
 
 def _batch(
     out: _Tables,
-    aliases: _Aliases,
+    aliases: IdGroups,
     stubs: dict[str, str],
     by_title: dict[str, str],
     cites: dict[tuple[str, str], tuple[set[str], str]],

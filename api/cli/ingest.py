@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import glob
 import json
 from pathlib import Path
 
@@ -23,7 +24,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     reports = []
     with open_from_args(args, create=True) as store:
         for source, path in tqdm(sources, desc="ingest", unit="source", disable=len(sources) < 2 or args.quiet):
-            if not path.exists():
+            if not path.exists() and not glob.has_magic(str(path)):
                 raise ConfigError(f"{source.name}: {path} does not exist; pass the right PATH or set CITEGRAPH_DATA")
             batch = source.load(path)
             try:
@@ -54,7 +55,7 @@ def _sources(args: argparse.Namespace, data_dir: Path) -> list[tuple[loaders.Sou
             raise ConfigError(
                 "`citegraph ingest all` takes no PATH; it reads every source under --data / CITEGRAPH_DATA"
             )
-        sources = [(source, data_dir / source.path) for source in loaders.available(data_dir)]
+        sources = [(source, data_dir / source.path) for source in loaders.available(data_dir) if source.bundled]
         if not sources:
             raise ConfigError(
                 f"no known source under {data_dir}; "
@@ -64,6 +65,10 @@ def _sources(args: argparse.Namespace, data_dir: Path) -> list[tuple[loaders.Sou
     if args.source not in loaders.SOURCES:
         raise ConfigError(f"unknown source {args.source!r}; known: all, {', '.join(loaders.SOURCES)}")
     source = loaders.SOURCES[args.source]
+    if not args.path and not source.bundled:
+        raise ConfigError(
+            f"`citegraph ingest {source.name}` needs the PATH of your export (a file, a folder or a quoted glob)"
+        )
     return [(source, Path(args.path) if args.path else data_dir / source.path)]
 
 
@@ -72,7 +77,11 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     p = sub.add_parser("ingest", help="load a source (or all sources) into the store")
     known = "; ".join(f"{s.name}: {s.description}" for s in loaders.SOURCES.values())
     p.add_argument("source", help=f"'all' or one source ({known})")
-    p.add_argument("path", nargs="?", help="file or folder of the source (default: its place under --data)")
+    p.add_argument(
+        "path",
+        nargs="?",
+        help="file, folder or quoted glob of the source (default for the bundled corpora: their place under --data)",
+    )
     p.add_argument("--data", help="data folder (default: $CITEGRAPH_DATA or ../shared/data)")
     p.add_argument(
         "--on-error",
