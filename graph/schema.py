@@ -213,7 +213,17 @@ def build_schema(sizes: VectorSizes = VectorSizes()) -> Schema:
         RelType("WROTE", "Author", "Paper", (_p("position", I),), description="position: 1 for the first author."),
         RelType("HAS_SENTENCE", "Paper", "Sentence"),
         RelType("ALIAS_OF", "Alias", "Paper", description="Every id a source gave a paper resolves to it."),
-        RelType("CITES", "Paper", "Paper", (_p("n_contexts", I), _p("dataset", S))),
+        RelType(
+            "CITES",
+            "Paper",
+            "Paper",
+            (
+                _p("n_contexts", I),
+                _p("dataset", S),
+                _p("intents", Kind.STRING_LIST),  # Semantic Scholar citation intents: background, methodology, result
+                _p("influential", B),  # Semantic Scholar isInfluential
+            ),
+        ),
         RelType("MENTIONS", "Sentence", "Paper", (_p("marker", S),), description="A citing sentence (citance)."),
         RelType(
             "CO_CITED",
@@ -239,6 +249,13 @@ def build_schema(sizes: VectorSizes = VectorSizes()) -> Schema:
         ),
         RelType("IN_CATEGORY", "Paper", "ArxivCategory", (_p("score", F), _p("inferred", B))),
         RelType("MAPS_TO", "ArxivCategory", "AcmClass", (_p("score", F), _p("inferred", B))),
+        RelType(
+            "IN_CLASS",
+            "Paper",
+            "AcmClass",
+            (_p("score", F), _p("inferred", B)),
+            description="A paper in a class of a hierarchy other than arXiv's (OpenAlex topics, concepts).",
+        ),
         RelType("BROADER", "AcmClass", "AcmClass"),
     ]
     return Schema({n.label: n for n in nodes}, {r.type: r for r in rels}, sizes)

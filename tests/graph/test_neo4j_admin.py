@@ -61,7 +61,9 @@ def test_headers_use_the_import_format(rich_store: GraphStore, tmp_path: Path) -
         headers["ArxivCategory"]
         == "code:ID(ArxivCategory),:LABEL,name:string,description:string,fused:float[],poincare:double[]"
     )
-    assert headers["CITES"] == ":START_ID(Paper),:END_ID(Paper),:TYPE,n_contexts:long,dataset:string"
+    assert headers["CITES"] == (
+        ":START_ID(Paper),:END_ID(Paper),:TYPE,n_contexts:long,dataset:string,intents:string[],influential:boolean"
+    )
     assert headers["WROTE"] == ":START_ID(Author),:END_ID(Paper),:TYPE,position:long"
     assert (
         headers["LINKS_TO"] == ":START_ID(Sentence),:END_ID(Sentence),:TYPE,score:double,method:string,annotator:string"
