@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from graph.aliases import resolve_stored_ids
 from graph.errors import ConfigError, Reject, ValidationError
 from graph.store import GraphStore, WriteResult
 from graph.validate import first_reject, validate_nodes, validate_rels
@@ -60,6 +61,7 @@ class IngestReport:
     rejects: list[Reject]
     seconds: float
     rejects_path: Path | None = None
+    merged_ids: int = 0  # paper ids of the batch that named stored papers under other keys (graph.aliases)
 
     @property
     def records(self) -> int:
@@ -80,6 +82,10 @@ class IngestReport:
             lines.append(
                 f"  {name:<14} in {c.records:>9}  new {c.created:>9}  existing {c.matched:>9}  rejected {c.rejected:>6}"
             )
+        if self.merged_ids:
+            lines.append(
+                f"  {self.merged_ids} paper id(s) named papers already stored under another key: merged into them"
+            )
         if self.rejects_path is not None and self.rejects:
             lines.append(f"  rejects written to {self.rejects_path}")
         return "\n".join(lines)
@@ -93,6 +99,7 @@ class IngestReport:
             "seconds": round(self.seconds, 3),
             "tables": {name: {**vars(c), "stored": c.stored} for name, c in self.tables.items()},
             "rejects_path": str(self.rejects_path) if self.rejects_path else None,
+            "merged_ids": self.merged_ids,
         }
 
 
@@ -121,6 +128,14 @@ def validate_batch(
     return nodes, rels, rejects
 
 
+def _rekeyed_onto_stored_papers(store: GraphStore, batch: GraphBatch) -> tuple[GraphBatch, int]:
+    """A copy of ``batch`` whose paper ids name the stored papers they are aliases of (:mod:`graph.aliases`),
+    and how many ids were re-keyed."""
+    nodes, rels = dict(batch.nodes), dict(batch.rels)
+    rekeying = resolve_stored_ids(store, nodes, rels)
+    return GraphBatch(batch.source, nodes, rels, list(batch.rejects)), len(rekeying.rekeyed)
+
+
 def ingest(
     store: GraphStore,
     batch: GraphBatch,
@@ -132,6 +147,7 @@ def ingest(
     if on_error not in ON_ERROR:
         raise ConfigError(f"--on-error is {on_error!r}; expected one of {', '.join(ON_ERROR)}")
     started = time.perf_counter()
+    batch, merged_ids = _rekeyed_onto_stored_papers(store, batch)
     nodes, rels, rejects = validate_batch(store, batch)
     safe_name = re.sub(r"[^A-Za-z0-9._-]+", "_", batch.source)  # e.g. "jsonl:my corpus" -> "jsonl_my_corpus"
     rejects_path = rejects_dir / f"{safe_name}.rejects.jsonl" if rejects_dir is not None else None
@@ -155,7 +171,7 @@ def ingest(
         tables[name] = TableCount(len(frame) + rejected[name], result.created, result.matched, rejected[name])
     for name in rejected.keys() - tables.keys():  # tables whose every record was rejected
         tables[name] = TableCount(rejected[name], 0, 0, rejected[name])
-    report = IngestReport(batch.source, tables, rejects, time.perf_counter() - started, rejects_path)
+    report = IngestReport(batch.source, tables, rejects, time.perf_counter() - started, rejects_path, merged_ids)
     log.debug("%s", report.summary())
     return report
 

@@ -1,0 +1,217 @@
+"""Ids that already name a stored paper: a batch re-keyed onto the papers the store holds.
+
+Sources name one work by different ids: the Anthology by ``P98-1081``, Crossref by its DOI,
+OpenAlex by ``openalex:W…``. A loader keys each work by the most specific id it has
+(:data:`loaders.ids.ID_PREFERENCE`) and lists the others as ``Alias`` nodes; it never reads the
+store. Before validation, :func:`resolve_stored_ids` looks every paper id of a batch up in the
+store, and an id that names a stored paper under another key is re-keyed to that key:
+
+1. an id that is a stored Paper key stays as it is;
+2. an id that is a stored ``Alias`` takes the key that alias points at;
+3. a ``doi:…`` / ``arxiv:…`` id whose value is a stored paper's ``doi`` / ``arxiv_id`` property
+   takes that paper's key (papers of loaders that predate aliases carry their DOIs that way);
+4. a batch paper none of whose own ids is known by rules 1-3, but one of whose aliases (its
+   ``ALIAS_OF`` rows in the batch) is, takes the key that alias names.
+
+A re-keyed id is kept as an ``Alias`` of the stored paper, so the id the user's source gave still
+finds it. Sentence ids (``<paper key>#…``) follow their paper. A stub row (``stub = true``) for a
+paper the store holds as a full paper does not turn it back into a stub (its ``stub`` becomes
+null, and a null keeps the stored value).
+
+Running the same batch twice re-keys it the same way: the first run stored the aliases and keys
+the second looks up.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import pandas as pd
+
+from graph.errors import CitegraphError
+from graph.schema import ORIGIN_COLUMN, SOURCE_COLUMN, TARGET_COLUMN
+from graph.store import GraphStore
+
+log = logging.getLogger(__name__)
+
+PAPER = "Paper"
+SENTENCE = "Sentence"
+ALIAS = "Alias"
+ALIAS_OF = "ALIAS_OF"
+_DOI, _ARXIV = "doi:", "arxiv:"  # the prefixes of loaders.ids (the store does not import loaders)
+_LOOKUP_CHUNK = 50_000  # ids per lookup statement: bounds the parameter list
+
+
+def stored_keys(store: GraphStore, ids: Iterable[str]) -> dict[str, str]:
+    """``{id: stored paper key}`` for each of ``ids`` that names a stored paper (rules 1-3 above).
+
+    >>> # stored_keys(store, ["P98-1081", "doi:10.3115/980845.980860", "nope"])
+    >>> # -> {"P98-1081": "P98-1081", "doi:10.3115/980845.980860": "P98-1081"}
+    """
+    wanted = pd.Series(sorted({i for i in ids if isinstance(i, str)}), dtype=object)
+    if wanted.empty:
+        return {}
+    is_key = store.has_nodes(PAPER, wanted)
+    found = {key: key for key in wanted[is_key]}
+    rest = [i for i in wanted[~is_key]]
+    for start in range(0, len(rest), _LOOKUP_CHUNK):
+        chunk = rest[start : start + _LOOKUP_CHUNK]
+        for row in _alias_rows(store, chunk):
+            found.setdefault(str(row["alias"]), str(row["key"]))
+        dois = [i[len(_DOI) :] for i in chunk if i.startswith(_DOI) and i not in found]
+        arxiv_ids = [i[len(_ARXIV) :] for i in chunk if i.startswith(_ARXIV) and i not in found]
+        if dois or arxiv_ids:
+            for row in store.query("papers_by_external_ids", {"dois": dois, "arxiv_ids": arxiv_ids}):
+                if row["doi"] and row["doi"] in dois:
+                    found.setdefault(_DOI + str(row["doi"]), str(row["key"]))
+                if row["arxiv_id"] and row["arxiv_id"] in arxiv_ids:
+                    found.setdefault(_ARXIV + str(row["arxiv_id"]), str(row["key"]))
+    return found
+
+
+def _alias_rows(store: GraphStore, ids: list[str]) -> list[dict[str, object]]:
+    if ALIAS not in store.schema.nodes:
+        return []
+    try:
+        return store.query("papers_by_aliases", {"ids": ids})
+    except CitegraphError:
+        if store.read_only:  # a store written before aliases existed, opened without the right to add them
+            return []
+        raise
+
+
+@dataclass(frozen=True)
+class Rekeying:
+    """What :func:`resolve_stored_ids` did: old key -> stored key, and stub flags it cleared."""
+
+    rekeyed: dict[str, str]
+    stubs_kept_full: int
+
+    def summary(self) -> str:
+        return (
+            f"{len(self.rekeyed)} paper id(s) named papers already stored under another key and were merged "
+            f"into them; {self.stubs_kept_full} stub record(s) of stored full papers left them full"
+        )
+
+
+def resolve_stored_ids(
+    store: GraphStore, batch_nodes: dict[str, pd.DataFrame], batch_rels: dict[str, pd.DataFrame]
+) -> Rekeying:
+    """Re-key the batch's tables in place onto the store's papers (see the module docstring)."""
+    schema = store.schema
+    paper_rels = [t for t in batch_rels if PAPER in (schema.rel(t).source, schema.rel(t).target)]
+    ids: set[str] = set()
+    if PAPER in batch_nodes:
+        ids.update(_strings(batch_nodes[PAPER]["id"]))
+    for rel_type in paper_rels:
+        rel = schema.rel(rel_type)
+        for column, label in ((SOURCE_COLUMN, rel.source), (TARGET_COLUMN, rel.target)):
+            if label == PAPER:
+                ids.update(_strings(batch_rels[rel_type][column]))
+    aliases_of: dict[str, list[str]] = {}  # batch paper key -> its aliases in the batch
+    if ALIAS_OF in batch_rels:
+        frame = batch_rels[ALIAS_OF]
+        for alias, key in zip(frame[SOURCE_COLUMN], frame[TARGET_COLUMN]):
+            if isinstance(alias, str) and isinstance(key, str):
+                aliases_of.setdefault(key, []).append(alias)
+                ids.add(alias)
+    known = stored_keys(store, ids)
+    rekeyed = {old: new for old, new in known.items() if old != new}
+    for key, aliases in aliases_of.items():  # rule 4: a new key whose alias the store knows
+        if key in known:
+            continue
+        target = next((known[a] for a in aliases if a in known), None)
+        if target is not None and target != key:
+            rekeyed[key] = target
+    if rekeyed:
+        _apply(batch_nodes, batch_rels, rekeyed, paper_rels, schema)
+    kept = _keep_stored_papers_full(store, batch_nodes)
+    result = Rekeying(rekeyed, kept)
+    if rekeyed or kept:
+        log.info("%s", result.summary())
+    return result
+
+
+def _strings(column: pd.Series) -> Iterable[str]:
+    return (value for value in column if isinstance(value, str))
+
+
+def _apply(nodes, rels, rekeyed, paper_rels, schema) -> None:  # type: ignore[no-untyped-def]
+    def rename(value: object) -> object:
+        return rekeyed.get(value, value) if isinstance(value, str) else value
+
+    def rename_sentence(value: object) -> object:
+        if not isinstance(value, str) or "#" not in value:
+            return value
+        paper, _, rest = value.partition("#")
+        return f"{rekeyed[paper]}#{rest}" if paper in rekeyed else value
+
+    if PAPER in nodes:
+        nodes[PAPER] = nodes[PAPER].assign(id=nodes[PAPER]["id"].map(rename))
+    if SENTENCE in nodes:
+        frame = nodes[SENTENCE]
+        changes = {"id": frame["id"].map(rename_sentence)}
+        if "paper_id" in frame:
+            changes["paper_id"] = frame["paper_id"].map(rename)
+        nodes[SENTENCE] = frame.assign(**changes)
+    for rel_type, frame in list(rels.items()):
+        rel = schema.rel(rel_type)
+        changes = {}
+        for column, label in ((SOURCE_COLUMN, rel.source), (TARGET_COLUMN, rel.target)):
+            if label == PAPER:
+                changes[column] = frame[column].map(rename)
+            elif label == SENTENCE:
+                changes[column] = frame[column].map(rename_sentence)
+        if changes:
+            rels[rel_type] = frame.assign(**changes)
+    # The ids given up as keys stay findable: each becomes an alias of the stored paper.
+    _add_aliases(nodes, rels, rekeyed)
+
+
+def _add_aliases(nodes: dict[str, pd.DataFrame], rels: dict[str, pd.DataFrame], rekeyed: dict[str, str]) -> None:
+    from_ids = sorted(rekeyed)
+    kinds = [_kind(i) for i in from_ids]
+    extra_nodes = pd.DataFrame({"id": from_ids, "kind": kinds, ORIGIN_COLUMN: "re-keyed onto a stored paper"})
+    extra_rels = pd.DataFrame(
+        {
+            SOURCE_COLUMN: from_ids,
+            TARGET_COLUMN: [rekeyed[i] for i in from_ids],
+            ORIGIN_COLUMN: "re-keyed onto a stored paper",
+        }
+    )
+    alias_rows = pd.concat([nodes.get(ALIAS, pd.DataFrame()), extra_nodes], ignore_index=True)
+    nodes[ALIAS] = alias_rows.drop_duplicates(subset="id", keep="first").reset_index(drop=True)
+    links = pd.concat([rels.get(ALIAS_OF, pd.DataFrame()), extra_rels], ignore_index=True)
+    links = links[links[SOURCE_COLUMN] != links[TARGET_COLUMN]]  # an alias equal to its key says nothing
+    rels[ALIAS_OF] = links.drop_duplicates(subset=[SOURCE_COLUMN, TARGET_COLUMN], keep="first").reset_index(drop=True)
+    linked = set(rels[ALIAS_OF][SOURCE_COLUMN])
+    nodes[ALIAS] = nodes[ALIAS][nodes[ALIAS]["id"].isin(linked)].reset_index(drop=True)
+
+
+def _kind(paper_id: str) -> str:
+    """The alias kind from the id's prefix (``doi``, ``openalex``, …); ``own`` without one."""
+    prefix, colon, _ = paper_id.partition(":")
+    return prefix if colon and prefix.isalnum() and prefix.islower() else "own"
+
+
+def _keep_stored_papers_full(store: GraphStore, nodes: dict[str, pd.DataFrame]) -> int:
+    """Clear ``stub = true`` on batch rows of papers the store holds as full papers; how many."""
+    papers = nodes.get(PAPER)
+    if papers is None or "stub" not in papers:
+        return 0
+    stub_rows = papers["stub"].eq(True).fillna(False).astype(bool)
+    ids = sorted({i for i in papers.loc[stub_rows, "id"] if isinstance(i, str)})
+    full: set[str] = set()
+    for start in range(0, len(ids), _LOOKUP_CHUNK):
+        rows = store.query("paper_stub_flags", {"ids": ids[start : start + _LOOKUP_CHUNK]})
+        full.update(str(r["id"]) for r in rows if r["stub"] is not True)
+    if not full:
+        return 0
+    clear = stub_rows & papers["id"].isin(full)
+    nodes[PAPER] = papers.assign(stub=papers["stub"].astype(object).where(~clear, None))
+    return int(clear.sum())
+
+
+__all__ = ["Rekeying", "resolve_stored_ids", "stored_keys"]
