@@ -42,6 +42,7 @@ ALIAS = "Alias"
 ALIAS_OF = "ALIAS_OF"
 _DOI, _ARXIV = "doi:", "arxiv:"  # the prefixes of loaders.ids (the store does not import loaders)
 _LOOKUP_CHUNK = 50_000  # ids per lookup statement: bounds the parameter list
+_FEW = 1_000  # up to this many ids, keys are checked through the key index rather than a scan of all keys
 
 
 def stored_keys(store: GraphStore, ids: Iterable[str]) -> dict[str, str]:
@@ -53,7 +54,11 @@ def stored_keys(store: GraphStore, ids: Iterable[str]) -> dict[str, str]:
     wanted = pd.Series(sorted({i for i in ids if isinstance(i, str)}), dtype=object)
     if wanted.empty:
         return {}
-    is_key = store.has_nodes(PAPER, wanted)
+    if len(wanted) <= _FEW:  # a user's few ids: key-index lookups, not a scan of every key
+        stored = {str(r["id"]) for r in store.query("paper_stub_flags", {"ids": list(wanted)})}
+        is_key = wanted.isin(stored).to_numpy()
+    else:
+        is_key = store.has_nodes(PAPER, wanted)
     found = {key: key for key in wanted[is_key]}
     rest = [i for i in wanted[~is_key]]
     for start in range(0, len(rest), _LOOKUP_CHUNK):

@@ -65,6 +65,12 @@ def shown_id(value: str) -> str:
     return value if len(value) <= MAX_SHOWN_ID_CHARS else value[:MAX_SHOWN_ID_CHARS] + "…"
 
 
+async def paper_key(ctx: Context, given: str) -> str | None:
+    """The key of the paper ``given`` names (any id a source gave it: see ``GraphService.papers``), or None."""
+    record = await ctx.papers.load(given)
+    return record.id if record is not None else None
+
+
 def paper_not_found(paper_id: str) -> NotFound:
     """The ``NotFound`` of an unknown paper id (shown cut, see :func:`shown_id`)."""
     shown = shown_id(paper_id)
@@ -138,6 +144,7 @@ __all__ = [
     "decode_cursor",
     "encode_cursor",
     "page_bounds",
+    "paper_key",
     "paper_not_found",
     "shown_id",
     "wants",

@@ -18,7 +18,7 @@ from strawberry.types import Info
 from api.context import Context
 from api.errors import UserInputError
 from api.services import CitanceLinkRecord
-from api.types.common import NotFound, paper_not_found, shown_id
+from api.types.common import NotFound, paper_key, paper_not_found, shown_id
 from gnn.linkage import service as linking
 from gnn.linkage.service import MAX_K
 from graph.errors import ConfigError, DataError
@@ -169,7 +169,8 @@ class LinkageQuery:
         except (ConfigError, DataError) as exc:
             log.warning("linkage unavailable: %s", exc)
             return unavailable
-        outcome = await ctx.call(service.linkage, citing_sentence, str(paper_id), size)
+        key = await paper_key(ctx, str(paper_id))
+        outcome = await ctx.call(service.linkage, citing_sentence, key if key is not None else str(paper_id), size)
         return _linkage_type(outcome)
 
     @strawberry.field(
@@ -184,9 +185,10 @@ class LinkageQuery:
     ) -> CitanceLinksResult:
         ctx = info.context
         size = ctx.cap(first)
-        if await ctx.papers.load(str(paper_id)) is None:
+        key = await paper_key(ctx, str(paper_id))
+        if key is None:
             return paper_not_found(str(paper_id))
-        records = await ctx.citance_links.load(str(paper_id))
+        records = await ctx.citance_links.load(key)
         return CitanceLinks(
             paper_id=paper_id,
             links=[_link_type(r) for r in records[:size]],

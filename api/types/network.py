@@ -12,7 +12,7 @@ from api.context import Context
 from api.errors import UserInputError
 from api.network import EgoGraph, ego_network
 from api.services import CoCitation
-from api.types.common import NotFound, paper_not_found
+from api.types.common import NotFound, paper_key, paper_not_found
 from api.types.papers import CoCitationMeasure, Paper, paper_from
 
 LABEL_CHARS = 60  # a node label is the title cut to this many characters
@@ -159,10 +159,13 @@ class NetworkQuery:
         if depth not in (1, 2):
             raise UserInputError(f"`depth` must be 1 or 2, got {depth}")
         size = ctx.cap(limit, "limit")
+        key = await paper_key(ctx, str(paper_id))
+        if key is None:
+            return paper_not_found(str(paper_id))
         graph = await ctx.call(
             ego_network,
             ctx.service,
-            str(paper_id),
+            key,
             depth=depth,
             direction=direction.value,
             limit=size,
@@ -193,11 +196,11 @@ class NetworkQuery:
             raise UserInputError(f"`minCount` must be between 1 and 1000000, got {min_count}")
         limit = ctx.cap(first)
         if paper_id is not None:
-            seed = await ctx.papers.load(str(paper_id))
-            if seed is None:
+            key = await paper_key(ctx, str(paper_id))
+            if key is None:
                 return paper_not_found(str(paper_id))
-            ranked = _rank(await ctx.cocited.load(str(paper_id)), measure, min_count)[:limit]
-            pairs = [(str(paper_id), c) for c in ranked]
+            ranked = _rank(await ctx.cocited.load(key), measure, min_count)[:limit]
+            pairs = [(key, c) for c in ranked]
         else:
             assert cluster_id is not None
             clusters = {c.cluster for c in await ctx.call(ctx.service.cluster_labels)}

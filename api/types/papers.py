@@ -196,7 +196,10 @@ def _check_year(name: str, year: int | None) -> None:
 
 @strawberry.type
 class PaperQuery:
-    @strawberry.field(description="One paper by id; null when no paper has that id.")
+    @strawberry.field(
+        description="One paper by any id a source gave it (its key, a DOI, an arXiv id with or without version, "
+        "an OpenAlex W-id, a Semantic Scholar id, a PubMed id, an ACL id, your own); null when no paper has that id."
+    )
     async def paper(self, info: Info[Context, Any], id: strawberry.ID) -> Paper | None:
         record = await info.context.papers.load(str(id))
         return paper_from(record) if record else None

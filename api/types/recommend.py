@@ -189,11 +189,13 @@ class RecommendQuery:
                 message="the context is empty; pass the passage that needs a citation, with [CIT] where it goes "
                 "(or a `draft` and the `position` of the citing sentence)",
             )
-        cited = tuple(dict.fromkeys(str(i) for i in input.cited_ids))
-        asked = ((str(input.citing_paper_id),) if input.citing_paper_id is not None else ()) + cited
+        cited_given = tuple(dict.fromkeys(str(i) for i in input.cited_ids))
+        asked = ((str(input.citing_paper_id),) if input.citing_paper_id is not None else ()) + cited_given
+        keys: dict[str, str] = {}
         if asked:
-            records = await ctx.papers.load_many(list(asked))
-            unknown = [i for i, r in zip(asked, records) if r is None]
+            found = [r.id if r else None for r in await ctx.papers.load_many(list(asked))]
+            keys = {given: key for given, key in zip(asked, found) if key is not None}
+            unknown = [i for i in asked if i not in keys]
             if unknown:
                 return RecommendUnavailable(
                     reason=RecommendUnavailableReason.UNKNOWN_PAPER,
@@ -215,8 +217,8 @@ class RecommendQuery:
             position=input.position if input.draft else None,
             title=input.title,
             abstract=input.abstract,
-            cited_ids=cited,
-            citing_paper_id=str(input.citing_paper_id) if input.citing_paper_id is not None else None,
+            cited_ids=tuple(dict.fromkeys(keys[i] for i in cited_given)),
+            citing_paper_id=keys[str(input.citing_paper_id)] if input.citing_paper_id is not None else None,
             year=input.year_max,
             k=input.k,
         )
