@@ -79,6 +79,10 @@ class ValidationError(IngestError):
         self.rejects = rejects
 
 
+class NotFoundError(CitegraphError):
+    """An id the user gave names nothing in the store (not as a key, not as any alias)."""
+
+
 class QueryError(CitegraphError):
     """A named Cypher statement is missing or malformed, or a read-only query would write."""
 
@@ -103,6 +107,7 @@ __all__ = [
     "ConfigError",
     "DataError",
     "IngestError",
+    "NotFoundError",
     "QueryError",
     "Reject",
     "SchemaError",

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from api.cli.common import format_rows, open_from_args, parse_param, store_files
+from api.cli.common import format_rows, open_from_args, paper_keys, parse_param, store_files
 from gnn.cocitation.compute import MEASURES
 from gnn.cocitation.export import FORMATS, export_cocitation, export_coupling
 from graph import GraphStore
@@ -81,7 +81,8 @@ def cmd_export(args: argparse.Namespace) -> int:
             return 0
         options = {"fmt": args.format or "csv", "measure": args.measure, "min_count": args.min_count}
         if args.kind == "cocitation":
-            report = export_cocitation(store, out, seed_paper=args.seed_paper, depth=args.depth, **options)
+            seed = paper_keys(store, [args.seed_paper], "--seed-paper")[0] if args.seed_paper else None
+            report = export_cocitation(store, out, seed_paper=seed, depth=args.depth, **options)
         else:
             if args.seed_paper:
                 raise ConfigError("--seed-paper applies to `export cocitation` only")

@@ -17,7 +17,7 @@ from typing import Any
 
 import torch
 
-from api.cli.common import index_dir, open_from_args, print_report, store_files
+from api.cli.common import index_dir, open_from_args, paper_keys, print_report, store_files
 from gnn.recommend import evaluate, train
 from gnn.recommend.examples import TrainSettings
 from gnn.recommend.service import (
@@ -71,6 +71,9 @@ def cmd_recommend(args: argparse.Namespace) -> int:
         raise ConfigError("--batch needs --out RANKED.jsonl, where the rankings go")
     # the index beside the store is updated when the store changed: open for writing only to add columns
     with open_from_args(args, read_only=True) as store:
+        # Ids as the user's sources print them, resolved (or refused) before the index and encoder load.
+        cited = tuple(paper_keys(store, args.cited, "--cited"))
+        citing = paper_keys(store, [args.citing], "--citing")[0] if args.citing else None
         settings = ServiceSettings(candidate_sentences=args.candidate_sentences)
         service = RecommendationService.open(
             store, settings, index_dir=index_dir(args), progress=not args.quiet, build=True
@@ -93,8 +96,8 @@ def cmd_recommend(args: argparse.Namespace) -> int:
                 position=args.position if draft else None,
                 title=args.title,
                 abstract=args.abstract,
-                cited_ids=tuple(args.cited),
-                citing_paper_id=args.citing,
+                cited_ids=cited,
+                citing_paper_id=citing,
                 year=args.year,
                 k=args.k or DEFAULT_K,
             )
