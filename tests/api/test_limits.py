@@ -499,3 +499,46 @@ def test_linkage_k_states_one_bound(service: GraphService) -> None:
     assert messages == {f"`k` must be between 1 and {MAX_K}, got k"}
     description = next(f for f in schema._schema.query_type.fields.items() if f[0] == "linkage")[1].description
     assert f"`k`: 1 to {MAX_K}." in description
+
+
+def test_queries_beyond_the_concurrency_cap_wait_their_turn(module_store: Path, slow_paper: threading.Event) -> None:
+    settings = dataclasses.replace(AppSettings.from_env(), max_concurrent_queries=1)
+    finished: dict[str, float] = {}
+
+    def ask(name: str) -> None:
+        httpx.post(f"{base}/graphql", json={"query": '{ paper(id: "p1") { title } }'}, timeout=30)
+        finished[name] = time.monotonic()
+
+    with live_server(module_store, settings) as base:
+        first = threading.Thread(target=ask, args=("first",))
+        first.start()
+        time.sleep(0.5)  # the first query holds the only slot, inside the slow resolver
+        second = threading.Thread(target=ask, args=("second",))
+        second.start()
+        time.sleep(0.5)
+        waiting = second.is_alive()
+        health = httpx.get(f"{base}/healthz", timeout=30)
+        slow_paper.set()
+        first.join(30)
+        second.join(30)
+    assert health.status_code == 200
+    assert waiting and finished["second"] >= finished["first"]
+
+
+def test_a_query_that_finds_no_free_slot_in_time_is_told_the_server_is_busy() -> None:
+    from starlette.requests import Request
+
+    from api.app import OfflineGraphQLRouter
+
+    async def scenario() -> tuple[int, dict[str, Any]]:
+        router = OfflineGraphQLRouter(
+            schema, context_getter=lambda: None, api_key=None, max_concurrent=1, queue_timeout_s=0.2
+        )
+        await router._slots.acquire()  # another query holds the only slot
+        scope = {"type": "http", "method": "POST", "path": "/graphql", "headers": [], "query_string": b""}
+        response = await router.run(Request(scope))
+        return response.status_code, json.loads(bytes(response.body))
+
+    status, body = asyncio.run(scenario())
+    assert status == 503 and body["errors"][0]["extensions"]["code"] == "SERVER_BUSY"
+    assert "retry" in body["errors"][0]["message"]
