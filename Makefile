@@ -56,32 +56,13 @@ schema: install
 
 # Some records of the real corpora are broken (an <S sid=""> element, a link to an empty sentence):
 # the build skips them and reports every one under var/rejects/ rather than stopping.
-# Text embeddings are the one slow step on a CPU (all 103,616 papers: 75 min on 2 shared cores; cached
-# under $CITEGRAPH_CACHE afterwards, so a rebuild re-encodes nothing). The default build embeds the
-# 10,000 most-cited papers and the sentences of the most-cited full texts, up to 10,000; each later
-# build continues where the last one stopped. FULL=1 embeds everything.
-EMBED_LIMIT  := $(if $(FULL),,--limit 10000)
-
-# The retrieval index and the citation-context profiles are built beside the store before anything reads
-# them: `serve` opens the store read-only and never writes beside it.
-# The reranker trains on the time-split ScisummNet citances (docs/cli.md, "Citation recommendation"): the
-# default build trains the validated objective only; FULL=1 trains every objective and keeps the best.
-# Its examples are cached under $CITEGRAPH_CACHE, so a rebuild of the same graph only retrains.
-RERANK_ARGS  := $(if $(FULL),,--objective triplet)
-
-# The sentence linker trains on the CL-SciSumm 2018 gold links (about 15 s; the GraphQL `linkage` field
-# uses it). Writing model links for every citing sentence (`compute linkage`) encodes the 216,457
-# sentences of the 982 cited full texts, about an hour on 2 cores: FULL=1 only.
-LINK_STEP    := $(if $(FULL),$(BIN)/citegraph compute linkage,@echo "compute linkage: skipped (FULL=1 runs it)")
-
+# `citegraph build` runs the steps (ingest all, compute all, compute index, train reranker, linkage train;
+# FULL=1 adds compute linkage) with one line per step and a table of their times at the end. A build that
+# fails resumes at the failed step; a second build over the same data and code skips every step (each
+# step's fingerprint is kept in var/citegraph.db.build.json). What the default build leaves out and why:
+# README.md, "Quick start".
 build: install
-	$(BIN)/citegraph ingest all --on-error skip
-	$(BIN)/citegraph compute all $(EMBED_LIMIT)
-	$(BIN)/citegraph compute index
-	$(BIN)/citegraph train reranker $(RERANK_ARGS) --out var/eval/reranker.json
-	$(BIN)/citegraph linkage train
-	$(LINK_STEP)
-	$(BIN)/citegraph stats
+	$(BIN)/citegraph build $(if $(FULL),--full) --times-json var/build-times.json
 
 # CITEGRAPH_WARM=1: the models load at start-up (in the background), so the first recommendation is not slow.
 serve: install
@@ -92,4 +73,4 @@ lint: install
 	$(BIN)/mypy
 
 clean:
-	rm -rf var/citegraph.db var/citegraph.db.wal var/rejects
+	rm -rf var/citegraph.db var/citegraph.db.* var/rejects

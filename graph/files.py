@@ -139,6 +139,11 @@ class StoreFiles:
         """The co-citation cluster labels of ``compute cocitation``: ``<db>.clusters.json``."""
         return None if self.db is None else self.db.with_name(self.db.name + ".clusters.json")
 
+    @property
+    def build_state(self) -> Path | None:
+        """The steps ``citegraph build`` finished, with their fingerprints and times: ``<db>.build.json``."""
+        return None if self.db is None else self.db.with_name(self.db.name + ".build.json")
+
     # under the cache --------------------------------------------------------------------------------
     @property
     def models(self) -> Path:

@@ -5,7 +5,7 @@ and ``NEO4J_*``), does one job, and exits non-zero with a one-line error on fail
 traceback only with ``--debug``). Each command group registers its own subparsers
 (``add_commands``) from its module: :mod:`~api.cli.ingest`, :mod:`~api.cli.compute`,
 :mod:`~api.cli.linkage`, :mod:`~api.cli.recommend`, :mod:`~api.cli.query`, :mod:`~api.cli.data`,
-:mod:`~api.cli.serve`.
+:mod:`~api.cli.serve`, and :mod:`~api.cli.build`, which runs the steps from data to a served graph.
 
 Exit codes: 0 done; 1 a setting, flag or environment variable is wrong, or the store failed
 (:class:`~graph.errors.ConfigError`, :class:`~graph.errors.StoreError`, ...); 2 a wrong command
@@ -21,6 +21,7 @@ import logging
 import sys
 from collections.abc import Sequence
 
+import api.cli.build as build
 import api.cli.compute as compute
 import api.cli.data as data
 import api.cli.ingest as ingest
@@ -34,7 +35,7 @@ from graph.errors import DataError
 log = logging.getLogger("citegraph")
 
 # in the order `citegraph --help` lists their commands
-GROUPS = (ingest, compute, linkage, recommend, query, data, serve)
+GROUPS = (build, ingest, compute, linkage, recommend, query, data, serve)
 EXIT_DATA = 65  # a DataError: the input or the store must change (sysexits.h EX_DATAERR), not a flag
 
 

@@ -1,0 +1,95 @@
+"""`citegraph build`: each step once, resumed after a failure, skipped when nothing changed, timed."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+import api.cli.build as build
+from api.cli.build import Step
+from api.cli.main import main
+
+CORPUS = "\n".join(
+    json.dumps(record)
+    for record in (
+        {"type": "paper", "id": "a", "title": "Parsing with grammars", "year": 2001},
+        {"type": "paper", "id": "b", "title": "Tagging words", "year": 2003},
+        {"type": "citation", "citing": "b", "cited": "a"},
+    )
+)
+
+
+@pytest.fixture
+def data(tmp_path: Path) -> Path:
+    (tmp_path / "data" / "jsonl").mkdir(parents=True)
+    (tmp_path / "data" / "jsonl" / "corpus.jsonl").write_text(CORPUS + "\n", encoding="utf-8")
+    return tmp_path / "data"
+
+
+def _plan(third: tuple[str, ...]):  # type: ignore[no-untyped-def]
+    """Cheap real commands in place of the heavy steps: the runner's bookkeeping is what is tested here."""
+
+    def plan(full: bool, embed_limit: int | None, data: Path) -> list[Step]:
+        return [
+            Step("ingest", ("ingest", "all", "--on-error", "skip", "--data", str(data))),
+            Step("count", ("cypher", "MATCH (p:Paper) RETURN count(p) AS n")),
+            Step("third", third),
+        ]
+
+    return plan
+
+
+def test_a_failed_build_resumes_at_the_failed_step_and_a_clean_one_skips_everything(
+    data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "store.db"
+    args = ["--db", str(db), "--quiet", "build", "--data", str(data), "--times-json", str(tmp_path / "times.json")]
+    monkeypatch.setattr(build, "steps", _plan(("cypher", "--file", str(tmp_path / "missing.cypher"))))
+    assert main(args) != 0
+    out = capsys.readouterr().out
+    assert "step 3 (third) failed" in out and "resumes at this step" in out
+    assert set(json.loads((tmp_path / "store.db.build.json").read_text())["steps"]) == {"ingest", "count"}
+
+    monkeypatch.setattr(build, "steps", _plan(("stats",)))
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "[1/3] ingest: done already" in out and "[2/3] count: done already" in out
+    assert "[3/3] third: citegraph stats" in out and "total" in out
+    times = json.loads((tmp_path / "times.json").read_text())
+    assert [row[:2] for row in times["steps"]] == [["ingest", "skipped"], ["count", "skipped"], ["third", "ran"]]
+
+    assert main(args) == 0
+    assert "[3/3] third: done already" in capsys.readouterr().out
+
+    # New data re-runs ingest and, since fingerprints chain, every step after it.
+    corpus = data / "jsonl" / "corpus.jsonl"
+    corpus.write_text(CORPUS + "\n" + json.dumps({"type": "paper", "id": "c", "title": "More"}) + "\n")
+    os.utime(corpus, ns=(corpus.stat().st_atime_ns, corpus.stat().st_mtime_ns + 10**9))
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "done already" not in out and "took" in out  # each step says how long it took last time
+
+
+def test_a_store_that_is_gone_starts_the_build_over(
+    data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "store.db"
+    monkeypatch.setattr(build, "steps", _plan(("stats",)))
+    assert main(["--db", str(db), "--quiet", "build", "--data", str(data)]) == 0
+    for file in tmp_path.glob("store.db*"):
+        if file.name != "store.db.build.json":
+            file.unlink() if file.is_file() else None
+    capsys.readouterr()
+    assert main(["--db", str(db), "--quiet", "build", "--data", str(data)]) == 0
+    assert "done already" not in capsys.readouterr().out
+
+
+def test_the_real_plan_is_the_documented_one(tmp_path: Path) -> None:
+    default = [s.argv for s in build.steps(False, 10_000, tmp_path)]
+    assert default[0][:2] == ("ingest", "all") and ("compute", "all", "--limit", "10000") in default
+    assert ("compute", "index") in default and ("linkage", "train") in default
+    assert ("compute", "linkage") not in default
+    assert ("compute", "linkage") in [s.argv for s in build.steps(True, 10_000, tmp_path)]
