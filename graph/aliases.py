@@ -15,8 +15,8 @@ store, and an id that names a stored paper under another key is re-keyed to that
 
 A re-keyed id is kept as an ``Alias`` of the stored paper, so the id the user's source gave still
 finds it. Sentence ids (``<paper key>#…``) follow their paper. A stub row (``stub = true``) for a
-paper the store holds as a full paper does not turn it back into a stub (its ``stub`` becomes
-null, and a null keeps the stored value).
+paper the store holds as a full paper does not turn it back into a stub nor overwrite its metadata
+(every property of the row becomes null, and a null keeps the stored value).
 
 Running the same batch twice re-keys it the same way: the first run stored the aliases and keys
 the second looks up.
@@ -215,7 +215,12 @@ def _keep_stored_papers_full(store: GraphStore, nodes: dict[str, pd.DataFrame]) 
     if not full:
         return 0
     clear = stub_rows & papers["id"].isin(full)
-    nodes[PAPER] = papers.assign(stub=papers["stub"].astype(object).where(~clear, None))
+    # A stub row says only that the work exists (its title, year, ... were parsed from a citation);
+    # the stored paper's own metadata wins, so every property of such a row becomes null.
+    kept = {ORIGIN_COLUMN, "id"}
+    nodes[PAPER] = papers.assign(
+        **{column: papers[column].astype(object).where(~clear, None) for column in papers.columns if column not in kept}
+    )
     return int(clear.sum())
 
 

@@ -162,7 +162,7 @@ def _write(
     wait = settings.retry_wait_s
     for attempt in range(settings.retries + 1):
         try:
-            ingest(target, batch, on_error="fail")
+            ingest(target, batch, on_error="fail", merge_known_ids=False)  # a faithful copy: keys as they are
             return attempt
         except ValidationError as exc:
             raise ValidationError(

@@ -142,12 +142,19 @@ def ingest(
     *,
     on_error: str = "fail",
     rejects_dir: Path | None = None,
+    merge_known_ids: bool = True,
 ) -> IngestReport:
-    """Validate ``batch`` and write it to ``store`` atomically; see the module docstring."""
+    """Validate ``batch`` and write it to ``store`` atomically; see the module docstring.
+
+    ``merge_known_ids``: re-key paper ids that name stored papers under another key onto them
+    (:mod:`graph.aliases`); a copy between stores, whose keys are already resolved, passes False.
+    """
     if on_error not in ON_ERROR:
         raise ConfigError(f"--on-error is {on_error!r}; expected one of {', '.join(ON_ERROR)}")
     started = time.perf_counter()
-    batch, merged_ids = _rekeyed_onto_stored_papers(store, batch)
+    merged_ids = 0
+    if merge_known_ids:
+        batch, merged_ids = _rekeyed_onto_stored_papers(store, batch)
     nodes, rels, rejects = validate_batch(store, batch)
     safe_name = re.sub(r"[^A-Za-z0-9._-]+", "_", batch.source)  # e.g. "jsonl:my corpus" -> "jsonl_my_corpus"
     rejects_path = rejects_dir / f"{safe_name}.rejects.jsonl" if rejects_dir is not None else None

@@ -164,15 +164,6 @@ def build_schema(sizes: VectorSizes = VectorSizes()) -> Schema:
             ),
             "A scholarly work; one node per work across all sources.",
         ),
-        NodeType(
-            "Alias",
-            "id",
-            (
-                _p("id", S),  # another id of a paper, in the prefixed form of loaders.ids: "doi:10.1/x", "openalex:W12"
-                _p("kind", S),  # doi, arxiv, acl, openalex, s2, s2corpus, pmid, mag, wos, scopus, ref, own
-            ),
-            "An id a source gave a paper besides the paper's key; (Alias)-[:ALIAS_OF]->(Paper).",
-        ),
         NodeType("Author", "id", (_p("id", S), _p("name", S)), "A person, deduplicated by normalised name."),
         NodeType(
             "Sentence",
@@ -208,11 +199,19 @@ def build_schema(sizes: VectorSizes = VectorSizes()) -> Schema:
             ),
             "A class of the ACM Computing Classification System (1998 or 2012) or another hierarchy.",
         ),
+        NodeType(
+            "Alias",
+            "id",
+            (
+                _p("id", S),  # another id of a paper, in the prefixed form of loaders.ids: "doi:10.1/x", "openalex:W12"
+                _p("kind", S),  # doi, arxiv, acl, openalex, s2, s2corpus, pmid, mag, wos, scopus, ref, own
+            ),
+            "An id a source gave a paper besides the paper's key; (Alias)-[:ALIAS_OF]->(Paper).",
+        ),
     ]
     rels = [
         RelType("WROTE", "Author", "Paper", (_p("position", I),), description="position: 1 for the first author."),
         RelType("HAS_SENTENCE", "Paper", "Sentence"),
-        RelType("ALIAS_OF", "Alias", "Paper", description="Every id a source gave a paper resolves to it."),
         RelType(
             "CITES",
             "Paper",
@@ -257,6 +256,7 @@ def build_schema(sizes: VectorSizes = VectorSizes()) -> Schema:
             description="A paper in a class of a hierarchy other than arXiv's (OpenAlex topics, concepts).",
         ),
         RelType("BROADER", "AcmClass", "AcmClass"),
+        RelType("ALIAS_OF", "Alias", "Paper", description="Every id a source gave a paper resolves to it."),
     ]
     return Schema({n.label: n for n in nodes}, {r.type: r for r in rels}, sizes)
 

@@ -92,7 +92,10 @@ def test_a_stub_known_by_an_alias_is_filled_in_by_the_full_record(empty_store: G
 
 def test_a_stub_record_never_turns_a_full_paper_back_into_a_stub(empty_store: GraphStore) -> None:
     ingest(empty_store, _acl_paper_with_doi())
-    stub = GraphBatch("citing-source", nodes={"Paper": _papers(id=["P98-1081"], stub=[True])})
+    stub = GraphBatch(
+        "citing-source",
+        nodes={"Paper": _papers(id=["P98-1081"], title=["TAGGING (parsed from a reference)"], stub=[True])},
+    )
     report = ingest(empty_store, stub)
     assert report.tables["Paper"].matched == 1
     row = empty_store.query("paper_by_ids", {"ids": ["P98-1081"]})[0]

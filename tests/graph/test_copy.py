@@ -225,7 +225,9 @@ def test_copy_to_neo4j_writes_one_transaction_per_frame_in_unwind_batches(source
     frames = sum(-(-n // 3) for n in [*source.stats()["nodes"].values(), *source.stats()["relationships"].values()])
     assert server.transactions == frames  # one managed write transaction per frame of at most 3 rows
     assert max(server.unwinds) == 2 and sum(server.unwinds) == sum(report.copied.values())
-    assert {label: len(rows) for label, rows in server.nodes.items()} == source.stats()["nodes"]
+    assert {label: len(rows) for label, rows in server.nodes.items()} == {
+        k: n for k, n in source.stats()["nodes"].items() if n
+    }
     assert server.nodes["Paper"]["p1"]["cocite_partners"] == ["p2", "p3"]  # lists travel as lists
     assert server.nodes["Sentence"]["p3#4"]["section"] == "Résumé"
     links = server.rels["LINKS_TO"]
@@ -253,7 +255,9 @@ def test_transient_failures_are_retried_with_growing_waits(source: GraphStore, t
     waits: list[float] = []
     report = copy_store(source, server.store(), settings(tmp_path), progress=False, sleep=waits.append)
     assert report.retried == 2 and waits == [2.0, 4.0]
-    assert {label: len(rows) for label, rows in server.nodes.items()} == source.stats()["nodes"]
+    assert {label: len(rows) for label, rows in server.nodes.items()} == {
+        k: n for k, n in source.stats()["nodes"].items() if n
+    }
     assert "2 batch(es) written again after a transient failure" in report.summary()
 
 
