@@ -258,12 +258,14 @@ def _read_json_file(path: Path, anchor: tuple[str | None, str | None], into: _In
         if exc.msg == "Extra data" and exc.lineno > 1:
             return False  # one JSON value per line: JSON Lines under a .json name
         into.records += 1
-        ending = "it ends before the JSON does (a truncated download?)" if exc.pos >= len(text.rstrip()) else ""
+        # An unterminated string runs to the end of the file; other errors there mean the same.
+        cut = exc.msg.startswith("Unterminated string") or exc.pos >= len(text.rstrip())
+        ending = "; the file ends before the JSON does: a truncated download or copy" if cut else ""
         into.reject(
             RECORD_TABLE,
             f"{path.name}:{exc.lineno}",
-            f"file is not complete JSON ({exc.msg} at line {exc.lineno} column {exc.colno}{'; ' if ending else ''}"
-            f"{ending}); nothing of this file was read: save the API response again",
+            f"file is not complete JSON ({exc.msg}: line {exc.lineno} column {exc.colno}{ending}); "
+            "nothing of this file was read: save the API response again",
         )
         return True
     if isinstance(value, dict) and isinstance(value.get("data"), list):
