@@ -92,17 +92,6 @@ class ContextSentences:
         if known is None or (known[0] is None and marker is not None):
             self._mentions[(sentence_id, cited)] = (marker, where)
 
-    def mentioned(self, sentence_id: str, cited: str) -> bool:
-        return (sentence_id, cited) in self._mentions
-
-    def mentioning(self, citing_sentences: set[str], cited: str) -> int:
-        """How many of ``citing_sentences`` mention ``cited`` (a citation's ``n_contexts``)."""
-        return sum((sentence_id, cited) in self._mentions for sentence_id in citing_sentences)
-
-    def context_ids(self, citing: str) -> set[str]:
-        """The ids of the context sentences of ``citing`` made so far."""
-        return set(self._ids.get(citing, {}).values())
-
     def tables(self) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
         """The ``Sentence`` (context sentences only), ``HAS_SENTENCE`` and ``MENTIONS`` tables."""
         mentions = table(

@@ -438,7 +438,7 @@ def _cites(record: dict[str, Any], where: str, out: _Tables) -> list[tuple[str, 
         if not isinstance(cited, str) or not cited.strip() or not (marker is None or isinstance(marker, str)):
             out.reject("MENTIONS", where, f"cited paper {n} is {preview(entry)}, expected {expected}")
             continue
-        cites.append((paper_id(cited), text_or_null(marker)))
+        cites.append((paper_id(cited), marker.strip() or None if isinstance(marker, str) else None))
     return cites
 
 
@@ -449,7 +449,7 @@ def _same_text(text: str) -> str:
 
 def _batch(path: Path, out: _Tables) -> GraphBatch:
     rejects = list(out.rejects)
-    keys = dict.fromkeys(out.papers["id"])  # papers of this file (a duplicate is left to validation)
+    keys = {str(key) for key in out.papers["id"]}  # papers of this file (a duplicate is left to validation)
     alias_of = _resolve_aliases(out, keys, rejects)
 
     def resolve(paper: str) -> str:
@@ -470,6 +470,7 @@ def _batch(path: Path, out: _Tables) -> GraphBatch:
     citing_sentences: dict[tuple[str, str], set[str]] = {}  # (citing, cited) -> sentences that mention it
     cites: dict[str, list[object]] = _rel_columns("n_contexts", "dataset")
     given_pairs: set[tuple[str, str]] = set()
+    cited_pairs: list[tuple[str, str]] = []  # per CITES row of a citation record: (citing, cited)
     without_contexts: list[bool] = []  # per CITES row: its record has no `contexts` list
     by_sentences: dict[tuple[str, str], str] = {}  # pairs cited by sentences -> origin of the first
     for record in out.records:
@@ -513,20 +514,21 @@ def _batch(path: Path, out: _Tables) -> GraphBatch:
             )
             continue
         _append(cites, source=citing, target=cited, dataset=DATASET, **{ORIGIN_COLUMN: record.where})
+        cited_pairs.append((citing, cited))
         without_contexts.append(record.texts is None)
         given_pairs.add((citing, cited))
         mentioning = citing_sentences.setdefault((citing, cited), set())
         for text in record.texts or ():
-            sentence_id = full_text.get((citing, _same_text(text)))
-            if sentence_id is not None:
-                contexts.mention(sentence_id, cited, None, record.where)
+            same = full_text.get((citing, _same_text(text)))
+            if same is not None:
+                contexts.mention(same, cited, None, record.where)
+                mentioning.add(same)
             else:
-                sentence_id = contexts.mention_context(citing, cited, text, record.where)
-            mentioning.add(sentence_id)
+                mentioning.add(contexts.mention_context(citing, cited, text, record.where))
     # n_contexts: the distinct sentences (contexts and full text) of the citing paper that cite it.
     cites["n_contexts"] = [
-        None if no_texts and not citing_sentences[(s, t)] else len(citing_sentences[(s, t)])
-        for s, t, no_texts in zip(cites[SOURCE_COLUMN], cites[TARGET_COLUMN], without_contexts)
+        None if no_texts and not citing_sentences[pair] else len(citing_sentences[pair])
+        for pair, no_texts in zip(cited_pairs, without_contexts)
     ]
     for (citing, cited), where in by_sentences.items():
         if (citing, cited) not in given_pairs:
@@ -566,7 +568,7 @@ def _batch(path: Path, out: _Tables) -> GraphBatch:
     )
 
 
-def _resolve_aliases(out: _Tables, keys: dict[str, None], rejects: list[Reject]) -> dict[str, tuple[str, str]]:
+def _resolve_aliases(out: _Tables, keys: set[str], rejects: list[Reject]) -> dict[str, tuple[str, str]]:
     """``{alias: (paper key, origin)}``; an alias that names another paper of the file is an ``Alias`` reject."""
     alias_of: dict[str, tuple[str, str]] = {}
     for alias, key, where in out.aliases:

@@ -157,7 +157,7 @@ class _Input:
     def reject(self, table_name: str, where: str, reason: str) -> None:
         self.rejects.append(Reject(table_name, where, reason))
 
-    def work(self, ids: list[str], where: str, *, stub: bool, **props: object) -> str:
+    def work(self, ids: list[str], where: str, *, stub: bool, authors: list[str] | None = None, **props: object) -> str:
         """Registers a work under ``ids`` (merged with every work sharing one); its first id."""
         for paper_id in ids:
             self.first_seen.setdefault(paper_id, where)
@@ -165,8 +165,7 @@ class _Input:
             self.groups.union(ids)
         else:
             self.groups.add(ids[0])
-        authors = props.pop("authors", [])
-        self.works.append(_Work(ids, where, stub, props, authors))  # type: ignore[arg-type]
+        self.works.append(_Work(ids, where, stub, props, authors or []))
         return ids[0]
 
 
@@ -183,7 +182,7 @@ def load(path: Path) -> GraphBatch:
             _read_json_lines(file, anchor, into)
     batch = _batch(into)
     log.info(
-        "%s: %d records from %d files: %s, %d rejects, %d id conflicts (%.1fs)",
+        "%s: %d input records (lines, JSON values) in %d files: %s, %d rejects, %d id conflicts (%.1fs)",
         path.name,
         into.records,
         len(files),
@@ -380,7 +379,7 @@ def _paper(record: dict[str, Any], where: str, into: _Input) -> None:
             if not isinstance(other, dict):
                 into.reject("CITES", here, f"{role} {i} is {preview(other)}, expected a paper object; skipped")
                 continue
-            other_key = _work(other, here, into, no_id=("CITES", f"{role} {i} names no paper"))
+            other_key = _work(other, here, into, no_id=("CITES", f"{role} {i} has no id"))
             if other_key is not None:
                 citing, cited = (other_key, key) if role == "citation" else (key, other_key)
                 _cite(citing, cited, {}, here, into)
@@ -394,7 +393,7 @@ def _item(item: dict[str, Any], where: str, anchor: tuple[str | None, str | None
         into.reject("CITES", where, f"`{role}` is {preview(other)}, expected a paper object; the item is skipped")
         return
     what = "citing" if role == "citingPaper" else "cited"
-    other_key = _work(other, where, into, no_id=("CITES", f"the {what} paper names no paper"))
+    other_key = _work(other, where, into, no_id=("CITES", f"`{role}` has no id"))
     if other_key is None:
         return
     anchor_id, why_not = anchor

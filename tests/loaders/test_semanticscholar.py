@@ -399,7 +399,7 @@ def test_a_page_of_citation_items_named_after_its_paper(tmp_path: Path) -> None:
     )
     assert batch.nodes["Sentence"]["text"].tolist() == ["As in [2]."]
     assert [(r.table, r.origin) for r in batch.rejects] == [("CITES", f"{S2_A}.citations.0.json:record 2")]
-    assert "the citing paper names no paper" in batch.rejects[0].reason
+    assert "`citingPaper` has no id (paperId, corpusId and externalIds are null" in batch.rejects[0].reason
 
 
 def test_the_same_citation_from_two_records_is_one_edge(tmp_path: Path) -> None:
