@@ -280,25 +280,30 @@ def _read_json_file(path: Path, anchor: tuple[str | None, str | None], into: _In
 
 
 def _read_json_lines(path: Path, anchor: tuple[str | None, str | None], into: _Input) -> None:
+    lines = iter(tqdm(iter_raw_lines(path), desc=path.name, unit=" lines", disable=None, leave=False))
     number = 0
-    lines = tqdm(iter_raw_lines(path), desc=path.name, unit=" lines", disable=None, leave=False)
-    try:
-        for number, raw in enumerate(lines, start=1):
-            if not raw.strip():
-                continue
+    while True:
+        try:
+            raw = next(lines)
+        except StopIteration:
+            return
+        except IngestError as exc:  # a damaged or truncated gzip stream: what came before is read
             into.records += 1
-            where = f"{path.name}:{number}"
-            record = _parse_line(raw, where, into)
-            if record is not _UNREADABLE:
-                _record(record, where, anchor, into)
-    except IngestError as exc:  # a damaged or truncated gzip stream: what came before is read
+            into.reject(
+                RECORD_TABLE,
+                f"{path.name}:{number + 1}",
+                f"the gzip stream ends or breaks here, after line {number} ({exc.__cause__}); the lines before were "
+                "read: download the file again to load the rest",
+            )
+            return
+        number += 1
+        if not raw.strip():
+            continue
         into.records += 1
-        into.reject(
-            RECORD_TABLE,
-            f"{path.name}:{number + 1}",
-            f"the gzip stream ends or breaks here, after line {number} ({exc.__cause__}); the lines before were "
-            "read: download the file again to load the rest",
-        )
+        where = f"{path.name}:{number}"
+        record = _parse_line(raw, where, into)
+        if record is not _UNREADABLE:
+            _record(record, where, anchor, into)
 
 
 _UNREADABLE = object()
