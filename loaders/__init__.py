@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from graph.ingest import GraphBatch
-from loaders import anthology, cora, jsonl, scisumm, scisummnet, taxonomy, unarxive
+from loaders import anthology, cora, jsonl, scisumm, scisummnet, semanticscholar, taxonomy, unarxive
 from loaders.ids import PaperIdError, author_key, canonical_paper_id
 from loaders.resolve import TitleIndex
 
@@ -81,6 +81,15 @@ SOURCES: dict[str, Source] = {
             "jsonl/corpus.jsonl",
             jsonl.load,
             "your own corpus in the JSON Lines format of docs/data.md (papers, citations with contexts, sentences)",
+        ),
+        # Importers of a user's own exports: loaded only when named with their PATH.
+        Source(
+            "semanticscholar",
+            "semanticscholar",
+            semanticscholar.load,
+            "Semantic Scholar Graph API responses and S2AG datasets (papers, abstracts, citations with "
+            "intents, influence and contexts)",
+            bundled=False,
         ),
     )
 }

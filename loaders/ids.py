@@ -173,6 +173,59 @@ def openalex_id(raw: str) -> str:
     return OPENALEX_PREFIX + match.group(1).upper()
 
 
+_DIGITS = re.compile(r"\d+")
+_NUMBERED_KINDS = {"s2corpus": S2_CORPUS_PREFIX, "pmid": PMID_PREFIX, "mag": MAG_PREFIX}
+_KIND_PREFIXES = {kind: prefix for prefix, kind in _PREFIXED_KINDS.items()}
+
+
+def typed_id(kind: str, value: object) -> str:
+    """The canonical id of ``value`` given as an id of ``kind`` (a :data:`ID_PREFERENCE` entry), or :class:`PaperIdError`.
+
+    For sources that say which kind each id is (``"ids": {"doi": ..., "pmid": ...}``, Semantic
+    Scholar's ``externalIds``): the value may carry its own prefix or URL form; numbers
+    (``s2corpus``, ``pmid``, ``mag``) may be integers.
+
+    >>> typed_id("pmid", 18153422), typed_id("s2", "55DDF1B6CBE79B963A5A9D4DA6E0A15E0D6761B5")[:12]
+    ('pmid:18153422', 's2:55ddf1b6c')
+    >>> typed_id("doi", "https://doi.org/10.2307/2268801"), typed_id("acl", "p98-1081")
+    ('doi:10.2307/2268801', 'P98-1081')
+    """
+    if kind not in _KIND_PREFIXES and kind != "acl":
+        known = ", ".join(k for k in ID_PREFERENCE if k not in ("ref", "own"))
+        raise PaperIdError(f"{kind!r} is not a kind of id this project knows; known: {known}")
+    if isinstance(value, int) and not isinstance(value, bool) and kind in _NUMBERED_KINDS and value >= 0:
+        return _NUMBERED_KINDS[kind] + str(value)
+    if not isinstance(value, str) or not value.strip():
+        raise PaperIdError(f"{value!r} is not an id of kind {kind!r} (expected a non-empty string)")
+    text = value.strip()
+    prefix = _KIND_PREFIXES.get(kind)
+    if prefix and text.lower().startswith(prefix) and kind not in ("doi", "arxiv"):
+        text = text[len(prefix) :].strip()
+    if kind in ("doi", "arxiv", "acl"):
+        with contextlib.suppress(PaperIdError):
+            canonical = canonical_paper_id(text)
+            if id_kind(canonical) == kind:
+                return canonical
+        if kind == "doi" and _DOI.fullmatch(text):  # a DOI that also reads as another kind of id
+            return DOI_PREFIX + text.lower()
+    elif kind == "openalex":
+        return openalex_id(text)
+    elif kind == "s2":
+        if match := _S2_PAPER_ID.fullmatch(text):
+            return S2_PREFIX + match.group(1).lower()
+    elif kind in _NUMBERED_KINDS:
+        text = re.sub(r"^corpus_?id[:_]?", "", text, flags=re.I) if kind == "s2corpus" else text
+        if _DIGITS.fullmatch(text):
+            return _NUMBERED_KINDS[kind] + text
+    elif kind == "wos":
+        text = re.sub(r"^wos:", "", text, flags=re.I)
+        if re.fullmatch(r"[A-Za-z0-9]+", text):
+            return WOS_PREFIX + text
+    elif kind == "scopus" and re.fullmatch(r"[0-9]-s2\.0-\d+", text):
+        return SCOPUS_PREFIX + text
+    raise PaperIdError(f"{value!r} is not an id of kind {kind!r}")
+
+
 def lookup_candidates(raw: str) -> list[str]:
     """Every key or alias a paper id typed by a user may stand for, most specific first.
 
@@ -315,4 +368,5 @@ __all__ = [
     "lookup_candidates",
     "openalex_id",
     "preferred_id",
+    "typed_id",
 ]

@@ -3,14 +3,17 @@
 One JSON object per line (UTF-8; the file may be gzipped), told apart by ``type``::
 
     {"type": "paper", "id": "P98-1081", "title": "...", "abstract": "...", "year": 1998, "venue": "ACL",
-     "doi": "10.3115/...", "arxiv_id": null, "authors": ["Ann Lee", "Bo Chen"], "categories": ["cs.CL"]}
+     "doi": "10.3115/...", "arxiv_id": null, "authors": ["Ann Lee", "Bo Chen"], "categories": ["cs.CL"],
+     "ids": {"s2": "649def34f8be52c8b66281af98ae884c09aef38b", "pmid": "18153422"}}
+    {"type": "paper", "id": "10.1162/coli.2000.26.1.1", "stub": true}
     {"type": "citation", "citing": "P98-1081", "cited": "my-paper-7", "contexts": ["As shown by ...", "..."]}
-    {"type": "sentence", "paper": "P98-1081", "sid": 12, "text": "We tag with TnT.", "section": "Method"}
+    {"type": "sentence", "paper": "P98-1081", "sid": 12, "text": "We tag with TnT [3].", "section": "Method",
+     "cites": [{"paper": "my-paper-7", "marker": "[3]"}]}
 
-Required: ``paper`` ``id`` and ``title``; ``citation`` ``citing`` and ``cited``; ``sentence``
-``paper``, ``sid`` and ``text``. Everything else may be left out or null. What each becomes:
+Required: ``paper`` ``id``; ``citation`` ``citing`` and ``cited``; ``sentence`` ``paper``, ``sid``
+and ``text``. Everything else may be left out or null. What each becomes:
 
-* ``paper`` -> ``Paper {id, title, abstract, year, venue, doi, arxiv_id, dataset="jsonl"}``;
+* ``paper`` -> ``Paper {id, title, abstract, year, venue, doi, arxiv_id, stub, dataset="jsonl"}``;
   ``Author {id, name}`` + ``(Author)-[:WROTE {position}]->(Paper)`` for each name in ``authors``
   ("First Last"; ``id`` is :func:`loaders.ids.author_key` of the name, ``position`` 1-based, a name
   twice on one paper gives one edge at its first place); ``(Paper)-[:IN_CATEGORY {score=1.0,
@@ -18,18 +21,37 @@ Required: ``paper`` ``id`` and ``title``; ``citation`` ``citing`` and ``cited``;
   ``cs.CL``; the categories must be in the store, so ingest ``taxonomy`` first).
   ``year`` is an integer (a string of digits is read as one); empty strings in ``title``,
   ``abstract``, ``venue`` mean "not known" (null); ``doi`` is stored lower-cased without a
-  ``doi:``/``https://doi.org/`` prefix, ``arxiv_id`` without ``arXiv:`` and version;
+  ``doi:``/``https://doi.org/`` prefix, ``arxiv_id`` without ``arXiv:`` and version.
+  **Stubs**: a paper known only by its id (a work your data cite but do not describe) is
+  ``"stub": true`` or simply has no ``title``; it is stored with ``stub=true`` (``stub=false``
+  for every paper with a title). A later load of the same id with a title fills it in and makes
+  it ``stub=false``. ``"stub": false`` without a title is rejected.
+  **Other ids**: ``ids`` maps a kind of id to the paper's id of that kind (``doi``, ``arxiv``,
+  ``acl``, ``openalex``, ``s2`` (Semantic Scholar paperId), ``s2corpus``, ``pmid``, ``mag``,
+  ``wos``, ``scopus``); each, and the ``doi`` and ``arxiv_id`` fields, becomes an
+  ``Alias {id, kind}`` with ``(Alias)-[:ALIAS_OF]->(Paper)`` in the prefixed form of
+  :mod:`loaders.ids` (``doi:10.1/x``, ``pmid:18153422``), so the paper is found by any of them, and
+  a ``citing``/``cited``/``paper`` of this file may name the paper by any of them. ``id`` stays
+  the key. ``ids.doi``/``ids.arxiv`` fill ``doi``/``arxiv_id`` when those fields are absent;
 * ``citation`` -> ``(Paper)-[:CITES {n_contexts, dataset="jsonl"}]->(Paper)``; both papers must
-  be defined, in this file or already in the store. Each distinct text in ``contexts`` becomes a
-  ``Sentence {id="<citing>#ctx<n>", paper_id=<citing>, text}`` of the citing paper with
-  ``HAS_SENTENCE`` and ``(Sentence)-[:MENTIONS]->(cited)``. ``n`` numbers the distinct context texts
-  of one citing paper from 1 in file order, so re-loading the same file gives the same ids, and a
-  sentence that cites two papers (the same text in two citation records of one citing paper) is
-  one node with two ``MENTIONS``. Keep all citations of a paper in one file: another file's
-  contexts would be numbered from 1 again. ``n_contexts`` is the number of distinct contexts
-  (null when ``contexts`` is absent);
+  be defined, in this file (a stub record will do) or already in the store. Each distinct text in
+  ``contexts`` becomes a citing sentence of the citing paper (:mod:`loaders.contexts`):
+  ``Sentence {id="<citing>#ctx<n>", paper_id=<citing>, text}`` with ``HAS_SENTENCE`` and
+  ``(Sentence)-[:MENTIONS]->(cited)``. ``n`` numbers the distinct context texts of one citing
+  paper from 1 in file order, so re-loading the same file gives the same ids, and a sentence that
+  cites two papers (the same text in two citation records of one citing paper) is one node with
+  two ``MENTIONS``. Keep all citations of a paper in one file: another file's contexts would be
+  numbered from 1 again. A context whose text (whitespace runs as one space) is a ``sentence``
+  of the citing paper in this file is that sentence: it gets the ``MENTIONS``, and no
+  ``#ctx<n>`` copy is made. ``n_contexts`` is the number of distinct sentences of the citing
+  paper that mention the cited one (null when ``contexts`` is absent and no sentence cites it);
 * ``sentence`` -> ``Sentence {id="<paper>#<sid>", paper_id, sid, section, text}`` +
   ``HAS_SENTENCE``: a sentence of the paper's full text, ``sid`` its position (an integer).
+  ``cites`` names the papers the sentence cites, as ids (``["P98-1081"]``) or with the marker
+  that cites each (``[{"paper": "P98-1081", "marker": "[3]"}]``): each becomes
+  ``(Sentence)-[:MENTIONS {marker}]->(cited)`` (a paper named twice: one edge, the first marker),
+  and ``CITES {n_contexts}`` from the paper to each cited one that no ``citation`` record gives.
+  The cited papers must be defined, in this file (a stub record will do) or in the store.
 
 Paper ids (``id``, ``citing``, ``cited``, ``paper``) go through
 :func:`loaders.ids.canonical_paper_id` when they read as an ACL Anthology id, an arXiv id or a DOI
@@ -40,14 +62,17 @@ kept as given (surrounding whitespace removed): ``my-paper-7`` stays ``my-paper-
 Rejected here, with ``<file>:<line>`` and a reason: a line that is not UTF-8, not JSON, not an
 object, without a known ``type`` (table ``line``: it is a record of no table); a record without a
 required field, or with a paper id or ``sid`` that is not a string or an integer (the table of its
-type); ``authors``/``categories``/``contexts`` that is not a list (``WROTE``/``IN_CATEGORY``/
-``MENTIONS``; the rest of the record is loaded) and entries of them that are not names, codes or
-texts (``Author``/``IN_CATEGORY``/``Sentence``); a citation of a paper by itself (``CITES``).
-Values of the wrong type (``"year": "n.d."``, ``"title": 5``) are passed on for :mod:`graph.validate`
-to reject with the same origin, which also rejects a citation of a paper defined nowhere (dangling)
-and a paper id defined twice. Blank lines are skipped; fields not listed above are ignored with a
-warning in the log. With ``--on-error skip``, the context sentences of a citation whose citing paper
-exists nowhere are stored without their ``HAS_SENTENCE`` edge.
+type); ``authors``/``categories``/``contexts``/``cites`` that is not a list (``WROTE``/``IN_CATEGORY``/
+``MENTIONS``/``MENTIONS``; the rest of the record is loaded) and entries of them that are not
+names, codes, texts or cited papers (``Author``/``IN_CATEGORY``/``Sentence``/``MENTIONS``); ``ids``
+that is not an object, or an id in it that does not read as its kind, or that another paper of
+the file has as its id or alias (``Alias``); a citation of a paper by itself, or a sentence citing
+its own paper (``CITES``/``MENTIONS``). Values of the wrong type (``"year": "n.d."``, ``"title": 5``,
+``"stub": "yes"``) are passed on for :mod:`graph.validate` to reject with the same origin, which
+also rejects a citation of a paper defined nowhere (dangling) and a paper id defined twice. Blank
+lines are skipped; fields not listed above are ignored with a warning in the log. With
+``--on-error skip``, the context sentences of a citation whose citing paper exists nowhere are
+stored without their ``HAS_SENTENCE`` edge.
 """
 
 from __future__ import annotations
@@ -60,33 +85,44 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 from tqdm import tqdm
 
 from graph.errors import Reject
 from graph.ingest import GraphBatch
 from graph.schema import ORIGIN_COLUMN, SOURCE_COLUMN, TARGET_COLUMN
 from graph.validate import preview
-from loaders._common import integer_or_as_is, iter_raw_lines, nullable_ints, origin, require_file, table, text_or_null
-from loaders.ids import ARXIV_PREFIX, DOI_PREFIX, PaperIdError, author_key, canonical_paper_id
+from loaders._common import (
+    alias_tables,
+    integer_or_as_is,
+    iter_raw_lines,
+    nullable_ints,
+    origin,
+    require_file,
+    table,
+    text_or_null,
+)
+from loaders.contexts import CONTEXT_TAG, ContextSentences, context_texts
+from loaders.ids import ARXIV_PREFIX, DOI_PREFIX, PaperIdError, author_key, canonical_paper_id, typed_id
 
 log = logging.getLogger(__name__)
 
 SOURCE = "jsonl"  # the registry name; a batch is named "jsonl:<file name>"
 DATASET = "jsonl"  # Paper.dataset and CITES.dataset
 LINE_TABLE = "line"  # Reject.table of a line that is a record of no table (not JSON, unknown type)
-CONTEXT_TAG = "ctx"  # context sentence ids: "<citing>#ctx<n>"
 
 FIELDS: dict[str, tuple[str, ...]] = {
-    "paper": ("id", "title", "abstract", "year", "venue", "doi", "arxiv_id", "authors", "categories"),
+    "paper": ("id", "title", "abstract", "year", "venue", "doi", "arxiv_id", "authors", "categories", "stub", "ids"),
     "citation": ("citing", "cited", "contexts"),
-    "sentence": ("paper", "sid", "text", "section"),
+    "sentence": ("paper", "sid", "text", "section", "cites"),
 }
 REQUIRED: dict[str, tuple[str, ...]] = {
-    "paper": ("id", "title"),
+    "paper": ("id",),
     "citation": ("citing", "cited"),
     "sentence": ("paper", "sid", "text"),
 }
 TABLE = {"paper": "Paper", "citation": "CITES", "sentence": "Sentence"}  # a record's main table
+ID_KINDS = ("doi", "arxiv", "acl", "openalex", "s2", "s2corpus", "pmid", "mag", "wos", "scopus")  # keys of `ids`
 
 
 def paper_id(raw: str) -> str:
@@ -113,25 +149,39 @@ def _external_id(value: object, prefix: str) -> object:
     return canonical[len(prefix) :] if canonical.startswith(prefix) else value
 
 
+@dataclass(frozen=True)
+class _Citation:
+    citing: str
+    cited: str
+    texts: list[str] | None  # distinct contexts; None when `contexts` is absent or not a list
+    where: str
+
+
+@dataclass(frozen=True)
+class _Sentence:
+    paper: str
+    sid: int
+    section: object
+    text: object
+    cites: list[tuple[str, str | None]]  # (cited paper, marker)
+    where: str
+
+
 @dataclass
 class _Tables:
-    """Column lists of every table the loader fills, and its rejects."""
+    """Column lists of every table the loader fills, the records resolved at the end, and the rejects."""
 
     papers: dict[str, list[object]] = field(
         default_factory=lambda: {
-            k: [] for k in ("id", "title", "abstract", "year", "venue", "doi", "arxiv_id", ORIGIN_COLUMN)
+            k: [] for k in ("id", "title", "abstract", "year", "venue", "doi", "arxiv_id", "stub", ORIGIN_COLUMN)
         }
     )
     authors: dict[str, tuple[str, str]] = field(default_factory=dict)  # key -> (first spelling, its origin)
     wrote: dict[str, list[object]] = field(default_factory=lambda: _rel_columns("position"))
     in_category: dict[str, list[object]] = field(default_factory=lambda: _rel_columns("score", "inferred"))
-    cites: dict[str, list[object]] = field(default_factory=lambda: _rel_columns("n_contexts", "dataset"))
-    sentences: dict[str, list[object]] = field(
-        default_factory=lambda: {k: [] for k in ("id", "paper_id", "sid", "section", "text", ORIGIN_COLUMN)}
-    )
-    has_sentence: dict[str, list[object]] = field(default_factory=lambda: _rel_columns())
-    mentions: dict[str, list[object]] = field(default_factory=lambda: _rel_columns())
-    contexts: dict[str, dict[str, str]] = field(default_factory=dict)  # citing id -> text -> sentence id
+    aliases: list[tuple[str, str, str]] = field(default_factory=list)  # (alias, paper key, origin) in file order
+    # Citations and sentences in file order, resolved once every paper's ids are known.
+    records: list[_Citation | _Sentence] = field(default_factory=list)
     rejects: list[Reject] = field(default_factory=list)
     unknown_fields: Counter[str] = field(default_factory=Counter)
 
@@ -187,7 +237,7 @@ def load(path: Path) -> GraphBatch:
         "%s: %s, %d rejects (%.1fs)",
         path.name,
         ", ".join(f"{len(frame)} {name}" for name, frame in {**batch.nodes, **batch.rels}.items()) or "nothing",
-        len(out.rejects),
+        len(batch.rejects),
         time.perf_counter() - started,
     )
     return batch
@@ -199,7 +249,7 @@ def _absent(value: object) -> bool:
 
 def _required(kind: str) -> str:
     names = [f"`{name}`" for name in REQUIRED[kind]]
-    return ", ".join(names[:-1]) + f" and {names[-1]}"
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + f" and {names[-1]}"
 
 
 def _parse_line(raw: bytes, where: str, out: _Tables) -> dict[str, Any] | None:
@@ -249,17 +299,36 @@ def _paper(record: dict[str, Any], where: str, out: _Tables) -> None:
     pid = _id_or_reject(record, "id", "paper", where, out)
     if pid is None:
         return
+    title = text_or_null(record.get("title"))
+    stub = record.get("stub")
+    if stub is None:
+        stub = title is None
+    elif stub is False and title is None:
+        out.reject(
+            "Paper",
+            where,
+            "paper record has `stub` false but no `title`; give its title, or drop `stub` to load it as a stub",
+        )
+        return
+    ids = _ids(record, pid, where, out)
+    doi = _external_id(record.get("doi"), DOI_PREFIX)
+    arxiv = _external_id(record.get("arxiv_id"), ARXIV_PREFIX)
     _append(
         out.papers,
         id=pid,
-        title=text_or_null(record["title"]),
+        title=title,
         abstract=text_or_null(record.get("abstract")),
         year=integer_or_as_is(record.get("year")),
         venue=text_or_null(record.get("venue")),
-        doi=_external_id(record.get("doi"), DOI_PREFIX),
-        arxiv_id=_external_id(record.get("arxiv_id"), ARXIV_PREFIX),
+        doi=doi if doi is not None else ids.get("doi", "").removeprefix(DOI_PREFIX) or None,
+        arxiv_id=arxiv if arxiv is not None else ids.get("arxiv", "").removeprefix(ARXIV_PREFIX) or None,
+        stub=stub,  # a value of another type is left for validation to reject
         **{ORIGIN_COLUMN: where},
     )
+    for prefix, value in ((DOI_PREFIX, doi), (ARXIV_PREFIX, arxiv)):
+        if isinstance(value, str) and (alias := paper_id(prefix + value)).startswith(prefix):
+            out.aliases.append((alias, pid, where))
+    out.aliases += [(alias, pid, where) for alias in ids.values()]
     names = record.get("authors")
     if isinstance(names, list):
         on_paper: set[str] = set()
@@ -288,39 +357,50 @@ def _paper(record: dict[str, Any], where: str, out: _Tables) -> None:
         )
 
 
+def _ids(record: dict[str, Any], pid: str, where: str, out: _Tables) -> dict[str, str]:
+    """``{kind: canonical id}`` of the record's ``ids``; what does not read as its kind is an ``Alias`` reject."""
+    given = record.get("ids")
+    if given is None:
+        return {}
+    if not isinstance(given, dict):
+        out.reject(
+            "Alias",
+            where,
+            f"`ids` is {preview(given)}, expected an object such as "
+            '{"doi": "10.1/x", "s2": "<40 hex digits>"}; the paper is loaded without them',
+        )
+        return {}
+    found: dict[str, str] = {}
+    for kind, value in given.items():
+        if value is None:
+            continue
+        if kind not in ID_KINDS:
+            out.reject(
+                "Alias",
+                where,
+                f"`ids` has an id of kind {preview(kind)}; known kinds: {', '.join(ID_KINDS)}. "
+                f"The paper {pid!r} is loaded without it",
+            )
+            continue
+        try:
+            found[kind] = typed_id(kind, value)
+        except PaperIdError:
+            out.reject(
+                "Alias",
+                where,
+                f"`ids.{kind}` is {preview(value)}, which does not read as a {kind} id; "
+                f"the paper {pid!r} is loaded without it: correct it or leave it out",
+            )
+    return found
+
+
 def _citation(record: dict[str, Any], where: str, out: _Tables) -> None:
     citing = _id_or_reject(record, "citing", "citation", where, out)
     cited = _id_or_reject(record, "cited", "citation", where, out) if citing is not None else None
     if citing is None or cited is None:
         return
-    if citing == cited:
-        out.reject("CITES", where, f"citation from {citing!r} to itself; a paper cannot cite itself, drop the record")
-        return
-    contexts = record.get("contexts")
-    texts: list[str] = []
-    if isinstance(contexts, list):
-        for n, text in enumerate(contexts, start=1):
-            if not isinstance(text, str) or not text.strip():
-                out.reject("Sentence", where, f"context {n} is {preview(text)}, expected a sentence text")
-            elif text.strip() not in texts:
-                texts.append(text.strip())
-    elif contexts is not None:
-        out.reject(
-            "MENTIONS",
-            where,
-            f"`contexts` is {preview(contexts)}, expected a list of sentence texts; "
-            "the citation is loaded without them",
-        )
-    n_contexts = len(texts) if isinstance(contexts, list) else None
-    _append(out.cites, source=citing, target=cited, n_contexts=n_contexts, dataset=DATASET, **{ORIGIN_COLUMN: where})
-    known = out.contexts.setdefault(citing, {})
-    for text in texts:
-        sentence_id = known.get(text)
-        if sentence_id is None:
-            sentence_id = known[text] = f"{citing}#{CONTEXT_TAG}{len(known) + 1}"
-            _append(out.sentences, id=sentence_id, paper_id=citing, text=text, **{ORIGIN_COLUMN: where})
-            _append(out.has_sentence, source=citing, target=sentence_id, **{ORIGIN_COLUMN: where})
-        _append(out.mentions, source=sentence_id, target=cited, **{ORIGIN_COLUMN: where})
+    texts = context_texts(record.get("contexts"), where, out.rejects)
+    out.records.append(_Citation(citing, cited, texts, where))
 
 
 def _sentence(record: dict[str, Any], where: str, out: _Tables) -> None:
@@ -333,20 +413,129 @@ def _sentence(record: dict[str, Any], where: str, out: _Tables) -> None:
             "Sentence", where, f"`sid` is {preview(record['sid'])}, expected an integer (the sentence's position)"
         )
         return
-    sentence_id = f"{pid}#{sid}"
-    _append(
-        out.sentences,
-        id=sentence_id,
-        paper_id=pid,
-        sid=sid,
-        section=text_or_null(record.get("section")),
-        text=record["text"],
-        **{ORIGIN_COLUMN: where},
+    out.records.append(
+        _Sentence(pid, sid, text_or_null(record.get("section")), record["text"], _cites(record, where, out), where)
     )
-    _append(out.has_sentence, source=pid, target=sentence_id, **{ORIGIN_COLUMN: where})
+
+
+def _cites(record: dict[str, Any], where: str, out: _Tables) -> list[tuple[str, str | None]]:
+    """A sentence's ``cites`` as (paper id, marker) pairs; entries that name no paper are ``MENTIONS`` rejects."""
+    given = record.get("cites")
+    if given is None:
+        return []
+    expected = 'a paper id or {"paper": "<id>", "marker": "[3]"}'
+    if not isinstance(given, list):
+        out.reject(
+            "MENTIONS",
+            where,
+            f"`cites` is {preview(given)}, expected a list of cited papers ({expected}); "
+            "the sentence is loaded without them",
+        )
+        return []
+    cites: list[tuple[str, str | None]] = []
+    for n, entry in enumerate(given, start=1):
+        cited, marker = (entry.get("paper"), entry.get("marker")) if isinstance(entry, dict) else (entry, None)
+        if not isinstance(cited, str) or not cited.strip() or not (marker is None or isinstance(marker, str)):
+            out.reject("MENTIONS", where, f"cited paper {n} is {preview(entry)}, expected {expected}")
+            continue
+        cites.append((paper_id(cited), marker.strip() or None if isinstance(marker, str) else None))
+    return cites
+
+
+def _same_text(text: str) -> str:
+    """A sentence text compared with a context: whitespace runs as one space."""
+    return " ".join(text.split())
 
 
 def _batch(path: Path, out: _Tables) -> GraphBatch:
+    rejects = list(out.rejects)
+    keys = {str(key) for key in out.papers["id"]}  # papers of this file (a duplicate is left to validation)
+    alias_of = _resolve_aliases(out, keys, rejects)
+
+    def resolve(paper: str) -> str:
+        return alias_of[paper][0] if paper in alias_of else paper
+
+    # Full-text sentences first, so that a context (a citation record, earlier or later in the
+    # file) that is one of them adds its MENTIONS there instead of making a copy.
+    full_text: dict[tuple[str, str], str] = {}  # (paper, text) -> sentence id
+    for record in out.records:
+        if isinstance(record, _Sentence) and isinstance(record.text, str):
+            full_text.setdefault(
+                (resolve(record.paper), _same_text(record.text)), f"{resolve(record.paper)}#{record.sid}"
+            )
+
+    sentences: dict[str, list[object]] = {k: [] for k in ("id", "paper_id", "sid", "section", "text", ORIGIN_COLUMN)}
+    has_sentence = _rel_columns()
+    contexts = ContextSentences()
+    citing_sentences: dict[tuple[str, str], set[str]] = {}  # (citing, cited) -> sentences that mention it
+    cites: dict[str, list[object]] = _rel_columns("n_contexts", "dataset")
+    given_pairs: set[tuple[str, str]] = set()
+    cited_pairs: list[tuple[str, str]] = []  # per CITES row of a citation record: (citing, cited)
+    without_contexts: list[bool] = []  # per CITES row: its record has no `contexts` list
+    by_sentences: dict[tuple[str, str], str] = {}  # pairs cited by sentences -> origin of the first
+    for record in out.records:
+        if isinstance(record, _Sentence):
+            paper = resolve(record.paper)
+            sentence_id = f"{paper}#{record.sid}"
+            _append(
+                sentences,
+                id=sentence_id,
+                paper_id=paper,
+                sid=record.sid,
+                section=record.section,
+                text=record.text,
+                **{ORIGIN_COLUMN: record.where},
+            )
+            _append(has_sentence, source=paper, target=sentence_id, **{ORIGIN_COLUMN: record.where})
+            for cited_id, marker in record.cites:
+                cited = resolve(cited_id)
+                if cited == paper:
+                    rejects.append(
+                        Reject(
+                            "MENTIONS",
+                            record.where,
+                            f"sentence {record.sid} of {paper!r} cites {paper!r} itself; a paper cannot cite itself, "
+                            "drop it from `cites`",
+                        )
+                    )
+                    continue
+                contexts.mention(sentence_id, cited, marker, record.where)
+                citing_sentences.setdefault((paper, cited), set()).add(sentence_id)
+                by_sentences.setdefault((paper, cited), record.where)
+            continue
+        citing, cited = resolve(record.citing), resolve(record.cited)
+        if citing == cited:
+            rejects.append(
+                Reject(
+                    "CITES",
+                    record.where,
+                    f"citation from {citing!r} to itself; a paper cannot cite itself, drop the record",
+                )
+            )
+            continue
+        _append(cites, source=citing, target=cited, dataset=DATASET, **{ORIGIN_COLUMN: record.where})
+        cited_pairs.append((citing, cited))
+        without_contexts.append(record.texts is None)
+        given_pairs.add((citing, cited))
+        mentioning = citing_sentences.setdefault((citing, cited), set())
+        for text in record.texts or ():
+            same = full_text.get((citing, _same_text(text)))
+            if same is not None:
+                contexts.mention(same, cited, None, record.where)
+                mentioning.add(same)
+            else:
+                mentioning.add(contexts.mention_context(citing, cited, text, record.where))
+    # n_contexts: the distinct sentences (contexts and full text) of the citing paper that cite it.
+    cites["n_contexts"] = [
+        None if no_texts and not citing_sentences[pair] else len(citing_sentences[pair])
+        for pair, no_texts in zip(cited_pairs, without_contexts)
+    ]
+    for (citing, cited), where in by_sentences.items():
+        if (citing, cited) not in given_pairs:
+            n = len(citing_sentences[(citing, cited)])
+            _append(cites, source=citing, target=cited, n_contexts=n, dataset=DATASET, **{ORIGIN_COLUMN: where})
+
+    context_sentences, context_has_sentence, mentions = contexts.tables()
     papers = table({**out.papers, "year": nullable_ints(out.papers["year"])})
     papers.insert(len(papers.columns) - 1, "dataset", DATASET)
     authors = table(
@@ -356,24 +545,55 @@ def _batch(path: Path, out: _Tables) -> GraphBatch:
             ORIGIN_COLUMN: [where for _, where in out.authors.values()],
         }
     )
+    alias_nodes, alias_of_table = alias_tables({alias: (key, where) for alias, (key, where) in alias_of.items()})
     nodes = {
         "Paper": papers,
+        "Alias": alias_nodes,
         "Author": authors,
-        "Sentence": table({**out.sentences, "sid": nullable_ints(out.sentences["sid"])}),
+        "Sentence": _concat(table({**sentences, "sid": nullable_ints(sentences["sid"])}), context_sentences),
     }
     rels = {
+        "ALIAS_OF": alias_of_table,
         "WROTE": table({**out.wrote, "position": nullable_ints(out.wrote["position"])}),
         "IN_CATEGORY": table(out.in_category),
-        "CITES": table({**out.cites, "n_contexts": nullable_ints(out.cites["n_contexts"])}),
-        "HAS_SENTENCE": table(out.has_sentence),
-        "MENTIONS": table(out.mentions),
+        "CITES": table({**cites, "n_contexts": nullable_ints(cites["n_contexts"])}),
+        "HAS_SENTENCE": _concat(table(has_sentence), context_has_sentence),
+        "MENTIONS": mentions,
     }
     return GraphBatch(
         f"{SOURCE}:{path.name}",
         nodes={name: frame for name, frame in nodes.items() if len(frame)},
         rels={name: frame for name, frame in rels.items() if len(frame)},
-        rejects=out.rejects,
+        rejects=rejects,
     )
 
 
-__all__ = ["DATASET", "LINE_TABLE", "SOURCE", "load", "paper_id"]
+def _resolve_aliases(out: _Tables, keys: set[str], rejects: list[Reject]) -> dict[str, tuple[str, str]]:
+    """``{alias: (paper key, origin)}``; an alias that names another paper of the file is an ``Alias`` reject."""
+    alias_of: dict[str, tuple[str, str]] = {}
+    for alias, key, where in out.aliases:
+        if alias == key:
+            continue
+        other = alias if alias in keys else alias_of.get(alias, (key, where))[0]
+        if other != key:
+            rejects.append(
+                Reject(
+                    "Alias",
+                    where,
+                    f"{alias!r} is given as an id of {key!r}, but it already names the paper {other!r} of this "
+                    "file; one id names one work: remove it from one of them",
+                )
+            )
+            continue
+        alias_of.setdefault(alias, (key, where))
+    return alias_of
+
+
+def _concat(first: pd.DataFrame, second: pd.DataFrame) -> pd.DataFrame:
+    """Full-text rows, then context rows (whose missing columns, ``sid`` and ``section``, are null)."""
+    if not len(first) or not len(second):
+        return first if len(first) else second
+    return pd.concat([first, second], ignore_index=True)
+
+
+__all__ = ["CONTEXT_TAG", "DATASET", "LINE_TABLE", "SOURCE", "load", "paper_id"]

@@ -13,7 +13,16 @@ from loaders import SOURCES, Source, anthology, available, taxonomy
 
 def test_sources_in_ingest_order() -> None:
     # The Anthology comes after the SciSumm corpora so its clean titles are the ones kept.
-    assert list(SOURCES) == ["taxonomy", "scisumm2018", "scisummnet", "anthology", "unarxive", "cora", "jsonl"]
+    assert list(SOURCES) == [
+        "taxonomy",
+        "scisumm2018",
+        "scisummnet",
+        "anthology",
+        "unarxive",
+        "cora",
+        "jsonl",
+        "semanticscholar",
+    ]
     assert SOURCES["anthology"].path == "anthology/papers.jsonl.gz"
     assert SOURCES["anthology"].load is anthology.load
     assert SOURCES["taxonomy"].path == "taxonomy" and SOURCES["taxonomy"].load is taxonomy.load
