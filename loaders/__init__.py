@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from graph.ingest import GraphBatch
-from loaders import anthology, cora, jsonl, scisumm, scisummnet, taxonomy, unarxive
+from loaders import anthology, cora, jsonl, scisumm, scisummnet, scopus, taxonomy, unarxive, wos
 from loaders.ids import PaperIdError, author_key, canonical_paper_id
 from loaders.resolve import TitleIndex
 
@@ -81,6 +81,21 @@ SOURCES: dict[str, Source] = {
             "jsonl/corpus.jsonl",
             jsonl.load,
             "your own corpus in the JSON Lines format of docs/data.md (papers, citations with contexts, sentences)",
+        ),
+        # Importers of a user's own exports: `citegraph ingest NAME PATH`, never part of `ingest all`.
+        Source(
+            "wos",
+            "formats/wos",
+            wos.load,
+            "Web of Science export (plain text or tab-delimited): records, authors, cited references as CITES",
+            bundled=False,
+        ),
+        Source(
+            "scopus",
+            "formats/scopus",
+            scopus.load,
+            "Scopus CSV export: records, authors, references as CITES",
+            bundled=False,
         ),
     )
 }
