@@ -327,7 +327,7 @@ def _parse_scopus_older(text: str) -> dict[str, object]:
     before, after = text, ""
     if match := _SCOPUS_YEAR.search(text):
         year = int(match.group(1))
-        before, after = text[: match.start()].strip(), text[match.end() :].strip()
+        before, after = text[: match.start()].strip(" ,"), text[match.end() :].strip()
     authors: list[str] = []
     position = 0
     while match := _OLD_AUTHOR.match(before, position):
