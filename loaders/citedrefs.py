@@ -75,6 +75,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from loaders.ids import REFERENCE_PREFIX, PaperIdError, author_key, canonical_paper_id
 from loaders.resolve import TitleIndex
@@ -256,7 +257,7 @@ def parse_wos(raw: str) -> CitedRef:
 
 # --- Scopus -----------------------------------------------------------------------------------
 
-_SCOPUS_NEW_END = re.compile(r"\(\d{4}\)\s*$")
+_SCOPUS_NEW_END = re.compile(r"\((\d{4})\)\s*$")
 _SCOPUS_NEW_SPLIT = re.compile(r"(?<=\(\d{4}\))\s*;\s*")
 _SCOPUS_YEAR = re.compile(r"\((\d{4})\)")
 _SCOPUS_DOI = re.compile(r"\bDOI:?\s*(10\.\d{4,9}/[^\s,;]+)", re.IGNORECASE)
@@ -291,16 +292,34 @@ def parse_scopus(raw: str, *, current: bool) -> CitedRef:
     ('Aria, M.', 2017, 'bibliometrix: An R-tool for comprehensive science mapping analysis', 'Journal of Informetrics', '11', '959')
     """
     text = " ".join(raw.split())
-    dois = canonical_dois(_SCOPUS_DOI.findall(text))
-    parsed = _parse_scopus_current(text) if current else _parse_scopus_older(text)
-    return CitedRef(raw=raw, key=reference_key(raw), dois=dois, **parsed)
+    parts = _parse_scopus_current(text) if current else _parse_scopus_older(text)
+    return CitedRef(
+        raw=raw,
+        key=reference_key(raw),
+        first_author=parts.first_author,
+        year=parts.year,
+        source=parts.source,
+        volume=parts.volume,
+        page=parts.page,
+        dois=canonical_dois(_SCOPUS_DOI.findall(text)),
+        title=parts.title,
+    )
 
 
-def _parse_scopus_current(text: str) -> dict[str, object]:
+class _ScopusParts(NamedTuple):
+    first_author: str | None
+    year: int | None
+    title: str | None
+    source: str | None
+    volume: str | None
+    page: str | None
+
+
+def _parse_scopus_current(text: str) -> _ScopusParts:
     """``Authors; …, Title, Source, Volume, Issue, pp. a-b, (YYYY)``."""
     year: int | None = None
     if match := _SCOPUS_NEW_END.search(text):
-        year = int(_SCOPUS_YEAR.search(match.group(0)).group(1))  # type: ignore[union-attr]
+        year = int(match.group(1))
         text = text[: match.start()].rstrip(" ,")
     parts = [part.strip() for part in text.split(", ")]
     author = None
@@ -318,10 +337,10 @@ def _parse_scopus_current(text: str) -> dict[str, object]:
     volume = numbers[0] if numbers else None
     source = parts.pop() if len(parts) > 1 else None
     title = ", ".join(parts) or None
-    return {"first_author": author, "year": year, "title": title, "source": source, "volume": volume, "page": page}
+    return _ScopusParts(author, year, title, source, volume, page)
 
 
-def _parse_scopus_older(text: str) -> dict[str, object]:
+def _parse_scopus_older(text: str) -> _ScopusParts:
     """``Surname, I., …, Title (YYYY) Source, Volume (Issue), pp. a-b``."""
     year: int | None = None
     before, after = text, ""
@@ -344,14 +363,7 @@ def _parse_scopus_older(text: str) -> dict[str, object]:
             page = match.group(1).rstrip(".")
     if year is None:  # no bracketed year: a reference in another style; keep it whole as unparsed
         title = source = None
-    return {
-        "first_author": authors[0] if authors else None,
-        "year": year,
-        "title": title,
-        "source": source,
-        "volume": volume,
-        "page": page,
-    }
+    return _ScopusParts(authors[0] if authors else None, year, title, source, volume, page)
 
 
 # --- resolution -------------------------------------------------------------------------------
@@ -397,6 +409,11 @@ class ReferenceResolver:
     _by_fields: dict[tuple[str, int, str, str], list[RecordFacts]] = field(init=False, default_factory=dict)
     _facts: dict[str, RecordFacts] = field(init=False, default_factory=dict)
     _titles: TitleIndex | None = field(init=False, default=None)
+    # Years, and (surname, year) pairs, a title match can agree with: most references fail this set
+    # lookup, and the title index is not asked (its LSH query is the costly part of a load).
+    _years: set[int] = field(init=False, default_factory=set)
+    _years_without_author: set[int] = field(init=False, default_factory=set)
+    _author_years: set[tuple[str, int]] = field(init=False, default_factory=set)
 
     def __post_init__(self) -> None:
         for record in self.records:
@@ -406,8 +423,23 @@ class ReferenceResolver:
             fields = self._fields(surname_key(surname_of(record.first_author)), record.year, record.volume, record.page)
             if fields is not None:
                 self._by_fields.setdefault(fields, []).append(record)
+            if record.year is not None and record.title:
+                surname = surname_key(surname_of(record.first_author))
+                self._years.add(record.year)
+                if surname is None:
+                    self._years_without_author.add(record.year)
+                else:
+                    self._author_years.add((surname, record.year))
         if self.by_title:
             self._titles = TitleIndex((r.key, r.title) for r in self.records if r.title)
+
+    def _may_agree(self, ref: CitedRef) -> bool:
+        """Whether some record has the reference's year and (when both are known) its first author."""
+        if ref.year is None:
+            return False
+        if ref.surname is None:
+            return ref.year in self._years
+        return ref.year in self._years_without_author or (ref.surname, ref.year) in self._author_years
 
     @staticmethod
     def _fields(
@@ -430,7 +462,7 @@ class ReferenceResolver:
                 candidates = [c for c in candidates if wanted in {source_key(s) for s in c.sources}]
             if len(candidates) == 1:
                 return candidates[0].key, "fields"
-        if self._titles is not None and ref.title and ref.year is not None:
+        if self._titles is not None and ref.title and self._may_agree(ref):
             found = self._titles.resolve(ref.title)
             if found is not None:
                 record = self._facts[found[0]]

@@ -298,7 +298,8 @@ def _add_record(where: str, fields: dict[str, list[str]], records: list[ExportRe
     if year is None and (early := _YEAR.search(_text(fields, "EA") or "")):
         year = int(early.group(1))
     authors = fields.get("AF") or fields.get("AU") or []
-    first_author = (fields.get("AU") or fields.get("AF") or [None])[0]
+    short_names = fields.get("AU") or fields.get("AF") or []  # AU: "Aria, M", the form cited references use
+    first_author = short_names[0] if short_names else None
     records.append(
         ExportRecord(
             origin=where,
