@@ -79,7 +79,10 @@ def load_with_report(path: Path) -> tuple[GraphBatch, CitationReport]:
     records: list[ExportRecord] = []
     rejects: list[Reject] = []
     for file in tqdm(input_files(path, SUFFIXES), desc="scopus", unit=" files", disable=None, leave=False):
+        before = len(records) + len(rejects)
         _read_file(file, records, rejects)
+        if len(records) + len(rejects) == before:
+            log.warning("%s: no records in it, nothing loaded", file)
     batch, report = assemble(f"{SOURCE}:{path.name}", DATASET, records, rejects, by_title=True)
     log.info(
         "%s: %d records, %d rejects (%.1fs); %s",
@@ -107,8 +110,7 @@ def _text_of(file: Path) -> str:
 
 def _read_file(file: Path, records: list[ExportRecord], rejects: list[Reject]) -> None:
     text = _text_of(file)
-    if not text.strip():
-        log.warning("%s: empty file, nothing loaded", file)
+    if not text.strip():  # an empty file: load_with_report warns
         return
     limit = csv.field_size_limit()
     csv.field_size_limit(max(limit, FIELD_LIMIT))

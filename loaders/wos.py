@@ -86,7 +86,10 @@ def load_with_report(path: Path) -> tuple[GraphBatch, CitationReport]:
     records: list[ExportRecord] = []
     rejects: list[Reject] = []
     for file in tqdm(input_files(path, SUFFIXES), desc="wos", unit=" files", disable=None, leave=False):
+        before = len(records) + len(rejects)
         _read_file(file, records, rejects)
+        if len(records) + len(rejects) == before:
+            log.warning("%s: no records in it, nothing loaded", file)
     batch, report = assemble(f"{SOURCE}:{path.name}", DATASET, records, rejects, by_title=False)
     log.info(
         "%s: %d records, %d rejects (%.1fs); %s",
@@ -102,8 +105,7 @@ def load_with_report(path: Path) -> tuple[GraphBatch, CitationReport]:
 def _read_file(file: Path, records: list[ExportRecord], rejects: list[Reject]) -> None:
     lines = iter_raw_lines(file)
     first = next(lines, None)
-    if first is None:
-        log.warning("%s: empty file, nothing loaded", file)
+    if first is None:  # an empty file: load_with_report warns
         return
     first = first.removeprefix(BOM)
     if first.startswith((b"FN ", b"PT ")) or first in (b"FN", b"PT"):

@@ -215,3 +215,12 @@ def test_cli_ingest(samples: Path, tmp_path: Path, capsys: pytest.CaptureFixture
     assert main(["--db", db, "stats", "--json"]) == 0
     stats = json.loads(capsys.readouterr().out)
     assert stats["relationships"]["CITES"] == 381 and stats["relationships"]["WROTE"] == 38
+
+
+def test_an_export_without_records_warns(samples: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    header_only = tmp_path / "none.csv"
+    header_only.write_bytes((samples / "scopus_sample.csv").read_bytes().split(b"\n")[0] + b"\n")
+    with caplog.at_level("WARNING", logger="loaders.scopus"):
+        batch = scopus.load(header_only)
+    assert batch.nodes == {} and batch.rejects == []
+    assert f"{header_only}: no records in it, nothing loaded" in caplog.text

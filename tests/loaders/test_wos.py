@@ -374,3 +374,12 @@ def test_cocitation_equals_bibliometrix(samples: Path, tmp_path: Path, capsys: p
     graph = nx.read_graphml(out)
     assert {frozenset((s, t)): int(d["count"]) for s, t, d in graph.edges(data=True)} == by_pair
     assert graph.number_of_edges() == 5516 and graph.number_of_nodes() == len(cited)
+
+
+def test_an_export_without_records_warns(samples: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    header_only = tmp_path / "none.txt"
+    header_only.write_bytes(b"\n".join(_lines(samples / "savedrecs.txt")[:2]) + b"\nEF\n")  # BOM, FN, VR, EF
+    with caplog.at_level("WARNING", logger="loaders.wos"):
+        batch = wos.load(header_only)
+    assert batch.nodes == {} and batch.rels == {} and batch.rejects == []
+    assert f"{header_only}: no records in it, nothing loaded" in caplog.text
