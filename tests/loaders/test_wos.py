@@ -67,6 +67,14 @@ def test_every_sample(samples: Path, name: str) -> None:
         assert "CITES" not in batch.rels and not stubs
 
 
+def test_both_header_variants(samples: Path) -> None:
+    assert (samples / "wos_sample.txt").read_bytes().startswith(b"FN Clarivate Analytics Web of Science\nVR 1.0\n")
+    assert (samples / "savedrecs.txt").read_bytes().startswith(b"\xef\xbb\xbfFN Thomson Reuters Web of Science")
+    for name in ("wos_sample.txt", "savedrecs.txt"):
+        papers = wos.load(samples / name).nodes["Paper"]
+        assert papers.loc[~papers["stub"], ORIGIN_COLUMN].iloc[0] == f"{name}:3"  # the first PT line
+
+
 def test_record_fields(samples: Path) -> None:
     papers = wos.load(samples / "wos_sample.txt").nodes["Paper"].set_index("id")
     aria = papers.loc["doi:10.1016/j.joi.2017.08.007"]  # wos_sample.txt:177
