@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from graph.ingest import GraphBatch
-from loaders import anthology, cora, jsonl, scisumm, scisummnet, semanticscholar, taxonomy, unarxive
+from loaders import anthology, cora, jsonl, scisumm, scisummnet, scopus, semanticscholar, taxonomy, unarxive, wos
 from loaders.ids import PaperIdError, author_key, canonical_paper_id
 from loaders.resolve import TitleIndex
 
@@ -82,13 +82,27 @@ SOURCES: dict[str, Source] = {
             jsonl.load,
             "your own corpus in the JSON Lines format of docs/data.md (papers, citations with contexts, sentences)",
         ),
-        # Importers of a user's own exports: loaded only when named with their PATH.
+        # Importers of a user's own exports: `citegraph ingest NAME PATH`, never part of `ingest all`.
         Source(
             "semanticscholar",
-            "semanticscholar",
+            "formats/semanticscholar",
             semanticscholar.load,
             "Semantic Scholar Graph API responses and S2AG datasets (papers, abstracts, citations with "
             "intents, influence and contexts)",
+            bundled=False,
+        ),
+        Source(
+            "wos",
+            "formats/wos",
+            wos.load,
+            "Web of Science export (plain text or tab-delimited): records, authors, cited references as CITES",
+            bundled=False,
+        ),
+        Source(
+            "scopus",
+            "formats/scopus",
+            scopus.load,
+            "Scopus CSV export: records, authors, references as CITES",
             bundled=False,
         ),
     )

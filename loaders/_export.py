@@ -1,0 +1,278 @@
+"""Records of a bibliographic database export (Web of Science, Scopus) -> canonical tables.
+
+The format modules (:mod:`loaders.wos`, :mod:`loaders.scopus`) read their files into
+:class:`ExportRecord` objects; :func:`assemble` resolves every cited reference over the whole
+input (all files of a folder together) and builds one :class:`graph.ingest.GraphBatch`:
+
+* ``Paper {id, title, abstract, year, venue, doi, dataset, stub=false}`` per record, keyed by its
+  DOI (``doi:…``) when it has one, else by the database's own id (``wos:…``, ``scopus:…``); the
+  other ids become ``Alias`` nodes with ``ALIAS_OF``;
+* ``Author {id, name}`` + ``WROTE {position}`` (1-based; ``id`` = :func:`loaders.ids.author_key`
+  of the "First Last" name; a name twice on one record gives one edge, at its first place);
+* per cited reference, the work it names (:mod:`loaders.citedrefs`): a record of the input
+  (by DOI, by first author + year + volume + page, or by title), else a stub ``Paper {id, doi,
+  year, title (Scopus), dataset, stub=true}`` keyed by the reference's DOI, else ``ref:<key>``.
+  The reference key of every reference becomes an ``Alias`` of the work it resolved to (so a
+  reference written without its DOI in one record meets the same work cited with its DOI in
+  another, and ``ref:<key>`` finds it). ``(Paper)-[:CITES {dataset}]->(Paper)`` once per citing
+  record and cited work.
+
+Ids of one work are merged over the whole input with :class:`loaders.ids.IdGroups`; a merge that
+would give one work two DOIs (two different works that bibliometrix's coarse key calls one, such
+as two 1948 papers by Jauch in PHYS REV) is refused and counted in ``id_conflicts``.
+
+Rejected here: a record that repeats an id of an earlier record (the first is kept), a reference
+that resolves to the record citing it (``CITES``). Parse errors are the format modules' rejects.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from graph.errors import Reject
+from graph.ingest import GraphBatch
+from graph.schema import ORIGIN_COLUMN, SOURCE_COLUMN, TARGET_COLUMN
+from loaders._common import alias_tables, nullable_ints, table
+from loaders.citedrefs import CitedRef, RecordFacts, ReferenceResolver
+from loaders.ids import DOI_PREFIX, IdGroups, author_key
+
+
+@dataclass
+class ExportRecord:
+    """One record of an export, as the format module read it."""
+
+    origin: str  # "<file>:<line>" of the record's first line
+    ids: list[str]  # every id of the record, the key first ("doi:…", "wos:…", "scopus:…")
+    title: object = None
+    abstract: object = None
+    year: object = None  # an int, or the text as given (validation rejects it with this origin)
+    venue: object = None
+    authors: list[str] = field(default_factory=list)  # "First Last"
+    facts: RecordFacts | None = None  # what references are matched against
+    references: list[CitedRef] = field(default_factory=list)
+
+    @property
+    def key(self) -> str:
+        return self.ids[0]
+
+
+@dataclass
+class CitationReport:
+    """How the cited references of an export were resolved.
+
+    ``references == skipped + self_citations + sum(to_records.values()) + to_doi_stubs + to_ref_stubs``.
+    """
+
+    references: int = 0  # cited-reference strings read
+    skipped: int = 0  # no key and no DOI: 10 characters or fewer, as bibliometrix drops them
+    to_records: Counter[str] = field(default_factory=Counter)  # resolved to a record: by doi/fields/title/key
+    to_doi_stubs: int = 0  # to a stub keyed by a DOI
+    to_ref_stubs: int = 0  # to a stub keyed by the reference key
+    self_citations: int = 0  # resolved to the citing record itself (rejected)
+    repeated: int = 0  # a work a record already cites (one CITES edge)
+    stubs: int = 0  # stub Papers
+    cites: int = 0  # CITES edges
+    id_conflicts: int = 0  # merges refused because one work would get two ids of one kind
+    duplicate_records: int = 0  # records that repeat an earlier record's id (rejected)
+
+    def summary(self) -> str:
+        ways = ", ".join(f"{how} {n}" for how, n in sorted(self.to_records.items())) or "none"
+        return (
+            f"{self.references} cited references: {sum(self.to_records.values())} to records of the export "
+            f"({ways}), {self.to_doi_stubs} to DOI stubs, {self.to_ref_stubs} to reference-key stubs, "
+            f"{self.skipped} skipped (too short), {self.self_citations} self-citations; {self.stubs} stubs, "
+            f"{self.cites} CITES ({self.repeated} repeated references merged); {self.id_conflicts} id conflicts, "
+            f"{self.duplicate_records} duplicate records"
+        )
+
+
+def assemble(
+    source: str, dataset: str, records: list[ExportRecord], rejects: list[Reject], *, by_title: bool
+) -> tuple[GraphBatch, CitationReport]:
+    """The batch of ``records`` (see the module docstring); ``rejects`` are the format module's own."""
+    report = CitationReport()
+    rejects = list(rejects)
+    kept = _unique(records, rejects, report)
+    resolver = ReferenceResolver([r.facts for r in kept if r.facts is not None], by_title=by_title)
+
+    groups = IdGroups()
+    for record in kept:
+        groups.add(record.key)  # union() of a single id adds nothing
+        groups.union(record.ids)
+    single_dois = Counter(ref.dois[0] for record in kept for ref in record.references if len(ref.dois) == 1)
+    # Pass 1: what each reference names, and which ids name one work.
+    entries: list[tuple[ExportRecord, CitedRef, str, str]] = []  # record, reference, first id, how
+    for record in kept:
+        for ref in record.references:
+            report.references += 1
+            ids, how = _reference_ids(ref, resolver, single_dois)
+            if not ids:
+                report.skipped += 1
+                continue
+            groups.add(ids[0])
+            groups.union(ids)
+            entries.append((record, ref, ids[0], how))
+    report.id_conflicts = groups.conflicts
+
+    # Pass 2: every reference to the work its ids name now.
+    record_keys = {record.key for record in kept}
+    stubs: dict[str, tuple[CitedRef, str]] = {}  # stub key -> (first reference naming it, its origin)
+    cites: dict[tuple[str, str], str] = {}
+    aliases: dict[str, tuple[str, str]] = {}
+    for record in kept:
+        for member in groups.members(record.key):
+            aliases.setdefault(member, (groups.canonical(member), record.origin))
+    for record, ref, first, how in entries:
+        target = groups.canonical(first)
+        if target == record.key:
+            report.self_citations += 1
+            rejects.append(
+                Reject(
+                    "CITES",
+                    record.origin,
+                    f"cited reference {ref.raw!r} resolves to the citing record itself ({how}); "
+                    "a paper does not cite itself: the reference is skipped",
+                )
+            )
+            continue
+        if target in record_keys:
+            report.to_records[how if how in ("doi", "fields", "title") else "key"] += 1
+        elif target.startswith(DOI_PREFIX):
+            report.to_doi_stubs += 1
+        else:
+            report.to_ref_stubs += 1
+        if target not in record_keys:
+            stubs.setdefault(target, (ref, record.origin))
+        for member in groups.members(first):
+            aliases.setdefault(member, (target, record.origin))
+        if (record.key, target) in cites:
+            report.repeated += 1
+        else:
+            cites[(record.key, target)] = record.origin
+    report.stubs, report.cites = len(stubs), len(cites)
+    return _batch(source, dataset, kept, stubs, groups, cites, aliases, rejects), report
+
+
+def _unique(records: list[ExportRecord], rejects: list[Reject], report: CitationReport) -> list[ExportRecord]:
+    """Records whose ids no earlier record has; a repeat (overlapping exports) is a reject."""
+    seen: dict[str, str] = {}
+    kept: list[ExportRecord] = []
+    for record in records:
+        repeated = next((paper_id for paper_id in record.ids if paper_id in seen), None)
+        if repeated is not None:
+            report.duplicate_records += 1
+            rejects.append(
+                Reject(
+                    "Paper",
+                    record.origin,
+                    f"record repeats {repeated} of the record at {seen[repeated]} (overlapping exports?); "
+                    "the first is kept: drop the repeat, or rerun with --on-error skip",
+                )
+            )
+            continue
+        for paper_id in record.ids:
+            seen[paper_id] = record.origin
+        kept.append(record)
+    return kept
+
+
+def _reference_ids(ref: CitedRef, resolver: ReferenceResolver, single_dois: Counter[str]) -> tuple[list[str], str]:
+    """The ids of the work ``ref`` names, the most telling first, and how they were found."""
+    found = resolver.resolve(ref)
+    tail = [ref.ref_id] if ref.ref_id else []
+    if found is not None:
+        return [found[0], *tail], found[1]
+    if ref.dois:
+        # Several DOIs ("DOI [10.x/a, 10.x/b]"): WoS lists variants, often one mistyped. Prefer one
+        # that another reference gives alone, else the first.
+        doi = next((d for d in ref.dois if single_dois[d]), ref.dois[0])
+        return [doi, *tail], "doi stub"
+    return tail, "key"
+
+
+def _batch(
+    source: str,
+    dataset: str,
+    records: list[ExportRecord],
+    stubs: dict[str, tuple[CitedRef, str]],
+    groups: IdGroups,
+    cites: dict[tuple[str, str], str],
+    aliases: dict[str, tuple[str, str]],
+    rejects: list[Reject],
+) -> GraphBatch:
+    columns = ("id", "title", "abstract", "year", "venue", "doi", "dataset", "stub", ORIGIN_COLUMN)
+    papers: dict[str, list[object]] = {name: [] for name in columns}
+
+    def add(**row: object) -> None:
+        for name, values in papers.items():
+            values.append(row.get(name))
+
+    authors: dict[str, tuple[str, str]] = {}
+    wrote: dict[str, list[object]] = {k: [] for k in (SOURCE_COLUMN, TARGET_COLUMN, "position", ORIGIN_COLUMN)}
+    for record in records:
+        doi = groups.member(record.key, "doi")
+        add(
+            id=record.key,
+            title=record.title,
+            abstract=record.abstract,
+            year=record.year,
+            venue=record.venue,
+            doi=doi.removeprefix(DOI_PREFIX) if doi else None,
+            dataset=dataset,
+            stub=False,
+            **{ORIGIN_COLUMN: record.origin},
+        )
+        on_record: set[str] = set()
+        for position, name in enumerate(record.authors, start=1):
+            key = author_key(name)
+            if key is None or key in on_record:
+                continue
+            on_record.add(key)
+            authors.setdefault(key, (name, record.origin))
+            for column, value in zip(wrote, (key, record.key, position, record.origin)):
+                wrote[column].append(value)
+    for key, (ref, where) in stubs.items():
+        doi = groups.member(key, "doi")
+        add(
+            id=key,
+            title=ref.title,
+            year=ref.year,
+            doi=doi.removeprefix(DOI_PREFIX) if doi else None,
+            dataset=dataset,
+            stub=True,
+            **{ORIGIN_COLUMN: where},
+        )
+    alias_nodes, alias_of = alias_tables(aliases)
+    nodes = {
+        "Paper": table({**papers, "year": nullable_ints(papers["year"])}),
+        "Author": table(
+            {
+                "id": list(authors),
+                "name": [name for name, _ in authors.values()],
+                ORIGIN_COLUMN: [where for _, where in authors.values()],
+            }
+        ),
+        "Alias": alias_nodes,
+    }
+    rels = {
+        "WROTE": table({**wrote, "position": nullable_ints(wrote["position"])}),
+        "ALIAS_OF": alias_of,
+        "CITES": table(
+            {
+                SOURCE_COLUMN: [s for s, _ in cites],
+                TARGET_COLUMN: [t for _, t in cites],
+                "dataset": [dataset] * len(cites),
+                ORIGIN_COLUMN: list(cites.values()),
+            }
+        ),
+    }
+    return GraphBatch(
+        source,
+        nodes={name: frame for name, frame in nodes.items() if len(frame)},
+        rels={name: frame for name, frame in rels.items() if len(frame)},
+        rejects=rejects,
+    )
+
+
+__all__ = ["CitationReport", "ExportRecord", "assemble"]
