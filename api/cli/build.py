@@ -96,8 +96,6 @@ def _duration(seconds: float) -> str:
 
 
 def cmd_build(args: argparse.Namespace) -> int:
-    from api.cli.main import main  # the steps are commands of the same CLI
-
     settings = AppSettings.from_env()
     config = StoreConfig.from_env(db_path=args.db, backend=args.backend)
     if config.backend != "embedded":
@@ -116,6 +114,7 @@ def cmd_build(args: argparse.Namespace) -> int:
     data = Path(args.data) if args.data else settings.data_dir
     version, inputs = _version(), _inputs_signature(data)
     plan = steps(args.full, args.embed_limit, data)
+    main = args.run_citegraph  # the CLI's own entry point (set by api.cli.main): each step is one of its commands
     global_flags = ["--db", str(db), *(["--quiet"] if args.quiet else [])]
     rows: list[tuple[str, str, float]] = []
     before = ""

@@ -307,11 +307,6 @@ def test_a_later_full_record_fills_in_a_stub(tmp_path: Path, empty_store: GraphS
     assert _paper_row(empty_store, "w1") == {"title": "The title", "stub": False}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="graph/ingest merges a non-null value over the stored one, so a stub row's stub=true overwrites a "
-    "full paper's stub=false; a stub must never downgrade a stored full paper (graph/ingest, being changed)",
-)
 def test_a_later_stub_keeps_a_full_paper_full(tmp_path: Path, empty_store: GraphStore) -> None:
     full = _write(tmp_path / "full.jsonl", [_line(type="paper", id="w1", title="The title", year=2001)])
     stub = _write(tmp_path / "stub.jsonl", [_line(type="paper", id="w1", stub=True)])
@@ -321,7 +316,6 @@ def test_a_later_stub_keeps_a_full_paper_full(tmp_path: Path, empty_store: Graph
 
 
 def test_a_later_stub_keeps_the_title(tmp_path: Path, empty_store: GraphStore) -> None:
-    # The part that holds today: the stub's null title keeps the stored one.
     full = _write(tmp_path / "full.jsonl", [_line(type="paper", id="w1", title="The title", year=2001)])
     stub = _write(tmp_path / "stub.jsonl", [_line(type="paper", id="w1")])
     ingest(empty_store, jsonl.load(full))
