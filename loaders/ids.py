@@ -238,6 +238,8 @@ def lookup_candidates(raw: str) -> list[str]:
     ['0708.3686v2', 'arxiv:0708.3686']
     >>> lookup_candidates("W2741809807")[1:]
     ['openalex:W2741809807']
+    >>> lookup_candidates("ref:Aria M, 2017, J INFORMETR")[1]
+    'ref:ariam2017jinformetr'
     """
     text = raw.strip()
     candidates = [text]
@@ -250,6 +252,8 @@ def lookup_candidates(raw: str) -> list[str]:
     if text.isascii() and text.isdigit():
         candidates += [PMID_PREFIX + text, S2_CORPUS_PREFIX + text, MAG_PREFIX + text]
     lowered = text.lower()
+    if lowered.startswith(REFERENCE_PREFIX):  # cited-reference keys keep letters and digits only (loaders.citedrefs)
+        candidates.append(REFERENCE_PREFIX + re.sub(r"[^a-z0-9]+", "", lowered[len(REFERENCE_PREFIX) :]))
     for prefix in _PREFIXED_KINDS:  # a prefixed id typed with other case: "DOI:10.1/X", "OpenAlex:w1"
         if lowered.startswith(prefix) and text not in candidates:
             rest = text[len(prefix) :].strip()
