@@ -1,5 +1,10 @@
 """``citegraph stats``, ``citegraph cypher`` and ``citegraph export``: reading the store.
 
+``cypher --recipe NAME`` runs a recipe of ``cypher/explore/`` by name, read from the installed
+``cypher`` package (so from any working directory), with its ``--param`` values typed and checked
+against the recipe's ``//`` header as the GraphQL ``explore`` field checks them (:mod:`api.explore`);
+``--recipe list`` prints every recipe with its description, parameters and columns.
+
 ``stats --files`` adds the files the store consists of (:class:`graph.files.StoreFiles`): each
 artefact's path, size and what it was built from.
 """
@@ -163,26 +168,21 @@ def _signature(query: explore.ExploreQuery) -> str:
 
 def _header_lines(name: str) -> tuple[list[str], str | None]:
     """The description of a recipe (its header lines before ``parameters:``) and the ``--param`` part of its example."""
-    description: list[str] = []
-    example = None
-    for line in cypher.load(f"{explore.FOLDER}/{name}").header.splitlines():
-        text = line.lstrip("/").strip()
-        key = text.split(":", 1)[0].lower()
-        if key == "parameters":
-            description.append("")  # the end of the description
-        elif key == "example" and "--param" in text:
-            example = text[text.index("--param") :]
-        elif not description or description[-1]:
-            description.append(text)
-    return [line for line in description if line], example
+    lines = [line.lstrip("/").strip() for line in cypher.load(f"{explore.FOLDER}/{name}").header.splitlines()]
+    keys = [text.split(":", 1)[0].lower() for text in lines]
+    end = keys.index("parameters") if "parameters" in keys else len(lines)
+    examples = [
+        text[text.index("--param") :] for text, key in zip(lines, keys) if key == "example" and "--param" in text
+    ]
+    return [text for text in lines[:end] if text], examples[0] if examples else None
 
 
 def recipe_list(fmt: str) -> str:
     """Every packaged recipe with its description, parameters and columns (``--format json``: as objects)."""
-    entries = []
+    entries: list[dict[str, Any]] = []
     for query in explore.catalogue().values():
         description, example = _header_lines(query.name)
-        params = [
+        params: list[dict[str, Any]] = [
             {
                 "name": p.name,
                 "type": "integer" if p.type == "int" else "text",

@@ -4,6 +4,7 @@ import gzip
 import json
 import logging
 import re
+import shlex
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -464,3 +465,19 @@ def test_compute_cocitation_prints_its_report_once(
     first = captured.out.splitlines()[0]
     assert first.startswith("co-citation on cpu: 6 citations from 3 papers to 4 papers")
     assert shown.count(first) == 1 and shown.count("3 co-cited pairs, 3 CO_CITED edges written") == 1
+
+
+def test_every_recipe_command_of_the_docs_takes_its_parameters() -> None:
+    """The `citegraph cypher --recipe` commands of docs/cypher.md and docs/cli.md name a recipe and fitting values."""
+    commands = [
+        shlex.split(line, comments=True)
+        for doc in ("cypher.md", "cli.md")
+        for line in (REPO / "docs" / doc).read_text(encoding="utf-8").splitlines()
+        if line.startswith("citegraph cypher --recipe ")
+    ]
+    assert len(commands) >= len(_recipe_files())
+    for words in commands:
+        name = words[words.index("--recipe") + 1]
+        if name != "list":
+            params = [words[i + 1] for i, word in enumerate(words) if word == "--param"]
+            recipe_statement(name, params)  # raises on an unknown recipe or parameter
