@@ -81,12 +81,16 @@ def parse_parameters(line: str) -> tuple[ExploreParameter, ...]:
     """The parameters of a ``// parameters:`` header line.
 
     A parenthesised description applies to every ``$name`` since the previous description:
-    ``$cluster_a, $cluster_b (integers), $limit`` gives two integers and ``limit``.
+    ``$cluster_a, $cluster_b (integers), $limit`` gives two integers and ``limit``. One written after
+    ``$limit`` is the limit's alone: ``$paper_id, $limit (most edges returned)``.
     """
     found: list[ExploreParameter] = []
     pending: list[str] = []
     for part in _split_top_level(line):
         names = _PARAM.findall(part.split("(", 1)[0])
+        if names == ["limit"] and "(" in part:
+            found += [_parameter(n, "") for n in pending]
+            pending = []
         pending += names
         if "(" in part:
             description = part.split("(", 1)[1].rsplit(")", 1)[0].strip()

@@ -18,7 +18,9 @@ DEFAULT_MAX_CONCURRENT_QUERIES = 4  # GraphQL requests executing at once (see ap
 class AppSettings:
     data_dir: Path  # CITEGRAPH_DATA: the public corpora (default ../shared/data beside the checkout)
     cache_dir: Path  # CITEGRAPH_CACHE: embeddings and trained models, shared by every checkout
-    rejects_dir: Path  # where ingest writes its reports of rejected records
+    # CITEGRAPH_REJECTS: where ingest writes its reports of rejected records; None: beside the store, in the
+    # store's folder (graph.files.StoreFiles.rejects: var/rejects/ for the default var/citegraph.db)
+    rejects_dir: Path | None
     host: str = "127.0.0.1"  # CITEGRAPH_HOST: loopback by default; expose deliberately
     port: int = 8000  # CITEGRAPH_PORT
     max_results: int = 200  # cap on any list a client can ask for (first/k/limit)
@@ -66,7 +68,7 @@ class AppSettings:
         return cls(
             data_dir=Path(env.get("CITEGRAPH_DATA", "../shared/data")),
             cache_dir=default_cache_root(),
-            rejects_dir=Path(env.get("CITEGRAPH_REJECTS", "var/rejects")),
+            rejects_dir=Path(env["CITEGRAPH_REJECTS"]) if env.get("CITEGRAPH_REJECTS") else None,
             host=env.get("CITEGRAPH_HOST", "127.0.0.1"),
             port=port,
             api_key=api_key,

@@ -61,6 +61,39 @@ def _normalise_type(text: str) -> str:
     return {"BOOL": "BOOLEAN"}.get(text.upper(), text.upper())
 
 
+def _plain_type(kind: pa.DataType, *, wide: bool = False) -> pa.DataType:
+    """The type a result column is handed out as: decimals become int64 (scale 0; float64 when ``wide``)
+    or float64, inside lists too; every other type stays as it is."""
+    if pa.types.is_decimal(kind):
+        return pa.int64() if kind.scale == 0 and not wide else pa.float64()
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind):
+        inner = _plain_type(kind.value_type, wide=wide)
+        if inner == kind.value_type:
+            return kind
+        return pa.list_(inner, kind.list_size) if pa.types.is_fixed_size_list(kind) else pa.list_(inner)
+    return kind
+
+
+def plain_numbers(table: pa.Table) -> pa.Table:
+    """``table`` with LadybugDB's INT128 columns as int64.
+
+    The engine sums integers into INT128, which Arrow carries as ``decimal128(38, 0)`` and Python as
+    ``Decimal``: ``sum(CASE ... THEN 1 ELSE 0 END)`` reached JSON as the string ``"0"`` and pandas as
+    objects, where Neo4j returns the same sums as integers. A sum past the int64 range (an overflow
+    error on Neo4j) comes back as a float64 rather than failing.
+    """
+
+    def schema(*, wide: bool) -> pa.Schema:
+        return pa.schema([field.with_type(_plain_type(field.type, wide=wide)) for field in table.schema])
+
+    if schema(wide=False).equals(table.schema):
+        return table
+    try:
+        return table.cast(schema(wide=False))
+    except pa.ArrowInvalid:  # an integer out of the int64 range
+        return table.cast(schema(wide=True))
+
+
 OPENING = "open"  # the `what` of translate_ladybug_error when the database itself could not be opened
 
 
@@ -225,7 +258,7 @@ class EmbeddedStore(GraphStore):
         result = self._run(name, params, identifiers)
         if not result.get_column_names():  # DDL and writes return no columns
             return []
-        return result.get_as_arrow().to_pylist()
+        return plain_numbers(result.get_as_arrow()).to_pylist()
 
     def query_arrow(
         self, name: str, params: Mapping[str, Any] | None = None, identifiers: Mapping[str, str] | None = None
@@ -239,7 +272,7 @@ class EmbeddedStore(GraphStore):
         if not result.get_column_names():
             return pa.table({})
         table: pa.Table = result.get_as_arrow(-1)  # -1: the whole result as a single chunk
-        return table
+        return plain_numbers(table)
 
     def read_only_query(self, text: str, params: Mapping[str, Any] | None = None) -> tuple[list[str], list[list[Any]]]:
         """Columns and rows of a user's query, checked by :func:`graph.readonly.check_read_only` first:
@@ -252,7 +285,7 @@ class EmbeddedStore(GraphStore):
         result = self._execute(text, params, what="query")
         if not result.get_column_names():
             return [], []
-        table: pa.Table = result.get_as_arrow()
+        table: pa.Table = plain_numbers(result.get_as_arrow())
         return table.column_names, [list(row.values()) for row in table.to_pylist()]
 
     def _parse(self, text: str) -> None:

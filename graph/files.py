@@ -144,6 +144,13 @@ class StoreFiles:
         """The steps ``citegraph build`` finished, with their fingerprints and times: ``<db>.build.json``."""
         return None if self.db is None else self.db.with_name(self.db.name + ".build.json")
 
+    @property
+    def rejects(self) -> Path:
+        """Where ``ingest`` writes its reports of rejected records: ``rejects/`` in the store's folder
+        (``var/rejects/`` for ``var/citegraph.db``), so they land beside the store whatever the working
+        directory; ``var/rejects/`` of the working directory for a server store."""
+        return Path("var/rejects") if self.db is None else self.db.parent / "rejects"
+
     # under the cache --------------------------------------------------------------------------------
     @property
     def models(self) -> Path:

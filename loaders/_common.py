@@ -5,6 +5,7 @@ from __future__ import annotations
 import glob
 import gzip
 import io
+import logging
 import zlib
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -17,6 +18,7 @@ from graph.schema import ORIGIN_COLUMN, SOURCE_COLUMN, TARGET_COLUMN
 from loaders.ids import id_kind
 
 GZIP_MAGIC = b"\x1f\x8b"
+log = logging.getLogger(__name__)
 
 
 def origin(path: Path, line: int) -> str:
@@ -85,16 +87,21 @@ def iter_raw_lines(path: Path) -> Iterator[bytes]:
     """The file's lines as bytes (newline removed), gunzipped when the file is gzip.
 
     Bytes, not text: a line that is not UTF-8 is then one reject, not a failed file. A damaged or
-    truncated gzip stream is an :class:`IngestError` naming the file.
+    truncated gzip stream is an :class:`IngestError` naming the file. A file without a single
+    non-blank line is logged as a warning naming it (it loads nothing, which is rarely what was meant).
     """
     with path.open("rb") as probe:
         compressed = probe.read(2) == GZIP_MAGIC
+    blank = True
     try:
         with gzip.open(path, "rb") if compressed else path.open("rb") as raw:
             for line in io.BufferedReader(raw, buffer_size=1 << 20):
+                blank = blank and not line.strip()
                 yield line.rstrip(b"\r\n")
     except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
         raise IngestError(f"{path}: the gzip stream is damaged or truncated ({exc}); download the file again") from exc
+    if blank:
+        log.warning("%s is empty (no record in it); check that it is the file you meant", path)
 
 
 def table(columns: Mapping[str, Sequence[object]]) -> pd.DataFrame:

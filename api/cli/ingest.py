@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import glob
 import json
+import logging
 from pathlib import Path
 
 from tqdm import tqdm
@@ -14,15 +15,20 @@ from api.cli.common import open_from_args
 from api.settings import AppSettings
 from graph import ingest
 from graph.errors import ConfigError
+from graph.files import StoreFiles
 from graph.ingest import ON_ERROR
+
+log = logging.getLogger(__name__)
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
     settings = AppSettings.from_env()
     sources = _sources(args, Path(args.data) if args.data else settings.data_dir)
-    rejects_dir = Path(args.rejects_dir) if args.rejects_dir else settings.rejects_dir
     reports = []
     with open_from_args(args, create=True) as store:
+        rejects_dir = (
+            Path(args.rejects_dir) if args.rejects_dir else settings.rejects_dir or StoreFiles.of(store).rejects
+        )
         for source, path in tqdm(sources, desc="ingest", unit="source", disable=len(sources) < 2 or args.quiet):
             if not path.exists() and not glob.has_magic(str(path)):
                 raise ConfigError(f"{source.name}: {path} does not exist; pass the right PATH or set CITEGRAPH_DATA")
@@ -37,6 +43,15 @@ def cmd_ingest(args: argparse.Namespace) -> int:
                     "Pass --rejects-dir (or set CITEGRAPH_REJECTS to) a folder you can write to"
                 ) from exc
             reports.append(report)
+            if (
+                report.records == 0
+            ):  # nothing read: most likely the wrong file, or an export cut off before its first record
+                log.warning(
+                    "%s: %s holds no record (0 records read, nothing stored); check that it is the %s export you meant",
+                    source.name,
+                    path,
+                    source.name,
+                )
             if not args.json:
                 print(report.summary())
     if args.json:
@@ -89,7 +104,11 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         default="fail",
         help="fail: stop before writing on any bad record; skip: load the rest",
     )
-    p.add_argument("--rejects-dir", help="where to write rejected records (default: var/rejects)")
+    p.add_argument(
+        "--rejects-dir",
+        help="where to write the reports of rejected records, <source>.rejects.jsonl "
+        "(default: $CITEGRAPH_REJECTS, else rejects/ in the store's folder: var/rejects/ for var/citegraph.db)",
+    )
     p.add_argument("--json", action="store_true", help="print the ingest reports as JSON")
     p.set_defaults(func=cmd_ingest)
 

@@ -1,5 +1,10 @@
 """``citegraph stats``, ``citegraph cypher`` and ``citegraph export``: reading the store.
 
+``cypher --recipe NAME`` runs a recipe of ``cypher/explore/`` by name, read from the installed
+``cypher`` package (so from any working directory), with its ``--param`` values typed and checked
+against the recipe's ``//`` header as the GraphQL ``explore`` field checks them (:mod:`api.explore`);
+``--recipe list`` prints every recipe with its description, parameters and columns.
+
 ``stats --files`` adds the files the store consists of (:class:`graph.files.StoreFiles`): each
 artefact's path, size and what it was built from.
 """
@@ -11,7 +16,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from api.cli.common import format_rows, open_from_args, paper_keys, parse_param, store_files
+import cypher
+from api import explore
+from api.cli.common import INT64, format_rows, open_from_args, paper_keys, parse_param, store_files
 from gnn.cocitation.compute import MEASURES
 from gnn.cocitation.export import FORMATS, export_cocitation, export_coupling
 from graph import GraphStore
@@ -55,14 +62,161 @@ def files_table(entries: list[FileEntry]) -> str:
 
 
 def cmd_cypher(args: argparse.Namespace) -> int:
-    if (args.query is None) == (args.file is None):
-        raise ConfigError("give a query string or --file FILE (one of the two)")
-    text = Path(args.file).read_text(encoding="utf-8") if args.file else args.query
-    params = dict(parse_param(p) for p in args.param)
+    given = [
+        what for what, value in (("a query", args.query), ("--file", args.file), ("--recipe", args.recipe)) if value
+    ]
+    if len(given) != 1:
+        raise ConfigError(
+            "give one of a query string, --file FILE or --recipe NAME"
+            + (f" (got {' and '.join(given)})" if given else "")
+            + "; `citegraph cypher --recipe list` lists the packaged recipes"
+        )
+    if args.recipe == "list":
+        print(recipe_list(args.format))
+        return 0
+    if args.recipe:
+        text, params = recipe_statement(args.recipe, args.param)
+    else:
+        text = read_query_file(Path(args.file)) if args.file else args.query
+        params = dict(parse_param(p) for p in args.param)
     with open_from_args(args, read_only=True) as store:
         columns, rows = store.read_only_query(text, params)
     print(format_rows(columns, rows, args.format))
     return 0
+
+
+def read_query_file(path: Path) -> str:
+    """The text of ``--file``; a path that is not a readable UTF-8 file is a :class:`ConfigError` saying so."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        recipe = path.name.removesuffix(".cypher")
+        instead = f"--recipe {recipe}" if recipe in explore.catalogue() else "--recipe NAME"
+        where = "" if path.is_absolute() else f" (a relative path is read from {Path.cwd()})"
+        raise ConfigError(
+            f"--file {path}: no such file{where}; a packaged recipe runs from any folder as `citegraph cypher "
+            f"{instead}` (`citegraph cypher --recipe list` lists them)"
+        ) from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"--file {path} is not UTF-8 text ({exc.reason} at byte {exc.start}); save it as UTF-8"
+        ) from None
+    except OSError as exc:  # a folder, no permission
+        raise ConfigError(f"--file {path}: cannot read it ({exc.strerror}); pass a .cypher file you can read") from None
+
+
+def _recipe(name: str) -> explore.ExploreQuery:
+    """The packaged recipe ``name`` (``coauthors``; ``coauthors.cypher`` and ``cypher/explore/coauthors.cypher`` too)."""
+    short = Path(name).name.removesuffix(".cypher")
+    query = explore.catalogue().get(short)
+    if query is None:
+        raise ConfigError(
+            f"no recipe named {name!r}; known: {', '.join(explore.catalogue())} "
+            "(`citegraph cypher --recipe list` shows their parameters)"
+        )
+    return query
+
+
+def recipe_statement(name: str, raw_params: list[str]) -> tuple[str, dict[str, Any]]:
+    """The text of recipe ``name`` (from the installed package, whatever the working directory) and its
+    parameters from ``--param NAME=VALUE``, each read as the recipe's header types it.
+
+    A string parameter takes VALUE as it is (or the string of a JSON string: ``'sentence_id="a#1"'``), so
+    ids that look like numbers need no quotes; an integer parameter needs an integer. ``$limit`` may be left
+    out (:data:`api.explore.DEFAULT_LIMIT`). An unknown, missing or ill-typed parameter is a
+    :class:`ConfigError` naming what the recipe takes.
+    """
+    query = _recipe(name)
+    given: dict[str, Any] = {}
+    for text in raw_params:
+        key, sep, raw = text.partition("=")
+        parameter = query.parameter(key)
+        if not sep or parameter is None:
+            raise ConfigError(
+                f"recipe {query.name} takes no parameter {key!r}; it takes: {_signature(query)} "
+                "(give each as --param NAME=VALUE)"
+            )
+        given[key] = _recipe_value(query, parameter, raw)
+    try:
+        values = explore.validate(query, given, max_limit=INT64[1])
+    except explore.ExploreArgumentError as exc:
+        raise ConfigError(f"{exc}; run it as `citegraph cypher --recipe {query.name} {_signature(query)}`") from None
+    return cypher.load(f"{explore.FOLDER}/{query.name}").text, values
+
+
+def _recipe_value(query: explore.ExploreQuery, parameter: explore.ExploreParameter, raw: str) -> Any:
+    if parameter.type == "int":
+        try:
+            return int(raw)
+        except ValueError:
+            raise ConfigError(f"recipe {query.name}: --param {parameter.name} takes an integer, got {raw!r}") from None
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError:
+        return raw
+    return value if isinstance(value, str) else raw
+
+
+def _signature(query: explore.ExploreQuery) -> str:
+    """``--param paper_id=TEXT [--param limit=INTEGER]``: the parameters as a command line takes them."""
+    parts = []
+    for p in query.parameters:
+        part = f"--param {p.name}={'INTEGER' if p.type == 'int' else 'TEXT'}"
+        parts.append(part if p.required else f"[{part}]")
+    return " ".join(parts) or "(no parameters)"
+
+
+def _header_lines(name: str) -> tuple[list[str], str | None]:
+    """The description of a recipe (its header lines before ``parameters:``) and the ``--param`` part of its example."""
+    lines = [line.lstrip("/").strip() for line in cypher.load(f"{explore.FOLDER}/{name}").header.splitlines()]
+    keys = [text.split(":", 1)[0].lower() for text in lines]
+    end = keys.index("parameters") if "parameters" in keys else len(lines)
+    examples = [
+        text[text.index("--param") :] for text, key in zip(lines, keys) if key == "example" and "--param" in text
+    ]
+    return [text for text in lines[:end] if text], examples[0] if examples else None
+
+
+def recipe_list(fmt: str) -> str:
+    """Every packaged recipe with its description, parameters and columns (``--format json``: as objects)."""
+    entries: list[dict[str, Any]] = []
+    for query in explore.catalogue().values():
+        description, example = _header_lines(query.name)
+        params: list[dict[str, Any]] = [
+            {
+                "name": p.name,
+                "type": "integer" if p.type == "int" else "text",
+                "required": p.required,
+                "description": p.description,
+            }
+            | ({} if p.required else {"default": explore.DEFAULT_LIMIT})
+            for p in query.parameters
+        ]
+        run = f"citegraph cypher --recipe {query.name} " + (example or _signature(query))
+        entries.append(
+            {
+                "name": query.name,
+                "description": " ".join(description),
+                "parameters": params,
+                "columns": list(query.columns),
+                "example": run.strip(),
+            }
+        )
+    if fmt == "json":
+        return json.dumps(entries, indent=2)
+    if fmt == "csv":
+        raise ConfigError("`--recipe list` prints a table or JSON (--format json)")
+    blocks = []
+    for entry in entries:
+        lines = [f"{entry['name']}: {entry['description']}"]
+        for p in entry["parameters"]:
+            note = "" if p["required"] else f", optional, default {p['default']}"
+            about = f": {p['description']}" if p["description"].lower() not in ("", "integer", "integers") else ""
+            lines.append(f"    ${p['name']} ({p['type']}{note}){about}")
+        lines.append(f"    returns: {', '.join(entry['columns'])}")
+        lines.append(f"    e.g. {entry['example']}")
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks) + f"\n\n({len(entries)} recipes, in {explore.FOLDER}/ of the installed cypher package)"
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -117,11 +271,21 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     )
     p.set_defaults(func=cmd_stats)
 
-    p = sub.add_parser("cypher", help="run a read-only Cypher query against the store")
+    p = sub.add_parser("cypher", help="run a read-only Cypher query (or a packaged recipe) against the store")
     p.add_argument("query", nargs="?", help="the query text")
     p.add_argument("--file", help="read the query from a file")
     p.add_argument(
-        "--param", action="append", default=[], metavar="NAME=VALUE", help="query parameter (VALUE as JSON or text)"
+        "--recipe",
+        metavar="NAME",
+        help="run a packaged recipe of cypher/explore/ by name, from any folder ('list': every recipe with its "
+        "parameters)",
+    )
+    p.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="query parameter (VALUE as JSON or text; for a recipe, as its header types it)",
     )
     p.add_argument("--format", choices=["table", "json", "csv"], default="table")
     p.set_defaults(func=cmd_cypher)

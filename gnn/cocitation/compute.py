@@ -369,7 +369,7 @@ def compute_cocitation(
         device=str(device),
         seconds=seconds,
     )
-    log.info("%s", report.summary())
+    log.debug("%s", report.summary())  # the caller prints it (the CLI does)
     return report
 
 

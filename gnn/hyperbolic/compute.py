@@ -367,7 +367,7 @@ def compute_hyperbolic(
         device=str(device),
         seconds=laps.seconds,
     )
-    log.info("%s", report.summary())
+    log.debug("%s", report.summary())  # the caller prints it (the CLI does)
     return report
 
 

@@ -238,7 +238,7 @@ def infer_maps_to(
             ]
     edges = pd.DataFrame(rows, columns=[SOURCE_COLUMN, TARGET_COLUMN, "score"])
     edges["inferred"] = True
-    log.info(
+    log.debug(  # compute_taxonomy's report says the same
         "inferred %d MAPS_TO edges for %d unmapped cs categories (threshold %.3f)", len(edges), len(unmapped), threshold
     )
     return MapsToInference(edges, tuple(taxonomy.keys[i] for i in unmapped), threshold, given_scores)

@@ -1,6 +1,11 @@
 from __future__ import annotations
 
+import gzip
 import json
+import logging
+import re
+import shlex
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -8,11 +13,14 @@ import pytest
 from test_recommend import _citances
 
 from api.cli.main import main
+from api.cli.query import recipe_statement
 from gnn.recommend.service import RecommendationService, ServiceSettings
 from gnn.text.embeddings import compute_embeddings
 from gnn.text.encoder import TextEncoder
 from graph import GraphStore, StoreConfig, ingest, open_store
 from graph.files import StoreFiles
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
@@ -265,3 +273,211 @@ def test_an_ablation_saves_its_models_beside_its_report_never_over_the_served_re
     assert main(["--db", str(store_path), "-q", "train", "reranker", "--out", str(tmp_path / "r.json")]) == 0
     assert calls[-1] == (served, False)  # training replaces the served model, as it should
     assert (served / "config.json").read_text(encoding="utf-8") == '{"data_hash": "new"}'
+
+
+# cypher: numbers, recipes, files -------------------------------------------------------------------
+def test_cypher_json_keeps_sums_numeric(built: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    query = (
+        "MATCH (p:Paper) RETURN sum(CASE WHEN p.year > 3000 THEN 1 ELSE 0 END) AS later, "
+        "sum(CASE WHEN p.year > 2000 THEN 1 ELSE 0 END) AS recent, [sum(p.year)] AS listed"
+    )
+    assert main(["--db", str(built), "cypher", query, "--format", "json"]) == 0
+    out = capsys.readouterr().out
+    assert json.loads(out) == [{"later": 0, "recent": 3, "listed": [10002]}]  # p1, p4, p5 after 2000
+    assert '"0"' not in out and '"3"' not in out  # numbers, not their strings
+
+
+def _recipe_files() -> dict[str, str]:
+    return {path.stem: path.read_text(encoding="utf-8") for path in (REPO / "cypher" / "explore").glob("*.cypher")}
+
+
+def test_recipes_are_package_data(tmp_path: Path) -> None:
+    """Every recipe is shipped with the installed package (the globs setuptools expands), not only in a checkout."""
+    pyproject = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    patterns = pyproject["tool"]["setuptools"]["package-data"]["cypher"]
+    shipped = {path for pattern in patterns for path in (REPO / "cypher").glob(pattern)}
+    assert {REPO / "cypher" / "explore" / f"{name}.cypher" for name in _recipe_files()} <= shipped
+
+
+def test_recipe_runs_by_name_from_any_folder(
+    built: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)  # no cypher/ folder here
+    args = ["--db", str(built), "cypher", "--recipe", "papers_citing_both", "--param", "paper_a=p2"]
+    assert main([*args, "--param", "paper_b=p3", "--format", "json"]) == 0
+    # p1 (2001) and p4 (2004) cite both p2 and p3; newest first
+    assert [(r["id"], r["year"]) for r in json.loads(capsys.readouterr().out)] == [("p4", 2004), ("p1", 2001)]
+    assert main([*args, "--param", "paper_b=p3", "--param", "limit=1", "--format", "csv"]) == 0
+    assert capsys.readouterr().out.splitlines() == ["id,title,year,venue", "p4,Neural machine translation,2004,"]
+    assert (
+        main(["--db", str(built), "cypher", "--recipe", "coauthors", "--param", "author_id=a1", "--format", "json"])
+        == 0
+    )
+    assert json.loads(capsys.readouterr().out) == [{"coauthor_id": "a2", "name": "Alan Turing", "shared_papers": 1}]
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_recipe_list_names_every_recipe_with_its_parameters(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["cypher", "--recipe", "list", "--format", "json"]) == 0  # no store needed
+    listed = {entry["name"]: entry for entry in json.loads(capsys.readouterr().out)}
+    files = _recipe_files()
+    assert sorted(listed) == sorted(files)
+    for name, text in files.items():
+        body = "\n".join(line for line in text.splitlines() if not line.startswith("//"))
+        assert {p["name"] for p in listed[name]["parameters"]} == set(re.findall(r"\$(\w+)", body)), name
+        assert listed[name]["description"].startswith(text.splitlines()[0].lstrip("/ ").strip()), name
+        assert listed[name]["example"].startswith(f"citegraph cypher --recipe {name} "), name
+    ego = {p["name"]: p for p in listed["ego_network"]["parameters"]}
+    assert ego["paper_id"] == {"name": "paper_id", "type": "text", "required": True, "description": ""}
+    assert ego["limit"] == {
+        "name": "limit",
+        "type": "integer",
+        "required": False,
+        "description": "most edges returned",  # the header's words after $limit are about the limit alone
+        "default": 20,
+    }
+    assert [p["type"] for p in listed["most_cited_papers"]["parameters"]] == ["integer", "integer", "integer"]
+
+    assert main(["cypher", "--recipe", "list"]) == 0
+    out = capsys.readouterr().out
+    assert "coauthors: The people an author has written with, by number of shared papers.\n" in out
+    assert '    $author_id (text): e.g. "author:kathleen mckeown"\n    $limit (integer, optional, default 20)\n' in out
+    assert f"({len(files)} recipes," in out
+
+
+def test_an_unknown_recipe_is_a_user_error_listing_the_known_ones(
+    built: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["--db", str(built), "cypher", "--recipe", "top_cited"]) == 1
+    err = capsys.readouterr().err
+    assert (
+        err.startswith("citegraph: error: no recipe named 'top_cited'; known: acm_subtree, ") and err.count("\n") == 1
+    )
+    assert all(name in err for name in _recipe_files()) and "--recipe list" in err
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        (["author_id=a1", "year=2001"], "recipe coauthors takes no parameter 'year'; it takes: --param author_id=TEXT"),
+        ([], "`coauthors` needs `author_id`"),
+        (["author_id=a1", "limit=ten"], "--param limit takes an integer, got 'ten'"),
+        (["author_id=a1", "limit=0"], "must be between 1 and"),
+    ],
+)
+def test_recipe_parameters_that_do_not_fit_are_user_errors(
+    built: Path, capsys: pytest.CaptureFixture[str], params: list[str], message: str
+) -> None:
+    args = ["--db", str(built), "cypher", "--recipe", "coauthors"]
+    assert main([*args, *(x for p in params for x in ("--param", p))]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("citegraph: error: ") and message in err and err.count("\n") == 1, err
+
+
+def test_recipe_values_follow_the_header_types() -> None:
+    """Ids that look like numbers stay text (a JSON string too); integers must be integers."""
+    text, values = recipe_statement(
+        "papers_citing_both", ["paper_a=0704.3011", 'paper_b="1234"', "limit=3", "paper_a=2301"]
+    )
+    assert values == {"paper_a": "2301", "paper_b": "1234", "limit": 3}
+    assert text.startswith("MATCH") and "$paper_a" in text
+    assert recipe_statement("cypher/explore/coauthors.cypher", ["author_id=x"])[1] == {"author_id": "x", "limit": 20}
+
+
+def test_a_missing_file_is_a_user_error_suggesting_the_recipe(
+    built: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["--db", str(built), "cypher", "--file", "cypher/explore/coauthors.cypher"]) == 1
+    err = capsys.readouterr().err
+    assert (
+        err.startswith("citegraph: error: --file cypher/explore/coauthors.cypher: no such file")
+        and err.count("\n") == 1
+    )
+    assert str(tmp_path) in err and "`citegraph cypher --recipe coauthors`" in err
+    assert main(["--db", str(built), "cypher", "--file", str(tmp_path / "mine.cypher")]) == 1
+    assert "--recipe NAME" in capsys.readouterr().err
+    assert main(["--db", str(built), "cypher", "--file", str(tmp_path)]) == 1  # a folder
+    assert capsys.readouterr().err.startswith(f"citegraph: error: --file {tmp_path}: cannot read it")
+    assert main(["--db", str(built), "cypher", "RETURN 1 AS x", "--recipe", "coauthors"]) == 1
+    assert "got a query and --recipe" in capsys.readouterr().err
+
+
+# ingest: where rejects go, empty inputs -------------------------------------------------------------
+def test_rejects_land_beside_the_store_whatever_the_working_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv("CITEGRAPH_REJECTS", raising=False)
+    corpus = tmp_path / "data" / "my corpus.jsonl"
+    corpus.parent.mkdir()
+    corpus.write_text('{"type": "paper", "id": "x1", "title": "Fine"}\nnot json\n', encoding="utf-8")
+    db = tmp_path / "stores" / "graph.db"
+    db.parent.mkdir()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    assert main(["--db", str(db), "ingest", "jsonl", str(corpus), "--on-error", "skip"]) == 0
+    report = tmp_path / "stores" / "rejects" / "jsonl_my_corpus.jsonl.rejects.jsonl"  # the name docs/data.md gives
+    assert f"rejects written to {report}" in capsys.readouterr().out
+    [line] = report.read_text(encoding="utf-8").splitlines()
+    assert json.loads(line)["origin"] == "my corpus.jsonl:2"
+    assert list(elsewhere.iterdir()) == []
+
+    monkeypatch.setenv("CITEGRAPH_REJECTS", str(tmp_path / "from-env"))
+    assert main(["--db", str(db), "ingest", "jsonl", str(corpus), "--on-error", "skip"]) == 0
+    assert (tmp_path / "from-env" / report.name).is_file()
+    assert main(["--db", str(db), "ingest", "jsonl", str(corpus), "--on-error", "skip", "--rejects-dir", "flag"]) == 0
+    assert (elsewhere / "flag" / report.name).is_file()  # a relative --rejects-dir is the user's own folder
+
+
+def test_an_empty_input_file_warns_naming_it(
+    built: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for name, content in [("empty.jsonl", b""), ("blank.jsonl.gz", gzip.compress(b"\n  \n"))]:
+        caplog.clear()
+        path = tmp_path / name
+        path.write_bytes(content)
+        assert main(["--db", str(built), "ingest", "jsonl", str(path)]) == 0
+        assert f"jsonl:{name}: 0 records in = 0 stored + 0 rejected" in capsys.readouterr().out
+        warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+        assert f"{path} is empty (no record in it); check that it is the file you meant" in warnings, warnings
+        assert (
+            f"jsonl: {path} holds no record (0 records read, nothing stored); check that it is the jsonl export you meant"
+            in warnings
+        )
+    caplog.clear()
+    corpus = tmp_path / "one.jsonl"
+    corpus.write_text('{"type": "paper", "id": "x1", "title": "Fine"}\n', encoding="utf-8")
+    assert main(["--db", str(built), "ingest", "jsonl", str(corpus)]) == 0
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+
+
+# compute: one report per step ----------------------------------------------------------------------
+def test_compute_cocitation_prints_its_report_once(
+    built: Path, caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture[str]
+) -> None:
+    caplog.set_level(logging.INFO)
+    assert main(["--db", str(built), "compute", "cocitation"]) == 0
+    captured = capsys.readouterr()
+    shown = captured.out + captured.err + caplog.text
+    first = captured.out.splitlines()[0]
+    assert first.startswith("co-citation on cpu: 6 citations from 3 papers to 4 papers")
+    assert shown.count(first) == 1 and shown.count("3 co-cited pairs, 3 CO_CITED edges written") == 1
+
+
+def test_every_recipe_command_of_the_docs_takes_its_parameters() -> None:
+    """The `citegraph cypher --recipe` commands of docs/cypher.md and docs/cli.md name a recipe and fitting values."""
+    commands = [
+        shlex.split(line, comments=True)
+        for doc in ("cypher.md", "cli.md")
+        for line in (REPO / "docs" / doc).read_text(encoding="utf-8").splitlines()
+        if line.startswith("citegraph cypher --recipe ")
+    ]
+    assert len(commands) >= len(_recipe_files())
+    for words in commands:
+        name = words[words.index("--recipe") + 1]
+        if name != "list":
+            params = [words[i + 1] for i, word in enumerate(words) if word == "--param"]
+            recipe_statement(name, params)  # raises on an unknown recipe or parameter

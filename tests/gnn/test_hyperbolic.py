@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from dataclasses import replace
 from pathlib import Path
 
@@ -66,8 +67,12 @@ def stored_points(store: GraphStore) -> dict[str, np.ndarray]:
     return {**acm, **arxiv, **{f"paper:{k}": v for k, v in papers.items()}}
 
 
-def test_writes_every_class_and_categorised_paper_and_is_idempotent(taxonomy_store: GraphStore, tmp_path: Path) -> None:
+def test_writes_every_class_and_categorised_paper_and_is_idempotent(
+    taxonomy_store: GraphStore, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO)
     report = compute_hyperbolic(taxonomy_store, FAST, map_dir=tmp_path / "models")
+    assert report.summary().splitlines()[0] not in caplog.text  # the caller prints the report, once
     assert (report.acm_written, report.arxiv_written, report.papers_written) == (7, 3, 2)
     assert report.map_fit is None and "compute taxonomy" in report.map_note  # no fused vectors yet
     assert report.acm1998 is not None and report.acm1998.map > 0.9

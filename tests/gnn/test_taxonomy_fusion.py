@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import numpy as np
@@ -233,8 +234,9 @@ def _in_category(store: GraphStore) -> pd.DataFrame:
 
 
 def test_compute_taxonomy_writes_back_and_is_idempotent(
-    taxonomy_store: GraphStore, encoder: object, tmp_path: Path
+    taxonomy_store: GraphStore, encoder: object, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
+    caplog.set_level(logging.INFO)
     store = taxonomy_store
     before = _in_category(store)
     settings = TaxonomySettings(
@@ -246,6 +248,8 @@ def test_compute_taxonomy_writes_back_and_is_idempotent(
     )
     report = compute_taxonomy(store, encoder, settings)  # type: ignore[arg-type]
     assert report.categories == 5 and report.classes == 6
+    assert "inferred MAPS_TO" in report.summary()  # said there, so not logged as well (the CLI prints the report)
+    assert not [r for r in caplog.records if r.levelno >= logging.INFO and "MAPS_TO" in r.getMessage()]
     assert report.fusion.model_file is not None and Path(report.fusion.model_file).is_file()
     assert Path(report.fusion.model_file).parent == tmp_path / "cache" / "models"
 

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from decimal import Decimal
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 
 import cypher
 from graph import GraphStore, StoreConfig, open_store
+from graph.embedded import plain_numbers
 from graph.errors import QueryError, StoreError
 from graph.readonly import EMBEDDED_PROCEDURES, NEO4J_PROCEDURES, check_read_only
 
@@ -153,3 +156,37 @@ def test_reads_and_describing_calls_still_run(reader: GraphStore) -> None:
     assert reader.read_only_query("RETURN 'COPY' AS s") == (["s"], [["COPY"]])
     columns, rows = reader.read_only_query("CALL show_tables() RETURN name ORDER BY name")
     assert columns == ["name"] and ["Paper"] in rows
+
+
+def test_sums_of_integers_come_back_as_integers(reader: GraphStore) -> None:
+    # LadybugDB sums INT64 into INT128 (Arrow decimal128(38, 0), Python Decimal); Neo4j gives integers
+    columns, rows = reader.read_only_query(
+        "MATCH (p:Paper) RETURN sum(CASE WHEN p.year > 3000 THEN 1 ELSE 0 END) AS later, sum(p.year) AS years, "
+        "[sum(p.year)] AS listed, avg(p.year) AS mean"
+    )
+    assert columns == ["later", "years", "listed", "mean"]
+    assert rows == [[0, 10002, [10002], pytest.approx(2000.4)]]  # years 2001 + 1993 + 1999 + 2004 + 2005
+    assert [type(v) for v in rows[0][:2]] == [int, int] and type(rows[0][2][0]) is int
+
+
+def test_plain_numbers_turns_decimals_into_ints_or_floats() -> None:
+    wide = pa.decimal128(38, 0)
+    table = pa.table(
+        {
+            "n": pa.array([Decimal(0), Decimal(-7)], wide),
+            "big": pa.array([Decimal(2**70), Decimal(1)], wide),
+            "scaled": pa.array([Decimal("1.50"), None], pa.decimal128(10, 2)),
+            "listed": pa.array([[Decimal(3)], None], pa.list_(wide)),
+            "vector": pa.array([[1.0, 2.0], [3.0, 4.0]], pa.list_(pa.float32(), 2)),
+        }
+    )
+    rows = plain_numbers(table.select(["n", "scaled", "listed", "vector"])).to_pylist()
+    assert rows == [
+        {"n": 0, "scaled": 1.5, "listed": [3], "vector": [1.0, 2.0]},
+        {"n": -7, "scaled": None, "listed": None, "vector": [3.0, 4.0]},
+    ]
+    assert type(rows[0]["n"]) is int and type(rows[0]["listed"][0]) is int
+    # past the int64 range (an overflow error on Neo4j): a float rather than a failure
+    assert plain_numbers(table.select(["big"])).column("big").to_pylist() == [float(2**70), 1.0]
+    untouched = table.select(["vector"])
+    assert plain_numbers(untouched) is untouched
