@@ -80,9 +80,18 @@ def cmd_cypher(args: argparse.Namespace) -> int:
         text = read_query_file(Path(args.file)) if args.file else args.query
         params = dict(parse_param(p) for p in args.param)
     with open_from_args(args, read_only=True) as store:
+        if args.recipe:
+            # The recipes' paper parameters take any id a source gave a paper (a DOI, an arXiv id, a W-id, ...).
+            for name in PAPER_PARAMETERS & params.keys():
+                if isinstance(params[name], str):
+                    params[name] = paper_keys(store, [params[name]], f"--param {name}")[0]
         columns, rows = store.read_only_query(text, params)
     print(format_rows(columns, rows, args.format))
     return 0
+
+
+# Recipe parameters that name a Paper (cypher/explore/): resolved through Paper keys and Alias nodes.
+PAPER_PARAMETERS = frozenset({"paper_id", "paper_a", "paper_b", "from_id", "to_id"})
 
 
 def read_query_file(path: Path) -> str:

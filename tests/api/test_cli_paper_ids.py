@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pandas as pd
@@ -48,3 +49,11 @@ def test_unknown_ids_are_user_errors_naming_them(
     code = main(["--db", str(built), "recommend", "parsing [CIT]", "--cited", "p1", "--cited", "no-such-paper-xyz"])
     err = capsys.readouterr().err
     assert code == 1 and "--cited" in err and "'no-such-paper-xyz'" in err and "'p1'" not in err
+
+
+def test_recipes_take_any_id_of_a_paper_and_name_unknown_ones(built: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["--db", str(built), "cypher", "--recipe", "papers_citing_both", "--format", "json"]
+    assert main([*args, "--param", "paper_a=W2741809807", "--param", "paper_b=p3"]) == 0
+    assert {row["id"] for row in json.loads(capsys.readouterr().out)} == {"p1", "p4"}
+    assert main([*args, "--param", "paper_a=10.9999/nothing", "--param", "paper_b=p3"]) == 1
+    assert "--param paper_a: no paper" in capsys.readouterr().err
