@@ -124,7 +124,9 @@ class ProfileIndex:
         missing = set(CITANCE_COLUMNS) - set(citances.columns)
         if missing:
             raise ValueError(f"citances lack columns {sorted(missing)}")
-        kept = citances[citances["cited_id"].isin(index.row_of.keys()) & (citances["text"].str.strip() != "")]
+        # astype(str): a store without citing sentences (an imported export) gives columns without a string dtype
+        texts = citances["text"].fillna("").astype(str)
+        kept = citances[citances["cited_id"].isin(index.row_of.keys()) & (texts.str.strip() != "")]
         if settings.until is not None:
             year = pd.to_numeric(kept["citing_year"], errors="coerce")
             kept = kept[year.notna() & (year <= settings.until)]

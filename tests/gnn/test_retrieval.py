@@ -254,3 +254,14 @@ def test_index_takes_vectors_from_the_encoder_cache_before_they_are_written(
     assert not report.rebuilt and again.embedding_hashes[again.row_of["c1"]] != ""
     without = RetrievalIndex.open(store, path=tmp_path / "other")[0]
     assert without.embedding_hashes[without.row_of["c1"]] == ""
+
+
+def test_a_store_without_citing_sentences_has_empty_profiles(
+    embedded: GraphStore, encoder: TextEncoder, tmp_path: Path
+) -> None:
+    """An imported export (Web of Science, Scopus) has citations but no citing sentences."""
+    index, _ = RetrievalIndex.open(embedded, path=tmp_path / "idx")
+    none = pd.DataFrame({column: pd.Series([], dtype=float) for column in _citances().columns})
+    profiles = ProfileIndex.build(index, none, encoder, ProfileSettings())
+    assert profiles.papers == 0
+    assert not np.isfinite(profiles.dense_scores(encoder.encode(["anything"])[0])).any()
