@@ -307,7 +307,8 @@ class EmbeddedStore(GraphStore):
         if self.read_only:
             if missing:
                 raise StoreUnavailableError(
-                    f"{self.describe()} lacks tables {missing}; build it with `make build` (or `citegraph ingest all`)"
+                    f"{self.describe()} lacks tables {missing}, which this version adds; open the store for writing "
+                    f"once to add them: `citegraph --db {self.path} recover` (seconds; nothing else changes)"
                 )
         else:
             for node in self.schema.nodes.values():
@@ -344,7 +345,7 @@ class EmbeddedStore(GraphStore):
                 if self.read_only:
                     raise StoreUnavailableError(
                         f"{self.describe()}: {table} lacks `{prop.name}`, which this version adds; open the store "
-                        "for writing once (e.g. `citegraph compute all`) to add the column"
+                        f"for writing once to add the column: `citegraph --db {self.path} recover` (seconds)"
                     )
                 self._run("add_column", identifiers={"TABLE": table, "COLUMN": prop.name, "DATATYPE": ddl_type(prop)})
                 stored[prop.name] = expected

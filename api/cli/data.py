@@ -48,13 +48,16 @@ def cmd_fetch_data(args: argparse.Namespace) -> int:
 
 def cmd_recover(args: argparse.Namespace) -> int:
     """``citegraph recover``: open the store read-write, which repairs what a killed writer left beside it
-    (a first load's ``.building`` files, staging tables, a torn log, an interrupted checkpoint), and close it."""
+    (a first load's ``.building`` files, staging tables, a torn log, an interrupted checkpoint) and adds
+    the tables and columns a newer version of the data model has (empty), and close it."""
     config = StoreConfig.from_env(db_path=args.db)
     path = config.db_path
     if not path.exists():
         raise ConfigError(f"no store at {path}; give the path of an embedded store file with --db")
     open_store(config).close()
-    print(f"{path}: opens read-write and read-only; nothing left to repair")
+    print(
+        f"{path}: opens read-write and read-only, with every table and column of this version; nothing left to repair"
+    )
     return 0
 
 
