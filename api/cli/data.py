@@ -90,8 +90,8 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
 
     p = sub.add_parser(
         "recover",
-        help="repair what a killed command left beside the store (open read-write, then close); "
-        "read-write opens do it anyway",
+        help="repair what a killed command left beside the store and add the tables and columns of this "
+        "version (open read-write, then close); read-write opens do it anyway",
     )
     p.set_defaults(func=cmd_recover)
 
