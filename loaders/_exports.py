@@ -14,8 +14,9 @@ layout is told from the content, not the file name:
   first line is damaged.
 
 gzip is read transparently (sniffed by its magic bytes, as :func:`loaders._common.iter_raw_lines`
-does). What cannot be read is a :class:`JsonProblem` with its line and a reason that says what
-to do; the caller turns it into a :class:`graph.errors.Reject` of its own table.
+does; :func:`iter_lines` keeps the lines before the cut of a truncated stream). What cannot be
+read is a :class:`JsonProblem` with its line and a reason that says what to do; the caller turns
+it into a :class:`graph.errors.Reject` of its own table.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from pathlib import Path
 
 from graph.errors import IngestError
 from graph.validate import preview
-from loaders._common import GZIP_MAGIC, iter_raw_lines
+from loaders._common import GZIP_MAGIC
 
 # A first line that does not parse makes the file a candidate document, read whole; past this
 # size (on disk) it is taken as JSON Lines with a damaged first line instead of a document.
@@ -93,21 +94,57 @@ def iter_json_values(path: Path) -> Iterator[JsonValue | JsonProblem]:
             yield parsed if isinstance(parsed, JsonProblem) else JsonValue(number, parsed.value, only)
 
 
+def iter_lines(path: Path) -> Iterator[bytes]:
+    """The file's lines as bytes (line end removed), gunzipped when the file is gzip.
+
+    Unlike :func:`loaders._common.iter_raw_lines`, a gzip stream cut short yields every complete
+    line before the cut and only then raises :class:`IngestError` (a 400k-work partition whose
+    download stopped early keeps what arrived). Concatenated gzip members are read in turn.
+    """
+    with path.open("rb") as raw:
+        if raw.read(2) != GZIP_MAGIC:
+            raw.seek(0)
+            for line in raw:
+                yield line.rstrip(b"\r\n")
+            return
+        raw.seek(0)
+        stream = zlib.decompressobj(wbits=31)  # 31: a gzip header and trailer
+        pending = b""
+        try:
+            while chunk := raw.read(1 << 20):
+                data = stream.decompress(chunk)
+                while stream.eof and stream.unused_data:  # the next member
+                    rest, stream = stream.unused_data, zlib.decompressobj(wbits=31)
+                    data += stream.decompress(rest)
+                *lines, pending = (pending + data).split(b"\n")
+                for line in lines:
+                    yield line.rstrip(b"\r")
+        except zlib.error as exc:
+            raise IngestError(f"{path}: the gzip stream is damaged ({exc}); download or copy the file again") from exc
+        if not stream.eof:
+            raise IngestError(f"{path}: the gzip stream ends early; download or copy the file again") from EOFError(
+                "compressed file ended before the end-of-stream marker"
+            )
+        if pending:
+            yield pending.rstrip(b"\r")
+
+
 def _numbered_lines(path: Path) -> Iterator[tuple[int, bytes | JsonProblem]]:
     """``(line number, bytes)``; a damaged gzip stream ends it with a problem at the line it cut."""
     number = 0
     try:
-        for number, raw in enumerate(iter_raw_lines(path), start=1):
+        for number, raw in enumerate(iter_lines(path), start=1):
             yield number, raw
     except IngestError as exc:
-        yield (
-            number + 1,
-            JsonProblem(
-                number + 1,
-                f"the gzip stream ends early after line {number} ({exc.__cause__}); the lines before it are read, "
-                "the rest of the file is lost: download or copy the file again",
-            ),
-        )
+        yield number + 1, JsonProblem(number + 1, gzip_problem(number, exc))
+
+
+def gzip_problem(lines_read: int, exc: IngestError) -> str:
+    """The reason for a gzip stream that stopped after ``lines_read`` lines."""
+    return (
+        f"the gzip stream is cut or damaged after line {lines_read} ({exc.__cause__}); the lines before it are "
+        "read, the rest of the file is lost: download or copy the file again"
+    )
 
 
 def _parse(raw: bytes, line: int) -> JsonValue | JsonProblem:
@@ -151,7 +188,8 @@ def _document(path: Path) -> Iterator[JsonValue | JsonProblem]:
     if len(lines) > 1 and sum(isinstance(p, JsonValue) for p in parsed) * 2 >= len(lines):
         yield from (p if isinstance(p, JsonProblem) else JsonValue(p.line, p.value, False) for p in parsed)
         return
-    ends_early = error.pos >= len(text.rstrip())
+    # A cut file fails where the text ends, or inside a string that runs to the end.
+    ends_early = error.pos >= len(text.rstrip()) or error.msg.startswith("Unterminated string")
     yield JsonProblem(
         error.lineno,
         f"file is not JSON ({error.msg}: line {error.lineno} column {error.colno})"
@@ -163,4 +201,12 @@ def _document(path: Path) -> Iterator[JsonValue | JsonProblem]:
     )
 
 
-__all__ = ["MAX_DOCUMENT_BYTES", "JsonProblem", "JsonValue", "display_names", "iter_json_values"]
+__all__ = [
+    "MAX_DOCUMENT_BYTES",
+    "JsonProblem",
+    "JsonValue",
+    "display_names",
+    "gzip_problem",
+    "iter_json_values",
+    "iter_lines",
+]

@@ -58,7 +58,9 @@ Rejected, with ``<file>:<line>`` (``<file>:record N`` for the works of a one-doc
 file that is not UTF-8, not JSON or cut short, a value that is neither a work nor a list of works,
 a work without a DOI (``Paper``); ``author`` that is not a list and an entry without a name
 (``WROTE``/``Author``; the work is loaded); ``reference`` that is not a list, an entry that is not
-an object, a reference that resolves to the citing work itself (``CITES``). Values of the wrong
+an object, a reference that gives the citing work's own DOI (``CITES``; a title that matches the
+citing work's own is counted as unresolved: the match is a guess, an earlier version of the work
+most likely). Values of the wrong
 type (``"title": 5``) are passed on for :mod:`graph.validate` to reject with the same origin.
 """
 
@@ -113,8 +115,8 @@ class CrossrefReport:
     references: int  # entries of `reference` of the works loaded
     by_doi: int  # references with a DOI (CITES edges, to a work of the input or a stub)
     by_title: int  # references without a DOI matched by title
-    unresolved: int  # references without a DOI whose title matched nothing, or that had no title
-    self_citations: int  # references resolving to the citing work (rejected)
+    unresolved: int  # references without a DOI whose title matched nothing (or the citing work), or had no title
+    self_citations: int  # references giving the citing work's own DOI (rejected)
     repeated: int  # a second reference of one work to the same paper (one edge)
 
 
@@ -360,11 +362,13 @@ def _batch(
         if target is None:
             continue
         if target == citing:
+            if how == BY_TITLE:  # the resolver's guess, not the data's claim: the entry stays unresolved
+                counts[BY_TITLE] -= 1
+                counts[UNRESOLVED] += 1
+                continue
             self_citations += 1
-            counts[how] -= 1
-            rejects.append(
-                Reject("CITES", where, f"a reference of {citing} resolves to the work itself ({how}); it is skipped")
-            )
+            counts[BY_DOI] -= 1
+            rejects.append(Reject("CITES", where, f"a reference of {citing} gives its own DOI; it is skipped"))
             continue
         if (citing, target) in cites:
             repeated += 1

@@ -90,6 +90,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 from tqdm import tqdm
 
 from graph.errors import Reject
@@ -139,14 +140,46 @@ class OpenAlexReport:
     id_conflicts: int  # two works claiming one DOI (or other id): kept apart, see IdGroups
 
 
+class _Utf8Column:
+    """Strings or nulls appended as UTF-8 to one buffer: an Arrow ``large_string`` column in the making.
+
+    Abstracts are most of what a loaded work keeps (~1-5 KB each). As Python strings they would
+    take up to 4 bytes a character (one non-Latin-1 character makes a string UCS-2 or UCS-4), and
+    the table built from them a second copy; here they are stored once, as the column's buffer.
+    """
+
+    def __init__(self) -> None:
+        self.data = bytearray()
+        self.offsets = array("q", [0])
+        self.valid = bytearray()
+
+    def append(self, text: str | None) -> None:
+        if text is not None:
+            self.data += text.encode("utf-8", "replace")  # "replace": a lone surrogate (JSON allows one) becomes "?"
+        self.offsets.append(len(self.data))
+        self.valid.append(text is not None)
+
+    def series(self, rows: list[int] | None, nulls: int) -> pd.Series:
+        """The column (only ``rows``, when given) followed by ``nulls`` nulls, as pandas' ``str`` dtype."""
+        n = len(self.valid) + nulls
+        offsets = self.offsets + array("q", [len(self.data)]) * nulls
+        valid = np.frombuffer(bytes(self.valid) + bytes(nulls), dtype=np.uint8).astype(bool)
+        bitmap = pa.py_buffer(np.packbits(valid, bitorder="little"))
+        column = pa.Array.from_buffers(pa.large_string(), n, [bitmap, pa.py_buffer(offsets), pa.py_buffer(self.data)])
+        if rows is not None:
+            column = column.take(pa.array(rows + list(range(len(self.valid), n)), type=pa.int64()))
+        return pd.Series(column, dtype=pd.StringDtype("pyarrow", na_value=np.nan))
+
+
 @dataclass
 class _Columns:
     """Column lists of every table; rows of per-work tables point at the work's row."""
 
     works: list[str] = field(default_factory=list)  # the W-id (openalex:W…) of each work row
     papers: dict[str, list[object]] = field(
-        default_factory=lambda: {k: [] for k in ("title", "abstract", "year", "venue", ORIGIN_COLUMN)}
+        default_factory=lambda: {k: [] for k in ("title", "year", "venue", ORIGIN_COLUMN)}
     )
+    abstracts: _Utf8Column = field(default_factory=lambda: _Utf8Column())  # the largest column: kept compact
     updated: list[str] = field(default_factory=list)  # updated_date per row: which copy of a work wins
     alive: bytearray = field(default_factory=bytearray)  # 0 for a superseded copy
     row_of: dict[str, int] = field(default_factory=dict)  # W-id -> row of its current copy
@@ -240,7 +273,8 @@ def _work_number(raw: object) -> int | None:
     if not isinstance(raw, str):
         return None
     match = _WORK_ID.fullmatch(raw.strip())
-    return int(match.group(1)) if match else None
+    number = int(match.group(1)) if match else None
+    return number if number is not None and number < 1 << 62 else None  # stored as a machine integer
 
 
 def _work(work: object, where: str, out: _Columns) -> None:
@@ -280,7 +314,7 @@ def _work(work: object, where: str, out: _Columns) -> None:
     title = work.get("title")
     papers = out.papers
     papers["title"].append(text_or_null(title if title is not None else work.get("display_name")))
-    papers["abstract"].append(abstract)
+    out.abstracts.append(abstract)
     papers["year"].append(integer_or_as_is(work.get("publication_year")))
     papers["venue"].append(text_or_null(_venue(work)))
     papers[ORIGIN_COLUMN].append(where)
@@ -552,7 +586,7 @@ def _batch(out: _Columns, n_files: int) -> tuple[GraphBatch, OpenAlexReport]:
         {
             "id": keys[live].tolist() + stub_ids,
             "title": columns["title"] + nulls,
-            "abstract": columns["abstract"] + nulls,
+            "abstract": out.abstracts.series(live if len(live) < len(out.works) else None, n_stubs),
             "year": nullable_ints(columns["year"] + nulls),
             "venue": columns["venue"] + nulls,
             "doi": [d.removeprefix(DOI_PREFIX) if d else None for d in doi] + nulls,

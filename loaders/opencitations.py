@@ -49,8 +49,8 @@ from graph.errors import IngestError, Reject
 from graph.ingest import GraphBatch
 from graph.schema import ORIGIN_COLUMN, SOURCE_COLUMN, TARGET_COLUMN
 from graph.validate import preview
-from loaders._common import alias_tables, input_files, iter_raw_lines, table
-from loaders._exports import JsonProblem, JsonValue, display_names, iter_json_values
+from loaders._common import alias_tables, input_files, table
+from loaders._exports import JsonProblem, JsonValue, display_names, gzip_problem, iter_json_values, iter_lines
 from loaders.ids import DOI_PREFIX, PMID_PREFIX, IdGroups, PaperIdError, canonical_paper_id, openalex_id
 
 log = logging.getLogger(__name__)
@@ -118,7 +118,7 @@ def load_with_report(path: Path) -> tuple[GraphBatch, OpenCitationsReport]:
 def _is_json(path: Path) -> bool:
     """JSON when the first non-blank character is ``[`` or ``{``; a CSV starts with its header."""
     try:
-        for raw in iter_raw_lines(path):
+        for raw in iter_lines(path):
             text = raw.lstrip(b"\xef\xbb\xbf").strip()
             if text:
                 return text[:1] in (b"[", b"{")
@@ -154,7 +154,7 @@ def _csv_file(path: Path, name: str, out: _Columns) -> None:
     columns: dict[str, int] | None = None
     number = 0
     try:
-        for number, raw in enumerate(iter_raw_lines(path), start=1):
+        for number, raw in enumerate(iter_lines(path), start=1):
             if not raw.strip():
                 continue
             where = f"{name}:{number}"
@@ -191,13 +191,9 @@ def _csv_file(path: Path, name: str, out: _Columns) -> None:
                 )
                 continue
             _citation(fields[columns["citing"]], fields[columns["cited"]], where, out)
-    except IngestError as exc:  # a damaged gzip stream (iter_raw_lines)
+    except IngestError as exc:  # a gzip stream cut short or damaged (iter_lines)
         out.records += 1
-        out.reject(
-            f"{name}:{number + 1}",
-            f"the gzip stream ends early after line {number} ({exc.__cause__}); the lines before it are read: "
-            "download or copy the file again",
-        )
+        out.reject(f"{name}:{number + 1}", gzip_problem(number, exc))
 
 
 def work_ids(value: object) -> list[str]:
