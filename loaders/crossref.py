@@ -33,7 +33,8 @@ becomes
   one edge, its first place). ORCIDs are not stored (Author has no property for them);
 * each entry of ``reference`` (see :class:`CrossrefReport` for the counts):
 
-  * with a ``DOI``: ``(Paper)-[:CITES {dataset="crossref"}]->(Paper {id="doi:…"})``; a cited DOI
+  * with a ``DOI`` (or, without one, a DOI written in its ``unstructured`` text):
+    ``(Paper)-[:CITES {dataset="crossref"}]->(Paper {id="doi:…"})``; a cited DOI
     that is not one of the input's works becomes a stub ``Paper {id, doi, stub=true,
     dataset="crossref"}`` (no title: the reference's own ``article-title`` would overwrite a
     stored paper's clean one);
@@ -96,6 +97,7 @@ DATE_FIELDS = ("issued", "published", "published-print", "published-online")  # 
 _TAG = re.compile(r"<[^>]+>")
 _SPACE = re.compile(r"\s+")
 _ABSTRACT_HEADING = re.compile(r"^\s*<jats:title>\s*abstract\s*</jats:title>", re.I)
+_DOI_IN_TEXT = re.compile(r"\b10\.\d{4,9}/[^\s\"<>]+")  # "…, D-Lib Magazine, doi:10.1045/june2004-harnad."
 
 # How a reference was resolved (CrossrefReport counts).
 BY_DOI, BY_TITLE, UNRESOLVED = "doi", "title", "unresolved"
@@ -113,7 +115,7 @@ class CrossrefReport:
     works: int  # work records read (every copy)
     superseded: int  # copies of a work read twice, dropped for a newer one
     references: int  # entries of `reference` of the works loaded
-    by_doi: int  # references with a DOI (CITES edges, to a work of the input or a stub)
+    by_doi: int  # references with a DOI, or one in their text (CITES edges, to a work of the input or a stub)
     by_title: int  # references without a DOI matched by title
     unresolved: int  # references without a DOI whose title matched nothing (or the citing work), or had no title
     self_citations: int  # references giving the citing work's own DOI (rejected)
@@ -312,13 +314,16 @@ def _references(references: object, row: int, where: str, out: _Columns) -> None
         if not isinstance(reference, dict):
             out.reject("CITES", where, f"reference {n} is {preview(reference)}, expected an object; it is skipped")
             continue
+        title, raw = reference.get("article-title"), reference.get("unstructured")
+        given = reference.get("DOI")
+        if not isinstance(given, str) and isinstance(raw, str) and (match := _DOI_IN_TEXT.search(raw)):
+            given = match.group(0).rstrip(".,;)]")  # the sentence's punctuation, not the DOI's
         doi = None
-        if isinstance(reference.get("DOI"), str):
+        if isinstance(given, str):
             try:
-                doi = canonical_paper_id(reference["DOI"])
+                doi = canonical_paper_id(given)
             except PaperIdError:
                 doi = None  # a DOI that does not parse: the title may still say which work it is
-        title, raw = reference.get("article-title"), reference.get("unstructured")
         out.references.append(
             _Reference(
                 row,
