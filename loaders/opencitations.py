@@ -236,11 +236,12 @@ def _citation(citing: object, cited: object, where: str, out: _Columns) -> None:
         out.groups.add(ids[0])
         for other in ids[1:]:
             out.groups.union([ids[0], other])
-        out.first_seen.setdefault(ids[0], where)
     pair = (ends[0][0], ends[1][0])
     if out.groups.find(pair[0]) == out.groups.find(pair[1]):
         out.reject(where, f"{pair[0]} cites itself; a work does not cite itself, drop the row")
         return
+    for paper_id in pair:
+        out.first_seen.setdefault(paper_id, where)
     if pair in out.cites:
         out.repeated += 1
         return
