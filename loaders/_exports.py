@@ -25,7 +25,7 @@ import gzip
 import json
 import os
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import chain
 from pathlib import Path
@@ -129,7 +129,7 @@ def iter_lines(path: Path) -> Iterator[bytes]:
             yield pending.rstrip(b"\r")
 
 
-def _numbered_lines(path: Path) -> Iterator[tuple[int, bytes | JsonProblem]]:
+def _numbered_lines(path: Path) -> Generator[tuple[int, bytes | JsonProblem], None, None]:
     """``(line number, bytes)``; a damaged gzip stream ends it with a problem at the line it cut."""
     number = 0
     try:

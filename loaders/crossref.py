@@ -237,8 +237,9 @@ def _work(work: object, where: str, out: _Columns) -> None:
     if not isinstance(work, dict):
         out.reject("Paper", where, f"value is {preview(work)}, expected a Crossref work (an object with a `DOI`)")
         return
+    given = work.get("DOI")
     try:
-        key = canonical_paper_id(work.get("DOI")) if isinstance(work.get("DOI"), str) else None
+        key = canonical_paper_id(given) if isinstance(given, str) else None
     except PaperIdError:
         key = None
     if key is None or not key.startswith(DOI_PREFIX):
@@ -284,12 +285,12 @@ def _authors(authors: object, row: int, where: str, out: _Columns) -> None:
         return
     on_work: set[str] = set()
     for position, author in enumerate(authors, start=1):
-        name = None
+        name: object = None
         if isinstance(author, dict):
             parts = [author.get("given"), author.get("family")]
             name = " ".join(p.strip() for p in parts if isinstance(p, str) and p.strip()) or author.get("name")
         key = author_key(name) if isinstance(name, str) else None
-        if key is None:
+        if key is None or not isinstance(name, str):
             out.reject("Author", where, f"author {position} has no name ({preview(author)})")
             continue
         if key in on_work:
@@ -338,7 +339,7 @@ def _batch(
     out: _Columns, n_files: int, extra_titles: Callable[[], Iterable[tuple[str, str]]] | None
 ) -> tuple[GraphBatch, CrossrefReport]:
     live = [row for row, alive in enumerate(out.alive) if alive]
-    origins = out.papers[ORIGIN_COLUMN]
+    origins = [str(where) for where in out.papers[ORIGIN_COLUMN]]
     references = [r for r in out.references if out.alive[r.row]]
     index = None
     if any(r.doi is None and (r.title or r.raw) for r in references):

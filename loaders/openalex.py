@@ -252,13 +252,14 @@ def load_with_report(path: Path) -> tuple[GraphBatch, OpenAlexReport]:
 
 def _value(value: object, file: str, line: int, whole_file: bool, out: _Columns) -> None:
     """One JSON value: a work, an API page (``results``) or a list of works."""
-    items: object = None
+    items: list[Any] | None = None
     if isinstance(value, dict) and "results" in value:
-        items = value["results"]
-        if not isinstance(items, list):
+        results = value["results"]
+        if not isinstance(results, list):
             where = f"{file}:{line}"
-            out.reject("Paper", where, f"`results` is {preview(items)}, expected the list of works of an API page")
+            out.reject("Paper", where, f"`results` is {preview(results)}, expected the list of works of an API page")
             return
+        items = results
     elif isinstance(value, list):
         items = value
     if items is None:
@@ -369,7 +370,8 @@ def _venue(work: dict[str, Any]) -> object:
 
 def _ids(work: dict[str, Any], wid: str, out: _Columns) -> None:
     """Put the work's other ids in the W-id's group (one union each, so a clash spoils only itself)."""
-    ids = work.get("ids") if isinstance(work.get("ids"), dict) else {}
+    given_ids = work.get("ids")
+    ids: dict[str, Any] = given_ids if isinstance(given_ids, dict) else {}
     given: list[str] = []
     doi = work.get("doi") or ids.get("doi")
     if doi:
@@ -427,14 +429,14 @@ def _authors(authorships: object, row: int, where: str, out: _Columns) -> None:
         return
     on_work: set[str] = set()
     for position, authorship in enumerate(authorships, start=1):
-        name = None
+        name: object = None
         if isinstance(authorship, dict):
             author = authorship.get("author")
             name = author.get("display_name") if isinstance(author, dict) else None
             if not isinstance(name, str) or not name.strip():
                 name = authorship.get("raw_author_name")
         key = author_key(name) if isinstance(name, str) else None
-        if key is None:
+        if key is None or not isinstance(name, str):
             out.reject("Author", where, f"authorship {position} has no author name ({preview(authorship)})")
             continue
         if key in on_work:
@@ -534,8 +536,7 @@ def _topic(topic: object, where: str, out: _Columns) -> str | None:
     chain: list[str] = []
     for key, level_name, level in TOPIC_LEVELS:
         part = topic.get(key)
-        part_id = _short_id(part.get("id")) if isinstance(part, dict) else None
-        if part_id is None:
+        if not isinstance(part, dict) or (part_id := _short_id(part.get("id"))) is None:
             continue
         code = f"{level_name}/{part_id}"
         class_id = f"{TOPIC_SCHEME}:{code}"
@@ -603,7 +604,7 @@ def _batch(out: _Columns, n_files: int) -> tuple[GraphBatch, OpenAlexReport]:
 
     # One origin per citing work: as categories, 4 bytes per edge instead of a string each.
     live_origins = origins[live]
-    cites = table(
+    cites = pd.DataFrame(  # numpy columns: table() takes lists
         {
             SOURCE_COLUMN: keys[rows],
             TARGET_COLUMN: target_keys[inverse],
@@ -617,7 +618,7 @@ def _batch(out: _Columns, n_files: int) -> tuple[GraphBatch, OpenAlexReport]:
     wrote_rows, wrote_keep = _rows(out.wrote_row, alive)
     wrote_authors = [a for a, k in zip(out.wrote_author, wrote_keep.tolist()) if k]
     positions = np.frombuffer(out.wrote_position, dtype=_int_dtype(out.wrote_position))[wrote_keep]
-    wrote = table(
+    wrote = pd.DataFrame(
         {
             SOURCE_COLUMN: wrote_authors,
             TARGET_COLUMN: keys[wrote_rows],
@@ -637,7 +638,7 @@ def _batch(out: _Columns, n_files: int) -> tuple[GraphBatch, OpenAlexReport]:
 
     class_rows, class_keep = _rows(out.class_row, alive)
     flags = class_keep.tolist()
-    in_class = table(
+    in_class = pd.DataFrame(
         {
             SOURCE_COLUMN: keys[class_rows],
             TARGET_COLUMN: [c for c, k in zip(out.class_id, flags) if k],
