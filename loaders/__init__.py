@@ -12,12 +12,27 @@ even parse in :attr:`GraphBatch.rejects`; :func:`graph.ingest.ingest` validates 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from graph.ingest import GraphBatch
-from loaders import anthology, cora, jsonl, scisumm, scisummnet, scopus, semanticscholar, taxonomy, unarxive, wos
+from loaders import (
+    anthology,
+    cora,
+    crossref,
+    jsonl,
+    openalex,
+    opencitations,
+    scisumm,
+    scisummnet,
+    scopus,
+    semanticscholar,
+    taxonomy,
+    unarxive,
+    wos,
+)
 from loaders.ids import PaperIdError, author_key, canonical_paper_id
 from loaders.resolve import TitleIndex
 
@@ -82,7 +97,30 @@ SOURCES: dict[str, Source] = {
             jsonl.load,
             "your own corpus in the JSON Lines format of docs/data.md (papers, citations with contexts, sentences)",
         ),
-        # Importers of a user's own exports: `citegraph ingest NAME PATH`, never part of `ingest all`.
+        # Importers of a user's own exports: `citegraph ingest NAME PATH`, never part of `ingest all`. The
+        # default paths are the real sample exports of the data folder (formats/, see its README.md).
+        Source(
+            "openalex",
+            "formats/openalex",
+            openalex.load,
+            "OpenAlex works (snapshot JSONL partitions, API pages, single works): papers, aliases, authors, "
+            "citations, topics",
+            bundled=False,
+        ),
+        Source(
+            "crossref",
+            "formats/crossref",
+            lambda path: crossref.load(path, extra_titles=lambda: _anthology_pairs(_data_dir())),
+            "Crossref works JSON (API responses, dumps, JSONL): papers, authors, references by DOI or by title",
+            bundled=False,
+        ),
+        Source(
+            "opencitations",
+            "formats/opencitations_coci",
+            opencitations.load,
+            "OpenCitations COCI/Index CSV or API JSON: citing -> cited DOIs as stub papers and citations",
+            bundled=False,
+        ),
         Source(
             "semanticscholar",
             "formats/semanticscholar",
@@ -107,6 +145,19 @@ SOURCES: dict[str, Source] = {
         ),
     )
 }
+
+
+def _data_dir() -> Path:
+    """The data folder as the CLI finds it: ``$CITEGRAPH_DATA``, else ``../shared/data``."""
+    return Path(os.environ.get("CITEGRAPH_DATA", "../shared/data"))
+
+
+def _anthology_pairs(data_dir: Path) -> Iterator[tuple[str, str]]:
+    """``(id, title)`` of every Anthology paper under ``data_dir``; nothing when it is not there."""
+    papers = data_dir / SOURCES["anthology"].path
+    if papers.exists():
+        frame = anthology.load(papers).nodes["Paper"]
+        yield from zip(frame["id"].tolist(), frame["title"].tolist())
 
 
 def _anthology_titles(data_dir: Path) -> TitleIndex | None:

@@ -66,7 +66,7 @@ already in the store is graph/ingest's business):
    radiosensitivity", pp. 943-946, is not their "…: assessment of chemosensitivity testing",
    pp. 936-942, in the same volume).
 
-What resolves to no record is a stub (see :mod:`loaders._export`): keyed by its DOI when it has
+What resolves to no record is a stub (see :mod:`loaders._database_exports`): keyed by its DOI when it has
 one, else by ``ref:<key>``.
 """
 

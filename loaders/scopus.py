@@ -29,7 +29,7 @@ column                     becomes
 Origins are ``<file>:<line>`` of the row's first line. Rejected here: a row with neither DOI nor
 EID, a row with a value that is not UTF-8, a row with another number of values than the header
 (the file ends inside it, or a quote is missing) (``Paper``); a file whose header has no ``Title``
-and neither ``EID`` nor ``DOI`` column: no Scopus export (``file``). The rest: :mod:`loaders._export`.
+and neither ``EID`` nor ``DOI`` column: no Scopus export (``file``). The rest: :mod:`loaders._database_exports`.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ from graph.errors import IngestError, Reject
 from graph.ingest import GraphBatch
 from graph.validate import preview
 from loaders._common import GZIP_MAGIC, input_files, integer_or_as_is, origin, text_or_null
-from loaders._export import CitationReport, ExportRecord, assemble
+from loaders._database_exports import CitationReport, ExportRecord, assemble
 from loaders.citedrefs import RecordFacts, canonical_dois, initials_first, parse_scopus, split_scopus_references
 from loaders.ids import SCOPUS_PREFIX
 

@@ -12,7 +12,7 @@ mark is skipped):
 * **Tab-delimited** ("Tab delimited file"): a header row of the tags (``PT AU BA … UT …``), then
   one record per row, ``"; "`` between the values of ``AU``, ``AF``, ``CR``.
 
-Each record becomes (see :mod:`loaders._export` for the tables):
+Each record becomes (see :mod:`loaders._database_exports` for the tables):
 
 ==========  =====================================================================================
 tag         becomes
@@ -37,7 +37,7 @@ Origins are ``<file>:<line>`` of the record's first line (``PT`` line, or its ro
 a record with neither ``UT`` nor ``DI``, a record with a line that is not UTF-8, a record the file
 ends inside (no ``ER``: a cut-short download), a row with another number of fields than the header
 (``Paper``); a line outside any record that is not part of the header (``line``); a file that is
-neither format (``file``). The rest: :mod:`loaders._export`.
+neither format (``file``). The rest: :mod:`loaders._database_exports`.
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ from graph.errors import Reject
 from graph.ingest import GraphBatch
 from graph.validate import preview
 from loaders._common import input_files, integer_or_as_is, iter_raw_lines, origin, text_or_null
-from loaders._export import CitationReport, ExportRecord, assemble
+from loaders._database_exports import CitationReport, ExportRecord, assemble
 from loaders.citedrefs import RecordFacts, canonical_dois, parse_wos
 from loaders.ids import WOS_PREFIX
 

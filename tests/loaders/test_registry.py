@@ -16,6 +16,8 @@ def test_sources_in_ingest_order() -> None:
     bundled = ["taxonomy", "scisumm2018", "scisummnet", "anthology", "unarxive", "cora", "jsonl"]
     assert [name for name, source in SOURCES.items() if source.bundled] == bundled
     assert list(SOURCES)[: len(bundled)] == bundled  # importers of users' exports come after the bundled corpora
+    importers = {"openalex", "crossref", "opencitations", "semanticscholar", "wos", "scopus"}
+    assert {name for name, s in SOURCES.items() if not s.bundled} == importers
     assert SOURCES["anthology"].path == "anthology/papers.jsonl.gz"
     assert SOURCES["anthology"].load is anthology.load
     assert SOURCES["taxonomy"].path == "taxonomy" and SOURCES["taxonomy"].load is taxonomy.load

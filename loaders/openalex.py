@@ -1,0 +1,698 @@
+"""OpenAlex works -> papers, aliases, authors, citations and OpenAlex's own topic taxonomy.
+
+``citegraph ingest openalex PATH``: PATH is a file, a folder (every ``*.json``, ``*.jsonl`` and
+``*.gz`` under it, in sorted order) or a quoted glob. Three layouts are told apart by content,
+gzipped or not (see :mod:`loaders._json`):
+
+* a **snapshot partition** (``works/updated_date=…/part_000.gz``): JSON Lines, one work per line;
+  read line by line, so a 400k-work partition loads in bounded memory (docs/results.md);
+* a saved **API response page** (``/works?filter=…``): ``{"meta": {...}, "results": [work, ...]}``;
+* a **single work** (``/works/W2741809807``): the work object itself (a JSON array of works is read too).
+
+A work such as::
+
+    {"id": "https://openalex.org/W2741809807", "doi": "https://doi.org/10.7717/peerj.4375",
+     "ids": {"openalex": "...W2741809807", "doi": "...", "mag": "2741809807", "pmid": "https://pubmed.ncbi.nlm.nih.gov/29456894"},
+     "title": "The state of OA: ...", "publication_year": 2018,
+     "primary_location": {"source": {"display_name": "PeerJ"}, ...}, "locations": [...],
+     "authorships": [{"author": {"id": "...A5048491430", "display_name": "Heather Piwowar", "orcid": "..."}, ...}],
+     "abstract_inverted_index": {"Despite": [0], "growing": [1], ...},
+     "referenced_works": ["https://openalex.org/W1491170465", ...],
+     "topics": [{"id": "...T10102", "display_name": "...", "score": 0.9969,
+                 "subfield": {"id": ".../subfields/1804", ...}, "field": {...}, "domain": {...}}],
+     "concepts": [{"id": "...C41008148", "display_name": "Computer science", "level": 0, "score": 0.45}], ...}
+
+becomes
+
+* ``Paper {id, title, abstract, year, venue, doi, arxiv_id, dataset="openalex", stub=false}``. The
+  work's ids are ``openalex:W…`` (``id``), ``doi:…`` (``doi``, else ``ids.doi``), ``pmid:…`` and
+  ``mag:…`` (``ids``), and ``arxiv:…`` when a location's landing page or PDF is on arxiv.org;
+  ``id`` is :func:`loaders.ids.preferred_id` of them (arXiv, then DOI, then the W-id), grouped over
+  the whole input with :class:`loaders.ids.IdGroups`. ``title`` is ``title``, else
+  ``display_name``; ``abstract`` is rebuilt from ``abstract_inverted_index`` (each word at each of
+  its positions, joined by single spaces); ``year`` is ``publication_year``; ``venue`` is
+  ``primary_location.source.display_name``, else ``host_venue.display_name`` (older records);
+  ``doi`` is the DOI lower-cased without prefix. ``type`` has no place in the data model and is
+  not stored;
+* ``Alias {id, kind}`` + ``(Alias)-[:ALIAS_OF]->(Paper)`` for each of the work's ids other than the key;
+* ``Author {id, name}`` + ``(Author)-[:WROTE {position}]->(Paper)`` for each entry of
+  ``authorships``: ``name`` is ``author.display_name`` (else ``raw_author_name``), ``id``
+  :func:`loaders.ids.author_key` of it, ``position`` the 1-based place in the list (a name twice
+  on one work: one edge, its first place). The OpenAlex author id (``A…``) and the ORCID are not
+  stored: authors are keyed by name everywhere in this project and Author has no property for them;
+* ``(Paper)-[:CITES {dataset="openalex"}]->(Paper)`` for each distinct entry of
+  ``referenced_works``. A target that is one of the input's works is that work's key; any other
+  is a stub ``Paper {id="openalex:W…", stub=true, dataset="openalex"}`` (no title: OpenAlex lists
+  references by id only);
+* the topics (``topics``, plus ``primary_topic`` when it is not among them) as a taxonomy of their
+  own: ``AcmClass {id="openalex:<level>/<id>", code="<level>/<id>", name, scheme="openalex",
+  level}`` for the topic (level 4, ``topic/T10102``), its subfield (3, ``subfield/1804``), field
+  (2, ``field/18``) and domain (1, ``domain/2``), with ``(child)-[:BROADER]->(parent)`` along that
+  chain, and ``(Paper)-[:IN_CLASS {score, inferred=false}]->(AcmClass)`` to each topic with the
+  topic's ``score``. A work without topics is classed by its ``concepts`` instead:
+  ``AcmClass {id="openalex-concepts:C…", code="C…", name, scheme="openalex-concepts", level}``
+  with ``level`` = OpenAlex's level + 1 (OpenAlex counts from 0, every scheme here counts its top
+  classes as 1) and no BROADER (a work record names a concept's level, not its parents), and
+  ``IN_CLASS {score, inferred=false}`` to each. A class's ``name`` is the first one read.
+
+A work read twice (two pages of overlapping queries, or two snapshot partitions: OpenAlex writes
+an updated work into a later ``updated_date=`` partition) is loaded once: the copy with the
+latest ``updated_date`` wins (the later-read one on a tie), and the superseded copies are counted
+in :class:`OpenAlexReport` and the log, not rejected.
+
+Rejected, with ``<file>:<line>`` (``<file>:record N`` for the works of a one-document file,
+``<file>:<line> record N`` for those of a page on one line of several) and a reason: a line or
+file that is not UTF-8, not JSON or cut short, a value that is not a work, a page or a list of
+works, a work without an OpenAlex ``id`` or with an ``abstract_inverted_index`` that is not an
+object of word -> list of positions (``Paper``); ``authorships`` that is not a list, an entry
+without a name (``WROTE``/``Author``; the work is loaded); ``referenced_works`` that is not a list,
+an entry that is not a work id, a work citing itself (``CITES``); ``topics``/``concepts`` that are
+not lists and entries without an id (``IN_CLASS``). Values of the wrong type (``"publication_year":
+"n.d."``, ``"title": 5``, a score that is not a number) are passed on for :mod:`graph.validate` to
+reject with the same origin. DOIs, PubMed and MAG ids that do not parse are skipped (the work has
+its W-id) and counted.
+
+Memory: nothing of a parsed work is kept; each becomes values in column lists, and a reference
+is two machine integers (the citing work's row, the target's W number) until the tables are
+built. Measured in docs/results.md (``benchmarks/openalex_import.py``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import re
+import time
+from array import array
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+from tqdm import tqdm
+
+from graph.errors import Reject
+from graph.ingest import GraphBatch
+from graph.schema import ORIGIN_COLUMN, SOURCE_COLUMN, TARGET_COLUMN
+from graph.validate import preview
+from loaders._common import alias_tables, input_files, integer_or_as_is, nullable_ints, table, text_or_null
+from loaders._json_exports import JsonProblem, display_names, iter_json_values
+from loaders.ids import (
+    ARXIV_PREFIX,
+    DOI_PREFIX,
+    MAG_PREFIX,
+    OPENALEX_PREFIX,
+    PMID_PREFIX,
+    IdGroups,
+    PaperIdError,
+    author_key,
+    canonical_paper_id,
+)
+
+log = logging.getLogger(__name__)
+
+SOURCE = "openalex"  # the registry name; the batch is named "openalex"
+DATASET = "openalex"  # Paper.dataset and CITES.dataset
+TOPIC_SCHEME = "openalex"  # AcmClass.scheme of topics, subfields, fields and domains
+CONCEPT_SCHEME = "openalex-concepts"  # AcmClass.scheme of concepts (works without topics)
+SUFFIXES = (".json", ".jsonl", ".gz")  # names read from a folder: pages, works, snapshot partitions (part_000.gz)
+# The topic hierarchy from the top: (key in the topic record, level name in codes, level).
+TOPIC_LEVELS = (("domain", "domain", 1), ("field", "field", 2), ("subfield", "subfield", 3))
+TOPIC_LEVEL = 4
+
+_WORK_ID = re.compile(r"(?:https?://(?:api\.)?openalex\.org/(?:works/)?)?[Ww](\d+)")
+_PMID = re.compile(r"(?:https?://pubmed\.ncbi\.nlm\.nih\.gov/)?(\d+)/?")
+_MAG = re.compile(r"\d+")
+
+
+@dataclass(frozen=True)
+class OpenAlexReport:
+    """What a load read, beyond the tables: for the log and for tests."""
+
+    files: int
+    works: int  # work records read (every copy)
+    superseded: int  # copies of a work read twice, dropped for a newer one
+    references: int  # entries of referenced_works that became CITES edges
+    stubs: int  # cited works not in the input (stub Papers)
+    malformed_ids: int  # DOIs / PubMed / MAG ids of works that did not parse (skipped)
+    id_conflicts: int  # two works claiming one DOI (or other id): kept apart, see IdGroups
+
+
+class _Utf8Column:
+    """Strings or nulls appended as UTF-8 to one buffer: an Arrow ``large_string`` column in the making.
+
+    Abstracts are most of what a loaded work keeps (~1-5 KB each). As Python strings they would
+    take up to 4 bytes a character (one non-Latin-1 character makes a string UCS-2 or UCS-4), and
+    the table built from them a second copy; here they are stored once, as the column's buffer.
+    """
+
+    def __init__(self) -> None:
+        self.data = bytearray()
+        self.offsets = array("q", [0])
+        self.valid = bytearray()
+
+    def append(self, text: str | None) -> None:
+        if text is not None:
+            self.data += text.encode("utf-8", "replace")  # "replace": a lone surrogate (JSON allows one) becomes "?"
+        self.offsets.append(len(self.data))
+        self.valid.append(text is not None)
+
+    def series(self, rows: list[int] | None, nulls: int) -> pd.Series:
+        """The column (only ``rows``, when given) followed by ``nulls`` nulls, as pandas' ``str`` dtype."""
+        n = len(self.valid) + nulls
+        offsets = self.offsets + array("q", [len(self.data)]) * nulls
+        valid = np.frombuffer(bytes(self.valid) + bytes(nulls), dtype=np.uint8).astype(bool)
+        bitmap = pa.py_buffer(np.packbits(valid, bitorder="little"))
+        column = pa.Array.from_buffers(pa.large_string(), n, [bitmap, pa.py_buffer(offsets), pa.py_buffer(self.data)])
+        if rows is not None:
+            column = column.take(pa.array(rows + list(range(len(self.valid), n)), type=pa.int64()))
+        return pd.Series(column, dtype=pd.StringDtype("pyarrow", na_value=np.nan))
+
+
+@dataclass
+class _Columns:
+    """Column lists of every table; rows of per-work tables point at the work's row."""
+
+    works: list[str] = field(default_factory=list)  # the W-id (openalex:W…) of each work row
+    papers: dict[str, list[object]] = field(
+        default_factory=lambda: {k: [] for k in ("title", "year", "venue", ORIGIN_COLUMN)}
+    )
+    abstracts: _Utf8Column = field(default_factory=lambda: _Utf8Column())  # the largest column: kept compact
+    updated: list[str] = field(default_factory=list)  # updated_date per row: which copy of a work wins
+    alive: bytearray = field(default_factory=bytearray)  # 0 for a superseded copy
+    row_of: dict[str, int] = field(default_factory=dict)  # W-id -> row of its current copy
+    groups: IdGroups = field(default_factory=IdGroups)
+    authors: dict[str, tuple[str, str]] = field(default_factory=dict)  # key -> (first spelling, its origin)
+    wrote_row: array = field(default_factory=lambda: array("l"))
+    wrote_author: list[str] = field(default_factory=list)
+    wrote_position: array = field(default_factory=lambda: array("l"))
+    cites_row: array = field(default_factory=lambda: array("l"))
+    cites_target: array = field(default_factory=lambda: array("q"))  # W number of the cited work
+    class_row: array = field(default_factory=lambda: array("l"))
+    class_id: list[str] = field(default_factory=list)
+    class_score: list[object] = field(default_factory=list)
+    classes: dict[str, tuple[str, object, str, int, str]] = field(
+        default_factory=dict
+    )  # id -> code, name, scheme, level, origin
+    broader: dict[tuple[str, str], str] = field(default_factory=dict)  # (child, parent) -> origin
+    rejects: list[Reject] = field(default_factory=list)
+    works_read: int = 0
+    superseded: int = 0
+    malformed_ids: int = 0
+
+    def reject(self, table_name: str, where: str, reason: str) -> None:
+        self.rejects.append(Reject(table_name, where, reason))
+
+
+def load(path: Path) -> GraphBatch:
+    """Parse OpenAlex works (see the module docstring) into a batch named ``openalex``."""
+    return load_with_report(path)[0]
+
+
+def load_with_report(path: Path) -> tuple[GraphBatch, OpenAlexReport]:
+    """:func:`load`, and what it read (:class:`OpenAlexReport`)."""
+    started = time.perf_counter()
+    files = input_files(Path(path), SUFFIXES)
+    out = _Columns()
+    named = list(zip(files, display_names(files)))
+    for file, name in tqdm(named, desc=SOURCE, unit=" files", disable=None if len(files) > 1 else True, leave=False):
+        values = tqdm(iter_json_values(file), desc=name, unit=" lines", disable=None, leave=False)
+        for item in values:
+            if isinstance(item, JsonProblem):
+                out.reject("Paper", f"{name}:{item.line}", item.reason)
+                continue
+            _value(item.value, name, item.line, item.whole_file, out)
+    batch, report = _batch(out, len(files))
+    log.info(
+        "%s: %d works read (%d superseded copies), %d papers, %d stubs, %d CITES, %d authors, %d topic classes, "
+        "%d malformed ids skipped, %d id conflicts, %d rejects (%.1fs)",
+        path,
+        report.works,
+        report.superseded,
+        len(batch.nodes["Paper"]) - report.stubs if "Paper" in batch.nodes else 0,
+        report.stubs,
+        report.references,
+        len(batch.nodes.get("Author", ())),
+        len(batch.nodes.get("AcmClass", ())),
+        report.malformed_ids,
+        report.id_conflicts,
+        len(batch.rejects),
+        time.perf_counter() - started,
+    )
+    if report.superseded:
+        log.warning(
+            "%s: %d works were read more than once; the copy with the latest updated_date of each is loaded",
+            path,
+            report.superseded,
+        )
+    return batch, report
+
+
+def _value(value: object, file: str, line: int, whole_file: bool, out: _Columns) -> None:
+    """One JSON value: a work, an API page (``results``) or a list of works."""
+    items: list[Any] | None = None
+    if isinstance(value, dict) and "results" in value:
+        results = value["results"]
+        if not isinstance(results, list):
+            where = f"{file}:{line}"
+            out.reject("Paper", where, f"`results` is {preview(results)}, expected the list of works of an API page")
+            return
+        items = results
+    elif isinstance(value, list):
+        items = value
+    if items is None:
+        _work(value, f"{file}:{line}", out)
+        return
+    for n, work in enumerate(items, start=1):
+        _work(work, f"{file}:record {n}" if whole_file else f"{file}:{line} record {n}", out)
+
+
+def _work_number(raw: object) -> int | None:
+    """The number of an OpenAlex work id or URL (``W2741809807`` -> 2741809807), else None."""
+    if not isinstance(raw, str):
+        return None
+    match = _WORK_ID.fullmatch(raw.strip())
+    number = int(match.group(1)) if match else None
+    return number if number is not None and number < 1 << 62 else None  # stored as a machine integer
+
+
+def _work(work: object, where: str, out: _Columns) -> None:
+    if not isinstance(work, dict):
+        out.reject("Paper", where, f"value is {preview(work)}, expected an OpenAlex work (an object with an `id`)")
+        return
+    number = _work_number(work.get("id"))
+    if number is None:
+        out.reject(
+            "Paper",
+            where,
+            f"work `id` is {preview(work.get('id'))}, expected an OpenAlex work id such as "
+            "'https://openalex.org/W2741809807'; is this an OpenAlex works export?",
+        )
+        return
+    try:
+        abstract = _abstract(work.get("abstract_inverted_index"))
+    except ValueError as exc:
+        out.reject("Paper", where, f"`abstract_inverted_index` {exc}; fix or drop the field to load the work")
+        return
+    out.works_read += 1
+    wid = f"{OPENALEX_PREFIX}W{number}"
+    updated = work.get("updated_date")
+    updated = updated if isinstance(updated, str) else ""
+    earlier = out.row_of.get(wid)
+    if earlier is not None:
+        out.superseded += 1
+        if updated < out.updated[earlier]:  # the copy read before is newer: keep it
+            return
+        out.alive[earlier] = 0
+    row = len(out.works)
+    out.row_of[wid] = row
+    out.works.append(wid)
+    out.updated.append(updated)
+    out.alive.append(1)
+    _ids(work, wid, out)
+    title = work.get("title")
+    papers = out.papers
+    papers["title"].append(text_or_null(title if title is not None else work.get("display_name")))
+    out.abstracts.append(abstract)
+    papers["year"].append(integer_or_as_is(work.get("publication_year")))
+    papers["venue"].append(text_or_null(_venue(work)))
+    papers[ORIGIN_COLUMN].append(where)
+    _authors(work.get("authorships"), row, where, out)
+    _references(work.get("referenced_works"), number, row, where, out)
+    _classes(work, row, where, out)
+
+
+def _abstract(index: object) -> str | None:
+    """The abstract from OpenAlex's inverted index ``{word: [positions]}``: words in position order.
+
+    One slot per position, filled word by word: linear in the abstract's length (a sort of
+    (position, word) pairs costs ~3x more on 400k works, and this is the loader's hottest step).
+    """
+    if index is None:
+        return None
+    if not isinstance(index, dict):
+        raise ValueError(f"is {preview(index)}, expected an object of word -> list of positions")
+    try:
+        last = max((max(positions) for positions in index.values() if positions), default=None)
+        if last is None:
+            return None
+        if not isinstance(last, int) or last > 1_000_000:  # a position past any abstract: damaged
+            raise TypeError
+        slots: list[str | None] = [None] * (last + 1)
+        for word, positions in index.items():
+            if not isinstance(positions, list):
+                raise TypeError
+            for position in positions:
+                if position < 0:
+                    raise TypeError
+                slots[position] = word
+    except (TypeError, ValueError):
+        bad = next(
+            (p for p in index.values() if not isinstance(p, list) or not all(isinstance(x, int) and x >= 0 for x in p)),
+            None,
+        )
+        raise ValueError(
+            f"gives a word the positions {preview(bad)}, expected lists of integers from 0 (word -> positions)"
+        ) from None
+    return " ".join(word for word in slots if word is not None) or None
+
+
+def _venue(work: dict[str, Any]) -> object:
+    location = work.get("primary_location")
+    source = location.get("source") if isinstance(location, dict) else None
+    if isinstance(source, dict) and source.get("display_name") is not None:
+        return source["display_name"]
+    host = work.get("host_venue")
+    return host.get("display_name") if isinstance(host, dict) else None
+
+
+def _ids(work: dict[str, Any], wid: str, out: _Columns) -> None:
+    """Put the work's other ids in the W-id's group (one union each, so a clash spoils only itself)."""
+    given_ids = work.get("ids")
+    ids: dict[str, Any] = given_ids if isinstance(given_ids, dict) else {}
+    given: list[str] = []
+    doi = work.get("doi") or ids.get("doi")
+    if doi:
+        try:
+            canonical = canonical_paper_id(doi)
+            if not canonical.startswith(DOI_PREFIX):
+                raise PaperIdError(doi)
+            given.append(canonical)
+        except PaperIdError:
+            out.malformed_ids += 1
+    for key, pattern, prefix in (("pmid", _PMID, PMID_PREFIX), ("mag", _MAG, MAG_PREFIX)):
+        raw = ids.get(key)
+        if raw is None:
+            continue
+        match = pattern.fullmatch(str(raw).strip()) if isinstance(raw, (str, int)) else None
+        if match is None:
+            out.malformed_ids += 1
+        else:
+            given.append(prefix + match.group(match.lastindex or 0))
+    if arxiv := _arxiv(work.get("locations")):
+        given.append(arxiv)
+    out.groups.add(wid)
+    for other in given:
+        out.groups.union([wid, other])
+
+
+def _arxiv(locations: object) -> str | None:
+    """``arxiv:…`` of the first location whose landing page or PDF is on arxiv.org."""
+    if not isinstance(locations, list):
+        return None
+    for location in locations:
+        if not isinstance(location, dict):
+            continue
+        for key in ("landing_page_url", "pdf_url"):
+            url = location.get(key)
+            if isinstance(url, str) and "arxiv.org/" in url:
+                try:
+                    canonical = canonical_paper_id(url.removesuffix(".pdf"))
+                except PaperIdError:
+                    continue
+                if canonical.startswith(ARXIV_PREFIX):
+                    return canonical
+    return None
+
+
+def _authors(authorships: object, row: int, where: str, out: _Columns) -> None:
+    if authorships is None:
+        return
+    if not isinstance(authorships, list):
+        out.reject(
+            "WROTE",
+            where,
+            f"`authorships` is {preview(authorships)}, expected a list; the work is loaded without authors",
+        )
+        return
+    on_work: set[str] = set()
+    for position, authorship in enumerate(authorships, start=1):
+        name: object = None
+        if isinstance(authorship, dict):
+            author = authorship.get("author")
+            name = author.get("display_name") if isinstance(author, dict) else None
+            if not isinstance(name, str) or not name.strip():
+                name = authorship.get("raw_author_name")
+        key = author_key(name) if isinstance(name, str) else None
+        if key is None or not isinstance(name, str):
+            out.reject("Author", where, f"authorship {position} has no author name ({preview(authorship)})")
+            continue
+        if key in on_work:
+            continue
+        on_work.add(key)
+        if key not in out.authors:
+            out.authors[key] = (" ".join(name.split()), where)
+        out.wrote_row.append(row)
+        out.wrote_author.append(key)
+        out.wrote_position.append(position)
+
+
+def _references(references: object, own: int, row: int, where: str, out: _Columns) -> None:
+    if references is None:
+        return
+    if not isinstance(references, list):
+        out.reject(
+            "CITES",
+            where,
+            f"`referenced_works` is {preview(references)}, expected a list of work ids; "
+            "the work is loaded without its references",
+        )
+        return
+    seen: set[int] = set()
+    for reference in references:
+        number = _work_number(reference)
+        if number is None:
+            out.reject(
+                "CITES", where, f"referenced work {preview(reference)} is not an OpenAlex work id (W…); it is skipped"
+            )
+        elif number == own:
+            out.reject("CITES", where, f"W{own} lists itself in `referenced_works`; a work does not cite itself")
+        elif number not in seen:
+            seen.add(number)
+            out.cites_row.append(row)
+            out.cites_target.append(number)
+
+
+def _short_id(raw: object) -> str | None:
+    """The last path segment of an OpenAlex id URL (``…/subfields/1804`` -> ``1804``, ``…/T10102`` -> ``T10102``)."""
+    if not isinstance(raw, str):
+        return None
+    short = raw.strip().rstrip("/").rsplit("/", 1)[-1]
+    return short or None
+
+
+def _classes(work: dict[str, Any], row: int, where: str, out: _Columns) -> None:
+    topics = work.get("topics")
+    primary = work.get("primary_topic")
+    if topics is not None and not isinstance(topics, list):
+        out.reject("IN_CLASS", where, f"`topics` is {preview(topics)}, expected a list; the work is loaded without")
+        return
+    entries = list(topics or [])
+    if isinstance(primary, dict):
+        entries.append(primary)
+    if entries:
+        on_work: set[str] = set()
+        for topic in entries:
+            class_id = _topic(topic, where, out)
+            if class_id is not None and class_id not in on_work:
+                on_work.add(class_id)
+                out.class_row.append(row)
+                out.class_id.append(class_id)
+                out.class_score.append(topic.get("score"))
+        return
+    concepts = work.get("concepts")
+    if concepts is None:
+        return
+    if not isinstance(concepts, list):
+        out.reject("IN_CLASS", where, f"`concepts` is {preview(concepts)}, expected a list; the work is loaded without")
+        return
+    on_work = set()
+    for concept in concepts:
+        short = _short_id(concept.get("id")) if isinstance(concept, dict) else None
+        if short is None:
+            out.reject("IN_CLASS", where, f"concept {preview(concept)} has no OpenAlex id; it is skipped")
+            continue
+        class_id = f"{CONCEPT_SCHEME}:{short}"
+        if class_id not in out.classes:
+            level = concept.get("level")
+            level = level + 1 if isinstance(level, int) and not isinstance(level, bool) else level
+            out.classes[class_id] = (short, concept.get("display_name"), CONCEPT_SCHEME, level, where)
+        if class_id not in on_work:
+            on_work.add(class_id)
+            out.class_row.append(row)
+            out.class_id.append(class_id)
+            out.class_score.append(concept.get("score"))
+
+
+def _topic(topic: object, where: str, out: _Columns) -> str | None:
+    """Register a topic and its chain of parents; the topic's class id, or None (rejected)."""
+    short = _short_id(topic.get("id")) if isinstance(topic, dict) else None
+    if short is None:
+        out.reject("IN_CLASS", where, f"topic {preview(topic)} has no OpenAlex id; it is skipped")
+        return None
+    assert isinstance(topic, dict)
+    chain: list[str] = []
+    for key, level_name, level in TOPIC_LEVELS:
+        part = topic.get(key)
+        if not isinstance(part, dict) or (part_id := _short_id(part.get("id"))) is None:
+            continue
+        code = f"{level_name}/{part_id}"
+        class_id = f"{TOPIC_SCHEME}:{code}"
+        if class_id not in out.classes:
+            out.classes[class_id] = (code, part.get("display_name"), TOPIC_SCHEME, level, where)
+        chain.append(class_id)
+    code = f"topic/{short}"
+    class_id = f"{TOPIC_SCHEME}:{code}"
+    if class_id not in out.classes:
+        out.classes[class_id] = (code, topic.get("display_name"), TOPIC_SCHEME, TOPIC_LEVEL, where)
+    chain.append(class_id)
+    for parent, child in itertools.pairwise(chain):
+        out.broader.setdefault((child, parent), where)
+    return class_id
+
+
+def _batch(out: _Columns, n_files: int) -> tuple[GraphBatch, OpenAlexReport]:
+    """Keys from the id groups, stubs for cited works outside the input, and the tables."""
+    alive = np.frombuffer(bytes(out.alive), dtype=np.uint8).astype(bool)
+    live = np.flatnonzero(alive).tolist()
+    keys = np.array([out.groups.canonical(w) for w in out.works], dtype=object)  # strings: a 1-d object array
+    origins = np.array(out.papers[ORIGIN_COLUMN], dtype=object)
+
+    # Citations: the distinct targets, each resolved once (a work of the input, else a stub).
+    rows, keep = _rows(out.cites_row, alive)
+    targets = np.frombuffer(out.cites_target, dtype=np.int64)[keep]
+    numbers, first, inverse = np.unique(targets, return_index=True, return_inverse=True)
+    target_keys = np.empty(len(numbers), dtype=object)
+    stub_ids: list[str] = []
+    stub_origins: list[str] = []
+    for i, number in enumerate(numbers.tolist()):
+        wid = f"{OPENALEX_PREFIX}W{number}"
+        row = out.row_of.get(wid)
+        if row is not None:
+            target_keys[i] = keys[row]
+        else:
+            target_keys[i] = wid
+            stub_ids.append(wid)
+            stub_origins.append(origins[rows[first[i]]])
+
+    # Papers: the current copy of each work, then the stubs.
+    n_stubs = len(stub_ids)
+    nulls: list[object] = [None] * n_stubs
+    columns = {name: [values[row] for row in live] for name, values in out.papers.items()}
+    doi = [out.groups.member(out.works[row], "doi") for row in live]
+    arxiv = [out.groups.member(out.works[row], "arxiv") for row in live]
+    papers = table(
+        {
+            "id": keys[live].tolist() + stub_ids,
+            "title": columns["title"] + nulls,
+            "abstract": out.abstracts.series(live if len(live) < len(out.works) else None, n_stubs),
+            "year": nullable_ints(columns["year"] + nulls),
+            "venue": columns["venue"] + nulls,
+            "doi": [d.removeprefix(DOI_PREFIX) if d else None for d in doi] + nulls,
+            "arxiv_id": [a.removeprefix(ARXIV_PREFIX) if a else None for a in arxiv] + nulls,
+            "dataset": [DATASET] * (len(live) + n_stubs),
+            "stub": [False] * len(live) + [True] * n_stubs,
+            ORIGIN_COLUMN: columns[ORIGIN_COLUMN] + stub_origins,
+        }
+    )
+    aliases = {
+        alias: (str(keys[row]), origins[row]) for row in live for alias in out.groups.members(out.works[row])[1:]
+    }
+    alias_nodes, alias_of = alias_tables(aliases)
+
+    # One origin per citing work: as categories, 4 bytes per edge instead of a string each.
+    live_origins = origins[live]
+    cites = pd.DataFrame(  # numpy columns: table() takes lists
+        {
+            SOURCE_COLUMN: keys[rows],
+            TARGET_COLUMN: target_keys[inverse],
+            "dataset": [DATASET] * len(rows),
+            ORIGIN_COLUMN: pd.Categorical.from_codes(np.searchsorted(live, rows), categories=live_origins)
+            if len(rows) and pd.Index(live_origins).is_unique
+            else origins[rows],
+        }
+    )
+
+    wrote_rows, wrote_keep = _rows(out.wrote_row, alive)
+    wrote_authors = [a for a, k in zip(out.wrote_author, wrote_keep.tolist()) if k]
+    positions = np.frombuffer(out.wrote_position, dtype=_int_dtype(out.wrote_position))[wrote_keep]
+    wrote = pd.DataFrame(
+        {
+            SOURCE_COLUMN: wrote_authors,
+            TARGET_COLUMN: keys[wrote_rows],
+            "position": pd.Series(positions, dtype="Int64"),
+            ORIGIN_COLUMN: origins[wrote_rows],
+        }
+    )
+    authored = set(wrote_authors)  # an author only on a superseded copy is not loaded
+    kept_authors = [(key, name, where) for key, (name, where) in out.authors.items() if key in authored]
+    authors = table(
+        {
+            "id": [key for key, _, _ in kept_authors],
+            "name": [name for _, name, _ in kept_authors],
+            ORIGIN_COLUMN: [where for _, _, where in kept_authors],
+        }
+    )
+
+    class_rows, class_keep = _rows(out.class_row, alive)
+    flags = class_keep.tolist()
+    in_class = pd.DataFrame(
+        {
+            SOURCE_COLUMN: keys[class_rows],
+            TARGET_COLUMN: [c for c, k in zip(out.class_id, flags) if k],
+            "score": [s for s, k in zip(out.class_score, flags) if k],
+            "inferred": [False] * len(class_rows),
+            ORIGIN_COLUMN: origins[class_rows],
+        }
+    )
+    classes = table(
+        {
+            "id": list(out.classes),
+            "code": [c[0] for c in out.classes.values()],
+            "name": [c[1] for c in out.classes.values()],
+            "scheme": [c[2] for c in out.classes.values()],
+            "level": nullable_ints([c[3] for c in out.classes.values()]),
+            ORIGIN_COLUMN: [c[4] for c in out.classes.values()],
+        }
+    )
+    broader = table(
+        {
+            SOURCE_COLUMN: [child for child, _ in out.broader],
+            TARGET_COLUMN: [parent for _, parent in out.broader],
+            ORIGIN_COLUMN: list(out.broader.values()),
+        }
+    )
+    nodes = {"Paper": papers, "Alias": alias_nodes, "Author": authors, "AcmClass": classes}
+    rels = {"ALIAS_OF": alias_of, "WROTE": wrote, "CITES": cites, "IN_CLASS": in_class, "BROADER": broader}
+    batch = GraphBatch(
+        SOURCE,
+        nodes={name: frame for name, frame in nodes.items() if len(frame)},
+        rels={name: frame for name, frame in rels.items() if len(frame)},
+        rejects=out.rejects,
+    )
+    report = OpenAlexReport(
+        files=n_files,
+        works=out.works_read,
+        superseded=out.superseded,
+        references=len(rows),
+        stubs=n_stubs,
+        malformed_ids=out.malformed_ids,
+        id_conflicts=out.groups.conflicts,
+    )
+    return batch, report
+
+
+def _rows(values: array, alive: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The work rows of a per-work table that belong to current copies, and the mask that chose them."""
+    rows = np.frombuffer(values, dtype=_int_dtype(values)).astype(np.int64)
+    keep = alive[rows] if len(rows) else np.zeros(0, dtype=bool)
+    return rows[keep], keep
+
+
+def _int_dtype(values: array) -> type[np.signedinteger[Any]]:
+    return np.int64 if values.itemsize == 8 else np.int32
+
+
+__all__ = ["CONCEPT_SCHEME", "DATASET", "SOURCE", "TOPIC_SCHEME", "OpenAlexReport", "load", "load_with_report"]
