@@ -83,6 +83,7 @@ EDGE_TABLE = "CO_CITED"
 COUPLING_TABLE = "COUPLING"
 PAPER_TABLE = "papers"
 MANIFEST = "manifest.json"
+LOCAL_SHUFFLE_PARTITIONS = 16  # spark.sql.shuffle.partitions in local mode unless --partitions says otherwise
 STRENGTHS = ("association", "cosine", "jaccard", "inclusion")
 OPENALEX_WORK = T.StructType(
     [T.StructField("id", T.StringType()), T.StructField("referenced_works", T.ArrayType(T.StringType()))]
@@ -143,6 +144,10 @@ def spark_session(
             "or set JAVA_HOME"
         )
     builder = SparkSession.builder.appName(app_name)
+    if shuffle_partitions is None and (master or "local").startswith("local"):
+        # Spark's 200 shuffle partitions suit a cluster; on a few local cores each near-empty task
+        # costs more than its data (measured: ~1.5 s a task on 2 busy cores)
+        shuffle_partitions = LOCAL_SHUFFLE_PARTITIONS
     if master is not None:
         builder = builder.master(master)
     elif "PYSPARK_GATEWAY_PORT" not in os.environ:  # not under spark-submit, which sets the master itself
