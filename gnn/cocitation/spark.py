@@ -156,8 +156,9 @@ def spark_session(
         "spark.ui.enabled": str(ui).lower(),
         "spark.ui.showConsoleProgress": "false",
         "spark.sql.adaptive.enabled": "true",
-        # A heavy member's block pairs are many small keys: let AQE coalesce them, never split a key.
-        "spark.sql.adaptive.coalescePartitions.enabled": "true",
+        # The pair join's input is small and its output quadratic: AQE would coalesce its partitions by
+        # input bytes into a few tasks that each expand into most of the pair incidences.
+        "spark.sql.adaptive.coalescePartitions.enabled": "false",
         **({"spark.driver.memory": driver_memory} if driver_memory else {}),
         **({"spark.sql.shuffle.partitions": str(shuffle_partitions)} if shuffle_partitions else {}),
         **(conf or {}),
@@ -406,9 +407,9 @@ def run_cocitation(
     pairs = cooccurrence_pairs(incidence, block_size=settings.block_size).persist(StorageLevel.DISK_ONLY)
     occurrences = incidence.groupBy(F.col("item").alias("id")).agg(F.count(F.lit(1)).alias("n_cited"))
     weight = F.pow(F.col("count").cast("double"), F.lit(settings.power))
-    ranked = ranked_partners(pairs, weight=weight, limit=max(settings.top_m, settings.top_k)).persist(
-        StorageLevel.DISK_ONLY
-    )
+    ranked = ranked_partners(pairs, weight=weight, limit=max(settings.top_m, settings.top_k))
+    if settings.top_k:  # read twice (the top-k cut and the noise table): keep it rather than rank again
+        ranked = ranked.persist(StorageLevel.DISK_ONLY)
 
     edges = pairs.where(F.col("count") >= settings.min_count)
     if settings.top_k:
