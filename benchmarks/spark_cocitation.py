@@ -114,6 +114,7 @@ def child_spark(workdir: Path, args: argparse.Namespace) -> dict[str, Any]:
         "shuffle_write_bytes": sum(s["shuffleWriteBytes"] for s in stages),
         "shuffle_read_bytes": sum(s["shuffleReadBytes"] for s in stages),
         "disk_spill_bytes": sum(s["diskBytesSpilled"] for s in stages),
+        "executor_cpu_seconds": round(sum(s["executorCpuTime"] for s in stages) / 1e9, 2),  # ns in the REST API
         "stages": len(stages),
         "longest_task": longest,
         "executor_peak_jvm_heap_bytes": peaks.get("JVMHeapMemory"),
@@ -228,7 +229,9 @@ def run_child(name: str, args: argparse.Namespace, workdir: Path) -> dict[str, A
             peak = max(peak, sum(rss.values()))
             peak_jvm = max(peak_jvm, sum(v for pid, v in rss.items() if pid != proc.pid))
         if time.perf_counter() - started > args.timeout:
-            proc.kill()
+            with contextlib.suppress(psutil.Error):
+                for process in [*watcher.children(recursive=True), watcher]:  # the JVM too, not only python
+                    process.kill()
             proc.wait()
             return {"finished": False, "why": f"did not finish within {args.timeout:.0f} s (killed)"}
         time.sleep(0.2)
@@ -333,13 +336,15 @@ def _record(
     spark, single = runs["spark"], runs.get("single", {})
     size = f"{args.papers / 1e6:g}M" if args.papers >= 1_000_000 else f"{args.papers // 1000}k"
     edges = f"{args.edges / 1e6:g}M"
-    heavy = f" + {args.heavy} reviews of {args.heavy_refs:,} references" if args.heavy else ""
+    blocks = "one block per paper" if args.block_size >= 10**9 else f"blocks of {args.block_size:,}"
+    heavy = f" + {args.heavy} reviews of {args.heavy_refs:,} references, {blocks}" if args.heavy else ""
     rows: list[dict[str, Any]] = []
     if spark.get("finished"):
         longest = spark["longest_task"]
         rows += [
             {"system": "spark local[2]", "metric": "wall s (job)", "value": spark["seconds"]},
-            {"system": "spark local[2]", "metric": "wall s (with JVM start)", "value": spark["process_seconds"]},
+            {"system": "spark local[2]", "metric": "wall s (process)", "value": spark["process_seconds"]},
+            {"system": "spark local[2]", "metric": "CPU s", "value": spark.get("executor_cpu_seconds")},
             {
                 "system": "spark local[2]",
                 "metric": "shuffle written / read",

@@ -508,6 +508,9 @@ def _report(
 # neo4j-admin import files ----------------------------------------------------------------------
 
 
+SCALAR_TYPES = {Kind.STRING: "string", Kind.INT: "long", Kind.FLOAT: "double", Kind.BOOL: "boolean"}
+
+
 def _field(column: Column, kind: Kind) -> Column:
     """One CSV field in :func:`graph.neo4j_admin.format_value`'s syntax; '' for a missing value."""
     if kind is Kind.STRING:
@@ -532,13 +535,14 @@ def _csv_lines(frame: DataFrame, key_fields: list[Column], label: str, propertie
     types = {f.name: f.dataType for f in frame.schema.fields}
     fields = [*key_fields, F.lit(f'"{label}"')]
     for prop in properties:
-        if prop.name not in types:
+        if prop.name not in types or prop.is_list != isinstance(types[prop.name], T.ArrayType):
+            # absent, or written by pandas from a column of nulls only (a list column then has no list
+            # type): every value is missing
             fields.append(F.lit(""))
-        elif prop.is_list and not isinstance(types[prop.name], T.ArrayType):
-            # pandas writes a list column that holds only nulls as a plain column: every value is missing
-            fields.append(F.lit(""))
-        else:
+        elif prop.is_list:
             fields.append(_field(F.col(prop.name), prop.kind))
+        else:  # an all-null column may come typed as anything: read it as the schema's type
+            fields.append(_field(F.col(prop.name).cast(SCALAR_TYPES[prop.kind]), prop.kind))
     return frame.select(F.concat_ws(",", *fields).alias("value"))
 
 
