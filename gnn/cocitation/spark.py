@@ -381,7 +381,11 @@ def member_stats(incidence: DataFrame, block_size: int) -> dict[str, int]:
         F.sum((F.col("d") > block_size).cast("long")).alias("heavy_members"),
         F.max("d").alias("max_items"),
     ).first()
-    return {name: int(row[name] or 0) for name in row.asDict()}
+    values = row.asDict() if row is not None else {}  # a global aggregate always has its one row
+    return {
+        name: int(values.get(name) or 0)
+        for name in ("members", "citations", "pair_incidences", "heavy_members", "max_items")
+    }
 
 
 def run_cocitation(
