@@ -254,11 +254,11 @@ def read_openalex_works(spark: SparkSession, path: Path | str) -> tuple[DataFram
 # pairs -----------------------------------------------------------------------------------------
 
 
-def cooccurrence_pairs(incidence: DataFrame, *, block_size: int) -> DataFrame:
-    """Every pair of items held by one member, counted over members (see the module docstring).
+def pair_incidences(incidence: DataFrame, *, block_size: int) -> DataFrame:
+    """One row per pair incidence (a member holding both items): ``a``, ``b`` (``a < b``), ``s_a``, ``s_b``.
 
-    ``incidence``: ``member``, ``item`` (distinct rows, no nulls). Returns ``a``, ``b`` (``a < b``),
-    ``count``, ``s_a``, ``s_b`` (members holding ``a`` and ``b``).
+    ``incidence``: ``member``, ``item`` (distinct rows, no nulls). The rows come partitioned by
+    block pair (see the module docstring), so a heavy member's pairs are spread over the tasks.
     """
     # s (members holding the item) and d (items of the member) as windows: one shuffle each, no join
     items = (
@@ -269,6 +269,7 @@ def cooccurrence_pairs(incidence: DataFrame, *, block_size: int) -> DataFrame:
         .withColumn("block", F.pmod(F.xxhash64("item"), F.col("blocks")).cast("int"))
     )
     # block i pairs with blocks j >= i on the left and j <= i on the right: one key per block pair
+    keys = ["member", "bl", "br"]
     left = items.select(
         "member",
         F.col("block").alias("bl"),
@@ -283,15 +284,28 @@ def cooccurrence_pairs(incidence: DataFrame, *, block_size: int) -> DataFrame:
         F.col("item").alias("y"),
         F.col("s").alias("s_y"),
     )
-    joined = left.join(right, ["member", "bl", "br"]).where((F.col("bl") < F.col("br")) | (F.col("x") < F.col("y")))
+    # Shuffle on the whole block-pair key. The window above leaves the rows hashed by member alone,
+    # which already satisfies the join's clustering on (member, bl, br): left to itself Spark keeps
+    # every block pair of a member in one task (measured: one 69 s task beside a 0.3 s median).
+    joined = left.repartition(*keys).join(right.repartition(*keys), keys)
+    joined = joined.where((F.col("bl") < F.col("br")) | (F.col("x") < F.col("y")))
     x_first = F.col("x") < F.col("y")
-    oriented = joined.select(
+    return joined.select(
         F.when(x_first, F.col("x")).otherwise(F.col("y")).alias("a"),
         F.when(x_first, F.col("y")).otherwise(F.col("x")).alias("b"),
         F.when(x_first, F.col("s_x")).otherwise(F.col("s_y")).alias("s_a"),
         F.when(x_first, F.col("s_y")).otherwise(F.col("s_x")).alias("s_b"),
     )
-    return oriented.groupBy("a", "b", "s_a", "s_b").agg(F.count(F.lit(1)).alias("count"))
+
+
+def cooccurrence_pairs(incidence: DataFrame, *, block_size: int) -> DataFrame:
+    """Every pair of items held by one member, counted over members (see the module docstring).
+
+    ``incidence``: ``member``, ``item`` (distinct rows, no nulls). Returns ``a``, ``b`` (``a < b``),
+    ``count``, ``s_a``, ``s_b`` (members holding ``a`` and ``b``).
+    """
+    incidences = pair_incidences(incidence, block_size=block_size)
+    return incidences.groupBy("a", "b", "s_a", "s_b").agg(F.count(F.lit(1)).alias("count"))
 
 
 def with_strengths(pairs: DataFrame, total: int) -> DataFrame:
@@ -689,6 +703,7 @@ __all__ = [
     "SparkReport",
     "cooccurrence_pairs",
     "noise_table",
+    "pair_incidences",
     "ranked_partners",
     "read_citations",
     "read_mentions",

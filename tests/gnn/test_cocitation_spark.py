@@ -29,6 +29,7 @@ from gnn.cocitation.counts import cooccurrence, normalised_strengths
 from gnn.cocitation.noise import noise_distributions, top_partners
 from gnn.cocitation.spark import (
     SparkCocitationSettings,
+    pair_incidences,
     read_citations,
     read_openalex_works,
     run_cocitation,
@@ -87,6 +88,16 @@ def test_coupling_and_top_k_by_hand(spark: object, tmp_path: Path) -> None:
         columns=["source", "target", "count", "association", "cosine", "jaccard", "inclusion"],
     )
     pd.testing.assert_frame_equal(got, expected, check_dtype=False, rtol=1e-12)
+
+
+def test_a_heavy_member_spreads_over_every_task(spark: object) -> None:
+    """One member with 40 items in blocks of 4: its 55 block pairs land in both shuffle partitions, not one."""
+    from pyspark.sql import functions as F
+
+    incidence = spark.createDataFrame([("review", f"p{i:02d}") for i in range(40)], ["member", "item"])
+    rows = pair_incidences(incidence, block_size=4).withColumn("task", F.spark_partition_id())
+    assert rows.count() == 40 * 39 // 2 and rows.select("a", "b").distinct().count() == 40 * 39 // 2
+    assert rows.select("task").distinct().count() == 2  # the session's shuffle partitions
 
 
 # a generated graph against the single-machine step ---------------------------------------------
