@@ -17,10 +17,11 @@ test: install lint-tools browser-tools
 install: $(VENV)/.installed api-assets
 
 # The torch pin goes in as a constraint: only torch==2.13.0 resolves to the local CPU wheel.
+# The spark extra (pyspark) is for the Spark co-citation tests; they skip with the reason where Java 17 is missing.
 $(VENV)/.installed: pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev,spark]'
 	touch $@
 
 # Neo4j's own Cypher linter, used by the tests on cypher/neo4j (pinned in cypher/lint/package-lock.json).

@@ -13,6 +13,7 @@ from tqdm import tqdm
 import loaders
 from api.cli.common import open_from_args
 from api.settings import AppSettings
+from gnn.cocitation.spark_load import load_spark_output
 from graph import ingest
 from graph.errors import ConfigError
 from graph.files import StoreFiles
@@ -20,8 +21,13 @@ from graph.ingest import ON_ERROR
 
 log = logging.getLogger(__name__)
 
+# Not a source: the computed co-citation tables of `citegraph spark cocitation` (replaced, as compute writes them).
+COCITATION = "cocitation"
+
 
 def cmd_ingest(args: argparse.Namespace) -> int:
+    if args.source == COCITATION:
+        return _ingest_cocitation(args)
     settings = AppSettings.from_env()
     sources = _sources(args, Path(args.data) if args.data else settings.data_dir)
     reports = []
@@ -59,6 +65,20 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     return 0
 
 
+def _ingest_cocitation(args: argparse.Namespace) -> int:
+    """``ingest cocitation DIR``: the output of ``citegraph spark cocitation``, written as the compute step writes."""
+    if not args.path:
+        raise ConfigError("`citegraph ingest cocitation` needs DIR, the --out folder of `citegraph spark cocitation`")
+    with open_from_args(args) as store:
+        report = load_spark_output(store, Path(args.path))
+    print(
+        json.dumps({"folder": str(report.folder), "edges": report.edges, "papers": report.papers})
+        if args.json
+        else report.summary()
+    )
+    return 0
+
+
 def _within(path: Path, folder: Path) -> bool:
     return path == folder or folder in path.parents
 
@@ -91,7 +111,10 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     """Register ``ingest``."""
     p = sub.add_parser("ingest", help="load a source (or all sources) into the store")
     known = "; ".join(f"{s.name}: {s.description}" for s in loaders.SOURCES.values())
-    p.add_argument("source", help=f"'all' or one source ({known})")
+    p.add_argument(
+        "source",
+        help=f"'all' or one source ({known}); or 'cocitation DIR': the output of `citegraph spark cocitation`",
+    )
     p.add_argument(
         "path",
         nargs="?",

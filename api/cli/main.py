@@ -4,8 +4,9 @@ Every subcommand opens the store from ``--db`` / ``CITEGRAPH_DB`` (or Neo4j with
 and ``NEO4J_*``), does one job, and exits non-zero with a one-line error on failure (the
 traceback only with ``--debug``). Each command group registers its own subparsers
 (``add_commands``) from its module: :mod:`~api.cli.ingest`, :mod:`~api.cli.compute`,
-:mod:`~api.cli.linkage`, :mod:`~api.cli.recommend`, :mod:`~api.cli.query`, :mod:`~api.cli.data`,
-:mod:`~api.cli.serve`, and :mod:`~api.cli.build`, which runs the steps from data to a served graph.
+:mod:`~api.cli.spark`, :mod:`~api.cli.linkage`, :mod:`~api.cli.recommend`, :mod:`~api.cli.query`,
+:mod:`~api.cli.data`, :mod:`~api.cli.serve`, and :mod:`~api.cli.build`, which runs the steps from data to a
+served graph.
 
 Exit codes: 0 done; 1 a setting, flag or environment variable is wrong, or the store failed
 (:class:`~graph.errors.ConfigError`, :class:`~graph.errors.StoreError`, ...); 2 a wrong command
@@ -29,13 +30,14 @@ import api.cli.linkage as linkage
 import api.cli.query as query
 import api.cli.recommend as recommend
 import api.cli.serve as serve
+import api.cli.spark as spark
 from graph import CitegraphError
 from graph.errors import DataError
 
 log = logging.getLogger("citegraph")
 
 # in the order `citegraph --help` lists their commands
-GROUPS = (build, ingest, compute, linkage, recommend, query, data, serve)
+GROUPS = (build, ingest, compute, spark, linkage, recommend, query, data, serve)
 EXIT_DATA = 65  # a DataError: the input or the store must change (sysexits.h EX_DATAERR), not a flag
 
 
