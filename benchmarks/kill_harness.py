@@ -373,11 +373,20 @@ def fingerprint(work: Path, name: str) -> dict[str, str]:
     """sha256 of every file of the artefact ``name`` (relative path -> digest); {} when it is absent.
 
     The index's store stamp and the citances' stamp record the store's file times: they are left out
-    here and checked against the store by :func:`stale` instead.
+    here and checked against the store by :func:`stale` instead. Of h_θ, the map ``latest`` names.
     """
     path = artefact_path(work, name)
     if name == "citances":
         return {path.name: _digest(path.read_bytes())} if path.is_file() else {}
+    if name == "hyperbolic_map":  # the map `latest` names: older maps stay beside it, under their own keys
+        latest = path / "latest"
+        if not latest.is_file():
+            return {}
+        model = path / latest.read_text(encoding="utf-8").strip()
+        return {
+            "latest": _digest(latest.read_bytes()),
+            model.name: _digest(model.read_bytes()) if model.is_file() else "-",
+        }
     files = sorted(f for f in path.rglob("*") if f.is_file()) if path.is_dir() else [path] if path.is_file() else []
     out = {}
     for file in files:
@@ -442,10 +451,15 @@ def loads(work: Path, name: str) -> str | None:
     return None
 
 
+# what sits beside a store by design (StoreFiles), not left by a kill
+BESIDE = (".clusters.json", ".index", ".index.citances.parquet", ".index.citances.stamp", ".index.profiles",
+          ".index.reranker")  # fmt: skip
+
+
 def leftovers(work: Path, stage: Stage) -> list[str]:
-    """Files a kill left beside the target store or under the run's models folder (not the store itself)."""
-    names = [n for n in os.listdir(work) if n.startswith(stage.target) and n != stage.target]
-    names = [n.removeprefix(stage.target) for n in names if not n.endswith(".clusters.json")]
+    """Files a kill left beside the target store or under the run's models folder (not the store and its artefacts)."""
+    names = [n.removeprefix(stage.target) for n in os.listdir(work) if n.startswith(stage.target)]
+    names = [n for n in names if n and n not in BESIDE]
     models = work / CACHE / "models"
     if models.is_dir():
         names += [f"models/{f.relative_to(models)}" for f in models.rglob("*") if f.name.endswith((".tmp", ".old"))]
@@ -529,7 +543,7 @@ def main() -> int:
     parser.add_argument("--kills", type=int, default=105, help="SIGKILLs that land while a command runs, in all")
     parser.add_argument("--papers", type=int, default=150, help="papers of the synthetic corpus")
     parser.add_argument("--epochs", type=int, default=3, help="epochs of compute hyperbolic")
-    parser.add_argument("--map-epochs", type=int, default=200, help="compute hyperbolic --map-epochs (h_θ's steps)")
+    parser.add_argument("--map-epochs", type=int, default=50, help="compute hyperbolic --map-epochs (h_θ's steps)")
     parser.add_argument("--scisummnet-every", type=int, default=50, help="ScisummNet reference papers kept: every Nth")
     parser.add_argument("--limit", type=int, default=30, help="train reranker --limit (queries per split)")
     parser.add_argument("--seed", type=int, default=0)
@@ -628,6 +642,8 @@ def main() -> int:
         if process.exitcode is not None:
             result.finished_first += 1
             process.join()
+            if process.exitcode != 0:
+                result.failures.append(f"{stage.name}: a run that ended before its kill exited {process.exitcode}")
             continue
         os.kill(process.pid, signal.SIGKILL)
         process.join()
@@ -715,6 +731,7 @@ def record(args: argparse.Namespace, results: dict[str, StageResult], landed: in
         for metric, value in (
             ("clean run (s)", round(r.clean_s, 2)),
             ("kills", r.kills),
+            ("ended before the kill", r.finished_first),
             ("no store yet", store and r.no_store),
             ("opens read-only", store and r.opened_ro),
             ("opens read-write", store and r.opened_rw),
