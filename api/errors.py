@@ -22,6 +22,8 @@ OPERATION_NAME_REQUIRED   the document holds several operations and the request 
 QUERY_TOO_COMPLEX         depth, token, alias or cost limit exceeded (the cost: ``extensions.cost``)
 BAD_USER_INPUT            :class:`UserInputError`
 TIMEOUT                   :class:`RequestTimeout`
+STORE_CORRUPT             the store returned a value no step writes (:class:`graph.errors.StoreCorruptError`):
+                          its file is damaged; a fixed message (the details, with the store's path, go to the log)
 INTERNAL_SERVER_ERROR     anything else; the message is masked (no stack trace, no Cypher)
 ========================  ==========================================================================
 
@@ -44,13 +46,22 @@ NOT_FOUND                 404     no page, asset or endpoint at that path
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from graphql import GraphQLError
 from strawberry.extensions import MaskErrors
 
+from graph.errors import StoreCorruptError
+
+log = logging.getLogger(__name__)
+
 MAX_JSON_DEPTH = 100  # nesting of a request body or its variables; no GraphQL request needs more
 MASKED_MESSAGE = "Internal error; the server log has the details."
+CORRUPT_MESSAGE = (
+    "The server's store returned a value no citegraph step writes: its file is damaged. "
+    "The server's operator should run `citegraph check` on it (the server log has the details)."
+)
 # Messages of strawberry's limit extensions (QueryDepthLimiter, MaxTokensLimiter, MaxAliasesLimiter).
 # The token limit is enforced by the parser: "Syntax Error: Document contains more than 2000 tokens".
 _LIMIT_MARKERS = ("exceeds maximum operation depth", "document contains more than", "aliases found")
@@ -84,6 +95,8 @@ def error_code(error: GraphQLError) -> str:
     original = error.original_error
     if isinstance(original, ApiError):
         return original.code
+    if isinstance(original, StoreCorruptError):
+        return "STORE_CORRUPT"
     if original is None and error.extensions and isinstance(error.extensions.get("code"), str):
         return error.extensions["code"]
     if original is not None and not isinstance(original, GraphQLError):
@@ -109,14 +122,18 @@ class CodedMaskErrors(MaskErrors):
         for error in errors:
             code = error_code(error)
             visible = self.anonymise_error(error) if code == "INTERNAL_SERVER_ERROR" else error
+            if code == "STORE_CORRUPT":
+                log.error("%s", error.original_error)
             coded.append(
                 GraphQLError(
-                    message=visible.message,
+                    message=CORRUPT_MESSAGE if code == "STORE_CORRUPT" else visible.message,
                     nodes=visible.nodes,
                     source=visible.source,
                     positions=visible.positions,
                     path=visible.path,
-                    original_error=None if code == "INTERNAL_SERVER_ERROR" else visible.original_error,
+                    original_error=None
+                    if code in ("INTERNAL_SERVER_ERROR", "STORE_CORRUPT")
+                    else visible.original_error,
                     extensions={**(visible.extensions or {}), "code": code},
                 )
             )
@@ -129,6 +146,7 @@ def http_error_body(message: str, code: str) -> dict[str, list[dict[str, Any]]]:
 
 
 __all__ = [
+    "CORRUPT_MESSAGE",
     "MASKED_MESSAGE",
     "MAX_JSON_DEPTH",
     "ApiError",

@@ -32,6 +32,7 @@ import pyarrow.compute as pc
 from graph import recovery
 from graph.arrow import arrow_strings, arrow_table
 from graph.errors import CitegraphError, QueryError, SchemaError, StoreError, StoreUnavailableError
+from graph.integrity import damage_advice, non_finite_count, require_finite
 from graph.readonly import EMBEDDED_PROCEDURES, check_read_only
 from graph.schema import SOURCE_COLUMN, TARGET_COLUMN, Kind, NodeType, Property, RelType, Schema
 from graph.statements import identifier, statement_text
@@ -258,10 +259,17 @@ class EmbeddedStore(GraphStore):
         result = self._run(name, params, identifiers)
         if not result.get_column_names():  # DDL and writes return no columns
             return []
-        return plain_numbers(result.get_as_arrow()).to_pylist()
+        table = require_finite(plain_numbers(result.get_as_arrow()), store=self.describe(), what=name)
+        rows: list[dict[str, Any]] = table.to_pylist()
+        return rows
 
     def query_arrow(
-        self, name: str, params: Mapping[str, Any] | None = None, identifiers: Mapping[str, str] | None = None
+        self,
+        name: str,
+        params: Mapping[str, Any] | None = None,
+        identifiers: Mapping[str, str] | None = None,
+        *,
+        verify: bool = True,
     ) -> pa.Table:
         """LadybugDB's own Arrow result (``QueryResult.get_as_arrow``), in one chunk.
 
@@ -272,7 +280,8 @@ class EmbeddedStore(GraphStore):
         if not result.get_column_names():
             return pa.table({})
         table: pa.Table = result.get_as_arrow(-1)  # -1: the whole result as a single chunk
-        return plain_numbers(table)
+        table = plain_numbers(table)
+        return require_finite(table, store=self.describe(), what=name) if verify else table
 
     def read_only_query(self, text: str, params: Mapping[str, Any] | None = None) -> tuple[list[str], list[list[Any]]]:
         """Columns and rows of a user's query, checked by :func:`graph.readonly.check_read_only` first:
@@ -286,6 +295,15 @@ class EmbeddedStore(GraphStore):
         if not result.get_column_names():
             return [], []
         table: pa.Table = plain_numbers(result.get_as_arrow())
+        # a query may compute a NaN itself (0.0 / 0.0), so its rows are shown; but the user is told
+        bad = sum(non_finite_count(table.column(name)) for name in table.column_names)
+        if bad:
+            log.warning(
+                "the result holds %d value(s) that are not finite (NaN or infinity); if the query did not compute "
+                "them, they were read from the store: %s",
+                bad,
+                damage_advice(self.describe()),
+            )
         return table.column_names, [list(row.values()) for row in table.to_pylist()]
 
     def _parse(self, text: str) -> None:
@@ -397,7 +415,7 @@ class EmbeddedStore(GraphStore):
                 "COLUMNS": columns,
             },
         )
-        return result.get_as_arrow().to_pandas()
+        return require_finite(result.get_as_arrow(), store=self.describe(), what="read_rels").to_pandas()
 
     # writes ----------------------------------------------------------------------------------
     def _begin(self) -> None:

@@ -6,6 +6,7 @@
     ├── ConfigError                 a setting, flag, argument or environment variable the project cannot use
     ├── DataError                   a record, file or store whose contents do not fit what is asked of it
     │   ├── SchemaError             unknown label/type/property, or a store built with other vector sizes
+    │   ├── StoreCorruptError       the store holds values no step writes (NaN, out of range): its file is damaged
     │   └── IngestError             input rejected before anything was written
     │       └── ValidationError     records failed validation in ``--on-error fail`` mode (``rejects``)
     ├── QueryError                  a named statement is missing or malformed, or a read-only query would write
@@ -53,6 +54,14 @@ class DataError(CitegraphError):
 
 class SchemaError(DataError):
     """A label, relationship type or property is not part of the data model, or the store disagrees with it."""
+
+
+class StoreCorruptError(DataError):
+    """The store holds a value no step writes (a NaN, a probability above 1): its file is damaged.
+
+    Raised where such a value is read (:func:`graph.integrity.require_finite`); ``citegraph check``
+    lists every one. The message says to restore a copy or rebuild.
+    """
 
 
 class IngestError(DataError):
@@ -111,6 +120,7 @@ __all__ = [
     "QueryError",
     "Reject",
     "SchemaError",
+    "StoreCorruptError",
     "StoreError",
     "StoreUnavailableError",
     "TransientStoreError",

@@ -26,12 +26,19 @@ only the cache's artefacts exist. :meth:`StoreFiles.describe` lists each artefac
 where the artefact records one, what it was built from: the index's store stamp (size and mtime of
 the store's files at build time, compared with the store's stamp now), the citances' store stamp
 likewise, and the reranker's data hash.
+
+Every artefact is written so that a killed writer never leaves a torn one: a file through
+:func:`write_atomic` (a temporary file renamed over it), a folder built complete under
+``<folder>.tmp`` and put in place by :func:`publish_folder`. What a kill can leave is a ``.tmp``
+(removed by the next write) or, between the two renames of a publication, the previous folder at
+``<folder>.old``, which :func:`restore_folder` (called by the commands that write the folder) puts back.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -264,6 +271,48 @@ def _json_field(folder: Path | None, name: str, key: str) -> str | None:
     return None if value is None else str(value)
 
 
+def write_atomic(path: Path, data: str | bytes) -> None:
+    """Write ``data`` to ``path`` through ``<path>.tmp`` renamed over it: a kill leaves the old file or the new one."""
+    tmp = path.with_name(path.name + ".tmp")
+    if isinstance(data, str):
+        tmp.write_text(data, encoding="utf-8")
+    else:
+        tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+def staging_folder(folder: Path) -> Path:
+    """An empty ``<folder>.tmp`` to build the next ``folder`` in (what a killed build left there is removed)."""
+    staging = folder.with_name(folder.name + ".tmp")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    return staging
+
+
+def publish_folder(staging: Path, folder: Path) -> None:
+    """Put the complete folder ``staging`` in place of ``folder``, in two renames.
+
+    At every moment a complete folder is at ``folder``, or (between the renames) the previous one is at
+    ``<folder>.old``: never a half-deleted or half-written one, whenever the process is killed.
+    """
+    old = folder.with_name(folder.name + ".old")
+    shutil.rmtree(old, ignore_errors=True)  # a kill after the second rename left it; folder is complete
+    if folder.exists():
+        folder.rename(old)
+    staging.rename(folder)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def restore_folder(folder: Path) -> bool:
+    """Put ``<folder>.old`` back at ``folder`` when a kill between :func:`publish_folder`'s renames left
+    ``folder`` missing; True when it did."""
+    old = folder.with_name(folder.name + ".old")
+    if folder.exists() or not old.is_dir():
+        return False
+    old.rename(folder)
+    return True
+
+
 def format_size(size: int) -> str:
     """``size`` bytes as a short human-readable figure (``12.3 MiB``)."""
     if size < 1024:
@@ -276,4 +325,14 @@ def format_size(size: int) -> str:
     return f"{value:.1f} {unit}"
 
 
-__all__ = ["FileEntry", "IndexFiles", "StoreFiles", "default_cache_root", "format_size"]
+__all__ = [
+    "FileEntry",
+    "IndexFiles",
+    "StoreFiles",
+    "default_cache_root",
+    "format_size",
+    "publish_folder",
+    "restore_folder",
+    "staging_folder",
+    "write_atomic",
+]

@@ -51,6 +51,7 @@ from graph.errors import (
     StoreUnavailableError,
     TransientStoreError,
 )
+from graph.integrity import require_finite
 from graph.readonly import NEO4J_PROCEDURES, check_read_only
 from graph.schema import SOURCE_COLUMN, TARGET_COLUMN, Kind, Property, RelType, Schema
 from graph.statements import identifier, statement_text
@@ -278,7 +279,12 @@ class Neo4jStore(GraphStore):
         return self._read(name, self._text(name, identifiers), params)
 
     def query_arrow(
-        self, name: str, params: Mapping[str, Any] | None = None, identifiers: Mapping[str, str] | None = None
+        self,
+        name: str,
+        params: Mapping[str, Any] | None = None,
+        identifiers: Mapping[str, str] | None = None,
+        *,
+        verify: bool = True,
     ) -> pa.Table:
         """A named statement's rows as Arrow, converted :data:`ARROW_BATCH_ROWS` records at a time as they stream.
 
@@ -305,7 +311,8 @@ class Neo4jStore(GraphStore):
             self._calling(name),
             self.driver.session(database=self.database, default_access_mode=READ_ACCESS) as session,
         ):
-            return session.execute_read(work)
+            table: pa.Table = session.execute_read(work)
+        return require_finite(table, store=self.describe(), what=name) if verify else table
 
     def read_only_query(self, text: str, params: Mapping[str, Any] | None = None) -> tuple[list[str], list[list[Any]]]:
         """Columns and rows of a user's query; refused unless Neo4j plans it as a pure read.

@@ -17,8 +17,9 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from graph.errors import ConfigError, SchemaError
-from graph.schema import ORIGIN_COLUMN, SOURCE_COLUMN, TARGET_COLUMN, Schema
+from graph.errors import ConfigError, DataError, SchemaError
+from graph.integrity import non_finite_rows
+from graph.schema import ORIGIN_COLUMN, SOURCE_COLUMN, TARGET_COLUMN, NodeType, RelType, Schema
 from graph.statements import identifier
 from graph.validate import require_valid_rels
 
@@ -65,16 +66,28 @@ class GraphStore(ABC):
     def query(
         self, name: str, params: Mapping[str, Any] | None = None, identifiers: Mapping[str, str] | None = None
     ) -> list[dict[str, Any]]:
-        """Rows of the named statement from ``cypher/`` (read-only statements only through the API)."""
+        """Rows of the named statement from ``cypher/`` (read-only statements only through the API).
+
+        No step writes a NaN or an infinity, so a result holding one comes from a damaged store: it
+        raises :class:`~graph.errors.StoreCorruptError` (:func:`graph.integrity.require_finite`).
+        """
 
     def query_arrow(
-        self, name: str, params: Mapping[str, Any] | None = None, identifiers: Mapping[str, str] | None = None
+        self,
+        name: str,
+        params: Mapping[str, Any] | None = None,
+        identifiers: Mapping[str, str] | None = None,
+        *,
+        verify: bool = True,
     ) -> pa.Table:
         """The named statement's result as one Arrow table, for bulk reads (millions of rows).
 
         Columns are typed Arrow arrays, with no Python object per value: the embedded store hands
         over the engine's own Arrow result; this default (and Neo4j's override, which converts
         record batches as they stream in) builds it from rows. An empty result may have no columns.
+        Like :meth:`query`, a result holding a NaN or an infinity raises
+        :class:`~graph.errors.StoreCorruptError` (:func:`graph.integrity.require_finite`); ``verify=False``
+        hands it over as read (``citegraph check``, which counts such values).
         """
         return pa.Table.from_pylist(self.query(name, params, identifiers))
 
@@ -181,12 +194,16 @@ class GraphStore(ABC):
         For recomputed edges such as CO_CITED: re-running replaces, never duplicates. The frame is
         validated first; any reject raises :class:`~graph.errors.ValidationError` and nothing changes.
         """
-        clean = require_valid_rels(frame, self.schema.rel(rel_type), self.has_nodes)
+        rel = self.schema.rel(rel_type)
+        _require_finite_writes(frame, rel, rel_type)
+        clean = require_valid_rels(frame, rel, self.has_nodes)
         return self._replace_edges(rel_type, clean)
 
     def upsert_edges(self, rel_type: str, frame: pd.DataFrame) -> WriteResult:
         """Add or update edges of ``rel_type`` by identity; validated first, all or nothing."""
-        clean = require_valid_rels(frame, self.schema.rel(rel_type), self.has_nodes)
+        rel = self.schema.rel(rel_type)
+        _require_finite_writes(frame, rel, rel_type)
+        clean = require_valid_rels(frame, rel, self.has_nodes)
         return self.apply({}, {rel_type: clean})[rel_type]
 
     def write_node_properties(self, label: str, key: str, frame: pd.DataFrame) -> int:
@@ -204,6 +221,7 @@ class GraphStore(ABC):
         self.schema.check_properties(node, [c for c in frame.columns if c not in (key, ORIGIN_COLUMN)])
         if frame.empty:
             return 0
+        _require_finite_writes(frame, node, label)
         if frame[key].duplicated().any():
             raise SchemaError(
                 f"write-back for {label} repeats keys, e.g. {frame[key][frame[key].duplicated()].iloc[0]!r}"
@@ -214,6 +232,17 @@ class GraphStore(ABC):
             raise SchemaError(f"write-back for {label}: {int((~present).sum())} keys match no node, e.g. {missing}")
         self._set_node_properties(label, frame.drop(columns=[ORIGIN_COLUMN], errors="ignore"))
         return len(frame)
+
+
+def _require_finite_writes(frame: pd.DataFrame, owner: NodeType | RelType, name: str) -> None:
+    """A DataError when ``frame`` would write a NaN inside a list or vector, or an infinity, into ``owner``."""
+    bad = non_finite_rows(frame, owner)
+    if bad:
+        counts = ", ".join(f"{name}.{prop} in {n} row(s)" for prop, n in bad.items())
+        raise DataError(
+            f"refusing to write values that are not finite (NaN or infinity): {counts}; nothing was written. "
+            "No step should compute such values: rerun the step with --debug and report it"
+        )
 
 
 __all__ = ["GraphStore", "WriteResult"]

@@ -24,6 +24,8 @@ from graph.errors import ConfigError, NotFoundError
 from graph.files import StoreFiles
 from loaders.ids import lookup_candidates
 
+EXIT_DATA = 65  # a DataError: the input or the store must change (sysexits.h EX_DATAERR), not a flag
+
 
 def open_from_args(args: argparse.Namespace, *, read_only: bool = False, create: bool = False) -> GraphStore:
     """The store of ``--db`` / ``--backend`` (else ``CITEGRAPH_DB`` / ``CITEGRAPH_BACKEND``, ``NEO4J_*``).
@@ -117,6 +119,7 @@ def print_report(
 
 
 __all__ = [
+    "EXIT_DATA",
     "data_dir",
     "format_rows",
     "index_dir",

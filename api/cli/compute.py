@@ -13,7 +13,7 @@ import argparse
 from api.cli.common import index_dir, open_from_args
 from api.cli.linkage import add_cross_encoder_arguments, compute_linkage_step
 from gnn.cocitation.compute import CocitationSettings, compute_cocitation
-from gnn.hyperbolic.compute import HyperbolicSettings, compute_hyperbolic
+from gnn.hyperbolic.compute import HyperbolicSettings, MapSettings, compute_hyperbolic
 from gnn.recommend.service import ServiceSettings, open_retrieval
 from gnn.taxonomy.categories import CategorySettings
 from gnn.taxonomy.compute import TaxonomySettings, compute_taxonomy
@@ -85,7 +85,13 @@ def compute_taxonomy_step(store: GraphStore, args: argparse.Namespace) -> None:
 
 
 def compute_hyperbolic_step(store: GraphStore, args: argparse.Namespace) -> None:
-    settings = HyperbolicSettings(dim=args.dim, epochs=args.epochs, seed=args.seed, device=args.device)
+    settings = HyperbolicSettings(
+        dim=args.dim,
+        epochs=args.epochs,
+        seed=args.seed,
+        device=args.device,
+        map_settings=MapSettings(epochs=args.map_epochs),
+    )
     print(compute_hyperbolic(store, settings, map_dir=StoreFiles().hyperbolic_map).summary())
 
 
@@ -137,6 +143,12 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         type=int,
         default=HyperbolicSettings().epochs,
         help="Nickel & Kiela refinement epochs after the tree init",
+    )
+    g.add_argument(
+        "--map-epochs",
+        type=int,
+        default=MapSettings().epochs,
+        help="optimiser steps of h_θ, the map from fused class vectors into the ball",
     )
     g = p.add_argument_group("linkage")
     g.add_argument("--model", help="linker model (default: $CITEGRAPH_CACHE/models/linker.json)")

@@ -31,6 +31,7 @@ import api.cli.query as query
 import api.cli.recommend as recommend
 import api.cli.serve as serve
 import api.cli.spark as spark
+from api.cli.common import EXIT_DATA
 from graph import CitegraphError
 from graph.errors import DataError
 
@@ -38,7 +39,6 @@ log = logging.getLogger("citegraph")
 
 # in the order `citegraph --help` lists their commands
 GROUPS = (build, ingest, compute, spark, linkage, recommend, query, data, serve)
-EXIT_DATA = 65  # a DataError: the input or the store must change (sysexits.h EX_DATAERR), not a flag
 
 
 def build_parser() -> argparse.ArgumentParser:

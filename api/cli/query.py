@@ -1,4 +1,4 @@
-"""``citegraph stats``, ``citegraph cypher`` and ``citegraph export``: reading the store.
+"""``citegraph stats``, ``citegraph check``, ``citegraph cypher`` and ``citegraph export``: reading the store.
 
 ``cypher --recipe NAME`` runs a recipe of ``cypher/explore/`` by name, read from the installed
 ``cypher`` package (so from any working directory), with its ``--param`` values typed and checked
@@ -6,7 +6,9 @@ against the recipe's ``//`` header as the GraphQL ``explore`` field checks them 
 ``--recipe list`` prints every recipe with its description, parameters and columns.
 
 ``stats --files`` adds the files the store consists of (:class:`graph.files.StoreFiles`): each
-artefact's path, size and what it was built from.
+artefact's path, size and what it was built from. ``check`` (and ``stats --check``) reads every
+node and relationship and reports each value no step writes (:mod:`graph.check`): a damaged
+store exits 65 with what is damaged and what to do.
 """
 
 from __future__ import annotations
@@ -18,10 +20,11 @@ from typing import Any
 
 import cypher
 from api import explore
-from api.cli.common import INT64, format_rows, open_from_args, paper_keys, parse_param, store_files
+from api.cli.common import EXIT_DATA, INT64, format_rows, open_from_args, paper_keys, parse_param, store_files
 from gnn.cocitation.compute import MEASURES
 from gnn.cocitation.export import FORMATS, export_cocitation, export_coupling
 from graph import GraphStore
+from graph.check import check_store
 from graph.errors import ConfigError
 from graph.files import FileEntry, format_size
 from graph.neo4j_admin import export_neo4j_admin
@@ -31,18 +34,31 @@ def cmd_stats(args: argparse.Namespace) -> int:
     with open_from_args(args, read_only=True) as store:
         stats: dict[str, Any] = store.stats()
         files = store_files(store, args).describe() if args.files else None
+        check = check_store(store) if args.check else None
     if args.json:
         if files is not None:
             stats["files"] = {entry.name: entry.as_dict() for entry in files}
+        if check is not None:
+            stats["check"] = {"sound": check.sound, "findings": [f.line() for f in check.findings]}
         print(json.dumps(stats, indent=2))
-        return 0
+        return 0 if check is None or check.sound else EXIT_DATA
     for section, counts in stats.items():
         print(section)
         for name, count in counts.items():
             print(f"  {name:<16}{count:>12,}")
     if files is not None:
         print(files_table(files))
-    return 0
+    if check is not None:
+        print(check.summary())
+    return 0 if check is None or check.sound else EXIT_DATA
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    """``citegraph check``: every computed property in its range, every label's keys adding up (exit 65 if not)."""
+    with open_from_args(args, read_only=True) as store:
+        report = check_store(store, progress=None if args.quiet else lambda name: print(f"checking {name}"))
+    print(report.summary())
+    return 0 if report.sound else EXIT_DATA
 
 
 def files_table(entries: list[FileEntry]) -> str:
@@ -278,7 +294,15 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         help="also the files beside the store and under the cache (index, profiles, reranker, cluster labels, "
         "models, caches): path, size, and what each was built from",
     )
+    p.add_argument("--check", action="store_true", help="also read every value and report impossible ones (`check`)")
     p.set_defaults(func=cmd_stats)
+
+    p = sub.add_parser(
+        "check",
+        help="read every node and relationship and report values no step writes (NaN, out of range): "
+        "a damaged store exits 65",
+    )
+    p.set_defaults(func=cmd_check)
 
     p = sub.add_parser("cypher", help="run a read-only Cypher query (or a packaged recipe) against the store")
     p.add_argument("query", nargs="?", help="the query text")
@@ -318,4 +342,4 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     p.set_defaults(func=cmd_export)
 
 
-__all__ = ["add_commands", "cmd_cypher", "cmd_export", "cmd_stats", "export_tables", "files_table"]
+__all__ = ["add_commands", "cmd_check", "cmd_cypher", "cmd_export", "cmd_stats", "export_tables", "files_table"]

@@ -66,6 +66,7 @@ store (a free embedding); compare h_θ points with h_θ points only.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import logging
 import time
@@ -84,6 +85,7 @@ from gnn.device import select_device
 from gnn.hyperbolic import poincare
 from gnn.hyperbolic.hierarchy import Hierarchy
 from graph.errors import ConfigError, DataError
+from graph.files import write_atomic
 
 log = logging.getLogger(__name__)
 
@@ -320,8 +322,11 @@ def save_hyperbolic_map(
         "classes": classes,
         "points": None if points is None else torch.as_tensor(np.asarray(points, dtype=np.float64)),
     }
-    torch.save(record, path)
-    (folder / "latest").write_text(path.name + "\n", encoding="utf-8")
+    buffer = io.BytesIO()
+    torch.save(record, buffer)
+    # the model, then the pointer to it, each renamed into place: a kill leaves `latest` naming a whole file
+    write_atomic(path, buffer.getvalue())
+    write_atomic(folder / "latest", path.name + "\n")
     return path
 
 

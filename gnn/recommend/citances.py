@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from graph.files import StoreFiles
+from graph.files import StoreFiles, write_atomic
 from graph.store import GraphStore
 from loaders.markers import MASK, mask_target, surname
 
@@ -153,8 +153,12 @@ def cached_profile_citances(store: GraphStore, path: Path, *, save: bool = True)
     frame = profile_citances(store)
     if stamp is not None and save:
         path.parent.mkdir(parents=True, exist_ok=True)
-        frame.to_parquet(path, index=False)
-        stamp_path.write_text(stamp, encoding="utf-8")
+        # the frame first, then its stamp, each renamed into place: a kill never pairs a torn or older
+        # frame with the store's current stamp
+        tmp = path.with_name(path.name + ".tmp")
+        frame.to_parquet(tmp, index=False)
+        tmp.replace(path)
+        write_atomic(stamp_path, stamp)
     return frame
 
 

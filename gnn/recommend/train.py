@@ -59,7 +59,6 @@ from gnn.rerank.lambdamart import (
     blend,
     choose_alpha,
     fit_lambdamart,
-    remove_saved,
     save_blend,
 )
 from gnn.rerank.model import (
@@ -79,6 +78,7 @@ from gnn.retrieval.prefetch import Prefetcher
 from gnn.retrieval.profiles import field_lexical_index
 from gnn.text.encoder import TextEncoder
 from graph.errors import DataError
+from graph.files import publish_folder, staging_folder
 from graph.store import GraphStore
 
 log = logging.getLogger(__name__)
@@ -282,7 +282,11 @@ def run_training(
     validation MRR is kept (without: the best neural model); its trees grow to ``lambdamart.bag`` seeds and are
     blended anew. Save the final scorer — the blend when its validation MRR is higher, else the neural model
     alone — into ``out_dir``, evaluate every model with the baselines, and with ``ablation`` the ablation rows
-    (module docstring). Returns the report."""
+    (module docstring). Returns the report.
+
+    The scorer is saved into ``<out_dir>.tmp`` and put in place of ``out_dir`` whole
+    (:func:`graph.files.publish_folder`) once every part of it is written: a killed run leaves the
+    previous scorer, never a new model beside older trees."""
     start = time.perf_counter()
     settings = settings or TrainSettings()
     run = _Run(
@@ -306,8 +310,10 @@ def run_training(
     else:
         best = max(neural, key=lambda o: neural[o].training.validation_mrr)
     hash_ = data_hash(run.train)
-    _save_neural(run, best, neural[best], out_dir, settings, hash_)
-    final = None if lambdamart is None else _bag_rows(run, best, neural[best], one_seed[best], lambdamart, out_dir)
+    staging = staging_folder(out_dir)
+    _save_neural(run, best, neural[best], staging, settings, hash_)
+    final = None if lambdamart is None else _bag_rows(run, best, neural[best], one_seed[best], lambdamart, staging)
+    publish_folder(staging, out_dir)
     report["chosen"] = {
         "objective": best,
         "saved": str(out_dir),
@@ -460,7 +466,7 @@ def _bag_rows(
     run: _Run, best: str, neural: _Neural, first: _OneSeed, lambdamart: LambdaMartSettings, out_dir: Path
 ) -> tuple[float, LambdaMart] | None:
     """Grow the chosen objective's trees into the bag of ``lambdamart.bag`` seeds, blend anew, add both rows,
-    and save the blend beside the neural model when its validation MRR is higher (else remove older trees).
+    and save the blend beside the neural model (in ``out_dir``) when its validation MRR is higher.
     Returns the saved blend's α and trees, or None."""
     mart = first.mart
     if lambdamart.bag > 1:
@@ -492,7 +498,6 @@ def _bag_rows(
     if mrr_by_alpha[alpha] > neural.training.validation_mrr:
         save_blend(out_dir, mart, alpha, mrr_by_alpha)
         return alpha, mart
-    remove_saved(out_dir)
     return None
 
 

@@ -34,7 +34,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import shutil
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -48,7 +47,7 @@ from gnn.retrieval.lexical import LexicalIndex, tokenize
 from gnn.text.embeddings import paper_texts, stored_embeddings
 from gnn.text.encoder import TextEncoder
 from graph.errors import ConfigError, DataError
-from graph.files import StoreFiles
+from graph.files import StoreFiles, publish_folder, restore_folder, staging_folder, write_atomic
 from graph.store import GraphStore
 
 log = logging.getLogger(__name__)
@@ -199,10 +198,9 @@ class RetrievalIndex:
         return _digest(self.ids, self.years, self.text_hashes, self.embedding_hashes)
 
     def save(self, folder: Path) -> None:
-        """Write the index to ``folder`` (replaced as a whole: a partial write never looks complete)."""
-        tmp = folder.with_name(folder.name + ".tmp")
-        shutil.rmtree(tmp, ignore_errors=True)
-        tmp.mkdir(parents=True)
+        """Write the index to ``folder``, replaced as a whole (:func:`graph.files.publish_folder`): a kill
+        leaves the previous index or this one, never a partial one."""
+        tmp = staging_folder(folder)
         pd.DataFrame(
             {
                 "id": self.ids,
@@ -225,8 +223,7 @@ class RetrievalIndex:
             "without_vector": int(sum(1 for h in self.embedding_hashes.tolist() if not h)),
         }
         (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")
-        shutil.rmtree(folder, ignore_errors=True)
-        tmp.rename(folder)
+        publish_folder(tmp, folder)
 
     @classmethod
     def load(cls, folder: Path, settings: IndexSettings) -> RetrievalIndex:
@@ -277,6 +274,8 @@ class RetrievalIndex:
         folder = path or StoreFiles.of(store).index
         if folder is None:
             raise ConfigError(f"{store.describe()} has no file beside which to keep the index; pass a path")
+        if build and restore_folder(folder):
+            log.warning("%s: put back the index a killed command left at %s.old", folder, folder.name)
         manifest = _read_manifest(folder)
         if not build and (manifest is None or manifest.get("version") != FORMAT_VERSION):
             where = "" if folder == StoreFiles.of(store).index else f" --index-dir {folder}"
@@ -383,7 +382,7 @@ def _write_stamp(folder: Path, stamp: str | None) -> None:
     manifest = _read_manifest(folder)
     if manifest is not None and manifest.get("store_stamp") != stamp:
         manifest["store_stamp"] = stamp
-        (folder / "manifest.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+        write_atomic(folder / "manifest.json", json.dumps(manifest, indent=2))
 
 
 def _with_vector(index: RetrievalIndex) -> int:

@@ -28,7 +28,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,6 +37,7 @@ import pandas as pd
 from gnn.retrieval.index import RetrievalIndex
 from gnn.retrieval.lexical import LexicalIndex, tokenize
 from gnn.text.encoder import TextEncoder
+from graph.files import publish_folder, staging_folder
 
 log = logging.getLogger(__name__)
 
@@ -178,13 +178,11 @@ def _load_vectors(folder: Path, digest: str, dim: int) -> np.ndarray | None:
 
 
 def _save_vectors(folder: Path, digest: str, vectors: np.ndarray) -> None:
-    tmp = folder.with_name(folder.name + ".tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
+    """The profile vectors in ``folder``, replaced as a whole (:func:`graph.files.publish_folder`)."""
+    tmp = staging_folder(folder)
     np.save(tmp / "vectors.npy", vectors)
     (tmp / "manifest.json").write_text(json.dumps({"digest": digest, "rows": len(vectors)}), encoding="utf-8")
-    shutil.rmtree(folder, ignore_errors=True)
-    tmp.rename(folder)
+    publish_folder(tmp, folder)
 
 
 __all__ = ["CITANCE_COLUMNS", "ProfileIndex", "ProfileSettings"]

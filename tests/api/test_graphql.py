@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from api.errors import MASKED_MESSAGE
+from api.errors import CORRUPT_MESSAGE, MASKED_MESSAGE
 from api.schema import Context, schema
 from api.services import GraphService
 from api.types.common import encode_cursor
@@ -463,6 +463,16 @@ def test_internal_errors_are_masked_and_coded(service: GraphService, monkeypatch
     message, code = error(service, '{ papers(search: "x") { totalCount } }')
     assert message == MASKED_MESSAGE and code == "INTERNAL_SERVER_ERROR"
     assert "secret" not in message and "MATCH" not in message
+
+
+def test_a_damaged_value_read_from_the_store_is_a_coded_error_without_the_path(service: GraphService) -> None:
+    """A NaN where no step writes one (a damaged store file) stops the request with STORE_CORRUPT, never as data."""
+    service.store._execute(  # type: ignore[attr-defined]
+        "MATCH (a:Paper)-[c:CO_CITED]->(b:Paper) WHERE a.id = 'p2' SET c.jaccard = 0.0 / 0.0", what="test"
+    )
+    message, code = error(service, '{ paper(id: "p2") { coCited(measure: JACCARD) { paper { id } jaccard } } }')
+    assert code == "STORE_CORRUPT" and message == CORRUPT_MESSAGE
+    assert str(service.store.path) not in message  # type: ignore[attr-defined]
 
 
 def test_slow_requests_time_out(service: GraphService, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -191,6 +191,44 @@ def test_training_saves_a_model_the_service_then_uses(store: GraphStore, encoder
     assert all(re.search(r" [+-]\d+\.\d\d", i.why) and "#" in i.why for i in again.items)
 
 
+def test_a_training_run_killed_while_saving_leaves_the_served_reranker_as_it_was(
+    store: GraphStore, encoder: TextEncoder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The new scorer is written beside the served one and swapped in whole: a run killed after writing its
+    neural model (before its trees) leaves the previous reranker, every file of it, where the service loads it."""
+    import gnn.recommend.train as train_module
+    from gnn.rerank.lambdamart import LambdaMartSettings, load_blend
+    from gnn.rerank.model import load_reranker
+
+    tiny = LambdaMartSettings(max_trees=5, leaves=2, min_child_samples=1, patience=5, bag=2)
+    options: dict[str, Any] = {"objectives": ["triplet"], "lambdamart": tiny, "cache_dir": tmp_path / "examples"}
+    folder, index, _ = _train(
+        store, encoder, tmp_path, RerankerSettings(epochs=2, patience=2, pool_negatives=4), **options
+    )
+    served = IndexFiles(folder).reranker
+    before = {f.name: f.read_bytes() for f in served.iterdir()}
+    real = train_module.save_reranker
+
+    def killed_after_writing(*args: Any, **kwargs: Any) -> Path:
+        real(*args, **kwargs)
+        raise KeyboardInterrupt  # the process dies here, its new model written
+
+    monkeypatch.setattr(train_module, "save_reranker", killed_after_writing)
+    with pytest.raises(KeyboardInterrupt):
+        run_training(
+            store,
+            encoder,
+            index,
+            out_dir=served,
+            settings=SPLIT,
+            model_settings=RerankerSettings(epochs=2, patience=2, pool_negatives=4, seed=1),
+            **options,
+        )
+    assert {f.name: f.read_bytes() for f in served.iterdir()} == before
+    _, config = load_reranker(served)
+    load_blend(served, config)
+
+
 def test_sampled_extras_come_from_the_noise_distributions() -> None:
     import numpy as np
     import pandas as pd

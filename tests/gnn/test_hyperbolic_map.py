@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import io
 import math
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -104,6 +106,33 @@ def test_save_and_load_give_identical_points(tmp_path: Path) -> None:
     np.testing.assert_array_equal(np.stack(points.to_list()), trained.points)
     with pytest.raises(ConfigError, match="24-d"):
         loaded.to_ball(np.zeros(5))
+
+
+def test_a_save_killed_mid_write_leaves_the_saved_map_loadable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Saving the same h_θ again (same config and data: the same file name) and dying half-way through
+    the write leaves the map saved before, whole, where ``latest`` points."""
+    h, vectors = acm_like()
+    trained = train_hyperbolic_map(vectors, h, 3, MapSettings(**{**FAST.__dict__, "epochs": 20}), progress=False)
+    saved = {"config": {"dim": 3}, "data_hash": "x", "classes": list(h.names), "points": trained.points}
+    path = save_hyperbolic_map(trained.model, tmp_path, **saved)
+    real = torch.save
+
+    def killed_mid_write(obj: object, f: Any) -> None:
+        scratch = io.BytesIO()
+        real(obj, scratch)
+        half = scratch.getvalue()[: len(scratch.getvalue()) // 2]
+        if isinstance(f, (str, Path)):
+            Path(f).write_bytes(half)
+        else:
+            f.write(half)
+        raise KeyboardInterrupt  # the process dies here
+
+    monkeypatch.setattr(torch, "save", killed_mid_write)
+    with pytest.raises(KeyboardInterrupt):
+        save_hyperbolic_map(trained.model, tmp_path, **saved)
+    monkeypatch.setattr(torch, "save", real)
+    assert (tmp_path / "latest").read_text().strip() == path.name
+    np.testing.assert_array_equal(load_hyperbolic_map(tmp_path).to_ball(trained.inputs), trained.points)
 
 
 def test_points_stay_inside_the_radius_bound_with_finite_gradients() -> None:

@@ -4,6 +4,7 @@ prefetch channels and fusion, profiles, and the enricher on the tiny fixture gra
 from __future__ import annotations
 
 import math
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -114,6 +115,32 @@ def test_index_reloads_unchanged_and_rebuilds_incrementally(
     # other BM25 parameters are a different index: rebuilt, not reloaded
     _, report = RetrievalIndex.open(embedded, IndexSettings(bm25_k1=0.9), path=folder)
     assert report.rebuilt and report.reused == 6
+
+
+def test_a_rebuild_killed_while_it_swaps_folders_leaves_a_whole_index(
+    embedded: GraphStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A kill half-way through deleting the old index folder (one file gone) never leaves that half-deleted
+    folder where the index is read: the old one is renamed away first."""
+    folder = tmp_path / "idx"
+    RetrievalIndex.open(embedded, path=folder)
+    real = shutil.rmtree
+
+    def killed_half_way(path: str | Path, ignore_errors: bool = False) -> None:
+        path = Path(path)
+        if path.is_dir() and (path / "vectors.npy").exists():
+            (path / "vectors.npy").unlink()
+            raise KeyboardInterrupt  # the process dies here
+        real(path, ignore_errors=ignore_errors)
+
+    monkeypatch.setattr(shutil, "rmtree", killed_half_way)
+    with pytest.raises(KeyboardInterrupt):
+        RetrievalIndex.open(embedded, IndexSettings(bm25_k1=0.9), path=folder)  # other settings: rebuilt
+    monkeypatch.setattr(shutil, "rmtree", real)
+    index = RetrievalIndex.load(folder, IndexSettings(bm25_k1=0.9))  # the new index, whole
+    assert len(index) == 5 and index.vectors.shape == (5, index.dim)
+    again, report = RetrievalIndex.open(embedded, IndexSettings(bm25_k1=0.9), path=folder)
+    assert not report.rebuilt and len(again) == 5
 
 
 def test_bm25_and_dense_channels_respect_year_and_exclusions(

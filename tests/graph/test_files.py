@@ -1,12 +1,23 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
 from pathlib import Path
 
 import pytest
 
 from graph import GraphStore
-from graph.files import IndexFiles, StoreFiles, default_cache_root, format_size
+from graph.files import (
+    IndexFiles,
+    StoreFiles,
+    default_cache_root,
+    format_size,
+    publish_folder,
+    restore_folder,
+    staging_folder,
+    write_atomic,
+)
 
 
 def test_every_artefact_has_its_one_name(tmp_path: Path) -> None:
@@ -105,3 +116,84 @@ def test_format_size() -> None:
         "5.0 MiB",
         "3.0 GiB",
     ]
+
+
+# writing artefacts so that a kill never leaves a torn one -------------------------------------------
+def _folder(path: Path, **files: str) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        (path / name).write_text(text, encoding="utf-8")
+    return path
+
+
+def _contents(path: Path) -> dict[str, str]:
+    return {f.name: f.read_text(encoding="utf-8") for f in sorted(path.iterdir())}
+
+
+def test_publish_folder_replaces_a_folder_whole(tmp_path: Path) -> None:
+    folder = _folder(tmp_path / "idx", **{"manifest.json": "old", "stale.bin": "x"})
+    staging = staging_folder(folder)
+    assert staging == tmp_path / "idx.tmp" and list(staging.iterdir()) == []
+    _folder(staging, **{"manifest.json": "new", "vectors.npy": "v"})
+    publish_folder(staging, folder)
+    assert _contents(folder) == {"manifest.json": "new", "vectors.npy": "v"}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["idx"]
+
+
+def test_a_kill_between_the_renames_leaves_the_old_folder_to_put_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = _folder(tmp_path / "idx", **{"manifest.json": "old"})
+    staging = _folder(staging_folder(folder), **{"manifest.json": "new"})
+    real = Path.rename
+    calls = []
+
+    def killed_on_the_second(self: Path, target: Path) -> Path:
+        calls.append(self.name)
+        if len(calls) == 2:
+            raise KeyboardInterrupt  # the process dies here
+        return real(self, target)
+
+    monkeypatch.setattr(Path, "rename", killed_on_the_second)
+    with pytest.raises(KeyboardInterrupt):
+        publish_folder(staging, folder)
+    monkeypatch.setattr(Path, "rename", real)
+    assert not folder.exists() and _contents(tmp_path / "idx.old") == {"manifest.json": "old"}
+    assert restore_folder(folder) and _contents(folder) == {"manifest.json": "old"}
+    assert not restore_folder(folder)  # nothing left to put back
+
+
+def test_a_kill_while_the_old_folder_is_removed_never_leaves_a_partial_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The old folder is renamed away before it is deleted: a kill half-way through the deletion (one
+    file gone) hits a folder no reader looks at."""
+    folder = _folder(tmp_path / "idx", **{"manifest.json": "old", "vectors.npy": "old"})
+    staging = _folder(staging_folder(folder), **{"manifest.json": "new", "vectors.npy": "new"})
+    real = shutil.rmtree
+
+    def killed_half_way(path: str | Path, ignore_errors: bool = False) -> None:
+        path = Path(path)
+        if path.is_dir() and (path / "vectors.npy").exists():
+            (path / "vectors.npy").unlink()
+            raise KeyboardInterrupt
+        real(path, ignore_errors=ignore_errors)
+
+    monkeypatch.setattr(shutil, "rmtree", killed_half_way)
+    with pytest.raises(KeyboardInterrupt):
+        publish_folder(staging, folder)
+    assert _contents(folder) == {"manifest.json": "new", "vectors.npy": "new"}
+
+
+def test_write_atomic_leaves_the_old_file_when_killed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "latest"
+    write_atomic(path, "a.pt\n")
+    assert path.read_text(encoding="utf-8") == "a.pt\n"
+
+    def killed(*_: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "replace", killed)
+    with pytest.raises(KeyboardInterrupt):
+        write_atomic(path, b"b.pt\n")
+    assert path.read_text(encoding="utf-8") == "a.pt\n"
