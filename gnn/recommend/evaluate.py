@@ -537,6 +537,11 @@ def _service_rankings(service: RecommendationService, qs: QuerySet, *, with_cite
     return ranked
 
 
+def _recommendable(h: Harness, qs: QuerySet) -> int:
+    """Queries of ``qs`` citing at least one paper of the index (a paper with a title or abstract)."""
+    return sum(1 for targets in qs.frame["targets"] if any(t in h.index.row_of for t in targets))
+
+
 def _report(
     h: Harness, tuned: _Tuned, table: _Table, manuscript: dict[str, Any] | None, seconds: float
 ) -> dict[str, Any]:
@@ -555,6 +560,9 @@ def _report(
             "tuning sample": len(h.tune.frame),
             "multi-citation validation": int(sum(len(t) >= 2 for t in val.frame["targets"])),
             "multi-citation test": int(sum(len(t) >= 2 for t in test.frame["targets"])),
+            # the others cite only papers without a title or abstract (stubs): no system can find their targets
+            "validation with a target in the index": _recommendable(h, val),
+            "test with a target in the index": _recommendable(h, test),
         },
         "masking": h.masking,
         "pool": {
@@ -709,6 +717,8 @@ def report_markdown(report: dict[str, Any]) -> str:
         "the sentences that cite two or more papers.",
         f"Queries ({report.get('query source', 'scisummnet')}): validation {q['validation']} "
         f"({_years(report, 'validation')}), test {q['test']} ({_years(report, 'test')}); "
+        f"with a target in the index (a paper with a title or abstract): "
+        f"{q.get('validation with a target in the index')} / {q.get('test with a target in the index')}; "
         f"multi-citation sentences (≥ 2 targets): {q['multi-citation validation']} / {q['multi-citation test']}; "
         f"tuning sample {q['tuning sample']} validation queries. Pool: every Paper "
         f"({report['pool']['papers in the index']} with a text). Profiles: {report['pool']['profile sentences']} "

@@ -290,6 +290,7 @@ def run_training(
     run = _Run(
         index, load_splits(store, encoder, index, settings, cache_dir, progress), model_settings or RerankerSettings()
     )
+    _check_learnable(run)
     timings: dict[str, float] = {"examples": round(time.perf_counter() - start, 1)}
     report = _report_head(run, settings, ablation)
     log.info("baselines on the same queries")
@@ -327,6 +328,21 @@ def run_training(
     timings["total"] = round(time.perf_counter() - start, 1)
     report["seconds"] = timings
     return report
+
+
+def _check_learnable(run: _Run) -> None:
+    """A DataError saying why, when no training query has a target among its candidates."""
+    if any(ex.label.any() for ex in run.train):
+        return
+    targets = {t for ex in run.train for t in ex.targets}
+    indexed = sum(1 for t in targets if t in run.index.row_of)
+    raise DataError(
+        f"no training query ({len(run.train)}) has a target among its candidates: of the {len(targets)} papers they "
+        f"cite, {indexed} are in the retrieval index, which holds the papers with a title or abstract; the others "
+        "are known by an id only (stubs) and can never be recommended. Load the cited works' metadata (an OpenAlex, "
+        "Semantic Scholar or Crossref import of them, or titles in your JSONL), run `citegraph compute embeddings` "
+        "and `citegraph compute index`, and train again"
+    )
 
 
 def _report_head(run: _Run, settings: TrainSettings, ablation: bool) -> dict[str, Any]:
