@@ -7,7 +7,8 @@ A query has a ranked list of paper ids :math:`r_1, r_2, \dots` (best first, no r
 .. math::
     \mathrm{R@}k = \frac{\sum_{i \le k} \mathrm{rel}_i}{|G|} \qquad
     \mathrm{P@}k = \frac{\sum_{i \le k} \mathrm{rel}_i}{k} \qquad
-    \mathrm{F1@}k = \frac{2\,\mathrm{P@}k\,\mathrm{R@}k}{\mathrm{P@}k + \mathrm{R@}k}
+    \mathrm{F1@}k = \frac{2\,\mathrm{P@}k\,\mathrm{R@}k}{\mathrm{P@}k + \mathrm{R@}k} \qquad
+    \mathrm{hit@}k = [\textstyle\sum_{i \le k} \mathrm{rel}_i \ge 1]
 
 .. math::
     \mathrm{RR} = \frac{1}{\min\{i : \mathrm{rel}_i = 1\}} \ (0 \text{ if none}) \qquad
@@ -30,9 +31,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 DEFAULT_CUTOFFS = (5, 10, 20, 50)
+HIT_CUTOFFS = (1, 10)  # hit@k: share of queries with at least one relevant paper in the first k
 
 
 def _hits(ranked: Sequence[str], relevant: Collection[str], k: int) -> int:
@@ -42,6 +44,11 @@ def _hits(ranked: Sequence[str], relevant: Collection[str], k: int) -> int:
 def recall_at_k(ranked: Sequence[str], relevant: Collection[str], k: int) -> float:
     """Share of the relevant papers among the first ``k`` (R@k)."""
     return _hits(ranked, relevant, k) / len(relevant) if relevant else 0.0
+
+
+def hit_at_k(ranked: Sequence[str], relevant: Collection[str], k: int) -> float:
+    """1 when a relevant paper is among the first ``k``, else 0 (hit@k; hit@1 is P@1 for one target)."""
+    return 1.0 if _hits(ranked, relevant, k) else 0.0
 
 
 def precision_at_k(ranked: Sequence[str], relevant: Collection[str], k: int) -> float:
@@ -94,6 +101,7 @@ class RankingMetrics:
     ndcg10: float
     map10: float
     f1_20: float
+    hits: dict[int, float] = field(default_factory=dict)  # k -> mean hit@k (HIT_CUTOFFS)
 
     def as_dict(self) -> dict[str, float | int]:
         return {
@@ -103,13 +111,14 @@ class RankingMetrics:
             "NDCG@10": self.ndcg10,
             "MAP@10": self.map10,
             "F1@20": self.f1_20,
+            **{f"hit@{k}": v for k, v in self.hits.items()},
         }
 
 
 def evaluate_rankings(
     rankings: Sequence[Sequence[str]], relevant: Sequence[Collection[str]], cutoffs: Sequence[int] = DEFAULT_CUTOFFS
 ) -> RankingMetrics:
-    """Mean R@k (each k in ``cutoffs``), MRR, NDCG@10, MAP@10 and F1@20 over aligned queries.
+    """Mean R@k (each k in ``cutoffs``), MRR, NDCG@10, MAP@10, F1@20 and hit@1, hit@10 over aligned queries.
 
     >>> m = evaluate_rankings([["a", "b", "c"], ["x", "y"]], [{"b"}, {"z"}], cutoffs=(1, 2))
     >>> m.recall, m.mrr
@@ -119,7 +128,7 @@ def evaluate_rankings(
         raise ValueError(f"{len(rankings)} rankings but {len(relevant)} relevant sets; they must align")
     n = len(rankings)
     if n == 0:
-        return RankingMetrics(0, {k: 0.0 for k in cutoffs}, 0.0, 0.0, 0.0, 0.0)
+        return RankingMetrics(0, {k: 0.0 for k in cutoffs}, 0.0, 0.0, 0.0, 0.0, {k: 0.0 for k in HIT_CUTOFFS})
 
     def mean(values: list[float]) -> float:
         return sum(values) / n
@@ -131,15 +140,18 @@ def evaluate_rankings(
         ndcg10=mean([ndcg_at_k(r, g, 10) for r, g in zip(rankings, relevant)]),
         map10=mean([average_precision_at_k(r, g, 10) for r, g in zip(rankings, relevant)]),
         f1_20=mean([f1_at_k(r, g, 20) for r, g in zip(rankings, relevant)]),
+        hits={k: mean([hit_at_k(r, g, k) for r, g in zip(rankings, relevant)]) for k in HIT_CUTOFFS},
     )
 
 
 __all__ = [
     "DEFAULT_CUTOFFS",
+    "HIT_CUTOFFS",
     "RankingMetrics",
     "average_precision_at_k",
     "evaluate_rankings",
     "f1_at_k",
+    "hit_at_k",
     "ndcg_at_k",
     "precision_at_k",
     "recall_at_k",

@@ -5,6 +5,7 @@ by :mod:`api.cli.compute`).
 
     citegraph link --scisumm-dir DIR --out RUN_DIR [--model M]   fill Task 1A CSVs (no graph needed)
     citegraph linkage train [--max-papers N] [--out M]           train the linker on CL-SciSumm gold (+ silver)
+    citegraph linkage train --from-store                          ... on the store's own gold links / silver pairs
     citegraph linkage silver --out CSV [--max-papers N]           Singha Roy & Mercer silver corpus from ScisummNet
     citegraph linkage eval [--folds 5]                            leave-papers-out CV with baselines (JSON)
     citegraph linkage task-input --out DIR                        CL-SciSumm 2018 annotations -> Task 1A inputs
@@ -21,9 +22,16 @@ from pathlib import Path
 
 import pandas as pd
 
-from api.cli.common import data_dir
+from api.cli.common import data_dir, open_from_args
 from gnn.linkage import Example, Linker, LinkerSettings, compute_linkage, score_task1a, train_linker
-from gnn.linkage.corpus import load_gold_corpus, load_silver_source
+from gnn.linkage.corpus import (
+    GoldCorpus,
+    load_gold_corpus,
+    load_silver_source,
+    store_gold_corpus,
+    store_link_data,
+    store_silver_source,
+)
 from gnn.linkage.cross_encoder import CrossEncodedLinker, CrossEncoder, CrossEncoderSettings, train_cross_encoder
 from gnn.linkage.evaluate import EvalSettings, cross_validate
 from gnn.linkage.service import make_predictor
@@ -37,7 +45,7 @@ from gnn.linkage.silver import (
     silver_pairs,
 )
 from gnn.text.encoder import EncoderSettings, TextEncoder
-from graph.errors import ConfigError
+from graph.errors import ConfigError, DataError
 from graph.files import StoreFiles
 from graph.store import GraphStore
 from loaders.task1a import link_folder, read_gold, read_run, write_task_inputs
@@ -45,6 +53,9 @@ from loaders.task1a import link_folder, read_gold, read_run, write_task_inputs
 log = logging.getLogger("citegraph")
 
 TRAINING_SET = Path("scisumm") / "Training-Set-2018"
+# The silver cosine cutoff where a store has no gold to choose one on: the MCC-maximising cutoff on all
+# 180,444 CL-SciSumm 2018 gold citance-sentence pairs (MiniLM; docs/results.md, "silver cutoffs").
+DEFAULT_SILVER_CUTOFF = 0.517
 SCISUMMNET = Path("scisumm") / "ScisummNet-2019"
 
 
@@ -94,20 +105,27 @@ def cmd_linkage_silver(args: argparse.Namespace) -> int:
 
 def cmd_linkage_train(args: argparse.Namespace) -> int:
     settings = LinkerSettings(c=args.c, silver_weight=args.silver_weight, seed=args.seed)
+    training = data_dir(args) / TRAINING_SET
+    from_store = args.from_store or not training.is_dir()
     encoder = _encoder(args)
     try:
-        gold = load_gold_corpus(data_dir(args) / TRAINING_SET, encoder)
-        examples = list(gold.examples)
-        if args.max_papers != 0:
-            source, corpus, _, _ = _silver_corpus(args, encoder, gold.examples, set(gold.papers))
-            examples += silver_examples(corpus, source, settings.silver_weight)
+        if from_store:
+            log.info("no CL-SciSumm training set at %s: training on the store's own data", training)
+            gold, examples, origin = _store_examples(args, encoder, settings)
+        else:
+            gold, origin = load_gold_corpus(training, encoder), str(training)
+            examples = list(gold.examples)
+            if args.max_papers != 0:
+                source, corpus, _, _ = _silver_corpus(args, encoder, gold.examples, set(gold.papers))
+                examples += silver_examples(corpus, source, settings.silver_weight)
         linker = train_linker(examples, settings, selection_examples=gold.examples)
     finally:
         encoder.close()
     out = Path(args.out) if args.out else StoreFiles().linker
     linker.save(out)
     print(
-        f"linker trained on {len(gold.examples)} gold + {len(examples) - len(gold.examples)} silver citances -> {out}"
+        f"linker trained on {len(gold.examples)} gold + {len(examples) - len(gold.examples)} silver citances "
+        f"({origin}) -> {out}"
     )
     print(f"selection: {linker.selection}")
     if args.cross_encoder:
@@ -116,6 +134,44 @@ def cmd_linkage_train(args: argparse.Namespace) -> int:
         cross.save(folder)
         print(f"cross-encoder fine-tuned on the {len(gold.examples)} gold citances -> {folder}")
     return 0
+
+
+def _store_examples(
+    args: argparse.Namespace, encoder: TextEncoder, settings: LinkerSettings
+) -> tuple[GoldCorpus, list[Example], str]:
+    """The linker's examples on any corpus: the store's gold links, plus silver pairs from its citing sentences
+    and the cited full texts it holds — always when it has no gold, else when ``--max-papers`` asks for them.
+    The silver cutoff is chosen on the store's gold pairs when it has some, else ``--silver-cutoff``."""
+    with open_from_args(args, read_only=True) as store:
+        available = store_link_data(store)
+        if available.to_full_texts == 0 and available.gold_links == 0:
+            raise DataError(
+                f"the store has nothing the linker learns from: {available.describe()}. The linker needs citing "
+                "sentences (MENTIONS) of papers whose full text is in the store, or gold LINKS_TO; load the cited "
+                f"papers' full texts, or train on CL-SciSumm with --data DIR holding {TRAINING_SET}"
+            )
+        gold = store_gold_corpus(store, encoder)
+        use_silver = not gold.examples or args.max_papers != 0
+        source = (
+            store_silver_source(
+                store, encoder, max_papers=args.max_papers if args.max_papers > 0 else None, exclude=set(gold.papers)
+            )
+            if use_silver
+            else None
+        )
+    examples, origin = list(gold.examples), f"the store: {available.describe()}"
+    if source is not None:
+        cutoff = choose_cutoff(*gold_pairs(gold.examples), args.criterion)[0] if gold.examples else args.silver_cutoff
+        examples += silver_examples(
+            balance(silver_pairs(source), cutoff, seed=args.seed), source, settings.silver_weight
+        )
+        origin += f"; silver labels at cosine >= {cutoff:.3f}"
+    if not examples:
+        raise DataError(
+            f"no citing sentence of the store gave a training example ({available.describe()}): no sentence of a "
+            f"cited full text reaches the silver cutoff {args.silver_cutoff}; lower --silver-cutoff"
+        )
+    return gold, examples, origin
 
 
 def linker_from_args(args: argparse.Namespace) -> Linker | CrossEncodedLinker:
@@ -231,9 +287,25 @@ def _add_linkage(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     q.add_argument("--out", required=True, help="CSV to write")
     q.set_defaults(func=cmd_linkage_silver)
 
-    q = verbs.add_parser("train", help="train the linker on CL-SciSumm 2018 gold (+ silver) and save it")
+    q = verbs.add_parser(
+        "train", help="train the linker on CL-SciSumm 2018 gold (+ silver), or on the store's own data, and save it"
+    )
     # gold only by default: silver lowered cross-validated F1 (docs/history.md)
     _corpus_arguments(q, silver_papers=0)
+    q.add_argument(
+        "--from-store",
+        action="store_true",
+        help="train on the store (--db): its gold LINKS_TO, and silver pairs of its citing sentences with the cited "
+        "full texts it holds (always without gold; --max-papers N caps the papers, 0: all). The default when the "
+        f"data folder has no {TRAINING_SET}",
+    )
+    q.add_argument(
+        "--silver-cutoff",
+        type=float,
+        default=DEFAULT_SILVER_CUTOFF,
+        help="--from-store without gold links: the cosine at which a citing sentence and a cited sentence count as "
+        f"linked (default {DEFAULT_SILVER_CUTOFF}, the MCC cutoff on CL-SciSumm 2018's gold pairs, docs/results.md)",
+    )
     q.add_argument("--c", type=float, default=linker.c, help="inverse regularisation of the logistic regression")
     q.add_argument(
         "--silver-weight",

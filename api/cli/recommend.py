@@ -12,6 +12,7 @@ import argparse
 import json
 import logging
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ import torch
 
 from api.cli.common import index_dir, open_from_args, paper_keys, print_report, store_files
 from gnn.recommend import evaluate, train
+from gnn.recommend.citances import QUERY_SOURCES, default_query_source
 from gnn.recommend.examples import TrainSettings
 from gnn.recommend.service import (
     DEFAULT_K,
@@ -35,6 +37,7 @@ from gnn.retrieval.index import IndexSettings, RetrievalIndex
 from gnn.text.encoder import EncoderSettings, TextEncoder
 from graph.errors import ConfigError, DataError
 from graph.files import StoreFiles
+from graph.store import GraphStore
 
 log = logging.getLogger("citegraph")
 BATCH_K = 100  # recommendations per query in --batch mode
@@ -126,11 +129,19 @@ def _read_draft(path: Path, position: int | None) -> tuple[str, ...]:
     return sentences
 
 
+def query_source(args: argparse.Namespace, store: GraphStore) -> str:
+    """``--queries``, else ``scisummnet`` when the store holds ScisummNet citing sentences, else ``store``."""
+    source: str = args.queries or default_query_source(store)
+    log.info("queries: %s", source)
+    return source
+
+
 def cmd_eval(args: argparse.Namespace) -> int:
     settings = evaluate.EvalSettings(n=args.n, tune_queries=args.tune_queries, seed=args.seed, limit=args.limit)
     encoder = TextEncoder(EncoderSettings.from_env())
     try:
         with open_from_args(args, read_only=True) as store:
+            settings = replace(settings, queries=query_source(args, store))
             report = evaluate.run_evaluation(store, encoder, settings, progress=not args.quiet)
     finally:
         encoder.close()
@@ -157,6 +168,7 @@ def cmd_train_reranker(args: argparse.Namespace) -> int:
             files = store_files(store, args)
             if files.index is None or files.reranker is None:
                 raise ConfigError("pass --index-dir: a server store has no folder beside it for the index")
+            options["settings"] = replace(options["settings"], queries=query_source(args, store))
             index, _ = RetrievalIndex.open(store, IndexSettings(), path=files.index, cache=encoder)
             out_dir = ablation_models_dir(Path(args.out)) if ablation else files.reranker
             report = train.run_training(store, encoder, index, out_dir=out_dir, **options)
@@ -237,9 +249,11 @@ def _add_recommend(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
 
 def _add_eval(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     defaults = evaluate.EvalSettings()
-    p = sub.add_parser("eval", help="evaluation harnesses (recommend: citation recommendation on ScisummNet)")
+    p = sub.add_parser("eval", help="evaluation harnesses (recommend: citation recommendation on held-out citances)")
     kinds = p.add_subparsers(dest="kind", required=True, metavar="KIND")
-    q = kinds.add_parser("recommend", help="every retrieval system on the time-split ScisummNet citances, one table")
+    q = kinds.add_parser(
+        "recommend", help="every retrieval system on the time-split citances (ScisummNet or the store's own), one table"
+    )
     q.add_argument("--out", default="var/eval/recommend.json", help="report path (.json; the .md goes beside it)")
     q.add_argument(
         "--n",
@@ -254,6 +268,7 @@ def _add_eval(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="validation queries the parameter grids are scored on",
     )
     q.add_argument("--limit", type=int, help="evaluate only this many queries per split (a quick run)")
+    _queries_argument(q)
     q.add_argument("--seed", type=int, default=defaults.seed)
     q.add_argument(
         "--ablation",
@@ -264,6 +279,16 @@ def _add_eval(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     q.add_argument("--objective", help=argparse.SUPPRESS)
     q.add_argument("--index-dir", help="where the retrieval index lives (default: <db>.index beside the store)")
     q.set_defaults(func=cmd_eval_dispatch)
+
+
+def _queries_argument(q: argparse.ArgumentParser) -> None:
+    q.add_argument(
+        "--queries",
+        choices=sorted(QUERY_SOURCES),
+        help="scisummnet: the ScisummNet citing sentences, split 2006-2009 / 2010 / 2011; store: every citing "
+        "sentence of the store, split by its citing papers' years (test the latest ~15%%, validation the ~15%% "
+        "before; docs/methods.md). Default: scisummnet when the store holds ScisummNet sentences, else store",
+    )
 
 
 def _add_train(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -277,6 +302,7 @@ def _add_train(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "neural model, has the best validation MRR is kept)",
     )
     q.add_argument("--limit", type=int, help="queries per split at most (a quick run)")
+    _queries_argument(q)
     q.add_argument("--seed", type=int, default=TrainSettings().seed)
     q.add_argument(
         "--no-lambdamart",

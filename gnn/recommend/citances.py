@@ -10,7 +10,9 @@ replaces the marker with ``[CIT]``, trying every spelling of the cited authors
   (:func:`cached_profile_citances` keeps them beside the index);
 * :func:`build_queries`: every ScisummNet citing sentence (ids ``<citing>#c<hash>``) with the marker of
   *every* paper it cites masked, all of them its targets — the queries of ``citegraph eval recommend``
-  and ``citegraph train reranker``;
+  and ``citegraph train reranker`` on the shared data (``--queries scisummnet``);
+* :func:`store_queries`: the same for every MENTIONS sentence of the store, whichever source loaded
+  it (``--queries store``: any corpus with citation contexts; split by :mod:`gnn.recommend.split`);
 * :func:`manuscript_citances`: CL-SciSumm 2018's gold citances, runs of consecutive sentences citing one
   reference paper — the manuscript-mode table of the evaluation.
 """
@@ -24,6 +26,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from graph.errors import DataError
 from graph.files import StoreFiles, write_atomic
 from graph.store import GraphStore
 from loaders.markers import MASK, mask_target, surname
@@ -111,10 +114,7 @@ def citing_sentences(store: GraphStore) -> pd.DataFrame:
     Columns: sentence_id, citing_id, citing_year, cited_id, cited_year, text (raw), masked, how.
     A sentence citing several papers appears once per cited paper, each time with that paper masked.
     """
-    rows = pd.DataFrame(
-        store.query("retrieval_citances"),
-        columns=["sentence_id", "text", "citing_id", "citing_year", "cited_id", "cited_year", "marker"],
-    )
+    rows = _citance_rows(store)
     authors = author_lists(store, rows["cited_id"])
     masked, hows = [], []
     for text, marker, cited_id, year in zip(rows["text"], rows["marker"], rows["cited_id"], rows["cited_year"]):
@@ -162,13 +162,56 @@ def cached_profile_citances(store: GraphStore, path: Path, *, save: bool = True)
     return frame
 
 
-def build_queries(store: GraphStore) -> pd.DataFrame:
-    """One row per ScisummNet citing sentence, every cited paper's marker masked (module docstring)."""
-    rows = pd.DataFrame(
+def _citance_rows(store: GraphStore) -> pd.DataFrame:
+    """Every MENTIONS edge with its sentence, citing and cited paper (``cypher/retrieval_citances.cypher``)."""
+    return pd.DataFrame(
         store.query("retrieval_citances"),
         columns=["sentence_id", "text", "citing_id", "citing_year", "cited_id", "cited_year", "marker"],
     )
-    rows = rows[rows["sentence_id"].str.contains(SCISUMMNET_SENTENCE)]
+
+
+def build_queries(store: GraphStore) -> pd.DataFrame:
+    """One row per ScisummNet citing sentence, every cited paper's marker masked (module docstring)."""
+    rows = _citance_rows(store)
+    return _queries(store, rows[rows["sentence_id"].str.contains(SCISUMMNET_SENTENCE)])
+
+
+def store_queries(store: GraphStore) -> pd.DataFrame:
+    """One row per citing sentence of the store — every MENTIONS sentence, whatever loaded it — masked
+    as :func:`build_queries` masks; ``citing_year`` is None where the citing paper has no year."""
+    return _queries(store, _citance_rows(store))
+
+
+QUERY_SOURCES = {"scisummnet": build_queries, "store": store_queries}  # --queries of train/eval
+
+
+def default_query_source(store: GraphStore) -> str:
+    """``scisummnet`` when the store holds ScisummNet citing sentences (the shared data), else ``store``."""
+    ids = _citance_rows(store)["sentence_id"].astype(str)
+    return "scisummnet" if ids.str.contains(SCISUMMNET_SENTENCE).any() else "store"
+
+
+def query_frame(store: GraphStore, source: str) -> pd.DataFrame:
+    """The queries of ``source`` (:data:`QUERY_SOURCES`); a DataError when there are none."""
+    frame = QUERY_SOURCES[source](store)
+    if frame.empty:
+        what = "ScisummNet citing sentences (ids <citing>#c<hash>)" if source == "scisummnet" else "citing sentences"
+        raise DataError(
+            f"the store has no {what} with a MENTIONS edge to the paper they cite: nothing to train or evaluate on; "
+            "load a corpus with citation contexts (unarXive, JSONL sentences that cite, Semantic Scholar contexts)"
+            + (" or pass --queries store" if source == "scisummnet" else "")
+        )
+    return frame
+
+
+QUERY_COLUMNS = ["sentence_id", "citing_id", "citing_year", "context", "raw", "targets", "how", "cited_elsewhere"]
+
+
+def _queries(store: GraphStore, rows: pd.DataFrame) -> pd.DataFrame:
+    """One query per sentence of ``rows``: its text with the marker of every paper it cites masked, those
+    papers its targets, and what its citing paper cites elsewhere."""
+    if rows.empty:
+        return pd.DataFrame(columns=QUERY_COLUMNS)
     authors = author_lists(store, rows["cited_id"])
     out = []
     for sentence_id, group in rows.groupby("sentence_id", sort=True):
@@ -184,11 +227,12 @@ def build_queries(store: GraphStore) -> pd.DataFrame:
                 spellings=others,
             )
             hows.append(how)
+        citing_year = group["citing_year"].iat[0]
         out.append(
             {
                 "sentence_id": sentence_id,
                 "citing_id": group["citing_id"].iat[0],
-                "citing_year": int(group["citing_year"].iat[0]),
+                "citing_year": None if pd.isna(citing_year) else int(citing_year),
                 "context": text,
                 "raw": str(group["text"].iat[0]),
                 "targets": tuple(sorted(set(group["cited_id"]))),
@@ -213,10 +257,7 @@ def manuscript_citances(store: GraphStore) -> pd.DataFrame:
     paper citing one RP is one citance (750 annotation records give 740 runs: a few records
     annotate the same sentences). Columns: citing_id, citing_year, rp, sids (tuple).
     """
-    rows = pd.DataFrame(
-        store.query("retrieval_citances"),
-        columns=["sentence_id", "text", "citing_id", "citing_year", "cited_id", "cited_year", "marker"],
-    )
+    rows = _citance_rows(store)
     parts = rows["sentence_id"].str.extract(SCISUMM2018_SENTENCE)
     rows = rows[parts["sid"].notna()].assign(sid=parts["sid"].dropna().astype(int))
     out = []
@@ -238,13 +279,18 @@ def manuscript_citances(store: GraphStore) -> pd.DataFrame:
 
 __all__ = [
     "MAX_AUTHOR_SPELLINGS",
+    "QUERY_COLUMNS",
+    "QUERY_SOURCES",
     "SCISUMM2018_SENTENCE",
     "SCISUMMNET_SENTENCE",
     "author_lists",
     "build_queries",
     "cached_profile_citances",
     "citing_sentences",
+    "default_query_source",
     "manuscript_citances",
     "mask_citance",
     "profile_citances",
+    "query_frame",
+    "store_queries",
 ]

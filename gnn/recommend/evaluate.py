@@ -47,8 +47,11 @@ from gnn.recommend.citances import (
     manuscript_citances,
     mask_citance,
     profile_citances,
+    query_frame,
 )
+from gnn.recommend.examples import citing_year
 from gnn.recommend.service import RecommendationService, RecommendRequest, ServiceSettings
+from gnn.recommend.split import SplitRule, describe, time_split
 from gnn.rerank.scorer import FusionScorer
 from gnn.retrieval.enricher import Candidate, EnricherSettings
 from gnn.retrieval.index import DenseIndex, IndexSettings, RetrievalIndex
@@ -74,6 +77,10 @@ MANUSCRIPT_POOL = 200  # prefetch depth of the manuscript-mode table, reported a
 
 @dataclass(frozen=True)
 class EvalSettings:
+    # Where the queries come from: "scisummnet" (split by the years below) or "store" (every citing sentence
+    # of the store, split by store_split from its citing years: validation and test as `train reranker`'s).
+    queries: str = "scisummnet"
+    store_split: SplitRule = field(default_factory=SplitRule)
     train_until: int = 2009  # last citing year of the training period (profiles, enricher knowledge)
     validation: tuple[int, int] = (2010, 2010)  # citing years of the validation queries (tuning, targets)
     test: tuple[int, int] = (2011, 2011)  # citing years of the test queries (never used for tuning)
@@ -137,15 +144,28 @@ class Harness:
     ) -> None:
         self.store, self.index, self.encoder, self.settings = store, index, encoder, settings
         self.progress = progress
-        frame = build_queries(store)
+        self.split: dict[str, Any] | None = None  # the computed split of a store's own queries
+        if settings.queries == "store":
+            frame = query_frame(store, "store")
+            parts = time_split(frame, settings.store_split)
+            self.split = describe(parts, settings.store_split)
+            self.train_until = parts[-2].until  # what validation and test know
+            evaluated = {"validation": parts[-2].frame, "test": parts[-1].frame}
+            self.train_queries = sum(len(part.frame) for part in parts[:-2])
+        else:
+            frame = build_queries(store)
+            self.train_until = settings.train_until
+            evaluated = {
+                name: frame[(frame["citing_year"] >= low) & (frame["citing_year"] <= high)].reset_index(drop=True)
+                for name, (low, high) in (("validation", settings.validation), ("test", settings.test))
+            }
+            self.train_queries = int((frame["citing_year"] <= settings.train_until).sum())
         self.masking = frame["how"].str.split(",").explode().value_counts().to_dict()
         self.splits: dict[str, QuerySet] = {}
-        for name, (low, high) in (("validation", settings.validation), ("test", settings.test)):
-            part = frame[(frame["citing_year"] >= low) & (frame["citing_year"] <= high)].reset_index(drop=True)
+        for name, part in evaluated.items():
             if settings.limit is not None:
                 part = part.sample(n=min(settings.limit, len(part)), random_state=settings.seed).reset_index(drop=True)
             self.splits[name] = QuerySet(part, self._queries(part))
-        self.train_queries = int((frame["citing_year"] <= settings.train_until).sum())
         val = self.splits["validation"]
         rng = random.Random(settings.seed)
         picked = sorted(rng.sample(range(len(val.frame)), min(settings.tune_queries, len(val.frame))))
@@ -157,7 +177,7 @@ class Harness:
         )
         citances = profile_citances(store)
         self.profiles = ProfileIndex.build(
-            index, citances, encoder, ProfileSettings(until=settings.train_until), progress=progress
+            index, citances, encoder, ProfileSettings(until=self.train_until), progress=progress
         )
         self.prefetcher = Prefetcher(index, encoder, self.profiles)
         self._vectors: dict[int, np.ndarray] = {}
@@ -168,7 +188,7 @@ class Harness:
             for r in self.store.query("paper_by_ids", {"ids": sorted(set(frame["citing_id"]))})
         }
         return [
-            PrefetchQuery(context, titles.get(citing, ""), int(year), (citing,), citing)
+            PrefetchQuery(context, titles.get(citing, ""), citing_year(year), (citing,), citing)
             for context, citing, year in zip(frame["context"], frame["citing_id"], frame["citing_year"])
         ]
 
@@ -206,7 +226,7 @@ def _service_requests(frame: pd.DataFrame, *, with_cited: bool) -> list[Recommen
         RecommendRequest(
             context=ctx,
             citing_paper_id=citing,
-            year=int(year),
+            year=citing_year(year),
             k=ALL_CANDIDATES,
             cited_ids=tuple(cited) if with_cited else (),
         )
@@ -307,15 +327,17 @@ def run_evaluation(
     table = _Table(h)
     _retrieval_rows(table, chans, fusions, tuned)
     _service_rows(h, table, fusions, tuned)
-    log.info("manuscript mode vs plain context on CL-SciSumm 2018")
-    manuscript = run_manuscript_evaluation(
-        store,
-        encoder,
-        index,
-        lexical=tuned.lex_tuned,
-        global_weight=(tuned.lam_dense, tuned.lam_bm25),
-        seed=settings.seed,
-    )
+    manuscript = None  # a CL-SciSumm 2018 table: run with the shared data's queries only
+    if settings.queries == "scisummnet":
+        log.info("manuscript mode vs plain context on CL-SciSumm 2018")
+        manuscript = run_manuscript_evaluation(
+            store,
+            encoder,
+            index,
+            lexical=tuned.lex_tuned,
+            global_weight=(tuned.lam_dense, tuned.lam_bm25),
+            seed=settings.seed,
+        )
     return _report(h, tuned, table, manuscript, time.perf_counter() - start)
 
 
@@ -441,13 +463,13 @@ def _service_rows(h: Harness, table: _Table, fusions: _Fusions, tuned: _Tuned) -
     prefetch = replace(fusions.with_profiles, global_weight=tuned.lam_dense, global_weight_bm25=tuned.lam_bm25)
     base_weights = {**fusions.with_profiles.weights}
     enrich_grid = [0.0, 0.25, 0.5, 1.0, 2.0]  # 0: the stage may add candidates that do not help
-    no_co = EnricherSettings(known_until=h.settings.train_until, max_cocited=0)
-    with_co = EnricherSettings(known_until=h.settings.train_until)
+    no_co = EnricherSettings(known_until=h.train_until, max_cocited=0)
+    with_co = EnricherSettings(known_until=h.train_until)
 
     def settings_of(enricher: EnricherSettings, weights: dict[str, float] | None = None) -> ServiceSettings:
         return ServiceSettings(
             index=h.index.settings,
-            profiles=ProfileSettings(until=h.settings.train_until),
+            profiles=ProfileSettings(until=h.train_until),
             prefetch=prefetch,
             enricher=enricher,
             fusion=FusionScorer() if weights is None else FusionScorer(weights),
@@ -515,12 +537,22 @@ def _service_rankings(service: RecommendationService, qs: QuerySet, *, with_cite
     return ranked
 
 
-def _report(h: Harness, tuned: _Tuned, table: _Table, manuscript: dict[str, Any], seconds: float) -> dict[str, Any]:
+def _recommendable(h: Harness, qs: QuerySet) -> int:
+    """Queries of ``qs`` citing at least one paper of the index (a paper with a title or abstract)."""
+    return sum(1 for targets in qs.frame["targets"] if any(t in h.index.row_of for t in targets))
+
+
+def _report(
+    h: Harness, tuned: _Tuned, table: _Table, manuscript: dict[str, Any] | None, seconds: float
+) -> dict[str, Any]:
     """The report of :func:`run_evaluation` (rendered by :func:`report_markdown`)."""
     val, test = h.splits["validation"], h.splits["test"]
     return {
         "command": "citegraph eval recommend",
+        "query source": h.settings.queries,
         "settings": asdict(h.settings),
+        "train_until": h.train_until,
+        **({"split": h.split} if h.split is not None else {}),
         "queries": {
             "train (profiles, enricher knowledge)": h.train_queries,
             "validation": len(val.frame),
@@ -528,6 +560,9 @@ def _report(h: Harness, tuned: _Tuned, table: _Table, manuscript: dict[str, Any]
             "tuning sample": len(h.tune.frame),
             "multi-citation validation": int(sum(len(t) >= 2 for t in val.frame["targets"])),
             "multi-citation test": int(sum(len(t) >= 2 for t in test.frame["targets"])),
+            # the others cite only papers without a title or abstract (stubs): no system can find their targets
+            "validation with a target in the index": _recommendable(h, val),
+            "test with a target in the index": _recommendable(h, test),
         },
         "masking": h.masking,
         "pool": {
@@ -658,7 +693,7 @@ def _describe(s: PrefetchSettings, variant: str) -> str:
 
 def report_markdown(report: dict[str, Any]) -> str:
     """The report as Markdown: the one table (validation and test), then the settings it came from."""
-    cols = ["R@5", "R@10", "R@20", "R@50", "MRR", "NDCG@10", "MAP@10", "F1@20"]
+    cols = ["R@5", "R@10", "R@20", "R@50", "MRR", "NDCG@10", "MAP@10", "F1@20", "hit@1", "hit@10"]
     n = report["settings"]["n"]
     lines = [
         f"| system | split | {' | '.join(cols)} | pool recall | multi R@10 |",
@@ -680,16 +715,29 @@ def report_markdown(report: dict[str, Any]) -> str:
         f"Pool recall: share of the targets among the {n} papers the prefetch returns (what bounds a reranker); "
         "for the service rows, among all candidates (prefetch + enricher). multi R@10: R@10 over all targets of "
         "the sentences that cite two or more papers.",
-        f"Queries: validation {q['validation']} (citing year 2010), test {q['test']} (2011); "
+        f"Queries ({report.get('query source', 'scisummnet')}): validation {q['validation']} "
+        f"({_years(report, 'validation')}), test {q['test']} ({_years(report, 'test')}); "
+        f"with a target in the index (a paper with a title or abstract): "
+        f"{q.get('validation with a target in the index')} / {q.get('test with a target in the index')}; "
         f"multi-citation sentences (≥ 2 targets): {q['multi-citation validation']} / {q['multi-citation test']}; "
         f"tuning sample {q['tuning sample']} validation queries. Pool: every Paper "
         f"({report['pool']['papers in the index']} with a text). Profiles: {report['pool']['profile sentences']} "
-        f"citing sentences of {report['pool']['profiles (papers)']} papers, citing years ≤ {report['settings']['train_until']}.",
+        f"citing sentences of {report['pool']['profiles (papers)']} papers, citing years ≤ "
+        f"{report.get('train_until', report['settings']['train_until'])}.",
         f"Masking of the queries' targets (per target): {report['masking']}.",
         f"Tuned on validation: {json.dumps(report['tuned'])}.",
         f"Run time {report['seconds']} s.",
     ]
     return "\n".join(lines + _manuscript_markdown(report.get("manuscript")))
+
+
+def _years(report: dict[str, Any], split: str) -> str:
+    """The citing years of ``split`` as the report's markdown names them."""
+    if "split" not in report:
+        low, high = report["settings"][split]
+        return f"citing year {low}" if low == high else f"citing years {low}-{high}"
+    years = report["split"]["parts"][split]["years"]
+    return "no citing year" if years is None else f"citing years {years[0]}-{years[1]}"
 
 
 def _manuscript_markdown(manuscript: dict[str, Any] | None) -> list[str]:

@@ -1,7 +1,11 @@
 r"""The reranker's examples: the time-split queries, each with the candidates the service returns for it.
 
 **Data, strictly as the service sees it.** The queries are the ScisummNet citing sentences of
-:func:`gnn.recommend.citances.build_queries` (every cited paper's marker masked). Each query's
+:func:`gnn.recommend.citances.build_queries` (every cited paper's marker masked) — or, with
+``TrainSettings.queries = "store"``, every citing sentence of the store
+(:func:`gnn.recommend.citances.store_queries`), split by :func:`gnn.recommend.split.time_split`
+(folds, validation and test computed from the citing years, each knowing the graph up to the year
+before its first; the rest of this docstring describes the ScisummNet folds). Each query's
 candidates are what :class:`gnn.recommend.service.RecommendationService` really returns for it
 (prefetch → enricher), and its features what was known before it was written
 (:class:`gnn.rerank.knowledge.Knowledge`):
@@ -34,8 +38,9 @@ from tqdm import tqdm
 
 from gnn.cocitation.counts import count_pairs
 from gnn.cocitation.noise import NoiseSampler, noise_distributions
-from gnn.recommend.citances import build_queries, profile_citances
+from gnn.recommend.citances import build_queries, profile_citances, query_frame
 from gnn.recommend.service import RecommendationService, RecommendRequest, ServiceSettings
+from gnn.recommend.split import SplitRule, time_split
 from gnn.rerank.examples import QueryExample
 from gnn.rerank.features import FEATURE_NAMES, FeatureBuilder, QueryInput
 from gnn.rerank.knowledge import Knowledge, TaxonomyPlaces, known_citations
@@ -63,6 +68,10 @@ class Fold:
 class TrainSettings:
     """The split and the sampling of extra positives / negatives."""
 
+    # Where the queries come from: "scisummnet" (the ScisummNet citing sentences, split by the fixed years
+    # below) or "store" (every citing sentence of the store, split by store_split from its citing years).
+    queries: str = "scisummnet"
+    store_split: SplitRule = field(default_factory=SplitRule)
     folds: tuple[Fold, ...] = (Fold(2005, (2006, 2007)), Fold(2007, (2008, 2009)))
     known_until: int = 2009  # what validation and test queries know (as in gnn.recommend.evaluate)
     validation: tuple[int, int] = (2010, 2010)
@@ -88,9 +97,16 @@ class SplitData:
     dropped: int = 0  # queries without a target among the candidates (left out of training)
 
 
+def citing_year(value: object) -> int | None:
+    """A query frame's ``citing_year`` as the service takes it (None: the citing paper has no year)."""
+    return None if value is None or pd.isna(value) else int(value)  # type: ignore[call-overload]
+
+
 def _requests(frame: pd.DataFrame) -> list[RecommendRequest]:
     return [
-        RecommendRequest(context=ctx, citing_paper_id=citing, year=int(year), k=1, cited_ids=tuple(cited), id=sentence)
+        RecommendRequest(
+            context=ctx, citing_paper_id=citing, year=citing_year(year), k=1, cited_ids=tuple(cited), id=sentence
+        )
         for ctx, citing, year, cited, sentence in zip(
             frame["context"], frame["citing_id"], frame["citing_year"], frame["cited_elsewhere"], frame["sentence_id"]
         )
@@ -244,15 +260,28 @@ def _add_extras(
         example.triples = np.asarray(triples, dtype=np.int64)
 
 
+def _limited(chosen: pd.DataFrame, settings: TrainSettings) -> pd.DataFrame:
+    if settings.limit is not None and len(chosen) > settings.limit:
+        chosen = chosen.sample(n=settings.limit, random_state=settings.seed).reset_index(drop=True)
+    return chosen
+
+
 def _split_frames(store: GraphStore, settings: TrainSettings) -> dict[str, tuple[pd.DataFrame, int, bool]]:
+    """Each split's queries, the year its knowledge ends and whether it draws extras (training folds)."""
+    if settings.queries == "store":
+        return {
+            part.name: (_limited(part.frame, settings), part.until, part.name.startswith("train"))
+            for part in time_split(query_frame(store, "store"), settings.store_split)
+        }
+    if settings.queries != "scisummnet":
+        raise ValueError(f"unknown query source {settings.queries!r}: scisummnet or store")
     frame = build_queries(store)
     out: dict[str, tuple[pd.DataFrame, int, bool]] = {}
 
     def part(low: int, high: int) -> pd.DataFrame:
-        chosen = frame[(frame["citing_year"] >= low) & (frame["citing_year"] <= high)].reset_index(drop=True)
-        if settings.limit is not None and len(chosen) > settings.limit:
-            chosen = chosen.sample(n=settings.limit, random_state=settings.seed).reset_index(drop=True)
-        return chosen
+        return _limited(
+            frame[(frame["citing_year"] >= low) & (frame["citing_year"] <= high)].reset_index(drop=True), settings
+        )
 
     for fold in settings.folds:
         out[f"train {fold.years[0]}-{fold.years[1]}"] = (part(*fold.years), fold.until, True)
@@ -314,4 +343,4 @@ def load_splits(
     return splits
 
 
-__all__ = ["ExampleBuilder", "Fold", "SplitData", "TrainSettings", "load_splits"]
+__all__ = ["ExampleBuilder", "Fold", "SplitData", "TrainSettings", "citing_year", "load_splits"]

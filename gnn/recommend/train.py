@@ -1,6 +1,7 @@
 r"""``citegraph train reranker`` and ``citegraph eval recommend --ablation``: the reranker on the time split.
 
-The examples are those of :mod:`gnn.recommend.examples`: the time-split ScisummNet citances, each
+The examples are those of :mod:`gnn.recommend.examples`: the time-split ScisummNet citances (or, with
+``--queries store``, the store's own citing sentences split by :mod:`gnn.recommend.split`), each
 with the candidates the service really returns for it and the features known before it was written.
 Only queries with a target among their candidates train (the "strict" regime of Medić & Šnajder
 2020); how many were left out is reported. Every figure is end to end over the whole pool: a target
@@ -50,6 +51,7 @@ import pandas as pd
 from gnn.metrics import evaluate_rankings, recall_at_k
 from gnn.recommend.citances import profile_citances
 from gnn.recommend.examples import SplitData, TrainSettings, load_splits
+from gnn.recommend.split import rule_text
 from gnn.rerank.examples import QueryExample, ranked_ids
 from gnn.rerank.features import FEATURE_NAMES, FeatureBuilder, FeatureSettings
 from gnn.rerank.knowledge import Knowledge, TaxonomyPlaces
@@ -292,6 +294,7 @@ def run_training(
     run = _Run(
         index, load_splits(store, encoder, index, settings, cache_dir, progress), model_settings or RerankerSettings()
     )
+    _check_learnable(run)
     timings: dict[str, float] = {"examples": round(time.perf_counter() - start, 1)}
     report = _report_head(run, settings, ablation)
     log.info("baselines on the same queries")
@@ -333,10 +336,26 @@ def run_training(
     return report
 
 
+def _check_learnable(run: _Run) -> None:
+    """A DataError saying why, when no training query has a target among its candidates."""
+    if any(ex.label.any() for ex in run.train):
+        return
+    targets = {t for ex in run.train for t in ex.targets}
+    indexed = sum(1 for t in targets if t in run.index.row_of)
+    raise DataError(
+        f"no training query ({len(run.train)}) has a target among its candidates: of the {len(targets)} papers they "
+        f"cite, {indexed} are in the retrieval index, which holds the papers with a title or abstract; the others "
+        "are known by an id only (stubs) and can never be recommended. Load the cited works' metadata (an OpenAlex, "
+        "Semantic Scholar or Crossref import of them, or titles in your JSONL), run `citegraph compute embeddings` "
+        "and `citegraph compute index`, and train again"
+    )
+
+
 def _report_head(run: _Run, settings: TrainSettings, ablation: bool) -> dict[str, Any]:
     """The report's command, settings and query counts; its ``systems`` are the run's rows."""
-    return {
+    head = {
         "command": "citegraph eval recommend --ablation" if ablation else "citegraph train reranker",
+        "query source": settings.queries,
         "settings": asdict(settings),
         "model": {k: v for k, v in asdict(run.model_settings).items() if k != "device"},
         "queries": {
@@ -349,6 +368,11 @@ def _report_head(run: _Run, settings: TrainSettings, ablation: bool) -> dict[str
         },
         "systems": run.systems,
     }
+    if settings.queries == "store":
+        head["split"] = {"rule": rule_text(settings.store_split)}
+        for name, split in run.splits.items():
+            head["queries"][name]["citing papers"] = len({q.query.citing_id for q in split.inputs})
+    return head
 
 
 def _baselines(run: _Run, store: GraphStore, settings: TrainSettings) -> None:
@@ -357,7 +381,8 @@ def _baselines(run: _Run, store: GraphStore, settings: TrainSettings) -> None:
     index = run.index
     prefetcher = Prefetcher(index, None)
     lam = settings.prefetch.global_weight_bm25
-    strong = field_lexical_index(index, profile_citances(store), settings.known_until)
+    # what validation and test know (settings.known_until for ScisummNet, the computed split's for a store)
+    strong = field_lexical_index(index, profile_citances(store), run.splits["validation"].until)
 
     def bm25(split: SplitData, lexical: LexicalIndex, global_weight: float) -> list[list[str]]:
         queries = [q.query for q in split.inputs]
@@ -748,17 +773,21 @@ def report_markdown(report: dict[str, Any]) -> str:
     lines = [
         f"`{report['command']}` — {report.get('chosen', {}).get('objective', '')} chosen on validation MRR",
         "",
-        "| system | val R@10 | val MRR | val R@50 | multi R@10 (val) | test R@10 | test MRR |",
-        "|---|---|---|---|---|---|---|",
+        "| system | val R@10 | val MRR | val R@50 | multi R@10 (val) | test R@10 | test MRR | test hit@1 | test hit@10 |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for row in report["systems"]:
         v, t = row["validation"], row["test"]
         multi = v.get("multi_R@10")
         lines.append(
             f"| {row['name']} | {v['R@10']:.3f} | {v['MRR']:.3f} | {v.get('R@50', float('nan')):.3f} | "
-            f"{'' if multi is None else f'{multi:.3f}'} | {t['R@10']:.3f} | {t['MRR']:.3f} |"
+            f"{'' if multi is None else f'{multi:.3f}'} | {t['R@10']:.3f} | {t['MRR']:.3f} | "
+            f"{t.get('hit@1', float('nan')):.3f} | {t.get('hit@10', float('nan')):.3f} |"
         )
     lines.append("")
+    lines.append(f"query source: {report.get('query source', 'scisummnet')}")
+    if "split" in report:
+        lines.append(f"split: {report['split']['rule']}")
     lines.append("queries: " + "; ".join(f"{k}: {v}" for k, v in report["queries"].items()))
     lines.append(f"seconds: {report['seconds']}")
     return "\n".join(lines)
