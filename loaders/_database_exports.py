@@ -27,13 +27,19 @@ that resolves to the record citing it (``CITES``). Parse errors are the format m
 
 from __future__ import annotations
 
+import logging
+import time
 from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
+
+from tqdm import tqdm
 
 from graph.errors import Reject
 from graph.ingest import GraphBatch
 from graph.schema import ORIGIN_COLUMN, SOURCE_COLUMN, TARGET_COLUMN
-from loaders._common import alias_tables, nullable_ints, table
+from loaders._common import alias_tables, input_files, nullable_ints, table
 from loaders.citedrefs import CitedRef, RecordFacts, ReferenceResolver
 from loaders.ids import DOI_PREFIX, IdGroups, author_key
 
@@ -85,6 +91,41 @@ class CitationReport:
             f"{self.cites} CITES ({self.repeated} repeated references merged); {self.id_conflicts} id conflicts, "
             f"{self.duplicate_records} duplicate records"
         )
+
+
+log = logging.getLogger(__name__)
+
+
+def load_export(
+    path: Path,
+    *,
+    source: str,
+    dataset: str,
+    suffixes: Sequence[str],
+    read_file: Callable[[Path, list[ExportRecord], list[Reject]], None],
+    by_title: bool,
+) -> tuple[GraphBatch, CitationReport]:
+    """Every export file under ``path`` read by ``read_file`` (into records and rejects), then :func:`assemble`d
+    into one batch named ``<source>:<path name>``; a file without records is a warning naming it."""
+    path = Path(path)
+    started = time.perf_counter()
+    records: list[ExportRecord] = []
+    rejects: list[Reject] = []
+    for file in tqdm(input_files(path, suffixes), desc=source, unit=" files", disable=None, leave=False):
+        before = len(records) + len(rejects)
+        read_file(file, records, rejects)
+        if len(records) + len(rejects) == before:
+            log.warning("%s: no records in it, nothing loaded", file)
+    batch, report = assemble(f"{source}:{path.name}", dataset, records, rejects, by_title=by_title)
+    log.info(
+        "%s: %d records, %d rejects (%.1fs); %s",
+        path.name,
+        len(records),
+        len(batch.rejects),
+        time.perf_counter() - started,
+        report.summary(),
+    )
+    return batch, report
 
 
 def assemble(

@@ -39,17 +39,14 @@ import gzip
 import io
 import logging
 import re
-import time
 import zlib
 from pathlib import Path
-
-from tqdm import tqdm
 
 from graph.errors import IngestError, Reject
 from graph.ingest import GraphBatch
 from graph.validate import preview
-from loaders._common import GZIP_MAGIC, input_files, integer_or_as_is, origin, text_or_null
-from loaders._database_exports import CitationReport, ExportRecord, assemble
+from loaders._common import GZIP_MAGIC, integer_or_as_is, origin, text_or_null
+from loaders._database_exports import CitationReport, ExportRecord, load_export
 from loaders.citedrefs import RecordFacts, canonical_dois, initials_first, parse_scopus, split_scopus_references
 from loaders.ids import SCOPUS_PREFIX
 
@@ -74,25 +71,7 @@ def load(path: Path) -> GraphBatch:
 
 def load_with_report(path: Path) -> tuple[GraphBatch, CitationReport]:
     """:func:`load`, and how the references were resolved."""
-    path = Path(path)
-    started = time.perf_counter()
-    records: list[ExportRecord] = []
-    rejects: list[Reject] = []
-    for file in tqdm(input_files(path, SUFFIXES), desc="scopus", unit=" files", disable=None, leave=False):
-        before = len(records) + len(rejects)
-        _read_file(file, records, rejects)
-        if len(records) + len(rejects) == before:
-            log.warning("%s: no records in it, nothing loaded", file)
-    batch, report = assemble(f"{SOURCE}:{path.name}", DATASET, records, rejects, by_title=True)
-    log.info(
-        "%s: %d records, %d rejects (%.1fs); %s",
-        path.name,
-        len(records),
-        len(batch.rejects),
-        time.perf_counter() - started,
-        report.summary(),
-    )
-    return batch, report
+    return load_export(path, source=SOURCE, dataset=DATASET, suffixes=SUFFIXES, read_file=_read_file, by_title=True)
 
 
 def _text_of(file: Path) -> str:

@@ -44,18 +44,15 @@ from __future__ import annotations
 
 import logging
 import re
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tqdm import tqdm
-
 from graph.errors import Reject
 from graph.ingest import GraphBatch
 from graph.validate import preview
-from loaders._common import input_files, integer_or_as_is, iter_raw_lines, origin, text_or_null
-from loaders._database_exports import CitationReport, ExportRecord, assemble
+from loaders._common import integer_or_as_is, iter_raw_lines, origin, text_or_null
+from loaders._database_exports import CitationReport, ExportRecord, load_export
 from loaders.citedrefs import RecordFacts, canonical_dois, parse_wos
 from loaders.ids import WOS_PREFIX
 
@@ -81,25 +78,7 @@ def load(path: Path) -> GraphBatch:
 
 def load_with_report(path: Path) -> tuple[GraphBatch, CitationReport]:
     """:func:`load`, and how the cited references were resolved."""
-    path = Path(path)
-    started = time.perf_counter()
-    records: list[ExportRecord] = []
-    rejects: list[Reject] = []
-    for file in tqdm(input_files(path, SUFFIXES), desc="wos", unit=" files", disable=None, leave=False):
-        before = len(records) + len(rejects)
-        _read_file(file, records, rejects)
-        if len(records) + len(rejects) == before:
-            log.warning("%s: no records in it, nothing loaded", file)
-    batch, report = assemble(f"{SOURCE}:{path.name}", DATASET, records, rejects, by_title=False)
-    log.info(
-        "%s: %d records, %d rejects (%.1fs); %s",
-        path.name,
-        len(records),
-        len(batch.rejects),
-        time.perf_counter() - started,
-        report.summary(),
-    )
-    return batch, report
+    return load_export(path, source=SOURCE, dataset=DATASET, suffixes=SUFFIXES, read_file=_read_file, by_title=False)
 
 
 def _read_file(file: Path, records: list[ExportRecord], rejects: list[Reject]) -> None:
