@@ -110,7 +110,8 @@ def time_split(frame: pd.DataFrame, rule: SplitRule = SplitRule()) -> list[Split
         test_start = _cut(dated, len(dated), rule.test_share * total)
         validation_start = _cut(dated, test_start, rule.validation_share * total)
         training = float(dated["queries"].to_numpy()[:validation_start].sum())
-        starts, end = [], validation_start
+        starts: list[int] = []
+        end = validation_start
         for _ in range(rule.folds - 1):
             end = _cut(dated, end, training / rule.folds)
             starts.insert(0, end)

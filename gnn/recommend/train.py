@@ -353,25 +353,22 @@ def _check_learnable(run: _Run) -> None:
 
 def _report_head(run: _Run, settings: TrainSettings, ablation: bool) -> dict[str, Any]:
     """The report's command, settings and query counts; its ``systems`` are the run's rows."""
-    head = {
+    queries: dict[str, dict[str, Any]] = {
+        name: {"queries": len(split.examples), "no target among candidates": split.dropped, "knows until": split.until}
+        for name, split in run.splits.items()
+    }
+    head: dict[str, Any] = {
         "command": "citegraph eval recommend --ablation" if ablation else "citegraph train reranker",
         "query source": settings.queries,
         "settings": asdict(settings),
         "model": {k: v for k, v in asdict(run.model_settings).items() if k != "device"},
-        "queries": {
-            name: {
-                "queries": len(split.examples),
-                "no target among candidates": split.dropped,
-                "knows until": split.until,
-            }
-            for name, split in run.splits.items()
-        },
+        "queries": queries,
         "systems": run.systems,
     }
     if settings.queries == "store":
         head["split"] = {"rule": rule_text(settings.store_split)}
         for name, split in run.splits.items():
-            head["queries"][name]["citing papers"] = len({q.query.citing_id for q in split.inputs})
+            queries[name]["citing papers"] = len({q.query.citing_id for q in split.inputs})
     return head
 
 
