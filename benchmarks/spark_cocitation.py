@@ -283,8 +283,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--machine-note", default="", help="what else ran on the machine (goes into the record)")
     parser.add_argument("--out-json", type=Path)
     parser.add_argument("--workdir", type=Path)
+    parser.add_argument(
+        "--rerender", type=Path, help="rebuild a record's table and notes from its stored runs (no new measurement)"
+    )
     parser.add_argument("--child", choices=CHILDREN, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.rerender:
+        old = json.loads(args.rerender.read_text())
+        stored = argparse.Namespace(**old["parameters"])
+        new = _record(stored, old["data"], old["runs"], (0.0,), (0.0,))
+        old.update(tables=new["tables"], notes=[*new["notes"], *old["notes"][len(new["notes"]) :]])
+        args.rerender.write_text(json.dumps(old, indent=2, default=str) + "\n")
+        return 0
     if args.child:
         result = CHILDREN[args.child](args.workdir, args)
         (args.workdir / f"{args.child}.json").write_text(json.dumps(result, default=str))
@@ -372,6 +382,12 @@ def _record(
             },
             {
                 "system": "single machine (counts, strengths, noise)",
+                "metric": "wall s (process)",
+                "value": single["process_seconds"],
+            },
+            {"system": "single machine (counts, strengths, noise)", "metric": "CPU s", "value": single["cpu_seconds"]},
+            {
+                "system": "single machine (counts, strengths, noise)",
                 "metric": "executor peak (JVM heap; process RSS)",
                 "value": f"-; {_gib(single['peak_rss_at_window_end_bytes'])}",
             },
@@ -405,7 +421,7 @@ def _record(
         "notes": notes,
         "tables": [{"title": None, "row_header": "path", "baselines": [], "served": "spark local[2]", "rows": rows}],
         "benchmark": "spark co-citation",
-        "parameters": {k: v for k, v in vars(args).items() if k not in ("child", "workdir", "out_json")},
+        "parameters": {k: v for k, v in vars(args).items() if k not in ("child", "workdir", "out_json", "rerender")},
         "data": data,
         "runs": runs,
         "identical": identical,
