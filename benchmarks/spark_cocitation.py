@@ -68,7 +68,13 @@ def _free_port() -> int:
 
 
 def child_spark(workdir: Path, args: argparse.Namespace) -> dict[str, Any]:
-    from gnn.cocitation.spark import SparkCocitationSettings, read_citations, run_cocitation, spark_session
+    from gnn.cocitation.spark import (
+        SparkCocitationSettings,
+        read_citations,
+        read_mentions,
+        run_cocitation,
+        spark_session,
+    )
 
     started = time.perf_counter()
     spark = spark_session(
@@ -89,7 +95,10 @@ def child_spark(workdir: Path, args: argparse.Namespace) -> dict[str, Any]:
         min_count=args.min_count, top_m=args.top_m, power=args.power, block_size=args.block_size
     )
     t = time.perf_counter()
-    report = run_cocitation(spark, read_citations(spark, workdir / "edges"), workdir / "spark-out", settings)
+    edges = workdir / "edges"  # MENTIONS.parquet beside CITES (a store's export) adds sentence_count
+    report = run_cocitation(
+        spark, read_citations(spark, edges), workdir / "spark-out", settings, mentions=read_mentions(spark, edges)
+    )
     job_seconds = time.perf_counter() - t
     base = f"{spark.sparkContext.uiWebUrl}/api/v1/applications/{spark.sparkContext.applicationId}"
     stages = _json(f"{base}/stages?status=complete")
@@ -130,14 +139,25 @@ def child_single(workdir: Path, args: argparse.Namespace) -> dict[str, Any]:
     from gnn.cocitation.counts import cooccurrence
     from gnn.cocitation.noise import noise_distributions, top_partners
 
-    cites = pd.read_parquet(workdir / "edges" / "CITES.parquet")
     split: dict[str, float] = {}
-    cpu = time.process_time()
-    t0 = time.perf_counter()
-    cocite = cooccurrence(cites["source"], cites["target"], device="cpu")
+    sentence = None
+    if args.store:  # the compute step's own read and counts, sentence level included
+        from gnn.cocitation.compute import count_cocitation, read_cocitation_input
+        from graph import StoreConfig, open_store
+
+        with open_store(StoreConfig(db_path=args.store, read_only=True), ensure_schema=False) as store:
+            cpu = time.process_time()
+            t0 = time.perf_counter()
+            cocite, sentence = count_cocitation(read_cocitation_input(store), device="cpu")
+    else:
+        cites = pd.read_parquet(workdir / "edges" / "CITES.parquet")
+        cpu = time.process_time()
+        t0 = time.perf_counter()
+        cocite = cooccurrence(cites["source"], cites["target"], device="cpu")
+        del cites
     split["count"] = time.perf_counter() - t0
     t = time.perf_counter()
-    edges = cocitation_edges(cocite, min_count=args.min_count)
+    edges = cocitation_edges(cocite, sentence, min_count=args.min_count)
     split["strengths"] = time.perf_counter() - t
     t = time.perf_counter()
     noise = noise_distributions(cocite, power=args.power, device="cpu")
@@ -146,7 +166,6 @@ def child_single(workdir: Path, args: argparse.Namespace) -> dict[str, Any]:
     seconds = time.perf_counter() - t0
     cpu_seconds = time.process_time() - cpu
     peak_in_window = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    del cites
 
     # identity, outside the window: the Spark output against these arrays
     n = len(cocite.ids)
@@ -161,7 +180,10 @@ def child_single(workdir: Path, args: argparse.Namespace) -> dict[str, Any]:
     )
     checks["pairs_identical"] = same_pairs
     if same_pairs:
-        checks["counts_identical"] = bool(np.array_equal(got["count"].to_numpy()[order], edges["count"].to_numpy()))
+        checks["counts_identical"] = bool(
+            np.array_equal(got["count"].to_numpy()[order], edges["count"].to_numpy())
+            and np.array_equal(got["sentence_count"].to_numpy()[order], edges["sentence_count"].to_numpy())
+        )
         checks["strengths_max_abs_diff"] = {
             name: float(np.max(np.abs(got[name].to_numpy()[order] - edges[name].to_numpy()), initial=0.0))
             for name in ("association", "cosine", "jaccard", "inclusion")
@@ -247,7 +269,7 @@ def run_child(name: str, args: argparse.Namespace, workdir: Path) -> dict[str, A
 
 
 def _job_flags(args: argparse.Namespace) -> dict[str, Any]:
-    names = ("min_count", "top_m", "power", "block_size", "driver_memory", "partitions")
+    names = ("min_count", "top_m", "power", "block_size", "driver_memory", "partitions", "store")
     return {k: getattr(args, k) for k in names if getattr(args, k) is not None}
 
 
@@ -270,6 +292,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--edges", type=int, default=1_000_000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--alpha", type=float, default=0.8, help="Zipf exponent of cited-paper popularity")
+    parser.add_argument(
+        "--store", type=Path, help="an embedded store instead of a generated graph: its CITES and MENTIONS"
+    )
     parser.add_argument("--heavy", type=int, default=0, help="review papers with --heavy-refs references each")
     parser.add_argument("--heavy-refs", type=int, default=20_000)
     parser.add_argument("--min-count", type=int, default=1)
@@ -283,8 +308,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--machine-note", default="", help="what else ran on the machine (goes into the record)")
     parser.add_argument("--out-json", type=Path)
     parser.add_argument("--workdir", type=Path)
+    parser.add_argument(
+        "--rerender", type=Path, help="rebuild a record's table and notes from its stored runs (no new measurement)"
+    )
     parser.add_argument("--child", choices=CHILDREN, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.rerender:
+        old = json.loads(args.rerender.read_text())
+        stored = argparse.Namespace(**old["parameters"])
+        new = _record(stored, old["data"], old["runs"], (0.0,), (0.0,))
+        old.update(tables=new["tables"], notes=[*new["notes"], *old["notes"][len(new["notes"]) :]])
+        args.rerender.write_text(json.dumps(old, indent=2, default=str) + "\n")
+        return 0
     if args.child:
         result = CHILDREN[args.child](args.workdir, args)
         (args.workdir / f"{args.child}.json").write_text(json.dumps(result, default=str))
@@ -294,13 +329,20 @@ def main(argv: list[str] | None = None) -> int:
     (workdir / "edges").mkdir(parents=True, exist_ok=True)
     load_before = os.getloadavg()
     try:
-        _, cites, stats = generate(args.papers, args.edges, args.seed, args.alpha)
+        if args.store:  # the store's own edge lists, as `citegraph export tables --format parquet` writes them
+            from api.cli.main import main as cli
+
+            cli(["-q", "--db", str(args.store), "export", "tables", str(workdir / "edges"), "--format", "parquet"])
+            cites, stats = pd.read_parquet(workdir / "edges" / "CITES.parquet"), {"store": str(args.store)}
+        else:
+            _, cites, stats = generate(args.papers, args.edges, args.seed, args.alpha)
         if args.heavy:
             cites = add_heavy(cites, args.papers, args.heavy, args.heavy_refs, args.seed)
-        cites[["source", "target"]].to_parquet(workdir / "edges" / "CITES.parquet", index=False)
+        if not args.store:
+            cites[["source", "target"]].to_parquet(workdir / "edges" / "CITES.parquet", index=False)
         refs = cites.drop_duplicates(["source", "target"])["source"].value_counts().to_numpy(dtype=np.int64)
         data = {
-            "papers": args.papers,
+            "papers": args.papers if not args.store else None,
             "citations": len(cites),
             "pair_incidences": int((refs * (refs - 1) // 2).sum()),
             "citing_papers": len(refs),
@@ -335,6 +377,8 @@ def _record(
 ) -> dict[str, Any]:
     spark, single = runs["spark"], runs.get("single", {})
     size = f"{args.papers / 1e6:g}M" if args.papers >= 1_000_000 else f"{args.papers // 1000}k"
+    if getattr(args, "store", None):
+        size = f"the store {Path(args.store).name} ({data['citations']:,} citations and its MENTIONS)"
     edges = f"{args.edges / 1e6:g}M"
     blocks = "one block per paper" if args.block_size >= 10**9 else f"blocks of {args.block_size:,}"
     heavy = f" + {args.heavy} reviews of {args.heavy_refs:,} references, {blocks}" if args.heavy else ""
@@ -372,6 +416,12 @@ def _record(
             },
             {
                 "system": "single machine (counts, strengths, noise)",
+                "metric": "wall s (process)",
+                "value": single["process_seconds"],
+            },
+            {"system": "single machine (counts, strengths, noise)", "metric": "CPU s", "value": single["cpu_seconds"]},
+            {
+                "system": "single machine (counts, strengths, noise)",
                 "metric": "executor peak (JVM heap; process RSS)",
                 "value": f"-; {_gib(single['peak_rss_at_window_end_bytes'])}",
             },
@@ -393,7 +443,9 @@ def _record(
     return {
         "capability": "cocitation",
         "kind": "speed",
-        "title": f"Spark local mode vs one machine: co-citation at {size} papers / {edges} citations{heavy}",
+        "title": f"Spark local mode vs one machine: co-citation at {size} papers / {edges} citations{heavy}"
+        if not getattr(args, "store", None)
+        else f"Spark local mode vs one machine: co-citation on {size}",
         "command": "python " + shlex.join([os.path.relpath(__file__, ROOT), *sys.argv[1:]]),
         "machine": (
             f"2-core VM shared with other engineers' jobs (load average {load_before[0]:.1f} before, "
@@ -405,7 +457,7 @@ def _record(
         "notes": notes,
         "tables": [{"title": None, "row_header": "path", "baselines": [], "served": "spark local[2]", "rows": rows}],
         "benchmark": "spark co-citation",
-        "parameters": {k: v for k, v in vars(args).items() if k not in ("child", "workdir", "out_json")},
+        "parameters": {k: v for k, v in vars(args).items() if k not in ("child", "workdir", "out_json", "rerender")},
         "data": data,
         "runs": runs,
         "identical": identical,
