@@ -44,7 +44,7 @@ from api.errors import MAX_JSON_DEPTH, http_error_body
 from api.lazy import Lazy
 from api.schema import Context, schema
 from api.services import GraphService
-from api.settings import DEFAULT_MAX_CONCURRENT_QUERIES, AppSettings
+from api.settings import AppSettings
 from api.web import DASHBOARD_DIR, NODE_MODULES, missing_assets, offline_graphiql_html
 from gnn.linkage.service import LinkageService
 from gnn.recommend.service import RecommendationService, ServiceSettings
@@ -106,26 +106,11 @@ class OfflineGraphQLRouter(GraphQLRouter[Context, None]):
       is a 400, as malformed JSON is (strawberry itself lets those escape as a 500, found by
       tests/api/test_fuzz.py); JSON nested deeper than :data:`MAX_JSON_DEPTH` is a 400 too.
     * Every refusal is a JSON body with ``extensions.code``, not strawberry's plain text.
-    * At most ``max_concurrent`` GraphQL requests execute at once; the rest wait their turn (up to
-      ``queue_timeout_s``, then a 503 ``SERVER_BUSY``). Parsing, validating and shaping a result run on
-      the event loop, so 64 requests executing together put 64 slices of work ahead of every
-      ``/healthz``; a few at a time keep the probe answering within tens of milliseconds while the
-      store, which serves one statement at a time anyway, stays as busy (docs/results.md, GraphQL load).
     """
 
-    def __init__(
-        self,
-        schema: BaseSchema,
-        *,
-        context_getter: Any,
-        api_key: str | None,
-        max_concurrent: int = DEFAULT_MAX_CONCURRENT_QUERIES,
-        queue_timeout_s: float = 10.0,
-    ) -> None:
+    def __init__(self, schema: BaseSchema, *, context_getter: Any, api_key: str | None) -> None:
         super().__init__(schema, context_getter=context_getter, subscription_protocols=())
         self._api_key = api_key.encode() if api_key else None
-        self._slots = asyncio.Semaphore(max_concurrent)
-        self._queue_timeout_s = queue_timeout_s
 
     async def run(  # type: ignore[override]
         self, request: Request | WebSocket, context: Context | None = UNSET, root_value: None = UNSET
@@ -133,18 +118,7 @@ class OfflineGraphQLRouter(GraphQLRouter[Context, None]):
         try:
             if isinstance(request, Request) and self._api_key is not None:
                 self._authenticate(request)
-            try:
-                await asyncio.wait_for(self._slots.acquire(), self._queue_timeout_s)
-            except TimeoutError:
-                raise HttpRefusal(
-                    503,
-                    f"the server is busy: every query slot stayed taken for {self._queue_timeout_s:g}s; retry shortly",
-                    "SERVER_BUSY",
-                ) from None
-            try:
-                return await super().run(request, context, root_value)  # type: ignore[arg-type]
-            finally:
-                self._slots.release()
+            return await super().run(request, context, root_value)  # type: ignore[arg-type]
         except HttpRefusal as exc:
             headers = {"www-authenticate": "Bearer"} if exc.status == 401 else None
             return exc.response(headers)
@@ -389,13 +363,7 @@ def create_app(config: StoreConfig, settings: AppSettings) -> FastAPI:
     """An app that opens the store read-only at start-up and closes it at shutdown."""
     server = _Server(config, settings)
     app = FastAPI(title="citegraph", lifespan=server.lifespan, docs_url=None, redoc_url=None, openapi_url=None)
-    router = OfflineGraphQLRouter(
-        schema,
-        context_getter=server.context,
-        api_key=settings.api_key,
-        max_concurrent=settings.max_concurrent_queries,
-        queue_timeout_s=settings.request_timeout_s,
-    )
+    router = OfflineGraphQLRouter(schema, context_getter=server.context, api_key=settings.api_key)
     app.include_router(router, prefix=GRAPHQL_PATH)
     if NODE_MODULES.is_dir():
         app.mount("/assets", StaticFiles(directory=NODE_MODULES), name="assets")

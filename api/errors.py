@@ -37,8 +37,6 @@ UNAUTHENTICATED           401     ``CITEGRAPH_API_KEY`` is set and the request d
 BAD_REQUEST               400     the body is not a GraphQL request (not JSON, not an object, no query)
 JSON_TOO_DEEP             400     the body or ``variables`` nest deeper than :data:`MAX_JSON_DEPTH`
 PAYLOAD_TOO_LARGE         413     the body is longer than ``CITEGRAPH_MAX_BODY_BYTES``
-SERVER_BUSY               503     every query slot (``CITEGRAPH_MAX_CONCURRENT_QUERIES``) stayed taken for
-                                  the request timeout
 METHOD_NOT_ALLOWED        405     not GET or POST
 NOT_FOUND                 404     no page, asset or endpoint at that path
 ========================  ======  ==================================================================

@@ -11,7 +11,6 @@ from graph.errors import ConfigError
 from graph.files import default_cache_root
 
 DEFAULT_MAX_BODY_BYTES = 1_000_000
-DEFAULT_MAX_CONCURRENT_QUERIES = 4  # GraphQL requests executing at once (see api.app.OfflineGraphQLRouter)
 
 
 @dataclass(frozen=True)
@@ -30,8 +29,6 @@ class AppSettings:
     # CITEGRAPH_MAX_QUERY_COST: objects one GraphQL operation may fetch, counted before it runs (api/cost.py);
     # the dashboard's queries cost at most ~400, 100 papers with 100 citations each ~20,000
     max_query_cost: int = DEFAULT_MAX_QUERY_COST
-    # CITEGRAPH_MAX_CONCURRENT_QUERIES: GraphQL requests executing at once; the rest queue (api/app.py says why)
-    max_concurrent_queries: int = DEFAULT_MAX_CONCURRENT_QUERIES
     # CITEGRAPH_MAX_BODY_BYTES: longest request body read; a GraphQL request is a few KB, a manuscript-mode
     # `recommend` (2,000 sentences, 300,000 characters) well under 1 MB
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
@@ -76,9 +73,6 @@ class AppSettings:
             request_timeout_s=timeout,
             max_query_cost=_positive_int(env, "CITEGRAPH_MAX_QUERY_COST", DEFAULT_MAX_QUERY_COST),
             max_body_bytes=_positive_int(env, "CITEGRAPH_MAX_BODY_BYTES", DEFAULT_MAX_BODY_BYTES),
-            max_concurrent_queries=_positive_int(
-                env, "CITEGRAPH_MAX_CONCURRENT_QUERIES", DEFAULT_MAX_CONCURRENT_QUERIES
-            ),
             warm=env.get("CITEGRAPH_WARM", "").strip().lower() in {"1", "true", "yes"},
             torch_threads=_positive_int(env, "CITEGRAPH_TORCH_THREADS", 1),
         )
