@@ -8,27 +8,28 @@ arXiv categories: so that ``compute hyperbolic`` takes seconds, not minutes) and
 ``--scisummnet-every``-th reference paper of the shared ScisummNet corpus (full texts, citing sentences),
 for the index, the reranker and the sentence linker.
 
-================  ===================  =====================================================================
-stage             starts from          command
-================  ===================  =====================================================================
-first-load        nothing              ``ingest taxonomy <cut>`` into a store that does not exist yet
-later-load        first-load           ``ingest jsonl corpus.jsonl`` (one transaction)
-cocitation        later-load           ``compute cocitation``
-embeddings        cocitation           ``compute embeddings --embed papers``
-taxonomy          embeddings           ``compute taxonomy``
-hyperbolic-old    taxonomy             ``compute hyperbolic --seed 1`` (an older h_θ and older coordinates)
-hyperbolic        hyperbolic-old       ``compute hyperbolic`` (h_θ, ``--map-epochs`` steps, under ``<cache>/models/hyperbolic_map``)
-copy              taxonomy             ``copy --from embedded --to embedded`` into a new store
-scisumm-load      nothing              ``ingest scisummnet <cut>``
-index-old         scisumm-load         ``compute index`` before any embedding (an older index)
-scisumm-embed     index-old            ``compute embeddings --embed papers``
-index             scisumm-embed        ``compute index`` (index, citances and profiles beside the store)
-reranker-old      index                ``train reranker --seed 1`` (an older reranker)
-reranker          reranker-old         ``train reranker`` (``<db>.index.reranker/``)
-linker-old        nothing              ``linkage train --c 0.5`` (an older linker; no store)
-linker            linker-old           ``linkage train`` (``<cache>/models/linker.json``; no store)
-linkage           scisumm-embed        ``compute linkage`` with the linker stage's model
-================  ===================  =====================================================================
+==================  ==================  ==============================================================================
+stage               starts from         command
+==================  ==================  ==============================================================================
+first-load          nothing             ``ingest taxonomy <cut>`` into a store that does not exist yet
+later-load          first-load          ``ingest jsonl corpus.jsonl`` (one transaction)
+cocitation          later-load          ``compute cocitation``
+embeddings          cocitation          ``compute embeddings --embed papers``
+taxonomy            embeddings          ``compute taxonomy``
+hyperbolic-old      taxonomy            ``compute hyperbolic --seed 1`` (an older h_θ and older coordinates)
+hyperbolic          hyperbolic-old      ``compute hyperbolic`` (h_θ, ``--map-epochs`` steps, under ``<cache>/models``)
+copy                taxonomy            ``copy --from embedded --to embedded`` into a new store
+scisumm-load        nothing             ``ingest scisummnet <cut>``
+scisumm-embed-some  scisumm-load        ``compute embeddings --embed papers --limit 10``
+index-old           scisumm-embed-some  ``compute index``, encoder cache empty (an older index: half the vectors)
+scisumm-embed       index-old           ``compute embeddings --embed papers``
+index               scisumm-embed       ``compute index`` (index, citances and profiles beside the store)
+reranker-old        index               ``train reranker --seed 1`` (an older reranker)
+reranker            reranker-old        ``train reranker`` (``<db>.index.reranker/``)
+linker-old          nothing             ``linkage train --c 0.5`` (an older linker; no store)
+linker              linker-old          ``linkage train`` (``<cache>/models/linker.json``; no store)
+linkage             scisumm-embed       ``compute linkage`` with the linker stage's model
+==================  ==================  ==============================================================================
 
 (``-old`` stages are never killed: they give the killed stage an older artefact to replace.) Each run has
 its own ``$CITEGRAPH_CACHE`` (models, example caches) sharing one encoder cache. For each killed stage a
@@ -131,6 +132,8 @@ class Stage:
     store: bool = True  # False: the command never opens a store (linkage train): no store checks
     models_from: str | None = None  # a stage whose cache/models/ this one needs too (compute linkage: the linker)
     killed: bool = True  # False: a stage that only prepares an older state for the next one
+    # False: an empty encoder cache of its own (the index then finds no vector for a paper not yet embedded)
+    shared_encoder_cache: bool = True
 
 
 def stages(epochs: int, map_epochs: int, limit: int) -> list[Stage]:
@@ -164,7 +167,10 @@ def stages(epochs: int, map_epochs: int, limit: int) -> list[Stage]:
         ),
         Stage("scisumm-load", ("ingest", "scisummnet", "{scisummnet}", "--on-error", "skip", "--rejects-dir",
                                "{work}/rejects"), None, killed=False),
-        Stage("index-old", ("compute", "index"), "scisumm-load", files=INDEX_FILES, killed=False),
+        Stage("scisumm-embed-some", ("compute", "embeddings", "--embed", "papers", "--limit", "10"), "scisumm-load",
+              killed=False),
+        Stage("index-old", ("compute", "index"), "scisumm-embed-some", files=INDEX_FILES, killed=False,
+              shared_encoder_cache=False),
         Stage("scisumm-embed", ("compute", "embeddings", "--embed", "papers"), "index-old", killed=False),
         Stage("index", ("compute", "index"), "scisumm-embed", files=INDEX_FILES),
         Stage("reranker-old", (*reranker, "--seed", "1"), "index", files=("reranker",), killed=False),
@@ -532,8 +538,15 @@ def prepare(stage: Stage, starts: dict[str, Path], work: Path, shared_cache: Pat
     models.mkdir(parents=True, exist_ok=True)
     if stage.models_from is not None:
         shutil.copytree(starts[stage.models_from] / CACHE / "models", models, dirs_exist_ok=True)
-    if not (work / CACHE / "embeddings").exists():
-        (work / CACHE / "embeddings").symlink_to(shared_cache / "embeddings", target_is_directory=True)
+    embeddings = work / CACHE / "embeddings"
+    if embeddings.is_symlink() or embeddings.is_file():
+        embeddings.unlink()
+    elif embeddings.is_dir():
+        shutil.rmtree(embeddings)
+    if stage.shared_encoder_cache:
+        embeddings.symlink_to(shared_cache / "embeddings", target_is_directory=True)
+    else:
+        embeddings.mkdir()
     if stage.target != DB:
         (work / DB).rename(work / "src.db")
 
@@ -749,7 +762,8 @@ def record(args: argparse.Namespace, results: dict[str, StageResult], landed: in
     return {
         "capability": "build",
         "kind": "quality",
-        "title": "Crash safety: writing commands killed with SIGKILL at random points",
+        "title": "Crash safety: writing commands killed with SIGKILL at random points"
+        + ("" if set(results) <= set(DEFAULT_STAGES) else f" ({', '.join(results)})"),
         **record,
         "machine": f"2-core development machine shared with other sessions; {record['machine']}",
         "commit": commit.stdout.strip() or None,

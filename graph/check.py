@@ -3,7 +3,7 @@
 What is impossible is :mod:`graph.integrity`'s table: non-finite floats, computed values outside the
 range their step guarantees, vectors of the wrong length, co-citation pairs stored the wrong way
 round, and labels whose keys do not add up to their count. Each finding names the property, how
-many values, a few keys, and the command that rewrites the property when a step computes it; the
+many values, a few keys, and the command that writes the property when a step computes it; the
 report ends with what to do about a damaged store. An engine failure while reading a table (a page
 it cannot decode) is a finding too.
 """
@@ -33,10 +33,10 @@ class Finding:
     problem: str  # "not finite", "outside [0, 1]"
     count: int
     examples: tuple[str, ...]  # a few keys (or "source -> target")
-    step: str | None  # the command that rewrites the property, when a step computes it
+    step: str | None  # the command that writes the property, when a step computes it
 
     def line(self) -> str:
-        fix = f"; `citegraph {self.step}` rewrites it" if self.step else ""
+        fix = f" (written by `citegraph {self.step}`)" if self.step else ""
         return f"{self.where}: {self.count} {self.problem}, e.g. {', '.join(self.examples)}{fix}"
 
 
@@ -92,7 +92,7 @@ def _scan(
 def _check_label(store: GraphStore, node: NodeType, batch: int, report: CheckReport) -> None:
     label = node.label
     counted = store.count_nodes(label)
-    keys: list[object] = []
+    keys: list[str | None] = []  # every key is a string (schema.py)
 
     def read() -> Iterator[pa.Table]:
         keys.extend(

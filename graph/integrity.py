@@ -99,7 +99,7 @@ def damage_advice(where: str) -> str:
     return (
         f"no citegraph step writes such a value, so {where}'s file is damaged (a bad disk, a copy cut short, "
         "a file edited by hand): restore a copy of the store, or rebuild it (`make build`); `citegraph check` "
-        "lists every impossible value and the step that rewrites it (`citegraph recover` repairs only what a "
+        "lists every impossible value and the step that writes it (`citegraph recover` repairs only what a "
         "killed command left, not damaged pages)"
     )
 

@@ -282,3 +282,24 @@ def test_the_kill_harness_finds_every_store_openable_and_every_rerun_identical(t
         kills = rows[(stage, "kills")]
         assert kills == 2 and rows[(stage, "rerun = clean run")] == kills
         assert rows[(stage, "opens read-write")] == kills
+
+
+@pytest.mark.slow
+@pytest.mark.shared_data
+def test_the_kill_harness_finds_the_index_and_the_reranker_whole_after_kills(tmp_path: Path, data_dir: Path) -> None:
+    """Real SIGKILLs into `compute index` and `train reranker` on a cut of ScisummNet: every file beside the
+    store loads and is the older one or the new one, and the rerun's files equal a clean run's."""
+    out = tmp_path / "kill_harness.json"
+    done = subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / "kill_harness.py"), "--kills", "2", "--stages", "index,reranker",
+         "--scisummnet-every", "100", "--work", str(tmp_path / "work"), "--out", str(out)],
+        cwd=REPO, capture_output=True, text=True, timeout=1800, check=False,
+        env=dict(os.environ, CITEGRAPH_DATA=str(data_dir)),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    report = json.loads(out.read_text(encoding="utf-8"))
+    assert report["summary"]["kills"] == 2 and report["summary"]["failures"] == []
+    rows = {(r["system"], r["metric"]): r["value"] for r in report["tables"][0]["rows"]}
+    for stage in ("index", "reranker"):  # a kill due after the command ended is tried again, so the split may vary
+        kills = rows[(stage, "kills")]
+        assert rows[(stage, "files load, old or new")] == rows[(stage, "rerun = clean run")] == kills

@@ -75,7 +75,7 @@ def test_a_float_damaged_on_disk_is_refused_where_it_is_read_and_found_by_check(
     assert [(f.where, f.problem, f.count, f.examples) for f in report.findings] == [
         ("CO_CITED.association", "values not finite (NaN or infinity)", 1, ("p2 -> p3",))
     ]
-    assert "`citegraph compute cocitation` rewrites it" in report.summary()
+    assert "(written by `citegraph compute cocitation`)" in report.summary()
 
     assert main(["--db", str(store_path), "-q", "check"]) == 65
     out = capsys.readouterr().out
