@@ -8,11 +8,14 @@ has only PyTorch, NumPy and pandas (a lent GPU machine).
 
 Timed, each the median of ``--repeats`` runs after a warm-up (CPU: ``--cpu-repeats``):
 
+``runs`` lists every time, the warm-up's first: the first call on CUDA also pays for the
+context, the kernels' loading and the pinned host buffers' allocation.
+
 * ``cpu``: ``count_pairs(..., device="cpu")``, the NumPy expand–sort–compress;
 * ``cuda``: ``count_pairs(..., device="cuda")``, end to end: host arrays in, host arrays out;
 * its stages, synchronised one by one: ``h2d`` (the two int64 input arrays to the device),
   ``device`` (:func:`gnn.cocitation.counts.esc_on_device`: deduplicate, expand, sort, compress),
-  ``d2h`` (the pairs, counts and occurrences back to the host);
+  ``d2h`` (the pairs, counts and occurrences back into pinned host memory);
 * with ``--before FILE`` (an earlier ``gnn/cocitation/counts.py``), that version's ``cuda`` and
   ``cpu`` paths on the same input, in the same run.
 
@@ -50,7 +53,7 @@ from encoder_bench import load_module  # noqa: E402
 from ingest_bench import generate, machine  # noqa: E402
 from run_record import run_record, write_json  # noqa: E402
 
-from gnn.cocitation.counts import PairCounts, count_pairs, esc_on_device  # noqa: E402
+from gnn.cocitation.counts import PairCounts, count_pairs, esc_on_device, to_host  # noqa: E402
 
 
 def count_input(papers: int, edges: int, seed: int, alpha: float) -> tuple[np.ndarray, np.ndarray, pd.Index]:
@@ -65,9 +68,12 @@ def count_input(papers: int, edges: int, seed: int, alpha: float) -> tuple[np.nd
 
 
 def median_seconds(run: Callable[[], object], repeats: int, synchronise: bool) -> tuple[float, list[float], object]:
-    """Median wall time of ``repeats`` runs after one warm-up, and the last result."""
+    """Median wall time of ``repeats`` runs after one warm-up, every time (the warm-up's first), the last result."""
+    start = time.perf_counter()
     result = run()
-    times = []
+    if synchronise:
+        torch.cuda.synchronize()
+    times = [time.perf_counter() - start]
     for _ in range(repeats):
         if synchronise:
             torch.cuda.synchronize()
@@ -76,7 +82,7 @@ def median_seconds(run: Callable[[], object], repeats: int, synchronise: bool) -
         if synchronise:
             torch.cuda.synchronize()
         times.append(time.perf_counter() - start)
-    return statistics.median(times), [round(t, 4) for t in times], result
+    return statistics.median(times[1:]), [round(t, 4) for t in times], result
 
 
 def stages(
@@ -100,9 +106,10 @@ def stages(
         on_device = list(ranges)
         synchronise()
         computed = time.perf_counter()
-        for i, j, count in on_device:
-            i.cpu(), j.cpu(), count.cpu()
-        occurrences.cpu()
+        for triple in on_device:
+            [to_host(column) for column in triple]
+        to_host(occurrences)
+        synchronise()
         copied_out = time.perf_counter()
         if attempt:
             spent["h2d"].append(copied_in - start)

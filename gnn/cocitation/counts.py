@@ -304,12 +304,33 @@ def _count_pairs_esc_torch(
     items = torch.from_numpy(item_codes).to(device, non_blocking=True)
     occurrences, n_members, ranges = esc_on_device(members, items, n_items)
     del members, items
-    parts = [(i.cpu(), j.cpu(), count.cpu()) for i, j, count in ranges]
+    parts = [tuple(to_host(column) for column in triple) for triple in ranges]
+    occurrences_host = to_host(occurrences)
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)  # the asynchronous copies are complete
     if not parts:
         empty = np.empty(0, dtype=np.int64)
-        return empty, empty, empty, occurrences.cpu().numpy(), n_members
-    i, j, count = (torch.cat(column).numpy() for column in zip(*parts))
-    return i, j, count, occurrences.cpu().numpy(), n_members
+        return empty, empty, empty, occurrences_host.numpy(), n_members
+    if len(parts) == 1:
+        i, j, count = (column.numpy() for column in parts[0])
+    else:
+        i, j, count = (torch.cat(column).numpy() for column in zip(*parts))
+    return i, j, count, occurrences_host.numpy(), n_members
+
+
+def to_host(tensor: torch.Tensor) -> torch.Tensor:
+    """``tensor`` copied to page-locked host memory, asynchronously (CUDA); a CPU tensor as it is.
+
+    A copy out of pageable memory is staged by the driver through a small pinned buffer: on the
+    machine the device benchmark ran on it moved about 1.5 GB/s, a third of a second per 10M pairs,
+    more than the count itself. Into pinned memory the copy runs at the bus's rate. The caller
+    synchronises before reading.
+    """
+    if tensor.device.type != "cuda":
+        return tensor
+    host = torch.empty(tensor.shape, dtype=tensor.dtype, pin_memory=True)
+    host.copy_(tensor, non_blocking=True)
+    return host
 
 
 def esc_on_device(
@@ -441,4 +462,5 @@ __all__ = [
     "jaccard_index",
     "normalised_strengths",
     "salton_cosine",
+    "to_host",
 ]
