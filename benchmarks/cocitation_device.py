@@ -205,12 +205,15 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _commit() -> str | None:
+    """``CITEGRAPH_COMMIT`` where set (a copied working tree's git may not be the project's), else git's HEAD."""
+    if os.environ.get("CITEGRAPH_COMMIT"):
+        return os.environ["CITEGRAPH_COMMIT"]
     try:
         return subprocess.run(
             ["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
         ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
-        return os.environ.get("CITEGRAPH_COMMIT")
+        return None
 
 
 if __name__ == "__main__":
