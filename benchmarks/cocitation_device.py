@@ -31,9 +31,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
-import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -51,7 +49,7 @@ for path in (ROOT, ROOT / "benchmarks"):
 
 from encoder_bench import load_module  # noqa: E402
 from ingest_bench import generate, machine  # noqa: E402
-from run_record import run_record, write_json  # noqa: E402
+from run_record import commit, run_record, write_json  # noqa: E402
 
 from gnn.cocitation.counts import PairCounts, count_pairs, esc_on_device, to_host  # noqa: E402
 
@@ -180,7 +178,7 @@ def main(argv: list[str] | None = None) -> int:
     assert reference is not None
     report: dict[str, Any] = {
         **run_record("benchmarks/cocitation_device.py", args),
-        "commit": _commit(),
+        "commit": commit(),
         "host": machine(),
         "gpu": torch.cuda.get_device_name(device) if on_cuda else None,
         "torch": torch.__version__,
@@ -202,18 +200,6 @@ def main(argv: list[str] | None = None) -> int:
     if args.out:
         write_json(args.out, report)
     return 0 if all(identical.values()) else 1
-
-
-def _commit() -> str | None:
-    """``CITEGRAPH_COMMIT`` where set (a copied working tree's git may not be the project's), else git's HEAD."""
-    if os.environ.get("CITEGRAPH_COMMIT"):
-        return os.environ["CITEGRAPH_COMMIT"]
-    try:
-        return subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
-        ).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return None
 
 
 if __name__ == "__main__":
