@@ -52,6 +52,7 @@ for path in (ROOT, ROOT / "benchmarks"):
         sys.path.insert(0, str(path))
 
 from ingest_bench import generate, machine  # noqa: E402
+from run_record import commit  # noqa: E402
 
 GIB = 1024**3
 
@@ -452,7 +453,7 @@ def _record(
             f"{load_after[0]:.1f} after){'; ' + args.machine_note if args.machine_note else ''}"
         ),
         "date": dt.date.today().isoformat(),
-        "commit": _commit(),
+        "commit": commit(),
         "rank": 50,
         "notes": notes,
         "tables": [{"title": None, "row_header": "path", "baselines": [], "served": "spark local[2]", "rows": rows}],
@@ -463,15 +464,6 @@ def _record(
         "identical": identical,
         "machine_detail": machine(),
     }
-
-
-def _commit() -> str | None:
-    try:
-        return subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
-        ).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return None
 
 
 if __name__ == "__main__":
