@@ -145,6 +145,18 @@ def generate(path: Path, n: int, seed: int, folder: Path) -> dict[str, Any]:
     }
 
 
+def _partition(path: Path, n: int, seed: int, folder: Path) -> dict[str, Any]:
+    """The partition of ``n`` works at ``path``: reused when an earlier run with the same seed left it there."""
+    meta = path.with_suffix(".json")
+    if path.exists() and meta.exists():
+        data: dict[str, Any] = json.loads(meta.read_text(encoding="utf-8"))
+        if data.get("seed") == seed and data.get("works") == n and data.get("gzip_bytes") == path.stat().st_size:
+            return data
+    data = {**generate(path, n, seed, folder), "seed": seed}
+    meta.write_text(json.dumps(data) + "\n", encoding="utf-8")
+    return data
+
+
 def _max_rss() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux: KiB
 
@@ -258,6 +270,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--workdir", type=Path, default=None, help="default: a temporary folder, removed afterwards")
     parser.add_argument("--out-json", type=Path, default=None)
+    parser.add_argument(
+        "--keep-partitions",
+        action="store_true",
+        help="keep each part_<N>.gz (and part_<N>.json, what it holds) in --workdir; a later run with the same "
+        "--workdir, size and seed reuses it instead of writing it again",
+    )
+    parser.add_argument("--generate-only", action="store_true", help="write the partitions (kept) and stop")
     parser.add_argument("--child", nargs=2, type=Path, help=argparse.SUPPRESS)  # partition, db
     args = parser.parse_args(argv)
     if args.child:
@@ -271,8 +290,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for n in args.sizes:
             partition = workdir / f"part_{n}.gz"
-            data = generate(partition, n, args.seed, args.samples)
+            data = _partition(partition, n, args.seed, args.samples)
             print(f"{n:,} works: {data}", flush=True)
+            if args.generate_only:
+                continue
             db = workdir / f"store_{n}.db"
             done = subprocess.run(
                 [sys.executable, __file__, "--child", str(partition), str(db)], capture_output=True, text=True
@@ -288,7 +309,9 @@ def main(argv: list[str] | None = None) -> int:
                 f"rejected {result['rejected']}, tables {result['tables']}",
                 flush=True,
             )
-            partition.unlink()
+            if not args.keep_partitions:
+                partition.unlink()
+                partition.with_suffix(".json").unlink(missing_ok=True)
             for leftover in workdir.glob(f"store_{n}.db*"):
                 shutil.rmtree(leftover) if leftover.is_dir() else leftover.unlink()
         if args.out_json:
