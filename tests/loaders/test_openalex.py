@@ -396,9 +396,11 @@ def test_a_streamed_load_gives_the_graph_of_one_batch(
         assert main(["--db", db, "stats", "--json"]) == 0
         stats.append(json.loads(capsys.readouterr().out))
     assert stats[0] == stats[1]
-    with open_store(StoreConfig(db_path=Path(one), read_only=True)) as a:
-        with open_store(StoreConfig(db_path=Path(streamed), read_only=True)) as b:
-            expected, found = _all_rows(a), _all_rows(b)
+    with (
+        open_store(StoreConfig(db_path=Path(one), read_only=True)) as a,
+        open_store(StoreConfig(db_path=Path(streamed), read_only=True)) as b,
+    ):
+        expected, found = _all_rows(a), _all_rows(b)
     for name in expected:
         assert found[name] == expected[name], name
     assert not any(p.name.endswith(".building") for p in tmp_path.iterdir())
