@@ -469,3 +469,44 @@ def test_a_reject_in_a_late_batch_fails_the_whole_load(samples: Path, tmp_path: 
     assert report.rejected == 2 and store.count_nodes("Paper") > stats["nodes"]["Paper"]
     full = pd.concat(store.iter_nodes("Paper", 10_000), ignore_index=True)
     assert int((full["dataset"] == "openalex").sum() - full["stub"].fillna(False).astype(bool).sum()) == 5
+
+
+def test_recover_adds_the_new_columns_to_an_older_store(
+    samples: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from dataclasses import replace
+
+    from graph import StoreConfig, StoreUnavailableError, open_store
+    from graph.embedded import EmbeddedStore
+    from graph.schema import build_schema
+
+    new = {"Paper": {"type"}, "Author": {"orcid", "openalex_id"}}
+    current = build_schema()
+    older = replace(
+        current,
+        nodes={
+            label: replace(node, properties=tuple(p for p in node.properties if p.name not in new.get(label, ())))
+            for label, node in current.nodes.items()
+        },
+    )
+    db = tmp_path / "old.db"
+    batch = openalex.load(samples / PAGE)
+    for label, names in new.items():
+        batch.nodes[label] = batch.nodes[label].drop(columns=list(names))
+    with EmbeddedStore(db, older) as store:  # a store written before these properties existed
+        store.ensure_schema()
+        ingest(store, batch)
+        stats = store.stats()
+    with pytest.raises(StoreUnavailableError, match="recover"):
+        open_store(StoreConfig(db_path=db, read_only=True))
+    assert main(["--db", str(db), "recover"]) == 0
+    capsys.readouterr()
+    with open_store(StoreConfig(db_path=db, read_only=True)) as store:
+        assert store.stats() == stats
+        for label, names in new.items():
+            assert names <= {row["name"] for row in store.query("table_info", identifiers={"TABLE": label})}
+    assert main(["--db", str(db), "ingest", "openalex", str(samples / PAGE)]) == 0
+    with open_store(StoreConfig(db_path=db, read_only=True)) as store:
+        authors = pd.concat(store.iter_nodes("Author", 100), ignore_index=True).set_index("id")
+        assert authors.loc["author:heather piwowar", "openalex_id"] == "A5048491430"
+        assert store.stats() == stats
