@@ -84,7 +84,7 @@ import logging
 import re
 import time
 from array import array
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -271,17 +271,12 @@ def load_with_report(path: Path) -> tuple[GraphBatch, OpenAlexReport]:
     started = time.perf_counter()
     files = input_files(Path(path), SUFFIXES)
     registry, out = _Registry(), _Columns()
-    for found in _records(files):
+    for found in _works(files):
         if isinstance(found, Reject):
             out.rejects.append(found)
             continue
-        work, where = found
-        accepted = _accept(work, where, out.reject)
-        if accepted is None:
-            continue
-        number, abstract = accepted
-        wid = f"{OPENALEX_PREFIX}W{number}"
-        earlier = out.row_of.get(wid)
+        work, where, number, abstract = found
+        earlier = out.row_of.get(f"{OPENALEX_PREFIX}W{number}")
         if not registry.read(number, work):
             continue
         if earlier is not None:
@@ -308,44 +303,35 @@ def load_chunks(path: Path, chunk_works: int = CHUNK_WORKS) -> Iterator[GraphBat
     started = time.perf_counter()
     files = input_files(Path(path), SUFFIXES)
     registry = _Registry()
-    for found in tqdm(_records(files), desc=f"{SOURCE} ids", unit=" works", disable=None, leave=False):
-        if isinstance(found, Reject):
-            continue
-        work, where = found
-        accepted = _accept(work, where, _ignore)
-        if accepted is not None:
-            registry.read(accepted[0], work)
+    for found in tqdm(_works(files), desc=f"{SOURCE} ids", unit=" works", disable=None, leave=False):
+        if not isinstance(found, Reject):  # the second pass reports rejects, once
+            registry.read(found[2], found[0])
     emitted, out = _Emitted(), _Columns()
-    ordinal, batches, references, stubs, authors = 0, 0, 0, 0, 0  # ordinal: copies read so far
-    for found in _records(files):
+    ordinal = 0  # copies read so far in the second pass, superseded ones too: _Registry's numbering
+    batches, references, stubs, authors = 0, 0, 0, 0
+
+    def done(out: _Columns) -> GraphBatch:
+        nonlocal batches, references, stubs, authors
+        batch, n_references, n_stubs = _batch(out, registry, emitted, end=ordinal)
+        batches, references, stubs = batches + 1, references + n_references, stubs + n_stubs
+        authors += len(batch.nodes.get("Author", ()))
+        return batch
+
+    for found in _works(files):
         if isinstance(found, Reject):
             out.rejects.append(found)
             continue
-        work, where = found
-        accepted = _accept(work, where, out.reject)
-        if accepted is None:
-            continue
-        number, abstract = accepted
+        work, where, number, abstract = found
         ordinal += 1
         if registry.ordinal(number) != ordinal - 1:  # a copy that another one supersedes
             continue
         _add(work, number, abstract, where, out)
         if len(out.works) == chunk_works:
-            batch, n_references, n_stubs = _batch(out, registry, emitted, end=ordinal)
-            batches, references, stubs = batches + 1, references + n_references, stubs + n_stubs
-            authors += len(batch.nodes.get("Author", ()))
-            yield batch
+            yield done(out)
             out = _Columns()
     if out.works or out.rejects or not batches:
-        batch, n_references, n_stubs = _batch(out, registry, emitted, end=ordinal)
-        batches, references, stubs = batches + 1, references + n_references, stubs + n_stubs
-        authors += len(batch.nodes.get("Author", ()))
-        yield batch
+        yield done(out)
     _log(path, _report(registry, len(files), references, stubs, batches), authors, len(emitted.classes), started)
-
-
-def _ignore(table_name: str, where: str, reason: str) -> None:
-    """The first pass of :func:`load_chunks` rejects nothing: the second pass does, once."""
 
 
 def _report(registry: _Registry, files: int, references: int, stubs: int, batches: int) -> OpenAlexReport:
@@ -397,6 +383,12 @@ def _records(files: list[Path]) -> Iterator[tuple[object, str] | Reject]:
             yield from _works_of(item.value, name, item.line, item.whole_file)
 
 
+def _works(files: list[Path]) -> Iterator[tuple[dict[str, Any], str, int, str | None] | Reject]:
+    """Every work of the files as ``(work, origin, W number, abstract)``, in read order; a reject where one is not."""
+    for found in _records(files):
+        yield found if isinstance(found, Reject) else _accept(*found)
+
+
 def _works_of(value: object, file: str, line: int, whole_file: bool) -> Iterator[tuple[object, str] | Reject]:
     """The works of one JSON value: a work, an API page (``results``) or a list of works."""
     items: list[Any] | None = None
@@ -425,25 +417,22 @@ def _work_number(raw: object) -> int | None:
     return number if number is not None and number < 1 << 62 else None  # stored as a machine integer
 
 
-def _accept(work: object, where: str, reject: Callable[[str, str, str], None]) -> tuple[int, str | None] | None:
-    """A work's W number and abstract, or None when the record is rejected (through ``reject``)."""
+def _accept(work: object, where: str) -> tuple[dict[str, Any], str, int, str | None] | Reject:
+    """``(work, origin, W number, abstract)``, or the reject of a record that is no loadable work."""
     if not isinstance(work, dict):
-        reject("Paper", where, f"value is {preview(work)}, expected an OpenAlex work (an object with an `id`)")
-        return None
+        return Reject("Paper", where, f"value is {preview(work)}, expected an OpenAlex work (an object with an `id`)")
     number = _work_number(work.get("id"))
     if number is None:
-        reject(
+        return Reject(
             "Paper",
             where,
             f"work `id` is {preview(work.get('id'))}, expected an OpenAlex work id such as "
             "'https://openalex.org/W2741809807'; is this an OpenAlex works export?",
         )
-        return None
     try:
-        return number, _abstract(work.get("abstract_inverted_index"))
+        return work, where, number, _abstract(work.get("abstract_inverted_index"))
     except ValueError as exc:
-        reject("Paper", where, f"`abstract_inverted_index` {exc}; fix or drop the field to load the work")
-        return None
+        return Reject("Paper", where, f"`abstract_inverted_index` {exc}; fix or drop the field to load the work")
 
 
 def _add(work: dict[str, Any], number: int, abstract: str | None, where: str, out: _Columns) -> None:
