@@ -179,6 +179,7 @@ def child(partition: Path, db: Path, chunk_works: int) -> dict[str, Any]:
         def batches() -> Any:
             for batch in openalex.load_chunks(partition, chunk_works):
                 yield batch
+                del batch  # as ingest_stream holds it: not while the next one is read
                 peaks.append(_max_rss())  # the batch is written when the next one is asked for
 
         started = time.perf_counter()

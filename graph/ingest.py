@@ -269,11 +269,13 @@ def ingest_stream(
                 batch, rekeyed = _rekeyed_onto_stored_papers(target, batch)
                 merged_ids |= rekeyed
             nodes, rels, found = validate_batch(target, batch)
+            del batch  # only the clean tables are written: one copy of a batch in memory, not two
             rejects += found
             # On "fail" the rest is still written into the copy (discarded below): later batches are then
             # validated against the same store as when nothing is rejected, and so reject the same records.
             written = target.apply(nodes, rels) if (nodes or rels) else {}
             tables = _counted(tables, nodes, rels, written, found)
+            del nodes, rels  # before the next batch is read
             log.debug("%s: batch %d written, %d rejects so far", source, n, len(rejects))
         _report_rejects(source, rejects, rejects_path, on_error)  # raising here leaves the store as it was
     report = IngestReport(source, tables, rejects, time.perf_counter() - started, rejects_path, len(merged_ids))

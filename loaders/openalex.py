@@ -327,8 +327,9 @@ def load_chunks(path: Path, chunk_works: int = CHUNK_WORKS) -> Iterator[GraphBat
             continue
         _add(work, number, abstract, where, out)
         if len(out.works) == chunk_works:
-            yield done(out)
-            out = _Columns()
+            batch, out = done(out), _Columns()  # the columns go before the batch is written
+            yield batch
+            del batch  # and the batch before the next one is read
     if out.works or out.rejects or not batches:
         yield done(out)
     _log(path, _report(registry, len(files), references, stubs, batches), authors, len(emitted.classes), started)
