@@ -240,7 +240,7 @@ def _gib(n: int) -> str:
     return f"{n / 1024**3:.2f} GiB"
 
 
-def record(runs: dict[int, dict[str, Any]], command: str) -> dict[str, Any]:
+def record(runs: dict[int, dict[str, Any]], command: str, commit: str | None) -> dict[str, Any]:
     rows = []
     for n, run in runs.items():
         system = f"{n:,} works"
@@ -271,7 +271,7 @@ def record(runs: dict[int, dict[str, Any]], command: str) -> dict[str, Any]:
         "command": command,
         "machine": machine(),
         "date": dt.date.today().isoformat(),
-        "commit": _commit(),
+        "commit": commit,  # of the code measured: read when the run started
         "notes": [
             "Each size in a fresh process, into a new embedded store, as `citegraph ingest openalex` does it: "
             "loaders.openalex.load_chunks (a first pass reads every work's ids, the second parses batches of "
@@ -326,6 +326,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     command = "python benchmarks/openalex_import.py " + " ".join(sys.argv[1:])
+    commit = _commit()
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="openalex_import_"))
     workdir.mkdir(parents=True, exist_ok=True)
     runs: dict[int, dict[str, Any]] = {}
@@ -360,7 +361,7 @@ def main(argv: list[str] | None = None) -> int:
                 shutil.rmtree(leftover) if leftover.is_dir() else leftover.unlink()
         if args.out_json:
             args.out_json.parent.mkdir(parents=True, exist_ok=True)
-            args.out_json.write_text(json.dumps(record(runs, command), indent=2) + "\n", encoding="utf-8")
+            args.out_json.write_text(json.dumps(record(runs, command, commit), indent=2) + "\n", encoding="utf-8")
             print(f"wrote {args.out_json}")
         return 0
     finally:

@@ -5,7 +5,8 @@
 gzipped or not (see :mod:`loaders._json`):
 
 * a **snapshot partition** (``works/updated_date=…/part_000.gz``): JSON Lines, one work per line;
-  read line by line, so a 400k-work partition loads in bounded memory (docs/results.md);
+  read line by line and, by ``citegraph ingest``, loaded in batches (:func:`load_chunks`), so a
+  400k-work partition loads in bounded memory (docs/results.md);
 * a saved **API response page** (``/works?filter=…``): ``{"meta": {...}, "results": [work, ...]}``;
 * a **single work** (``/works/W2741809807``): the work object itself (a JSON array of works is read too).
 
@@ -24,7 +25,7 @@ A work such as::
 
 becomes
 
-* ``Paper {id, title, abstract, year, venue, doi, arxiv_id, dataset="openalex", stub=false}``. The
+* ``Paper {id, title, abstract, year, venue, doi, arxiv_id, type, dataset="openalex", stub=false}``. The
   work's ids are ``openalex:W…`` (``id``), ``doi:…`` (``doi``, else ``ids.doi``), ``pmid:…`` and
   ``mag:…`` (``ids``), and ``arxiv:…`` when a location's landing page or PDF is on arxiv.org;
   ``id`` is :func:`loaders.ids.preferred_id` of them (arXiv, then DOI, then the W-id), grouped over
@@ -32,14 +33,17 @@ becomes
   ``display_name``; ``abstract`` is rebuilt from ``abstract_inverted_index`` (each word at each of
   its positions, joined by single spaces); ``year`` is ``publication_year``; ``venue`` is
   ``primary_location.source.display_name``, else ``host_venue.display_name`` (older records);
-  ``doi`` is the DOI lower-cased without prefix. ``type`` has no place in the data model and is
-  not stored;
+  ``doi`` is the DOI lower-cased without prefix; ``type`` is ``type`` (``article``,
+  ``book-chapter``, ``preprint``, ...);
 * ``Alias {id, kind}`` + ``(Alias)-[:ALIAS_OF]->(Paper)`` for each of the work's ids other than the key;
-* ``Author {id, name}`` + ``(Author)-[:WROTE {position}]->(Paper)`` for each entry of
-  ``authorships``: ``name`` is ``author.display_name`` (else ``raw_author_name``), ``id``
-  :func:`loaders.ids.author_key` of it, ``position`` the 1-based place in the list (a name twice
-  on one work: one edge, its first place). The OpenAlex author id (``A…``) and the ORCID are not
-  stored: authors are keyed by name everywhere in this project and Author has no property for them;
+* ``Author {id, name, orcid, openalex_id}`` + ``(Author)-[:WROTE {position}]->(Paper)`` for each
+  entry of ``authorships`` (:func:`loaders._common.work_authors`): ``name`` is
+  ``author.display_name`` (else ``raw_author_name``), ``id`` :func:`loaders.ids.author_key` of it,
+  ``position`` the 1-based place in the list (a name twice on one work: one edge, its first
+  place). ``openalex_id`` is the author's ``A…`` id (``author.id``) and ``orcid`` the bare iD of
+  ``author.orcid`` (``https://orcid.org/0000-0003-1613-5981`` -> ``0000-0003-1613-5981``), both of
+  the first entry read under that name: authors are keyed by name everywhere in this project, so
+  two people of one name are one Author;
 * ``(Paper)-[:CITES {dataset="openalex"}]->(Paper)`` for each distinct entry of
   ``referenced_works``. A target that is one of the input's works is that work's key; any other
   is a stub ``Paper {id="openalex:W…", stub=true, dataset="openalex"}`` (no title: OpenAlex lists
@@ -74,7 +78,11 @@ its W-id) and counted.
 
 Memory: nothing of a parsed work is kept; each becomes values in column lists, and a reference
 is two machine integers (the citing work's row, the target's W number) until the tables are
-built. Measured in docs/results.md (``benchmarks/openalex_import.py``).
+built. :func:`load` builds one batch of the whole input (its tables grow with the input);
+:func:`load_chunks` reads the input twice (first every work's ids, then the works) and yields a
+batch of tables every :data:`CHUNK_WORKS` works, which :func:`graph.ingest.ingest_stream` writes
+all or none: memory then holds the ids of every work and one batch. Measured in docs/results.md
+(``benchmarks/openalex_import.py``).
 """
 
 from __future__ import annotations
