@@ -28,7 +28,7 @@ import pandas as pd
 
 from graph.aliases import resolve_stored_ids
 from graph.errors import ConfigError, Reject, ValidationError
-from graph.schema import SOURCE_COLUMN, TARGET_COLUMN, Schema
+from graph.schema import Schema
 from graph.store import GraphStore, WriteResult
 from graph.validate import first_reject, validate_nodes, validate_rels
 
@@ -138,15 +138,7 @@ def _rekeyed_onto_stored_papers(store: GraphStore, batch: GraphBatch) -> tuple[G
     and the ids that were re-keyed."""
     nodes, rels = dict(batch.nodes), dict(batch.rels)
     rekeying = resolve_stored_ids(store, nodes, rels)
-    # Only ids the batch used as paper keys count; an alias the store already has (a stub's, written by an
-    # earlier batch of the same load) resolves to its own paper and merges nothing.
-    used = set(batch.nodes["Paper"]["id"]) if "Paper" in batch.nodes else set()
-    for rel_type, frame in batch.rels.items():
-        rel = store.schema.rel(rel_type)
-        used.update(
-            *(frame[c] for c, label in ((SOURCE_COLUMN, rel.source), (TARGET_COLUMN, rel.target)) if label == "Paper")
-        )
-    return GraphBatch(batch.source, nodes, rels, list(batch.rejects)), {i for i in rekeying.rekeyed if i in used}
+    return GraphBatch(batch.source, nodes, rels, list(batch.rejects)), set(rekeying.rekeyed)
 
 
 def _rejects_path(source: str, rejects_dir: Path | None) -> Path | None:
