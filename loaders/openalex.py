@@ -308,8 +308,12 @@ def load_chunks(path: Path, chunk_works: int = CHUNK_WORKS) -> Iterator[GraphBat
     """
     if chunk_works < 1:
         raise IngestError(f"--chunk-works is {chunk_works}; give at least 1 work per batch")
+    # Files are found now, not when the first batch is asked for: a wrong path fails before a store is staged.
+    return _chunks(path, input_files(Path(path), SUFFIXES), chunk_works)
+
+
+def _chunks(path: Path, files: list[Path], chunk_works: int) -> Iterator[GraphBatch]:
     started = time.perf_counter()
-    files = input_files(Path(path), SUFFIXES)
     registry = _Registry()
     for found in tqdm(_works(files), desc=f"{SOURCE} ids", unit=" works", disable=None, leave=False):
         if not isinstance(found, Reject):  # the second pass reports rejects, once

@@ -322,10 +322,13 @@ def test_a_value_that_is_no_work(tmp_path: Path) -> None:
 def test_a_path_with_nothing_to_read(tmp_path: Path) -> None:
     with pytest.raises(IngestError, match="no input file"):
         openalex.load(tmp_path)
+    with pytest.raises(IngestError, match="no input file"):  # at once, before a store is staged for the batches
+        openalex.load_chunks(tmp_path)
 
 
 def test_registered_outside_ingest_all() -> None:
     assert SOURCES["openalex"].load is openalex.load and not SOURCES["openalex"].bundled
+    assert SOURCES["openalex"].chunks is openalex.load_chunks
 
 
 def test_the_cli(samples: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
