@@ -16,6 +16,8 @@ go through :func:`translate_ladybug_error`: users see a :class:`~graph.errors.St
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import functools
 import logging
 import os
 import shutil
@@ -455,10 +457,12 @@ class EmbeddedStore(GraphStore):
         """
         if self._direct:
             results = self._write(nodes, rels)
-            # The engine keeps memory from a write's statements until the database is closed (measured: ~70 KB
-            # per OpenAlex work, whatever the buffer pool size), so a load of many batches would grow with the
-            # works written; closing and opening the copy between batches keeps it flat (docs/results.md).
+            # The engine keeps memory from a write's statements until the database is closed (measured: ~40 KB
+            # per OpenAlex work, whatever the buffer pool size), and the C allocator keeps what it frees, so a
+            # load of many batches would grow with the works written; closing and opening the copy between
+            # batches, then trimming the C heap, keeps it flat (docs/results.md).
             self.close()
+            release_freed_memory()
             self._connect()
             self._columns = {}
             return results
@@ -679,6 +683,27 @@ class EmbeddedStore(GraphStore):
             raise
         self._columns.pop(rel_type, None)
         return len(frame)
+
+
+@functools.cache
+def _libc() -> ctypes.CDLL | None:
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        libc.malloc_trim  # noqa: B018  (glibc only: musl and macOS have no malloc_trim)
+    except (OSError, AttributeError):
+        return None
+    return libc
+
+
+def release_freed_memory() -> None:
+    """Hand the pages the C allocator has freed back to the system (glibc's ``malloc_trim``; elsewhere nothing).
+
+    glibc keeps freed memory for reuse: after a batch of 5,000 OpenAlex works is written and the engine
+    closed, RSS stays ~150 MB higher without the trim, and the next batches add to it.
+    """
+    libc = _libc()
+    if libc is not None:
+        libc.malloc_trim(0)
 
 
 def _blank_identity(edges: pd.DataFrame, rel: RelType) -> pd.DataFrame:
