@@ -35,6 +35,7 @@ from graph.validate import first_reject, validate_nodes, validate_rels
 log = logging.getLogger(__name__)
 
 ON_ERROR = ("fail", "skip")
+_BATCH, _REPEAT = "__batch", "__repeat"  # working columns of _combined, never written
 
 
 @dataclass
@@ -287,10 +288,17 @@ def _combined(schema: Schema, source: str, batches: Iterable[GraphBatch]) -> Gra
         rejects += batch.rejects
 
     def last_known(frames: list[pd.DataFrame], keys: list[str]) -> pd.DataFrame:
-        frame = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
-        if len(frames) == 1 or not set(keys) <= set(frame.columns):
-            return frame
-        return frame.groupby(keys, sort=False, dropna=False).last().reset_index()
+        if len(frames) == 1:
+            return frames[0]
+        frame = pd.concat([f.assign(**{_BATCH: n}) for n, f in enumerate(frames)], ignore_index=True)
+        if not set(keys) <= set(frame.columns):
+            return frame.drop(columns=_BATCH)
+        keyed = frame[keys].notna().all(axis=1)  # rows without a key stay as they are, for validation to reject
+        rows = frame[keyed]
+        # A key twice within one batch stays twice (validation rejects the repeat); across batches rows merge.
+        rows = rows.assign(**{_REPEAT: rows.groupby([*keys, _BATCH], sort=False).cumcount()})
+        merged = rows.groupby([*keys, _REPEAT], sort=False).last().reset_index()
+        return pd.concat([merged, frame[~keyed]], ignore_index=True).drop(columns=[_BATCH, _REPEAT])
 
     return GraphBatch(
         source,

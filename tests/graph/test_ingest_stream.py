@@ -133,6 +133,11 @@ def test_a_backend_without_staging_gets_one_combined_batch(tmp_path: Path, monke
         report = ingest_stream(combined, "tiny", split_batches())
         assert _rows(combined) == expected  # p2's stub row did not blank its title: the last known value won
     assert report.tables["Paper"].records == 5
+    batches = split_batches()
+    batches[1].nodes["Paper"] = pd.concat([batches[1].nodes["Paper"]] * 2, ignore_index=True)  # p3, p4 twice
+    with open_store(StoreConfig(db_path=tmp_path / "repeats.db")) as repeats:
+        report = ingest_stream(repeats, "tiny", batches, on_error="skip")
+    assert report.rejected == 2 and all("duplicate" in r.reason for r in report.rejects)  # as one batch rejects them
 
 
 KILL_MID_STREAM = """
