@@ -157,7 +157,7 @@ class OpenAlexReport:
     works: int  # work records read (every copy)
     superseded: int  # copies of a work read twice, dropped for a newer one
     references: int  # entries of referenced_works that became CITES edges
-    stubs: int  # stub Paper rows of cited works not in the input (streamed: a work cited from k batches counts k)
+    stubs: int  # stub Paper rows (streamed: each once, also for works cited before the batch that reads them)
     malformed_ids: int  # DOIs / PubMed / MAG ids of works that did not parse (skipped)
     id_conflicts: int  # two works claiming one DOI (or other id): kept apart, see IdGroups
     batches: int = 1  # batches the works were loaded in (load_chunks)
@@ -237,6 +237,8 @@ class _Emitted:
     authors: set[str] = field(default_factory=set)
     classes: set[str] = field(default_factory=set)
     broader: set[tuple[str, str]] = field(default_factory=set)
+    # W numbers of the works written as stubs (cited, not read yet or not in the input), sorted: 8 bytes a stub
+    stubs: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
 
 @dataclass
@@ -303,8 +305,9 @@ def load_chunks(path: Path, chunk_works: int = CHUNK_WORKS) -> Iterator[GraphBat
     classes as :func:`load`'s one batch: a first pass reads every work's ids and which copy of each
     is current (:class:`_Registry`), so a batch keys a work cited before it is read by the key it
     will have (written as a stub, upgraded by the batch that reads it) and leaves out the copies a
-    later one supersedes. An author or class is in the batch that reads it first only. The input
-    is read twice; memory holds the ids of every work and the tables of one batch.
+    later one supersedes. An author, class or stub is in the batch that names it first only. The
+    input is read twice; memory holds the ids of every work, the keys of the authors and the W
+    numbers of the stubs written so far, and the tables of one batch.
     """
     if chunk_works < 1:
         raise IngestError(f"--chunk-works is {chunk_works}; give at least 1 work per batch")
@@ -707,6 +710,8 @@ def _batch(out: _Columns, registry: _Registry, emitted: _Emitted, *, end: int | 
     target_keys = np.empty(len(numbers), dtype=object)
     stub_ids: list[str] = []
     stub_origins: list[str] = []
+    written = np.isin(numbers, emitted.stubs, assume_unique=True)  # stubs an earlier batch wrote: not again
+    stubbed: list[int] = []
     for i, number in enumerate(numbers.tolist()):
         wid = f"{OPENALEX_PREFIX}W{number}"
         row = out.row_of.get(wid)
@@ -715,16 +720,21 @@ def _batch(out: _Columns, registry: _Registry, emitted: _Emitted, *, end: int | 
             target_keys[i] = keys[row]
         elif ordinal is not None:  # read in another batch of a streamed load
             target_keys[i] = groups.canonical(wid)
-            if end is not None and ordinal >= end:
+            if end is not None and ordinal >= end and not written[i]:
                 ids = groups.members(wid)
                 stub_ids.append(ids[0])
                 stub_origins.append(origins[rows[first[i]]])
+                stubbed.append(number)
                 for alias in ids[1:]:
                     aliases.setdefault(alias, (ids[0], origins[rows[first[i]]]))
         else:
             target_keys[i] = wid
-            stub_ids.append(wid)
-            stub_origins.append(origins[rows[first[i]]])
+            if not written[i]:
+                stub_ids.append(wid)
+                stub_origins.append(origins[rows[first[i]]])
+                stubbed.append(number)
+    if end is not None:
+        emitted.stubs = np.union1d(emitted.stubs, np.array(stubbed, dtype=np.int64))
 
     # Papers: the current copy of each work, then the stubs.
     n_stubs = len(stub_ids)
