@@ -317,7 +317,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--generate-only", action="store_true", help="write the partitions (kept) and stop")
     parser.add_argument(
-        "--chunk-works", type=int, default=20_000, help="works per batch (0: one batch, as before streaming)"
+        "--chunk-works", type=int, default=5_000, help="works per batch (0: one batch, as before streaming)"
     )
     parser.add_argument("--child", nargs=2, type=Path, help=argparse.SUPPRESS)  # partition, db
     args = parser.parse_args(argv)

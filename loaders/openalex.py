@@ -145,7 +145,7 @@ _PMID = re.compile(r"(?:https?://pubmed\.ncbi\.nlm\.nih\.gov/)?(\d+)/?")
 _MAG = re.compile(r"\d+")
 
 
-CHUNK_WORKS = 20_000  # works per batch of a streamed load (`citegraph ingest openalex --chunk-works`)
+CHUNK_WORKS = 5_000  # works per batch of a streamed load (`citegraph ingest openalex --chunk-works`)
 _AUTHOR_ID = re.compile(r"A\d+")
 
 

@@ -140,7 +140,7 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         "--chunk-works",
         type=int,
         help="works per batch of a source read in batches (openalex): memory holds one batch, the store gets all "
-        "of them or none (default: $CITEGRAPH_INGEST_CHUNK_WORKS, else 20000)",
+        "of them or none (default: $CITEGRAPH_INGEST_CHUNK_WORKS, else 5000)",
     )
     p.add_argument("--json", action="store_true", help="print the ingest reports as JSON")
     p.set_defaults(func=cmd_ingest)
