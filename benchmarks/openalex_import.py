@@ -348,6 +348,9 @@ def main(argv: list[str] | None = None) -> int:
                 return done.returncode
             result = json.loads(done.stdout.strip().splitlines()[-1])
             runs[n] = {"data": data, "result": result}
+            (workdir / f"run_{n}.json").write_text(
+                json.dumps(runs[n]) + "\n", encoding="utf-8"
+            )  # kept if a later size dies
             print(
                 f"  load + ingest {result['seconds']}s, peak RSS {_gib(result['peak_rss_bytes'])} "
                 f"(by batch: {', '.join(_gib(b) for b in result.get('peak_rss_by_batch', []))}), "
