@@ -33,6 +33,7 @@ class PaperRecord:
     arxiv_id: str | None
     n_cited: int | None
     stub: bool | None
+    reference: str | None = None  # a stub's reference string, as a citing paper printed it
 
 
 @dataclass(frozen=True)

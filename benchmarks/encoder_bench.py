@@ -9,18 +9,30 @@ Texts are real title + abstract strings read from a built store. In one run, on 
 * ``unsorted``  — the same pipeline without length sorting (batches in input order), what sorting buys;
 * ``sentence-transformers`` — ``SentenceTransformer.encode`` on the same model, the tool a user
   would otherwise reach for;
-* ``cached``    — a second ``encode`` call served by the on-disk cache.
+* ``cached``    — a second ``encode`` call served by the on-disk cache;
+* ``host``      — everything the pipeline does on the host but the forward pass (tokenising, sorting,
+  padding, pinning), chunk by chunk as ``encode`` does it: the rate the host can feed a device at;
+* ``before``    — with ``--before FILE``, the pipeline of another version of ``gnn/text/encoder.py``
+  (e.g. ``git show HEAD~1:gnn/text/encoder.py > /tmp/encoder_before.py``), timed in the same run.
+
+Texts come from a store (``--db``) or from a gzipped JSON-lines file of strings (``--texts``), so
+a machine without the store (a lent GPU machine) runs on the same texts.
 
 Usage::
 
     python benchmarks/encoder_bench.py --db var/citegraph.db --n 2000 --out docs/results/encoder_bench.json
+    python benchmarks/encoder_bench.py --texts texts.jsonl.gz --n 20000 --batch-size 512 --device cuda
 """
 
 from __future__ import annotations
 
 import argparse
+import gzip
+import importlib.util
 import json
+import os
 import platform
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -46,6 +58,24 @@ def read_texts(db: Path, n: int) -> list[str]:
     return [f"{title or ''}. {abstract}".strip() for title, abstract in rows]
 
 
+def read_text_file(path: Path, n: int) -> list[str]:
+    """The first ``n`` strings of a (gzipped) JSON-lines file, one JSON string per line."""
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as lines:
+        return [json.loads(line) for _, line in zip(range(n), lines)]
+
+
+def load_module(path: Path, name: str) -> object:
+    """A Python file imported as a module of its own (an earlier version of a project module)."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"{path}: not a Python module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses look their module up while the class is built
+    spec.loader.exec_module(module)
+    return module
+
+
 def best_times(variants: dict[str, Callable[[], object]], repeats: int) -> dict[str, float]:
     """Best wall time per variant, the variants interleaved round by round so load changes hit all alike."""
     best = dict.fromkeys(variants, float("inf"))
@@ -64,10 +94,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--repeats", type=int, default=2, help="best of this many runs per variant")
     parser.add_argument("--device", choices=["cpu", "cuda"])
+    parser.add_argument("--texts", type=Path, help="gzipped JSON lines of strings, instead of --db")
+    parser.add_argument("--before", type=Path, help="another version of gnn/text/encoder.py to time beside")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
 
-    texts = read_texts(args.db, args.n)
+    texts = read_text_file(args.texts, args.n) if args.texts else read_texts(args.db, args.n)
     base = EncoderSettings.from_env(device=args.device, cache=False)
     settings = EncoderSettings(base.model, base.max_length, args.batch_size, args.device, None)
     encoder = TextEncoder(settings)
@@ -93,16 +125,30 @@ def main(argv: list[str] | None = None) -> int:
             )
             encoder.forward(TokenBatch(np.arange(len(chunk)), enc["input_ids"], enc["attention_mask"])).cpu()
 
+    def host() -> None:
+        by_length = np.argsort([-len(text) for text in texts], kind="stable")
+        for start in range(0, len(texts), encoder.CHUNK):
+            encoder.tokenize_batches([texts[i] for i in by_length[start : start + encoder.CHUNK]])
+
     variants: dict[str, Callable[[], object]] = {
         "bare": bare,
         "pipeline": lambda: encoder.encode(texts),
         "unsorted": unsorted,
+        "host": host,
     }
+    before_agreement: float | None = None
+    if args.before:
+        earlier = load_module(args.before, "encoder_before").TextEncoder(settings)  # type: ignore[attr-defined]
+        earlier.encode(texts[:64])
+        variants["before"] = lambda: earlier.encode(texts)
+        before_agreement = float(np.abs(earlier.encode(texts) - encoder.encode(texts)).max())
     agreement = float("nan")
     try:
         from sentence_transformers import SentenceTransformer
 
         reference = SentenceTransformer(settings.model, device=str(encoder.device))
+        if encoder.dtype == torch.float16:
+            reference.half()  # the same precision as the pipeline's, for a like-for-like rate
         variants["sentence-transformers"] = lambda: reference.encode(
             texts, batch_size=settings.batch_size, normalize_embeddings=True
         )
@@ -133,6 +179,10 @@ def main(argv: list[str] | None = None) -> int:
         "seconds": {k: round(v, 3) for k, v in results.items()},
         "texts_per_s": {k: round(len(texts) / v, 1) for k, v in results.items()},
         "pipeline_vs_bare": round(results["bare"] / results["pipeline"], 3),
+        "max_abs_diff_vs_before": before_agreement,
+        "gpu": torch.cuda.get_device_name(encoder.device) if encoder.device.type == "cuda" else None,
+        "torch": torch.__version__,
+        "cpu_cores": os.cpu_count(),
         "max_abs_diff_vs_sentence_transformers": agreement,
     }
     print(json.dumps(report, indent=2))

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
+import subprocess
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -24,6 +26,20 @@ def run_record(script: str, args: argparse.Namespace) -> dict[str, Any]:
         "date": date.today().isoformat(),
         "machine": f"{platform.machine()}, {torch.get_num_threads()} torch thread(s)",
     }
+
+
+def commit() -> str | None:
+    """The commit the benchmark runs at: ``CITEGRAPH_COMMIT`` where set (a copied working tree, e.g. on a
+    lent GPU machine, may carry another repository's git), else the checkout's ``HEAD``; None without git."""
+    if os.environ.get("CITEGRAPH_COMMIT"):
+        return os.environ["CITEGRAPH_COMMIT"]
+    try:
+        done = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=Path(__file__).resolve().parents[1], capture_output=True, text=True
+        )
+    except OSError:
+        return None
+    return done.stdout.strip() or None if done.returncode == 0 else None
 
 
 def write_json(out: str | Path, report: dict[str, Any]) -> Path:

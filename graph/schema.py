@@ -150,9 +150,9 @@ def build_schema(sizes: VectorSizes = VectorSizes()) -> Schema:
                 _p("arxiv_id", S),
                 _p("dataset", S),  # which loader made it
                 _p("stub", B),  # known only as a citation target, no metadata of its own yet
-                _p(
-                    "type", S
-                ),  # the kind of work as the source names it (OpenAlex: article, book-chapter, preprint, ...)
+                _p("reference", S),  # a stub's reference string as a citing paper printed it (authors, title, venue)
+                # the kind of work as the source names it (OpenAlex: article, book-chapter, preprint, ...)
+                _p("type", S),
                 _p("n_cited", I),
                 _p("embedding", Kind.VECTOR32, sizes.embedding),
                 _p("embedding_hash", S),  # hash of the text `embedding` was computed from (incremental re-runs)

@@ -11,7 +11,9 @@ input (all files of a folder together) and builds one :class:`graph.ingest.Graph
   of the "First Last" name; a name twice on one record gives one edge, at its first place);
 * per cited reference, the work it names (:mod:`loaders.citedrefs`): a record of the input
   (by DOI, by first author + year + volume + page, or by title), else a stub ``Paper {id, doi,
-  year, title (Scopus), dataset, stub=true}`` keyed by the reference's DOI, else ``ref:<key>``.
+  year, title (Scopus), reference, dataset, stub=true}`` keyed by the reference's DOI, else
+  ``ref:<key>``; ``reference`` is the first reference string naming it, whitespace collapsed (the
+  text the retrieval index uses for a stub without a title).
   The reference key of every reference becomes an ``Alias`` of the work it resolved to (so a
   reference written without its DOI in one record meets the same work cited with its DOI in
   another, and ``ref:<key>`` finds it). ``(Paper)-[:CITES {dataset}]->(Paper)`` once per citing
@@ -242,7 +244,7 @@ def _batch(
     aliases: dict[str, tuple[str, str]],
     rejects: list[Reject],
 ) -> GraphBatch:
-    columns = ("id", "title", "abstract", "year", "venue", "doi", "dataset", "stub", ORIGIN_COLUMN)
+    columns = ("id", "title", "abstract", "year", "venue", "doi", "dataset", "stub", "reference", ORIGIN_COLUMN)
     papers: dict[str, list[object]] = {name: [] for name in columns}
 
     def add(**row: object) -> None:
@@ -282,6 +284,7 @@ def _batch(
             doi=doi.removeprefix(DOI_PREFIX) if doi else None,
             dataset=dataset,
             stub=True,
+            reference=" ".join(ref.raw.split()) or None,
             **{ORIGIN_COLUMN: where},
         )
     alias_nodes, alias_of = alias_tables(aliases)

@@ -49,8 +49,11 @@ becomes
   * ``(Sentence)-[:MENTIONS {marker}]->(Paper)`` from the sentence holding a citation span to the
     span's resolved target, ``marker`` the span's text (one edge per pair, the first marker wins);
   * a target that is not one of the input's papers becomes a stub ``Paper {id, arxiv_id, doi,
-    stub=true, dataset="unarxive"}`` (unarXive's entries are raw strings with no title field, so
-    stubs have no title). A target found by title is a paper of the index's corpus (the Anthology,
+    reference, stub=true, dataset="unarxive"}``. unarXive's entries are raw strings with no title
+    field, so stubs have no title; ``reference`` is the entry's ``bib_entry_raw`` (whitespace
+    collapsed), the longest of the entries naming the work (the first on a tie): the text the
+    retrieval index and the paper embedding use for a paper with neither title nor abstract. A
+    target found by title is a paper of the index's corpus (the Anthology,
     say) and gets a row with its ``id`` only: merged into a store that holds that paper it changes
     nothing, and without it the edge still has an endpoint.
 
@@ -360,7 +363,19 @@ class _Entry:
 class _Tables:
     papers: dict[str, list[object]] = field(
         default_factory=lambda: {
-            k: [] for k in ("id", "title", "abstract", "year", "doi", "arxiv_id", "dataset", "stub", ORIGIN_COLUMN)
+            k: []
+            for k in (
+                "id",
+                "title",
+                "abstract",
+                "year",
+                "doi",
+                "arxiv_id",
+                "dataset",
+                "stub",
+                "reference",
+                ORIGIN_COLUMN,
+            )
         }
     )
     sentences: dict[str, list[object]] = field(
@@ -468,6 +483,7 @@ def _read_record(where: str, raw: bytes, out: _Tables, categories: frozenset[str
     papers["arxiv_id"].append(paper_id.removeprefix(ARXIV_PREFIX))
     papers["dataset"].append(DATASET)
     papers["stub"].append(False)
+    papers["reference"].append(None)
     papers[ORIGIN_COLUMN].append(where)
 
     codes = metadata.get("categories")
@@ -574,6 +590,7 @@ def _resolve(out: _Tables, title_index: TitleIndex | None) -> tuple[GraphBatch, 
 
     full = set(out.seen)
     stubs: dict[str, str] = {}  # target id -> origin of the first entry naming it (by id)
+    references: dict[str, str] = {}  # stub id -> the longest reference string of the entries naming it
     by_title: dict[str, str] = {}  # target id -> origin (by title)
     cites: dict[tuple[str, str], tuple[set[str], str]] = {}  # (citing, cited) -> (sentences, origin)
     mentions: dict[tuple[str, str], tuple[str, str]] = {}  # (sentence, cited) -> (marker, origin)
@@ -590,6 +607,11 @@ def _resolve(out: _Tables, title_index: TitleIndex | None) -> tuple[GraphBatch, 
             merged += target != own
             if target not in full:
                 stubs.setdefault(target, entry.origin)
+                text = _clean(entry.raw)
+                # The longest string says the most about the work (a full title and venue rather than
+                # "ibid." or an abbreviation); on a tie the first in input order, so a re-load is identical.
+                if text is not None and len(text) > len(references.get(target, "")):
+                    references[target] = text
         elif title_index is not None and entry.raw:
             found = title_index.resolve_reference(entry.raw)
             if found is not None:
@@ -626,13 +648,14 @@ def _resolve(out: _Tables, title_index: TitleIndex | None) -> tuple[GraphBatch, 
         merged_ids=merged,
         id_conflicts=aliases.conflicts,
     )
-    return _batch(out, aliases, stubs, by_title, cites, mentions, rejects), report
+    return _batch(out, aliases, stubs, references, by_title, cites, mentions, rejects), report
 
 
 def _batch(
     out: _Tables,
     aliases: IdGroups,
     stubs: dict[str, str],
+    references: dict[str, str],
     by_title: dict[str, str],
     cites: dict[tuple[str, str], tuple[set[str], str]],
     mentions: dict[tuple[str, str], tuple[str, str]],
@@ -647,6 +670,7 @@ def _batch(
             "arxiv_id": arxiv.removeprefix(ARXIV_PREFIX) if arxiv else None,
             "dataset": DATASET,
             "stub": True,
+            "reference": references.get(target),
             ORIGIN_COLUMN: where,
         }
         for column, values in papers.items():

@@ -96,6 +96,12 @@ class Paper:
     arxiv_id: str | None
     n_cited: int | None = strawberry.field(description="Number of papers in the graph that cite this one.")
     stub: bool | None = strawberry.field(description="Known only as a citation target, without metadata of its own.")
+    reference: str | None = strawberry.field(
+        default=None,
+        description="A stub's reference string as a citing paper printed it (authors, title, venue, year); "
+        "null where no source gave one. Search and recommendation use it as the text of a paper without "
+        "title or abstract.",
+    )
 
     @strawberry.field
     async def authors(self, info: Info[Context, Any]) -> list[Author]:
@@ -178,6 +184,7 @@ def paper_from(record: PaperRecord) -> Paper:
         arxiv_id=record.arxiv_id,
         n_cited=record.n_cited,
         stub=record.stub,
+        reference=record.reference,
     )
 
 

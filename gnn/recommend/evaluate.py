@@ -538,7 +538,7 @@ def _service_rankings(service: RecommendationService, qs: QuerySet, *, with_cite
 
 
 def _recommendable(h: Harness, qs: QuerySet) -> int:
-    """Queries of ``qs`` citing at least one paper of the index (a paper with a title or abstract)."""
+    """Queries of ``qs`` citing at least one paper of the index (a paper with a title, abstract or reference string)."""
     return sum(1 for targets in qs.frame["targets"] if any(t in h.index.row_of for t in targets))
 
 
@@ -560,7 +560,7 @@ def _report(
             "tuning sample": len(h.tune.frame),
             "multi-citation validation": int(sum(len(t) >= 2 for t in val.frame["targets"])),
             "multi-citation test": int(sum(len(t) >= 2 for t in test.frame["targets"])),
-            # the others cite only papers without a title or abstract (stubs): no system can find their targets
+            # the others cite only papers without any text (bare-id stubs): no system can find their targets
             "validation with a target in the index": _recommendable(h, val),
             "test with a target in the index": _recommendable(h, test),
         },
@@ -717,7 +717,7 @@ def report_markdown(report: dict[str, Any]) -> str:
         "the sentences that cite two or more papers.",
         f"Queries ({report.get('query source', 'scisummnet')}): validation {q['validation']} "
         f"({_years(report, 'validation')}), test {q['test']} ({_years(report, 'test')}); "
-        f"with a target in the index (a paper with a title or abstract): "
+        f"with a target in the index (a paper with a title, abstract or reference string): "
         f"{q.get('validation with a target in the index')} / {q.get('test with a target in the index')}; "
         f"multi-citation sentences (≥ 2 targets): {q['multi-citation validation']} / {q['multi-citation test']}; "
         f"tuning sample {q['tuning sample']} validation queries. Pool: every Paper "

@@ -344,8 +344,8 @@ def _check_learnable(run: _Run) -> None:
     indexed = sum(1 for t in targets if t in run.index.row_of)
     raise DataError(
         f"no training query ({len(run.train)}) has a target among its candidates: of the {len(targets)} papers they "
-        f"cite, {indexed} are in the retrieval index, which holds the papers with a title or abstract; the others "
-        "are known by an id only (stubs) and can never be recommended. Load the cited works' metadata (an OpenAlex, "
+        f"cite, {indexed} are in the retrieval index, which holds the papers with a title, an abstract or a reference "
+        "string; the others are known by an id only (stubs) and can never be recommended. Load the cited works' metadata (an OpenAlex, "
         "Semantic Scholar or Crossref import of them, or titles in your JSONL), run `citegraph compute embeddings` "
         "and `citegraph compute index`, and train again"
     )

@@ -37,7 +37,8 @@ papers it already cites :math:`I`, its year :math:`y_q`) and a candidate :math:`
                           ``title_coverage`` :math:`\sum_{w \in W_q \cap T_d} \mathrm{idf}(w) /
                           \sum_{w \in T_d} \mathrm{idf}(w)`, the share of the title the context
                           repeats (citeomatic computes its intersection per field; a context that
-                          names the cited work mostly repeats its title)
+                          names the cited work mostly repeats its title); for a paper known only by
+                          a reference string (a stub) that string is its title field
 ``names_in_title``        :math:`|N_q \cap N(\mathrm{title}_d)|`, :math:`N` the case-sensitive
                           system names and acronyms of a text (:func:`system_names`: "BLEU",
                           "WordNet", "GIZA++"), and ``names_in_abstract`` against the abstract
@@ -227,12 +228,16 @@ class FeatureBuilder:
         return other
 
     def with_texts(self, texts: pd.DataFrame) -> FeatureBuilder:
-        """The same builder with ``id``, ``title``, ``abstract`` rows
+        """The same builder with ``id``, ``title``, ``abstract`` (and optionally ``reference``) rows
         (:func:`gnn.text.embeddings.titles_and_abstracts`), for the per-field overlap and the system names;
-        rows of papers outside the index are ignored."""
+        rows of papers outside the index are ignored. A reference string is the title field of a paper
+        that has neither title nor abstract: it holds the cited title's words."""
         other = self.with_settings(self.settings)
         indexed = texts[texts["id"].isin(self.index.row_of)]
-        titles = indexed["title"].fillna("").astype(str).tolist()
+        title = indexed["title"].fillna("").astype(str)
+        if "reference" in indexed:
+            title = title.where(title != "", indexed["reference"].fillna("").astype(str))
+        titles = title.tolist()
         abstracts = indexed["abstract"].fillna("").astype(str).tolist()
         ids = indexed["id"].astype(str).tolist()
         other.title_words = {p: frozenset(tokenize(t)) for p, t in zip(ids, titles)}

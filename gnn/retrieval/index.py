@@ -1,8 +1,9 @@
 r"""The paper retrieval index beside the store: dense (faiss) and lexical (BM25, bm25s), time-filterable.
 
-One **row** per paper that has a text (title and/or abstract, as :func:`gnn.text.embeddings.paper_texts`
-builds it). Rows are ordered by publication year, unknown years first, so "papers published up to
-year :math:`y`" is always a prefix ``rows[:cut(y)]``: the dense search restricts itself with a
+One **row** per paper that has a text (title and/or abstract, or for a paper known only from a
+bibliography its reference string, as :func:`gnn.text.embeddings.paper_texts` builds it). Rows are
+ordered by publication year, unknown years first, so "papers published up to year :math:`y`" is
+always a prefix ``rows[:cut(y)]``: the dense search restricts itself with a
 faiss ``IDSelectorRange(0, cut)`` and the BM25 scores are sliced, so the time filter costs nothing
 and never drops a candidate that a post-filter of a fixed top-N would have lost.
 
@@ -12,8 +13,8 @@ product, i.e. cosine similarity :math:`s(q, d) = q^\top d`. Up to ``exact_limit`
 ``hnsw_m`` links per node and ``hnsw_ef_search`` candidates per search, whose recall against the
 exact search is measured by ``benchmarks/recommend_latency.py`` (see docs/results.md).
 
-**Lexical.** Okapi BM25 over title + abstract (:class:`~gnn.retrieval.lexical.LexicalIndex`, whose
-module holds the formula and the tokenizer), with :math:`k_1` and :math:`b` from :class:`IndexSettings`.
+**Lexical.** Okapi BM25 over title + abstract, or the reference string
+(:class:`~gnn.retrieval.lexical.LexicalIndex`, whose module holds the formula and the tokenizer), with :math:`k_1` and :math:`b` from :class:`IndexSettings`.
 
 **Incremental.** ``<db>.index/`` holds ``manifest.json`` (settings, a digest of every row's id,
 year, text hash and embedding hash, and the size and mtime of the store's files), ``papers.parquet`` (rows in order, with their tokens),

@@ -64,8 +64,8 @@ class LexicalIndex:
         """BM25 over ``tokens`` (one list per row). DataError when no row has a single token to index."""
         if not any(tokens):  # bm25s raises a bare ValueError on an empty vocabulary
             raise DataError(
-                "no paper has a word of title or abstract to index, so there is nothing to search; ingest papers "
-                "with titles or abstracts, then run `citegraph compute embeddings --embed papers` and "
+                "no paper has a word of title, abstract or reference string to index, so there is nothing to "
+                "search; ingest papers with titles or abstracts, then run `citegraph compute embeddings --embed papers` and "
                 "`citegraph compute index`"
             )
         model = bm25s.BM25(k1=k1, b=b)

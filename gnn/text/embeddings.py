@@ -4,8 +4,10 @@ What is encoded:
 
 * a **paper** as ``"<title>. <abstract>"``; the title alone where there is no abstract; for a
   full-text paper without an ``abstract`` property, the abstract is rebuilt from its sentences in
-  the ``Abstract`` section (in ``sid`` order). A paper with neither title nor abstract (a bare
-  citation target) gets no embedding and is counted as such;
+  the ``Abstract`` section (in ``sid`` order). A paper with neither title nor abstract (a cited
+  work known from a bibliography) is its ``reference``, the reference string a citing paper
+  printed (authors, title, venue, year): it holds the title's words, and without it the work could
+  never be retrieved. One with no text at all (a bare id) gets no embedding and is counted as such;
 * a **sentence** as its text.
 
 Incremental: each node stores ``embedding_hash``, the encoder's cache key of the text its vector
@@ -74,8 +76,11 @@ def clean_texts(values: pd.Series) -> pd.Series:
 
 def titles_and_abstracts(store: GraphStore) -> pd.DataFrame:
     """``id``, ``title``, ``abstract`` (empty strings when missing; an abstract the graph holds only as
-    sentences is rebuilt from them) and the stored ``embedding_hash`` of every paper."""
-    papers = pd.DataFrame(store.query("paper_texts"), columns=["id", "title", "abstract", "embedding_hash"])
+    sentences is rebuilt from them), ``reference`` (the paper's reference string where it has neither
+    title nor abstract, else empty) and the stored ``embedding_hash`` of every paper."""
+    papers = pd.DataFrame(
+        store.query("paper_texts"), columns=["id", "title", "abstract", "reference", "embedding_hash"]
+    )
     sentences = pd.DataFrame(
         store.query("abstract_sentences", {"section": ABSTRACT_SECTION}), columns=["paper_id", "sid", "text"]
     )
@@ -84,11 +89,12 @@ def titles_and_abstracts(store: GraphStore) -> pd.DataFrame:
         if not sentences.empty
         else pd.Series(dtype=str)
     )
-    abstract = clean_texts(papers["abstract"])
-    return papers.assign(
-        title=clean_texts(papers["title"]),
-        abstract=abstract.where(abstract != "", clean_texts(papers["id"].map(rebuilt))),
-    )
+    title, abstract = clean_texts(papers["title"]), clean_texts(papers["abstract"])
+    abstract = abstract.where(abstract != "", clean_texts(papers["id"].map(rebuilt)))
+    # A reference string stands in only for a paper without text of its own: where a title or an
+    # abstract exists it is the better description (a reference adds author names and page numbers).
+    reference = clean_texts(papers["reference"]).where((title == "") & (abstract == ""), "")
+    return papers.assign(title=title, abstract=abstract, reference=reference)
 
 
 def paper_texts(store: GraphStore) -> pd.DataFrame:
@@ -96,7 +102,9 @@ def paper_texts(store: GraphStore) -> pd.DataFrame:
     papers = titles_and_abstracts(store)
     title, abstract = papers["title"], papers["abstract"]
     title_dot = title.where(title.str.endswith((".", "?", "!")) | (title == ""), title + ".")
-    text = (title_dot + " " + abstract).str.strip()
+    # `reference` is empty wherever title or abstract is not (titles_and_abstracts), so this is the
+    # reference string alone for a paper known only from a bibliography.
+    text = (title_dot + " " + abstract + " " + papers["reference"]).str.strip()
     priority = papers["id"].map(_citation_counts(store)).fillna(0).astype("int64")
     # Papers with given arXiv categories come first of all: the taxonomy step calibrates category
     # inference on them, so a limited run must not leave them out.

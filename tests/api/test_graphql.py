@@ -6,6 +6,7 @@ import asyncio
 import time
 from typing import Any
 
+import pandas as pd
 import pytest
 
 from api.errors import CORRUPT_MESSAGE, MASKED_MESSAGE
@@ -43,6 +44,17 @@ def test_paper_with_authors_and_citations(service: GraphService) -> None:
 
 def test_unknown_paper_is_null(service: GraphService) -> None:
     assert ok(service, '{ paper(id: "nope") { id } }') == {"paper": None}
+
+
+def test_a_stub_shows_its_reference_string_and_no_title(service: GraphService, rich_store: Any) -> None:
+    from graph import GraphBatch, ingest
+
+    ref = "A. Author. Lattice parsing. Proc. X, 1999."
+    stub = pd.DataFrame({"id": ["doi:10.1/x"], "stub": [True], "reference": [ref]})
+    ingest(rich_store, GraphBatch("stub", nodes={"Paper": stub}))
+    paper = ok(service, '{ paper(id: "doi:10.1/x") { title stub reference } }')["paper"]
+    assert paper == {"title": None, "stub": True, "reference": ref}
+    assert ok(service, '{ paper(id: "p1") { reference } }')["paper"] == {"reference": None}
 
 
 def test_citations_page_forward_with_cursors(service: GraphService) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import gc
 import json
 import logging
 import re
@@ -386,6 +387,26 @@ def test_malformed_requests_are_coded(keyed: str) -> None:
         assert "application/json" in body["errors"][0]["message"]
     _coded(httpx.put(f"{keyed}/graphql", json={"query": STATS}, headers=headers), 405, "METHOD_NOT_ALLOWED")
     _coded(httpx.get(f"{keyed}/nowhere"), 404, "NOT_FOUND")
+
+
+def test_the_server_freezes_what_it_holds_out_of_the_garbage_collectors_reach(module_store: Path) -> None:
+    """A full collection holds the GIL: what the server holds for its lifetime is frozen at start-up.
+
+    Before, every full collection traversed the modules, the store's service and loaded models:
+    pauses of 0.4-1.4 s under 64 clients, with /healthz waiting on them.
+    """
+    from starlette.testclient import TestClient
+
+    from api.app import create_app
+
+    gc.unfreeze()
+    app = create_app(StoreConfig(db_path=module_store, read_only=True), AppSettings.from_env())
+    try:
+        with TestClient(app) as client:
+            assert client.get("/healthz").status_code == 200
+            assert gc.get_freeze_count() > 10_000  # the imported modules alone are far more objects
+    finally:
+        gc.unfreeze()
 
 
 def test_a_long_graphql_comment_does_not_block_healthz(module_store: Path) -> None:

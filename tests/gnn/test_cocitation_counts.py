@@ -99,24 +99,41 @@ def test_esc_agrees_with_scipy_exactly(seed: int) -> None:
 
 
 def test_esc_in_small_chunks_and_with_torch_gives_the_same_pairs(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The chunked expansion and the torch variant (the CUDA code, here on the CPU) change nothing."""
+    """The chunked expansion and the device variant (the CUDA code, here on the CPU) change nothing.
+
+    ESC_CHUNK = 97 cuts the NumPy expansion inside rows and the device variant's first-item ranges
+    into dozens, so the order in which ranges are concatenated is exercised too.
+    """
     import gnn.cocitation.counts as module
 
     members, items = random_incidence(4)
     reference = cooccurrence(members, items, engine="scipy")
-    codes = np.unique(pd.factorize(pd.Series(members))[0] * 800 + reference.ids.get_indexer(items))
+    member_codes = pd.factorize(pd.Series(members))[0].astype(np.int64)
+    item_codes = reference.ids.get_indexer(items).astype(np.int64)
+    codes = np.unique(member_codes * 800 + item_codes)
     rows, cols = codes // 800, codes % 800
-    starts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
-    ends = np.append(starts[1:], len(rows))
-    later = np.repeat(ends, ends - starts) - np.arange(len(rows)) - 1
-    monkeypatch.setattr(module, "ESC_CHUNK", 97)  # many chunks, boundaries inside rows
-    for i, j, count in (
-        module._gram_upper_esc(rows, cols, 800, CPU),
-        module._gram_upper_esc_torch(cols, later, 800, CPU),
-    ):
-        np.testing.assert_array_equal(i, reference.i)
-        np.testing.assert_array_equal(j, reference.j)
-        np.testing.assert_array_equal(count, reference.count)
+    monkeypatch.setattr(module, "ESC_CHUNK", 97)
+    i, j, count = module._gram_upper_esc(rows, cols, 800)
+    on_device = module._count_pairs_esc_torch(member_codes, item_codes, 800, CPU)
+    for got in ((i, j, count), on_device[:3]):
+        np.testing.assert_array_equal(got[0], reference.i)
+        np.testing.assert_array_equal(got[1], reference.j)
+        np.testing.assert_array_equal(got[2], reference.count)
+    np.testing.assert_array_equal(on_device[3][: len(reference.ids)], reference.occurrences)
+    assert on_device[4] == reference.n_members
+
+
+def test_device_variant_handles_empty_and_single_rows() -> None:
+    import gnn.cocitation.counts as module
+
+    empty = np.empty(0, dtype=np.int64)
+    i, j, count, occurrences, n_members = module._count_pairs_esc_torch(empty, empty, 5, CPU)
+    assert len(i) == len(count) == 0 and n_members == 0 and occurrences.tolist() == [0] * 5
+    i, j, count, occurrences, n_members = module._count_pairs_esc_torch(
+        np.array([7, 7, 7, 9]), np.array([0, 2, 2, 3]), 5, CPU
+    )
+    assert list(zip(i.tolist(), j.tolist(), count.tolist())) == [(0, 2, 1)]
+    assert occurrences.tolist() == [1, 0, 1, 1, 0] and n_members == 2
 
 
 def test_count_pairs_takes_sparse_member_codes() -> None:

@@ -39,6 +39,23 @@ def test_order_and_duplicates_do_not_change_vectors(encoder: TextEncoder) -> Non
     assert related > unrelated + 0.3
 
 
+def test_many_chunks_tokenised_ahead_give_the_same_vectors(
+    encoder: TextEncoder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Chunks of 3 texts, tokenised by the worker thread while the one before runs, land in their places.
+
+    The worker thread is the CUDA path; here it runs on the CPU with the same hand-over of chunks.
+    """
+    texts = [f"{'dependency parsing ' * (i % 7)}sentence {i} about topic {i % 3}" for i in range(23)]
+    one_chunk = encoder.encode(texts)
+    monkeypatch.setattr(TextEncoder, "CHUNK", 3)
+    np.testing.assert_allclose(encoder.encode(texts), one_chunk, atol=1e-5)
+    monkeypatch.setattr(encoder, "tokenise_ahead", True)
+    np.testing.assert_allclose(encoder.encode(texts), one_chunk, atol=1e-5)
+    alone = np.vstack([encoder.encode([text]) for text in texts[:4]])
+    np.testing.assert_allclose(one_chunk[:4], alone, atol=1e-5)
+
+
 def test_cache_serves_repeats_without_the_model(tmp_path: Path, encoder: TextEncoder) -> None:
     settings = EncoderSettings(encoder.settings.model, batch_size=4, device="cpu", cache_dir=tmp_path)
     first = TextEncoder(settings)

@@ -31,7 +31,7 @@ from gnn.retrieval.prefetch import (
     fuse,
 )
 from gnn.retrieval.profiles import ProfileIndex, ProfileSettings
-from gnn.text.embeddings import compute_embeddings
+from gnn.text.embeddings import compute_embeddings, paper_texts
 from gnn.text.encoder import TextEncoder
 from graph import GraphBatch, GraphStore, ingest
 
@@ -141,6 +141,38 @@ def test_a_rebuild_killed_while_it_swaps_folders_leaves_a_whole_index(
     assert len(index) == 5 and index.vectors.shape == (5, index.dim)
     again, report = RetrievalIndex.open(embedded, IndexSettings(bm25_k1=0.9), path=folder)
     assert not report.rebuilt and len(again) == 5
+
+
+def test_a_stub_known_by_its_reference_string_is_indexed_and_found(
+    store: GraphStore, encoder: TextEncoder, tmp_path: Path
+) -> None:
+    """A cited work with neither title nor abstract is its reference string; one without any text stays out."""
+    stubs = pd.DataFrame(
+        {
+            "id": ["doi:10.1/ref", "doi:10.1/bare"],
+            "stub": [True, True],
+            "reference": ["K. Quillfeather. Zeolite lattice spectroscopy of comets. Icarus 12, 2020.", None],
+        }
+    )
+    ingest(store, GraphBatch("stubs", nodes={"Paper": stubs}, rels={}))
+    # a reference string on a paper with a title changes nothing: the title and abstract describe it better
+    p3 = pd.DataFrame({"id": ["p3"], "reference": ["A. Nother. Phrase tables. Proc. X, 1999, pp. 1-9."]})
+    ingest(store, GraphBatch("p3", nodes={"Paper": p3}, rels={}))
+    texts = paper_texts(store).set_index("id")["text"]
+    assert texts["doi:10.1/ref"] == stubs["reference"][0] and texts["doi:10.1/bare"] == ""
+    assert texts["p3"] == "Phrase tables. Tables of phrases."
+    reports = compute_embeddings(store, encoder)
+    assert reports[0].with_text == 6  # the tiny graph's five papers and the stub with a reference
+    index, report = RetrievalIndex.open(store, path=tmp_path / "idx")
+    assert report.rows == 6 and report.with_vector == 6
+    assert "doi:10.1/ref" in index.row_of and "doi:10.1/bare" not in index.row_of
+    prefetcher = Prefetcher(index, encoder)
+    query = PrefetchQuery("spectroscopy of zeolite lattices in comets")
+    assert prefetcher.bm25([query], 1)[0].ids == ["doi:10.1/ref"]
+    assert prefetcher.dense([query], 1)[0].ids == ["doi:10.1/ref"]
+    # still a stub without a title: the reference is not promoted to one
+    row = store.query("paper_by_ids", {"ids": ["doi:10.1/ref"]})[0]
+    assert row["stub"] is True and row["title"] is None and row["reference"].startswith("K. Quillfeather")
 
 
 def test_bm25_and_dense_channels_respect_year_and_exclusions(
@@ -266,8 +298,6 @@ def test_enricher_in_memory_gives_what_the_store_reads_give(store: GraphStore, k
 def test_index_takes_vectors_from_the_encoder_cache_before_they_are_written(
     store: GraphStore, encoder: TextEncoder, tmp_path: Path
 ) -> None:
-    from gnn.text.embeddings import paper_texts
-
     new = pd.DataFrame({"id": ["c1", "c2"], "title": ["Cached lattice parsing 7d1f", "Uncached lattice parsing 9e2a"]})
     ingest(store, GraphBatch("cache", nodes={"Paper": new}, rels={}))
     texts = paper_texts(store).set_index("id")["text"]

@@ -189,6 +189,20 @@ def test_papers_and_stubs(sample_tar: Path) -> None:
     assert stubs["title"].isna().all() and set(stubs["dataset"]) == {"unarxive"}
 
 
+def test_stubs_keep_the_longest_reference_string_naming_them(sample_tar: Path) -> None:
+    papers = unarxive.load(sample_tar).nodes["Paper"].set_index("id")
+    reference = papers["reference"]
+    # b2 and b4 name one work (a DOI, and the same DOI in a link): b4's string is the longer
+    assert reference["doi:10.5555/xyz"] == "B. Author, J. X (2020), doi: 10.5555/xyz"
+    # b6 (DOI + OpenAlex) and c3 (arXiv + the same DOI) of two papers: b6's is the longer
+    assert reference["arxiv:2102.00002"] == "D. Author. Paired later. 2021."
+    assert reference["arxiv:2101.00001"] == "A. Author. Some arXiv paper. 2021."
+    assert reference["openalex:W7"] == "E. Author. OpenAlex only. 2019."
+    full = papers["stub"] == False  # noqa: E712
+    assert reference[full].isna().all()  # a paper's own record is described by its title and abstract
+    assert unarxive.load(sample_tar).nodes["Paper"].equals(unarxive.load(sample_tar).nodes["Paper"])
+
+
 def test_authors_and_categories(sample_tar: Path) -> None:
     batch = unarxive.load(sample_tar)
     wrote = batch.rels["WROTE"]
@@ -366,6 +380,28 @@ def test_real_unarxive(data_dir: Path, empty_store: GraphStore) -> None:
     second = ingest(empty_store, batch)
     assert empty_store.stats() == stats
     assert sum(c.created for c in second.tables.values()) == 0
+
+    # Every stub keeps its reference string: every one of the 1,786 entries has a non-empty `bib_entry_raw`.
+    # Hand-checked: the one entry naming arXiv 2104.06921 (or its OpenAlex id W4225968159), read here
+    # with plain json, is bibliography entry 274b09... of 2212.11867 (member arXiv_src_2212_086.jsonl, line 1).
+    entries = []
+    with tarfile.open(_sample(data_dir)) as archive:
+        for member in archive:
+            if member.name.endswith(".jsonl"):
+                handle = archive.extractfile(member)
+                assert handle is not None
+                entries += [e for line in handle for e in json.loads(line)["bib_entries"].values()]
+    assert len(entries) == 1786 and all(str(e.get("bib_entry_raw") or "").strip() for e in entries)
+    naming = [e for e in entries if "2104.06921" in json.dumps(e) or "W4225968159" in json.dumps(e)]
+    assert [e["bib_entry_raw"] for e in naming] == [
+        "T. Alazard, O. Lazar, and Q. H. Nguyen. On the dynamics of the roots of polynomials under "
+        "differentiation. Journal de Mathématiques Pures et Appliquées, 162:1–22, 2022."
+    ]
+    row = empty_store.query("paper_by_ids", {"ids": ["arxiv:2104.06921"]})[0]
+    assert row["stub"] is True and row["title"] is None and row["reference"] == naming[0]["bib_entry_raw"]
+    stored = pd.concat(empty_store.iter_nodes("Paper", 5_000))
+    stubs = stored[stored["stub"] == True]  # noqa: E712
+    assert len(stubs) == int((papers["stub"] == True).sum()) and stubs["reference"].notna().all()  # noqa: E712
 
 
 @pytest.mark.shared_data

@@ -107,6 +107,12 @@ def test_record_fields(samples: Path) -> None:
     assert aliases["ref:vickerybc1948jdoc"] == "doi:10.1108/eb026133"
     assert "ref:amponsahm2024intjmultidisciplin" in stubs.index  # Amponsah M., 2024, INT J MULTIDISCIPLIN, V6
     assert pd.isna(stubs.loc["ref:amponsahm2024intjmultidisciplin", "doi"])
+    # a stub keeps the first reference string naming it: the text it is searched by (wos_sample.txt lines 17, 60)
+    assert (
+        stubs.loc["ref:amponsahm2024intjmultidisciplin", "reference"] == "Amponsah M., 2024, INT J MULTIDISCIPLIN, V6"
+    )
+    assert stubs.loc["doi:10.1108/eb026133", "reference"] == "VICKERY BC, 1948, J DOC, V4, P198, DOI 10.1108/eb026133"
+    assert papers.loc[~papers["stub"], "reference"].isna().all()
 
 
 def test_tab_delimited_fields(samples: Path) -> None:
