@@ -39,6 +39,9 @@ class AppSettings:
     # one thread, 535 ms on two on a 2-core machine with another job (OpenMP waits on the busy core;
     # docs/results.md). Raise it on a dedicated machine with more cores.
     torch_threads: int = 1
+    # CITEGRAPH_INGEST_CHUNK_WORKS: works per batch of an importer that streams (`citegraph ingest openalex`);
+    # memory holds one batch (5k works: ~150 MB of tables) and, while it is written, one table's write; docs/results.md
+    ingest_chunk_works: int = 5_000
 
     @classmethod
     def from_env(cls) -> AppSettings:
@@ -75,6 +78,7 @@ class AppSettings:
             max_body_bytes=_positive_int(env, "CITEGRAPH_MAX_BODY_BYTES", DEFAULT_MAX_BODY_BYTES),
             warm=env.get("CITEGRAPH_WARM", "").strip().lower() in {"1", "true", "yes"},
             torch_threads=_positive_int(env, "CITEGRAPH_TORCH_THREADS", 1),
+            ingest_chunk_works=_positive_int(env, "CITEGRAPH_INGEST_CHUNK_WORKS", 5_000),
         )
 
 

@@ -145,37 +145,81 @@ def generate(path: Path, n: int, seed: int, folder: Path) -> dict[str, Any]:
     }
 
 
+def _partition(path: Path, n: int, seed: int, folder: Path) -> dict[str, Any]:
+    """The partition of ``n`` works at ``path``: reused when an earlier run with the same seed left it there."""
+    meta = path.with_suffix(".json")
+    if path.exists() and meta.exists():
+        data: dict[str, Any] = json.loads(meta.read_text(encoding="utf-8"))
+        if data.get("seed") == seed and data.get("works") == n and data.get("gzip_bytes") == path.stat().st_size:
+            return data
+    data = {**generate(path, n, seed, folder), "seed": seed}
+    meta.write_text(json.dumps(data) + "\n", encoding="utf-8")
+    return data
+
+
 def _max_rss() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux: KiB
 
 
-def child(partition: Path, db: Path) -> dict[str, Any]:
-    """One run: load the partition, ingest it into a new store; times, peak RSS and table sizes."""
-    from graph import StoreConfig, ingest, open_store
+def child(partition: Path, db: Path, chunk_works: int) -> dict[str, Any]:
+    """One run: the partition into a new store; times, peak RSS and table sizes.
+
+    ``chunk_works`` > 0: streamed, as ``citegraph ingest openalex`` does (``load_chunks`` +
+    ``ingest_stream``), with the peak RSS recorded after each batch; 0: one batch (``load_with_report``,
+    then ``ingest``), as before batches existed.
+    """
+    from graph import StoreConfig, ingest, ingest_stream, open_store
     from loaders import openalex
 
     baseline = _max_rss()
-    started = time.perf_counter()
-    batch, report = openalex.load_with_report(partition)
-    load_seconds = time.perf_counter() - started
-    load_peak = _max_rss()
-    tables = {name: len(frame) for name, frame in {**batch.nodes, **batch.rels}.items()}
     store = open_store(StoreConfig(db_path=db))
-    started = time.perf_counter()
-    result = ingest(store, batch)
-    ingest_seconds = time.perf_counter() - started
+    if chunk_works:
+        peaks: list[int] = []
+
+        def batches() -> Any:
+            for batch in openalex.load_chunks(partition, chunk_works):
+                yield batch
+                del batch  # as ingest_stream holds it: not while the next one is read
+                peaks.append(_max_rss())  # the batch is written when the next one is asked for
+
+        started = time.perf_counter()
+        result = ingest_stream(store, "openalex", batches())
+        seconds = time.perf_counter() - started
+        timing: dict[str, Any] = {"chunk_works": chunk_works, "seconds": round(seconds, 1), "peak_rss_by_batch": peaks}
+        tables = {name: count.records for name, count in result.tables.items()}
+        report: dict[str, Any] = {}
+    else:
+        started = time.perf_counter()
+        batch, loaded = openalex.load_with_report(partition)
+        load_seconds = time.perf_counter() - started
+        load_peak = _max_rss()
+        tables = {name: len(frame) for name, frame in {**batch.nodes, **batch.rels}.items()}
+        started = time.perf_counter()
+        result = ingest(store, batch)
+        ingest_seconds = time.perf_counter() - started
+        seconds = load_seconds + ingest_seconds
+        timing = {
+            "chunk_works": 0,
+            "load_seconds": round(load_seconds, 1),
+            "ingest_seconds": round(ingest_seconds, 1),
+            "peak_rss_load_bytes": load_peak,
+            "seconds": round(seconds, 1),
+        }
+        report = vars(loaded)
     stats = store.stats()
     store.close()
+    with open_store(StoreConfig(db_path=db, read_only=True)) as reader:
+        stub_papers = int(reader.read_only_query("MATCH (p:Paper) WHERE p.stub RETURN count(*) AS n")[1][0][0])
     return {
-        "load_seconds": round(load_seconds, 1),
-        "ingest_seconds": round(ingest_seconds, 1),
+        **timing,
+        "stub_papers": stub_papers,
         "rss_after_imports_bytes": baseline,
-        "peak_rss_load_bytes": load_peak,
         "peak_rss_bytes": _max_rss(),
+        "store_bytes": db.stat().st_size,
         "tables": tables,
         "rejected": result.rejected,
         "stored": result.stored,
-        "report": vars(report),
+        "report": report,
         "stats": stats,
     }
 
@@ -196,7 +240,7 @@ def _gib(n: int) -> str:
     return f"{n / 1024**3:.2f} GiB"
 
 
-def record(runs: dict[int, dict[str, Any]], command: str) -> dict[str, Any]:
+def record(runs: dict[int, dict[str, Any]], command: str, commit: str | None) -> dict[str, Any]:
     rows = []
     for n, run in runs.items():
         system = f"{n:,} works"
@@ -207,14 +251,18 @@ def record(runs: dict[int, dict[str, Any]], command: str) -> dict[str, Any]:
                 f"{run['data']['gzip_bytes'] / 1024**3:.2f} / {_gib(run['data']['uncompressed_bytes'])}",
             ),
             ("references", run["data"]["references"]),
-            ("papers (stubs)", f"{result['tables'].get('Paper', 0):,} ({result['report']['stubs']:,})"),
-            ("CITES", result["tables"].get("CITES", 0)),
-            ("load s", result["load_seconds"]),
-            ("ingest s", result["ingest_seconds"]),
-            ("works/s (load + ingest)", round(n / (result["load_seconds"] + result["ingest_seconds"]))),
-            ("peak RSS after load", _gib(result["peak_rss_load_bytes"])),
+            ("papers (stubs)", f"{result['stats']['nodes']['Paper']:,} ({result['stub_papers']:,})"),
+            ("CITES", result["stats"]["relationships"]["CITES"]),
+            ("works per batch", result["chunk_works"] or "one batch"),
+            ("load + ingest s", result["seconds"]),
+            ("works/s", round(n / result["seconds"])),
             ("peak RSS", _gib(result["peak_rss_bytes"])),
         ]
+        peaks = result.get("peak_rss_by_batch")
+        if peaks:
+            half = peaks[len(peaks) // 2 - 1] if len(peaks) > 1 else peaks[0]
+            values.append(("peak RSS after half the batches", _gib(half)))
+        values.append(("store file", _gib(result["store_bytes"])))
         rows += [{"system": system, "metric": metric, "value": value} for metric, value in values]
     return {
         "capability": "ingest",
@@ -223,11 +271,14 @@ def record(runs: dict[int, dict[str, Any]], command: str) -> dict[str, Any]:
         "command": command,
         "machine": machine(),
         "date": dt.date.today().isoformat(),
-        "commit": _commit(),
+        "commit": commit,  # of the code measured: read when the run started
         "notes": [
-            "Each size in a fresh process: loaders.openalex.load_with_report (stream the gzipped JSON Lines into "
-            "column lists), then graph.ingest into a new embedded store. Peak RSS is the process's high-water mark "
-            "(ru_maxrss), interpreter and libraries included; 'after load' is the mark before the ingest starts.",
+            "Each size in a fresh process, into a new embedded store, as `citegraph ingest openalex` does it: "
+            "loaders.openalex.load_chunks (a first pass reads every work's ids, the second parses batches of "
+            "'works per batch' works) and graph.ingest.ingest_stream (each batch re-keyed, validated and written "
+            "into a copy of the store renamed over it at the end). Peak RSS is the process's high-water mark "
+            "(ru_maxrss), interpreter and libraries included; 'after half the batches' is that mark when half "
+            "the batches are written (runs.*.result.peak_rss_by_batch has it after each batch).",
             "Works are copies of the 51 real works in formats/openalex with ids, titles, author names and "
             "references varied (benchmarks/openalex_import.py); a quarter of the references point inside the "
             "partition, the rest at 20·N outside works with Zipf popularity, which become stub papers.",
@@ -258,42 +309,62 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--workdir", type=Path, default=None, help="default: a temporary folder, removed afterwards")
     parser.add_argument("--out-json", type=Path, default=None)
+    parser.add_argument(
+        "--keep-partitions",
+        action="store_true",
+        help="keep each part_<N>.gz (and part_<N>.json, what it holds) in --workdir; a later run with the same "
+        "--workdir, size and seed reuses it instead of writing it again",
+    )
+    parser.add_argument("--generate-only", action="store_true", help="write the partitions (kept) and stop")
+    parser.add_argument(
+        "--chunk-works", type=int, default=5_000, help="works per batch (0: one batch, as before streaming)"
+    )
     parser.add_argument("--child", nargs=2, type=Path, help=argparse.SUPPRESS)  # partition, db
     args = parser.parse_args(argv)
     if args.child:
-        print(json.dumps(child(*args.child)))
+        print(json.dumps(child(*args.child, args.chunk_works)))
         return 0
 
     command = "python benchmarks/openalex_import.py " + " ".join(sys.argv[1:])
+    commit = _commit()
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="openalex_import_"))
     workdir.mkdir(parents=True, exist_ok=True)
     runs: dict[int, dict[str, Any]] = {}
     try:
         for n in args.sizes:
             partition = workdir / f"part_{n}.gz"
-            data = generate(partition, n, args.seed, args.samples)
+            data = _partition(partition, n, args.seed, args.samples)
             print(f"{n:,} works: {data}", flush=True)
+            if args.generate_only:
+                continue
             db = workdir / f"store_{n}.db"
             done = subprocess.run(
-                [sys.executable, __file__, "--child", str(partition), str(db)], capture_output=True, text=True
+                [sys.executable, __file__, "--child", str(partition), str(db), "--chunk-works", str(args.chunk_works)],
+                capture_output=True,
+                text=True,
             )
             if done.returncode:
                 print(done.stderr, file=sys.stderr)
                 return done.returncode
             result = json.loads(done.stdout.strip().splitlines()[-1])
             runs[n] = {"data": data, "result": result}
+            (workdir / f"run_{n}.json").write_text(
+                json.dumps(runs[n]) + "\n", encoding="utf-8"
+            )  # kept if a later size dies
             print(
-                f"  load {result['load_seconds']}s, ingest {result['ingest_seconds']}s, peak RSS after load "
-                f"{_gib(result['peak_rss_load_bytes'])}, peak {_gib(result['peak_rss_bytes'])}, "
+                f"  load + ingest {result['seconds']}s, peak RSS {_gib(result['peak_rss_bytes'])} "
+                f"(by batch: {', '.join(_gib(b) for b in result.get('peak_rss_by_batch', []))}), "
                 f"rejected {result['rejected']}, tables {result['tables']}",
                 flush=True,
             )
-            partition.unlink()
+            if not args.keep_partitions:
+                partition.unlink()
+                partition.with_suffix(".json").unlink(missing_ok=True)
             for leftover in workdir.glob(f"store_{n}.db*"):
                 shutil.rmtree(leftover) if leftover.is_dir() else leftover.unlink()
         if args.out_json:
             args.out_json.parent.mkdir(parents=True, exist_ok=True)
-            args.out_json.write_text(json.dumps(record(runs, command), indent=2) + "\n", encoding="utf-8")
+            args.out_json.write_text(json.dumps(record(runs, command, commit), indent=2) + "\n", encoding="utf-8")
             print(f"wrote {args.out_json}")
         return 0
     finally:

@@ -19,7 +19,7 @@ from graph.errors import (
     StoreUnavailableError,
     ValidationError,
 )
-from graph.ingest import GraphBatch, IngestReport, TableCount, ingest
+from graph.ingest import GraphBatch, IngestReport, TableCount, ingest, ingest_stream
 from graph.schema import Schema, VectorSizes, build_schema
 from graph.store import GraphStore, WriteResult
 
@@ -68,5 +68,6 @@ __all__ = [
     "WriteResult",
     "build_schema",
     "ingest",
+    "ingest_stream",
     "open_store",
 ]

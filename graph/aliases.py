@@ -115,6 +115,7 @@ def resolve_stored_ids(
         for column, label in ((SOURCE_COLUMN, rel.source), (TARGET_COLUMN, rel.target)):
             if label == PAPER:
                 ids.update(_strings(batch_rels[rel_type][column]))
+    paper_ids = set(ids)  # the ids the batch keys papers by; its aliases follow
     aliases_of: dict[str, list[str]] = {}  # batch paper key -> its aliases in the batch
     if ALIAS_OF in batch_rels:
         frame = batch_rels[ALIAS_OF]
@@ -123,7 +124,9 @@ def resolve_stored_ids(
                 aliases_of.setdefault(key, []).append(alias)
                 ids.add(alias)
     known = stored_keys(store, ids)
-    rekeyed = {old: new for old, new in known.items() if old != new}
+    # An alias the store already has names its stored paper, which rule 4 follows: only paper ids are re-keyed
+    # (a stub's aliases, written by an earlier batch of a streamed load, merge nothing).
+    rekeyed = {old: new for old, new in known.items() if old != new and old in paper_ids}
     for key, aliases in aliases_of.items():  # rule 4: a new key whose alias the store knows
         if key in known:
             continue

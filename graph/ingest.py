@@ -8,6 +8,9 @@ way the rejects are written to a report (JSON Lines: table, origin, reason).
 
 Re-running an ingest gives the same graph: nodes merge on their key (a null keeps the stored
 value), edges merge on their identity, and the backend applies the batch in one transaction.
+
+A source too large for one batch in memory is read as a sequence of batches and written with
+:func:`ingest_stream`, with the same promise: every batch is written, or none.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import logging
 import re
 import time
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,12 +28,14 @@ import pandas as pd
 
 from graph.aliases import resolve_stored_ids
 from graph.errors import ConfigError, Reject, ValidationError
+from graph.schema import Schema
 from graph.store import GraphStore, WriteResult
 from graph.validate import first_reject, validate_nodes, validate_rels
 
 log = logging.getLogger(__name__)
 
 ON_ERROR = ("fail", "skip")
+_BATCH, _REPEAT = "__batch", "__repeat"  # working columns of _combined, never written
 
 
 @dataclass
@@ -128,12 +134,33 @@ def validate_batch(
     return nodes, rels, rejects
 
 
-def _rekeyed_onto_stored_papers(store: GraphStore, batch: GraphBatch) -> tuple[GraphBatch, int]:
+def _rekeyed_onto_stored_papers(store: GraphStore, batch: GraphBatch) -> tuple[GraphBatch, set[str]]:
     """A copy of ``batch`` whose paper ids name the stored papers they are aliases of (:mod:`graph.aliases`),
-    and how many ids were re-keyed."""
+    and the ids that were re-keyed."""
     nodes, rels = dict(batch.nodes), dict(batch.rels)
     rekeying = resolve_stored_ids(store, nodes, rels)
-    return GraphBatch(batch.source, nodes, rels, list(batch.rejects)), len(rekeying.rekeyed)
+    return GraphBatch(batch.source, nodes, rels, list(batch.rejects)), set(rekeying.rekeyed)
+
+
+def _rejects_path(source: str, rejects_dir: Path | None) -> Path | None:
+    safe_name = re.sub(r"[^A-Za-z0-9._-]+", "_", source)  # e.g. "jsonl:my corpus" -> "jsonl_my_corpus"
+    return rejects_dir / f"{safe_name}.rejects.jsonl" if rejects_dir is not None else None
+
+
+def _report_rejects(source: str, rejects: list[Reject], rejects_path: Path | None, on_error: str) -> None:
+    """Write the rejects report (or remove a stale one); raise :class:`ValidationError` when failing on them."""
+    if rejects_path is not None:
+        if rejects:
+            write_rejects(rejects, rejects_path)
+        elif rejects_path.exists():
+            rejects_path.unlink()  # a clean re-run leaves no stale report behind
+    if rejects and on_error == "fail":
+        where = f"; all of them are listed in {rejects_path}" if rejects_path else ""
+        raise ValidationError(
+            f"{source}: {len(rejects)} record(s) rejected, nothing was written; first: {first_reject(rejects)}{where}. "
+            "Fix the input, or rerun with --on-error skip to load the rest and keep the rejects report",
+            rejects,
+        )
 
 
 def ingest(
@@ -152,35 +179,133 @@ def ingest(
     if on_error not in ON_ERROR:
         raise ConfigError(f"--on-error is {on_error!r}; expected one of {', '.join(ON_ERROR)}")
     started = time.perf_counter()
-    merged_ids = 0
+    merged_ids: set[str] = set()
     if merge_known_ids:
         batch, merged_ids = _rekeyed_onto_stored_papers(store, batch)
     nodes, rels, rejects = validate_batch(store, batch)
-    safe_name = re.sub(r"[^A-Za-z0-9._-]+", "_", batch.source)  # e.g. "jsonl:my corpus" -> "jsonl_my_corpus"
-    rejects_path = rejects_dir / f"{safe_name}.rejects.jsonl" if rejects_dir is not None else None
-    if rejects_path is not None:
-        if rejects:
-            write_rejects(rejects, rejects_path)
-        elif rejects_path.exists():
-            rejects_path.unlink()  # a clean re-run leaves no stale report behind
-    if rejects and on_error == "fail":
-        where = f"; all of them are listed in {rejects_path}" if rejects_path else ""
-        raise ValidationError(
-            f"{batch.source}: {len(rejects)} record(s) rejected, nothing was written; first: {first_reject(rejects)}{where}. "
-            "Fix the input, or rerun with --on-error skip to load the rest and keep the rejects report",
-            rejects,
-        )
+    rejects_path = _rejects_path(batch.source, rejects_dir)
+    _report_rejects(batch.source, rejects, rejects_path, on_error)
     written = store.apply(nodes, rels) if (nodes or rels) else {}
-    rejected = Counter(r.table for r in rejects)
-    tables: dict[str, TableCount] = {}
-    for name, frame in [*nodes.items(), *rels.items()]:
-        result = written.get(name, WriteResult(0, 0))
-        tables[name] = TableCount(len(frame) + rejected[name], result.created, result.matched, rejected[name])
-    for name in rejected.keys() - tables.keys():  # tables whose every record was rejected
-        tables[name] = TableCount(rejected[name], 0, 0, rejected[name])
-    report = IngestReport(batch.source, tables, rejects, time.perf_counter() - started, rejects_path, merged_ids)
+    tables = _counted({}, nodes, rels, written, rejects)
+    report = IngestReport(batch.source, tables, rejects, time.perf_counter() - started, rejects_path, len(merged_ids))
     log.debug("%s", report.summary())
     return report
+
+
+def _counted(
+    tables: dict[str, TableCount],
+    nodes: dict[str, pd.DataFrame],
+    rels: dict[str, pd.DataFrame],
+    written: dict[str, WriteResult],
+    rejects: list[Reject],
+) -> dict[str, TableCount]:
+    """``tables`` plus one write's counts: records in, created, matched and rejected per table."""
+    rejected = Counter(r.table for r in rejects)
+    counts = dict(tables)
+    for name in dict.fromkeys([*nodes, *rels, *rejected]):
+        frame = nodes.get(name, rels.get(name))
+        result = written.get(name, WriteResult(0, 0))
+        n = len(frame) if frame is not None else 0
+        before = counts.get(name, TableCount(0, 0, 0, 0))
+        counts[name] = TableCount(
+            before.records + n + rejected[name],
+            before.created + result.created,
+            before.matched + result.matched,
+            before.rejected + rejected[name],
+        )
+    return counts
+
+
+def ingest_stream(
+    store: GraphStore,
+    source: str,
+    batches: Iterable[GraphBatch],
+    *,
+    on_error: str = "fail",
+    rejects_dir: Path | None = None,
+    merge_known_ids: bool = True,
+) -> IngestReport:
+    """Validate and write a source read as a sequence of batches, all of them or none; see :func:`ingest`.
+
+    Each batch is re-keyed onto the store (:mod:`graph.aliases`), validated and written in turn, so a
+    batch resolves ids and endpoints against what the batches before it wrote, and only one batch
+    is in memory at a time. They are written into :meth:`GraphStore.staged` (the embedded store: a
+    copy of its file, renamed over it at the end): an error, a kill, or a reject with
+    ``on_error="fail"`` leaves the store as it was. Rejects are counted and reported over the whole
+    load; with ``"fail"`` the batches after the first reject are still read, so that the report
+    lists every reject, and then nothing is kept. A backend without staging (Neo4j) gets the
+    batches combined into one (a key read twice keeps its last known values, as writing the batches
+    in turn would) and written in one transaction by :func:`ingest`.
+
+    Counts add up over the batches: a node that two batches carry (a stub cited from both) is
+    counted in each.
+    """
+    if on_error not in ON_ERROR:
+        raise ConfigError(f"--on-error is {on_error!r}; expected one of {', '.join(ON_ERROR)}")
+    staged = store.staged()
+    if staged is None:
+        return ingest(
+            store,
+            _combined(store.schema, source, batches),
+            on_error=on_error,
+            rejects_dir=rejects_dir,
+            merge_known_ids=merge_known_ids,
+        )
+    started = time.perf_counter()
+    rejects: list[Reject] = []
+    merged_ids: set[str] = set()
+    tables: dict[str, TableCount] = {}
+    rejects_path = _rejects_path(source, rejects_dir)
+    with staged as target:
+        for n, batch in enumerate(batches, start=1):
+            if merge_known_ids:
+                batch, rekeyed = _rekeyed_onto_stored_papers(target, batch)
+                merged_ids |= rekeyed
+            nodes, rels, found = validate_batch(target, batch)
+            del batch  # only the clean tables are written: one copy of a batch in memory, not two
+            rejects += found
+            # On "fail" the rest is still written into the copy (discarded below): later batches are then
+            # validated against the same store as when nothing is rejected, and so reject the same records.
+            written = target.apply(nodes, rels) if (nodes or rels) else {}
+            tables = _counted(tables, nodes, rels, written, found)
+            del nodes, rels  # before the next batch is read
+            log.debug("%s: batch %d written, %d rejects so far", source, n, len(rejects))
+        _report_rejects(source, rejects, rejects_path, on_error)  # raising here leaves the store as it was
+    report = IngestReport(source, tables, rejects, time.perf_counter() - started, rejects_path, len(merged_ids))
+    log.debug("%s", report.summary())
+    return report
+
+
+def _combined(schema: Schema, source: str, batches: Iterable[GraphBatch]) -> GraphBatch:
+    """One batch of ``batches``: per key (per edge identity), the last non-null value of each column."""
+    nodes: dict[str, list[pd.DataFrame]] = {}
+    rels: dict[str, list[pd.DataFrame]] = {}
+    rejects: list[Reject] = []
+    for batch in batches:
+        for tables, into in ((batch.nodes, nodes), (batch.rels, rels)):
+            for name, frame in tables.items():
+                into.setdefault(name, []).append(frame)
+        rejects += batch.rejects
+
+    def last_known(frames: list[pd.DataFrame], keys: list[str]) -> pd.DataFrame:
+        if len(frames) == 1:
+            return frames[0]
+        frame = pd.concat([f.assign(**{_BATCH: n}) for n, f in enumerate(frames)], ignore_index=True)
+        if not set(keys) <= set(frame.columns):
+            return frame.drop(columns=_BATCH)
+        keyed = frame[keys].notna().all(axis=1)  # rows without a key stay as they are, for validation to reject
+        rows = frame[keyed]
+        # A key twice within one batch stays twice (validation rejects the repeat); across batches rows merge.
+        rows = rows.assign(**{_REPEAT: rows.groupby([*keys, _BATCH], sort=False).cumcount()})
+        merged = rows.groupby([*keys, _REPEAT], sort=False).last().reset_index()
+        return pd.concat([merged, frame[~keyed]], ignore_index=True).drop(columns=[_BATCH, _REPEAT])
+
+    return GraphBatch(
+        source,
+        nodes={label: last_known(frames, [schema.node(label).key]) for label, frames in nodes.items()},
+        rels={t: last_known(frames, list(schema.rel(t).key_columns)) for t, frames in rels.items()},
+        rejects=rejects,
+    )
 
 
 __all__ = [
@@ -189,6 +314,7 @@ __all__ = [
     "IngestReport",
     "TableCount",
     "ingest",
+    "ingest_stream",
     "validate_batch",
     "write_rejects",
 ]

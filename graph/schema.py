@@ -151,6 +151,8 @@ def build_schema(sizes: VectorSizes = VectorSizes()) -> Schema:
                 _p("dataset", S),  # which loader made it
                 _p("stub", B),  # known only as a citation target, no metadata of its own yet
                 _p("reference", S),  # a stub's reference string as a citing paper printed it (authors, title, venue)
+                # the kind of work as the source names it (OpenAlex: article, book-chapter, preprint, ...)
+                _p("type", S),
                 _p("n_cited", I),
                 _p("embedding", Kind.VECTOR32, sizes.embedding),
                 _p("embedding_hash", S),  # hash of the text `embedding` was computed from (incremental re-runs)
@@ -165,7 +167,17 @@ def build_schema(sizes: VectorSizes = VectorSizes()) -> Schema:
             ),
             "A scholarly work; one node per work across all sources.",
         ),
-        NodeType("Author", "id", (_p("id", S), _p("name", S)), "A person, deduplicated by normalised name."),
+        NodeType(
+            "Author",
+            "id",
+            (
+                _p("id", S),
+                _p("name", S),
+                _p("orcid", S),  # bare ORCID iD (0000-0002-1825-0097) of the first entry read under this name
+                _p("openalex_id", S),  # OpenAlex author id (A5048491430) of that entry
+            ),
+            "A person, deduplicated by normalised name.",
+        ),
         NodeType(
             "Sentence",
             "id",

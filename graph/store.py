@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
@@ -179,6 +180,15 @@ class GraphStore(ABC):
         Nodes merge on their key; a null in a frame keeps the stored value. Edges merge on
         ``(source, target, *identity)``. Callers go through :func:`graph.ingest.ingest`, which validates.
         """
+
+    def staged(self) -> AbstractContextManager[GraphStore] | None:
+        """A store to write a load of many batches into (:func:`graph.ingest.ingest_stream`), all or nothing.
+
+        Entering gives the store to write; leaving the block normally makes its contents this store's,
+        leaving it with an exception (or a kill) leaves this store as it was. None where the backend
+        has no such copy (Neo4j: a streamed load is then written in one transaction).
+        """
+        return None
 
     @abstractmethod
     def _set_node_properties(self, label: str, frame: pd.DataFrame) -> None:

@@ -3,7 +3,9 @@
 Each source is a :class:`Source` in :data:`SOURCES`, in the order ``citegraph ingest all`` loads
 them. A loader is ``load(path) -> GraphBatch``: it turns one file or folder into node and
 relationship tables with an ``_origin`` (``file:line``) on every row, and lists what it could not
-even parse in :attr:`GraphBatch.rejects`; :func:`graph.ingest.ingest` validates and writes.
+even parse in :attr:`GraphBatch.rejects`; :func:`graph.ingest.ingest` validates and writes. A source
+whose input can exceed memory (OpenAlex snapshots) also has ``chunks(path, n) -> Iterator[GraphBatch]``,
+written by :func:`graph.ingest.ingest_stream`.
 
 >>> from pathlib import Path
 >>> [s.name for s in available(Path("../shared/data"))]   # doctest: +SKIP
@@ -46,6 +48,9 @@ class Source:
     # True: part of `citegraph ingest all` (the bundled corpora). False: an importer of a user's
     # own export (OpenAlex, Web of Science, ...), loaded only when named with its PATH.
     bundled: bool = True
+    # For sources too large for one batch in memory: the path read as batches of at most N records
+    # (graph.ingest.ingest_stream writes them all or none); `citegraph ingest` uses it over `load`.
+    chunks: Callable[[Path, int], Iterator[GraphBatch]] | None = None
 
 
 SOURCES: dict[str, Source] = {
@@ -106,6 +111,7 @@ SOURCES: dict[str, Source] = {
             "OpenAlex works (snapshot JSONL partitions, API pages, single works): papers, aliases, authors, "
             "citations, topics",
             bundled=False,
+            chunks=openalex.load_chunks,
         ),
         Source(
             "crossref",

@@ -7,15 +7,18 @@ import gzip
 import io
 import logging
 import zlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
 from graph.errors import IngestError
 from graph.ingest import GraphBatch
 from graph.schema import ORIGIN_COLUMN, SOURCE_COLUMN, TARGET_COLUMN
-from loaders.ids import id_kind
+from graph.validate import preview
+from loaders.ids import author_key, id_kind, orcid
 
 GZIP_MAGIC = b"\x1f\x8b"
 log = logging.getLogger(__name__)
@@ -129,9 +132,72 @@ def merge_batches(source: str, batches: Sequence[GraphBatch]) -> GraphBatch:
     return merged
 
 
+@dataclass(frozen=True)
+class WorkAuthor:
+    """One distinct author of a work, as :func:`work_authors` reads it from the work's author list."""
+
+    key: str  # loaders.ids.author_key of the name
+    name: str  # the name as given, runs of white space made one space
+    position: int  # 1-based place in the list (a name listed twice keeps its first place)
+    orcid: str | None  # the bare ORCID iD (0000-0002-1825-0097) when the entry has a well-formed one
+    source_id: str | None  # the source's own author id (OpenAlex ``A5048491430``), when it gives one
+
+
+def work_authors(
+    entries: object,
+    where: str,
+    reject: Callable[[str, str, str], None],
+    read: Callable[[dict[str, Any]], tuple[object, object, object]],
+    *,
+    field: str,
+    entry: str,
+    missing: str = "name",
+) -> list[WorkAuthor]:
+    """The distinct authors of one work's author list ``entries`` (``field`` in the record), in order.
+
+    ``read(entry) -> (name, raw ORCID, source id)`` takes the values out of one list entry (an
+    object). Rejected through ``reject(table, origin, reason)``, the work being loaded all the same:
+    ``entries`` that is not a list (``WROTE``), an entry without a name (``Author``: "``entry`` 3
+    has no ``missing``"). A name twice on one work is one author at its first place.
+    """
+    if entries is None:
+        return []
+    if not isinstance(entries, list):
+        reject("WROTE", where, f"`{field}` is {preview(entries)}, expected a list; the work is loaded without authors")
+        return []
+    found: dict[str, WorkAuthor] = {}
+    for position, item in enumerate(entries, start=1):
+        name, raw_orcid, source_id = read(item) if isinstance(item, dict) else (None, None, None)
+        key = author_key(name) if isinstance(name, str) else None
+        if key is None or not isinstance(name, str):
+            reject("Author", where, f"{entry} {position} has no {missing} ({preview(item)})")
+            continue
+        if key not in found:
+            source = source_id.strip() or None if isinstance(source_id, str) else None
+            found[key] = WorkAuthor(key, " ".join(name.split()), position, orcid(raw_orcid), source)
+    return list(found.values())
+
+
+def author_table(first: Iterable[tuple[WorkAuthor, str]], *, source_id: str | None = None) -> pd.DataFrame:
+    """The ``Author`` table of each author's first entry and its origin: ``id``, ``name``, ``orcid``, and the
+    source's own author id as the column ``source_id`` names (``openalex_id``), when given."""
+    rows = list(first)
+    columns: dict[str, list[object]] = {
+        "id": [a.key for a, _ in rows],
+        "name": [a.name for a, _ in rows],
+        "orcid": [a.orcid for a, _ in rows],
+    }
+    if source_id is not None:
+        columns[source_id] = [a.source_id for a, _ in rows]
+    columns[ORIGIN_COLUMN] = [where for _, where in rows]
+    return table(columns)
+
+
 __all__ = [
     "ORIGIN_COLUMN",
+    "WorkAuthor",
     "alias_tables",
+    "author_table",
     "input_files",
     "iter_raw_lines",
     "merge_batches",
@@ -139,6 +205,7 @@ __all__ = [
     "origin",
     "require_file",
     "table",
+    "work_authors",
 ]
 
 

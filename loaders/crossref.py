@@ -27,10 +27,11 @@ becomes
   the first date part of ``issued``, else of ``published``, ``published-print``,
   ``published-online``; ``venue`` is the first of ``container-title`` (entities decoded). Crossref
   gives a work no id but its DOI, so there are no aliases;
-* ``Author {id, name}`` + ``(Author)-[:WROTE {position}]->(Paper)`` for each entry of ``author``:
+* ``Author {id, name, orcid}`` + ``(Author)-[:WROTE {position}]->(Paper)`` for each entry of ``author``:
   ``name`` is "``given`` ``family``" (``name`` for an organisation), ``id``
   :func:`loaders.ids.author_key` of it, ``position`` its 1-based place (a name twice on one work:
-  one edge, its first place). ORCIDs are not stored (Author has no property for them);
+  one edge, its first place); ``orcid`` is the bare iD of the first entry's ``ORCID``
+  (``http://orcid.org/0000-0002-…`` -> ``0000-0002-…``), when it is well-formed;
 * each entry of ``reference`` (see :class:`CrossrefReport` for the counts):
 
   * with a ``DOI`` (or, without one, a DOI written in its ``unstructured`` text):
@@ -82,9 +83,9 @@ from graph.errors import Reject
 from graph.ingest import GraphBatch
 from graph.schema import ORIGIN_COLUMN, SOURCE_COLUMN, TARGET_COLUMN
 from graph.validate import preview
-from loaders._common import input_files, nullable_ints, table
+from loaders._common import WorkAuthor, author_table, input_files, nullable_ints, table, work_authors
 from loaders._json_exports import JsonProblem, display_names, iter_json_values
-from loaders.ids import DOI_PREFIX, PaperIdError, author_key, canonical_paper_id
+from loaders.ids import DOI_PREFIX, PaperIdError, canonical_paper_id
 from loaders.resolve import TitleIndex
 
 log = logging.getLogger(__name__)
@@ -139,7 +140,7 @@ class _Columns:
     indexed: list[str] = field(default_factory=list)  # indexed.date-time: which copy of a work wins
     alive: list[bool] = field(default_factory=list)
     row_of: dict[str, int] = field(default_factory=dict)
-    authors: dict[str, tuple[str, str]] = field(default_factory=dict)  # key -> (first spelling, its origin)
+    authors: dict[str, tuple[WorkAuthor, str]] = field(default_factory=dict)  # key -> (first entry, its origin)
     wrote: list[tuple[int, str, int]] = field(default_factory=list)  # (row, author key, position)
     references: list[_Reference] = field(default_factory=list)
     rejects: list[Reject] = field(default_factory=list)
@@ -276,29 +277,14 @@ def _work(work: object, where: str, out: _Columns) -> None:
 
 
 def _authors(authors: object, row: int, where: str, out: _Columns) -> None:
-    if authors is None:
-        return
-    if not isinstance(authors, list):
-        out.reject(
-            "WROTE", where, f"`author` is {preview(authors)}, expected a list; the work is loaded without authors"
-        )
-        return
-    on_work: set[str] = set()
-    for position, author in enumerate(authors, start=1):
-        name: object = None
-        if isinstance(author, dict):
-            parts = [author.get("given"), author.get("family")]
-            name = " ".join(p.strip() for p in parts if isinstance(p, str) and p.strip()) or author.get("name")
-        key = author_key(name) if isinstance(name, str) else None
-        if key is None or not isinstance(name, str):
-            out.reject("Author", where, f"author {position} has no name ({preview(author)})")
-            continue
-        if key in on_work:
-            continue
-        on_work.add(key)
-        if key not in out.authors:
-            out.authors[key] = (" ".join(name.split()), where)
-        out.wrote.append((row, key, position))
+    def read(author: dict[str, Any]) -> tuple[object, object, object]:
+        parts = [author.get("given"), author.get("family")]
+        name = " ".join(p.strip() for p in parts if isinstance(p, str) and p.strip()) or author.get("name")
+        return name, author.get("ORCID"), None
+
+    for author in work_authors(authors, where, out.reject, read, field="author", entry="author"):
+        out.authors.setdefault(author.key, (author, where))
+        out.wrote.append((row, author.key, author.position))
 
 
 def _references(references: object, row: int, where: str, out: _Columns) -> None:
@@ -403,18 +389,12 @@ def _batch(
     )
     wrote = [(row, key, position) for row, key, position in out.wrote if out.alive[row]]
     authored = {key for _, key, _ in wrote}
-    kept_authors = [(key, name, where) for key, (name, where) in out.authors.items() if key in authored]
+    kept_authors = [first for key, first in out.authors.items() if key in authored]
     batch = GraphBatch(
         SOURCE,
         nodes={
             "Paper": papers,
-            "Author": table(
-                {
-                    "id": [key for key, _, _ in kept_authors],
-                    "name": [name for _, name, _ in kept_authors],
-                    ORIGIN_COLUMN: [where for _, _, where in kept_authors],
-                }
-            ),
+            "Author": author_table(kept_authors),
         },
         rels={
             "WROTE": table(

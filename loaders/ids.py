@@ -351,6 +351,19 @@ def author_key(name: str) -> str | None:
     return AUTHOR_PREFIX + key if key else None
 
 
+_ORCID = re.compile(r"(?:https?://(?:www\.)?orcid\.org/)?(\d{4}-\d{4}-\d{4}-\d{3}[\dX])/?", re.IGNORECASE)
+
+
+def orcid(raw: object) -> str | None:
+    """The bare ORCID iD of ``raw`` (``https://orcid.org/0000-0002-1825-0097`` -> ``0000-0002-1825-0097``), else None.
+
+    >>> orcid("http://orcid.org/0000-0002-1825-009x"), orcid("0000-0002-1825"), orcid(None)
+    ('0000-0002-1825-009X', None, None)
+    """
+    match = _ORCID.fullmatch(raw.strip()) if isinstance(raw, str) else None
+    return match.group(1).upper() if match else None
+
+
 __all__ = [
     "ARXIV_PREFIX",
     "AUTHOR_PREFIX",
@@ -371,6 +384,7 @@ __all__ = [
     "id_kind",
     "lookup_candidates",
     "openalex_id",
+    "orcid",
     "preferred_id",
     "typed_id",
 ]

@@ -5,7 +5,8 @@
 gzipped or not (see :mod:`loaders._json`):
 
 * a **snapshot partition** (``works/updated_date=…/part_000.gz``): JSON Lines, one work per line;
-  read line by line, so a 400k-work partition loads in bounded memory (docs/results.md);
+  read line by line and, by ``citegraph ingest``, loaded in batches (:func:`load_chunks`), so a
+  400k-work partition loads in bounded memory (docs/results.md);
 * a saved **API response page** (``/works?filter=…``): ``{"meta": {...}, "results": [work, ...]}``;
 * a **single work** (``/works/W2741809807``): the work object itself (a JSON array of works is read too).
 
@@ -24,7 +25,7 @@ A work such as::
 
 becomes
 
-* ``Paper {id, title, abstract, year, venue, doi, arxiv_id, dataset="openalex", stub=false}``. The
+* ``Paper {id, title, abstract, year, venue, doi, arxiv_id, type, dataset="openalex", stub=false}``. The
   work's ids are ``openalex:W…`` (``id``), ``doi:…`` (``doi``, else ``ids.doi``), ``pmid:…`` and
   ``mag:…`` (``ids``), and ``arxiv:…`` when a location's landing page or PDF is on arxiv.org;
   ``id`` is :func:`loaders.ids.preferred_id` of them (arXiv, then DOI, then the W-id), grouped over
@@ -32,14 +33,17 @@ becomes
   ``display_name``; ``abstract`` is rebuilt from ``abstract_inverted_index`` (each word at each of
   its positions, joined by single spaces); ``year`` is ``publication_year``; ``venue`` is
   ``primary_location.source.display_name``, else ``host_venue.display_name`` (older records);
-  ``doi`` is the DOI lower-cased without prefix. ``type`` has no place in the data model and is
-  not stored;
+  ``doi`` is the DOI lower-cased without prefix; ``type`` is ``type`` (``article``,
+  ``book-chapter``, ``preprint``, ...);
 * ``Alias {id, kind}`` + ``(Alias)-[:ALIAS_OF]->(Paper)`` for each of the work's ids other than the key;
-* ``Author {id, name}`` + ``(Author)-[:WROTE {position}]->(Paper)`` for each entry of
-  ``authorships``: ``name`` is ``author.display_name`` (else ``raw_author_name``), ``id``
-  :func:`loaders.ids.author_key` of it, ``position`` the 1-based place in the list (a name twice
-  on one work: one edge, its first place). The OpenAlex author id (``A…``) and the ORCID are not
-  stored: authors are keyed by name everywhere in this project and Author has no property for them;
+* ``Author {id, name, orcid, openalex_id}`` + ``(Author)-[:WROTE {position}]->(Paper)`` for each
+  entry of ``authorships`` (:func:`loaders._common.work_authors`): ``name`` is
+  ``author.display_name`` (else ``raw_author_name``), ``id`` :func:`loaders.ids.author_key` of it,
+  ``position`` the 1-based place in the list (a name twice on one work: one edge, its first
+  place). ``openalex_id`` is the author's ``A…`` id (``author.id``) and ``orcid`` the bare iD of
+  ``author.orcid`` (``https://orcid.org/0000-0003-1613-5981`` -> ``0000-0003-1613-5981``), both of
+  the first entry read under that name: authors are keyed by name everywhere in this project, so
+  two people of one name are one Author;
 * ``(Paper)-[:CITES {dataset="openalex"}]->(Paper)`` for each distinct entry of
   ``referenced_works``. A target that is one of the input's works is that work's key; any other
   is a stub ``Paper {id="openalex:W…", stub=true, dataset="openalex"}`` (no title: OpenAlex lists
@@ -74,7 +78,11 @@ its W-id) and counted.
 
 Memory: nothing of a parsed work is kept; each becomes values in column lists, and a reference
 is two machine integers (the citing work's row, the target's W number) until the tables are
-built. Measured in docs/results.md (``benchmarks/openalex_import.py``).
+built. :func:`load` builds one batch of the whole input (its tables grow with the input);
+:func:`load_chunks` reads the input twice (first every work's ids, then the works) and yields a
+batch of tables every :data:`CHUNK_WORKS` works, which :func:`graph.ingest.ingest_stream` writes
+all or none: memory then holds the ids of every work and one batch. Measured in docs/results.md
+(``benchmarks/openalex_import.py``).
 """
 
 from __future__ import annotations
@@ -84,6 +92,7 @@ import logging
 import re
 import time
 from array import array
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -93,11 +102,21 @@ import pandas as pd
 import pyarrow as pa
 from tqdm import tqdm
 
-from graph.errors import Reject
+from graph.errors import IngestError, Reject
 from graph.ingest import GraphBatch
 from graph.schema import ORIGIN_COLUMN, SOURCE_COLUMN, TARGET_COLUMN
 from graph.validate import preview
-from loaders._common import alias_tables, input_files, integer_or_as_is, nullable_ints, table, text_or_null
+from loaders._common import (
+    WorkAuthor,
+    alias_tables,
+    author_table,
+    input_files,
+    integer_or_as_is,
+    nullable_ints,
+    table,
+    text_or_null,
+    work_authors,
+)
 from loaders._json_exports import JsonProblem, display_names, iter_json_values
 from loaders.ids import (
     ARXIV_PREFIX,
@@ -107,7 +126,6 @@ from loaders.ids import (
     PMID_PREFIX,
     IdGroups,
     PaperIdError,
-    author_key,
     canonical_paper_id,
 )
 
@@ -127,6 +145,10 @@ _PMID = re.compile(r"(?:https?://pubmed\.ncbi\.nlm\.nih\.gov/)?(\d+)/?")
 _MAG = re.compile(r"\d+")
 
 
+CHUNK_WORKS = 5_000  # works per batch of a streamed load (`citegraph ingest openalex --chunk-works`)
+_AUTHOR_ID = re.compile(r"A\d+")
+
+
 @dataclass(frozen=True)
 class OpenAlexReport:
     """What a load read, beyond the tables: for the log and for tests."""
@@ -135,9 +157,10 @@ class OpenAlexReport:
     works: int  # work records read (every copy)
     superseded: int  # copies of a work read twice, dropped for a newer one
     references: int  # entries of referenced_works that became CITES edges
-    stubs: int  # cited works not in the input (stub Papers)
+    stubs: int  # stub Paper rows (streamed: each once, also for works cited before the batch that reads them)
     malformed_ids: int  # DOIs / PubMed / MAG ids of works that did not parse (skipped)
     id_conflicts: int  # two works claiming one DOI (or other id): kept apart, see IdGroups
+    batches: int = 1  # batches the works were loaded in (load_chunks)
 
 
 class _Utf8Column:
@@ -172,19 +195,64 @@ class _Utf8Column:
 
 
 @dataclass
+class _Registry:
+    """Every work read, by W number: its ids (one :class:`IdGroups` group each) and which copy is current.
+
+    Copies are numbered in read order (the *ordinal*: every work record accepted, superseded ones too).
+    A one-batch load fills it as it reads; a streamed load fills it in a first pass, so that each
+    batch knows the keys of works read later and which copies a later one supersedes.
+    """
+
+    groups: IdGroups = field(default_factory=IdGroups)
+    current: dict[int, tuple[int, str]] = field(default_factory=dict)  # W number -> (ordinal, updated_date)
+    works_read: int = 0
+    superseded: int = 0
+    malformed_ids: int = 0
+
+    def read(self, number: int, work: dict[str, Any]) -> bool:
+        """Count the copy of work ``number`` numbered ``works_read``; False when an earlier-read copy is newer."""
+        ordinal = self.works_read
+        self.works_read += 1
+        updated = work.get("updated_date")
+        updated = updated if isinstance(updated, str) else ""
+        earlier = self.current.get(number)
+        if earlier is not None:
+            self.superseded += 1
+            if updated < earlier[1]:  # the copy read before is newer: keep it
+                return False
+        self.current[number] = (ordinal, updated)
+        _ids(work, f"{OPENALEX_PREFIX}W{number}", self)
+        return True
+
+    def ordinal(self, number: int) -> int | None:
+        """The ordinal of the current copy of work ``number``; None for a work not in the input."""
+        found = self.current.get(number)
+        return found[0] if found is not None else None
+
+
+@dataclass
+class _Emitted:
+    """Nodes that earlier batches of a streamed load carried: not repeated, so the first entry read stays."""
+
+    authors: set[str] = field(default_factory=set)
+    classes: set[str] = field(default_factory=set)
+    broader: set[tuple[str, str]] = field(default_factory=set)
+    # W numbers of the works written as stubs (cited, not read yet or not in the input), sorted: 8 bytes a stub
+    stubs: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+
+
+@dataclass
 class _Columns:
-    """Column lists of every table; rows of per-work tables point at the work's row."""
+    """Column lists of every table of one batch; rows of per-work tables point at the work's row."""
 
     works: list[str] = field(default_factory=list)  # the W-id (openalex:W…) of each work row
     papers: dict[str, list[object]] = field(
-        default_factory=lambda: {k: [] for k in ("title", "year", "venue", ORIGIN_COLUMN)}
+        default_factory=lambda: {k: [] for k in ("title", "year", "venue", "type", ORIGIN_COLUMN)}
     )
     abstracts: _Utf8Column = field(default_factory=lambda: _Utf8Column())  # the largest column: kept compact
-    updated: list[str] = field(default_factory=list)  # updated_date per row: which copy of a work wins
     alive: bytearray = field(default_factory=bytearray)  # 0 for a superseded copy
     row_of: dict[str, int] = field(default_factory=dict)  # W-id -> row of its current copy
-    groups: IdGroups = field(default_factory=IdGroups)
-    authors: dict[str, tuple[str, str]] = field(default_factory=dict)  # key -> (first spelling, its origin)
+    authors: dict[str, tuple[WorkAuthor, str]] = field(default_factory=dict)  # key -> (first entry, its origin)
     wrote_row: array = field(default_factory=lambda: array("l"))
     wrote_author: list[str] = field(default_factory=list)
     wrote_position: array = field(default_factory=lambda: array("l"))
@@ -198,16 +266,13 @@ class _Columns:
     )  # id -> code, name, scheme, level, origin
     broader: dict[tuple[str, str], str] = field(default_factory=dict)  # (child, parent) -> origin
     rejects: list[Reject] = field(default_factory=list)
-    works_read: int = 0
-    superseded: int = 0
-    malformed_ids: int = 0
 
     def reject(self, table_name: str, where: str, reason: str) -> None:
         self.rejects.append(Reject(table_name, where, reason))
 
 
 def load(path: Path) -> GraphBatch:
-    """Parse OpenAlex works (see the module docstring) into a batch named ``openalex``."""
+    """Parse OpenAlex works (see the module docstring) into one batch named ``openalex``."""
     return load_with_report(path)[0]
 
 
@@ -215,30 +280,103 @@ def load_with_report(path: Path) -> tuple[GraphBatch, OpenAlexReport]:
     """:func:`load`, and what it read (:class:`OpenAlexReport`)."""
     started = time.perf_counter()
     files = input_files(Path(path), SUFFIXES)
-    out = _Columns()
-    named = list(zip(files, display_names(files)))
-    for file, name in tqdm(named, desc=SOURCE, unit=" files", disable=None if len(files) > 1 else True, leave=False):
-        values = tqdm(iter_json_values(file), desc=name, unit=" lines", disable=None, leave=False)
-        for item in values:
-            if isinstance(item, JsonProblem):
-                out.reject("Paper", f"{name}:{item.line}", item.reason)
-                continue
-            _value(item.value, name, item.line, item.whole_file, out)
-    batch, report = _batch(out, len(files))
+    registry, out = _Registry(), _Columns()
+    for found in _works(files):
+        if isinstance(found, Reject):
+            out.rejects.append(found)
+            continue
+        work, where, number, abstract = found
+        earlier = out.row_of.get(f"{OPENALEX_PREFIX}W{number}")
+        if not registry.read(number, work):
+            continue
+        if earlier is not None:
+            out.alive[earlier] = 0
+        _add(work, number, abstract, where, out)
+    batch, references, stubs = _batch(out, registry, _Emitted(), end=None)
+    report = _report(registry, len(files), references, stubs, 1)
+    _log(path, report, len(batch.nodes.get("Author", ())), len(batch.nodes.get("AcmClass", ())), started)
+    return batch, report
+
+
+def load_chunks(path: Path, chunk_works: int = CHUNK_WORKS) -> Iterator[GraphBatch]:
+    """The works of ``path`` as batches of at most ``chunk_works`` works each, for :func:`graph.ingest.ingest_stream`.
+
+    Ingested in order, the batches give the store the same papers, aliases, authors, citations and
+    classes as :func:`load`'s one batch: a first pass reads every work's ids and which copy of each
+    is current (:class:`_Registry`), so a batch keys a work cited before it is read by the key it
+    will have (written as a stub, upgraded by the batch that reads it) and leaves out the copies a
+    later one supersedes. An author, class or stub is in the batch that names it first only. The
+    input is read twice; memory holds the ids of every work, the keys of the authors and the W
+    numbers of the stubs written so far, and the tables of one batch.
+    """
+    if chunk_works < 1:
+        raise IngestError(f"--chunk-works is {chunk_works}; give at least 1 work per batch")
+    # Files are found now, not when the first batch is asked for: a wrong path fails before a store is staged.
+    return _chunks(path, input_files(Path(path), SUFFIXES), chunk_works)
+
+
+def _chunks(path: Path, files: list[Path], chunk_works: int) -> Iterator[GraphBatch]:
+    started = time.perf_counter()
+    registry = _Registry()
+    for found in tqdm(_works(files), desc=f"{SOURCE} ids", unit=" works", disable=None, leave=False):
+        if not isinstance(found, Reject):  # the second pass reports rejects, once
+            registry.read(found[2], found[0])
+    emitted, out = _Emitted(), _Columns()
+    ordinal = 0  # copies read so far in the second pass, superseded ones too: _Registry's numbering
+    batches, references, stubs, authors = 0, 0, 0, 0
+
+    def done(out: _Columns) -> GraphBatch:
+        nonlocal batches, references, stubs, authors
+        batch, n_references, n_stubs = _batch(out, registry, emitted, end=ordinal)
+        batches, references, stubs = batches + 1, references + n_references, stubs + n_stubs
+        authors += len(batch.nodes.get("Author", ()))
+        return batch
+
+    for found in _works(files):
+        if isinstance(found, Reject):
+            out.rejects.append(found)
+            continue
+        work, where, number, abstract = found
+        ordinal += 1
+        if registry.ordinal(number) != ordinal - 1:  # a copy that another one supersedes
+            continue
+        _add(work, number, abstract, where, out)
+        if len(out.works) == chunk_works:
+            batch, out = done(out), _Columns()  # the columns go before the batch is written
+            yield batch
+            del batch  # and the batch before the next one is read
+    if out.works or out.rejects or not batches:
+        yield done(out)
+    _log(path, _report(registry, len(files), references, stubs, batches), authors, len(emitted.classes), started)
+
+
+def _report(registry: _Registry, files: int, references: int, stubs: int, batches: int) -> OpenAlexReport:
+    return OpenAlexReport(
+        files=files,
+        works=registry.works_read,
+        superseded=registry.superseded,
+        references=references,
+        stubs=stubs,
+        malformed_ids=registry.malformed_ids,
+        id_conflicts=registry.groups.conflicts,
+        batches=batches,
+    )
+
+
+def _log(path: Path, report: OpenAlexReport, authors: int, classes: int, started: float) -> None:
     log.info(
-        "%s: %d works read (%d superseded copies), %d papers, %d stubs, %d CITES, %d authors, %d topic classes, "
-        "%d malformed ids skipped, %d id conflicts, %d rejects (%.1fs)",
+        "%s: %d works read (%d superseded copies) in %d batch(es), %d stub rows, %d CITES, %d authors, "
+        "%d topic classes, %d malformed ids skipped, %d id conflicts (%.1fs)",
         path,
         report.works,
         report.superseded,
-        len(batch.nodes["Paper"]) - report.stubs if "Paper" in batch.nodes else 0,
+        report.batches,
         report.stubs,
         report.references,
-        len(batch.nodes.get("Author", ())),
-        len(batch.nodes.get("AcmClass", ())),
+        authors,
+        classes,
         report.malformed_ids,
         report.id_conflicts,
-        len(batch.rejects),
         time.perf_counter() - started,
     )
     if report.superseded:
@@ -247,26 +385,43 @@ def load_with_report(path: Path) -> tuple[GraphBatch, OpenAlexReport]:
             path,
             report.superseded,
         )
-    return batch, report
 
 
-def _value(value: object, file: str, line: int, whole_file: bool, out: _Columns) -> None:
-    """One JSON value: a work, an API page (``results``) or a list of works."""
+def _records(files: list[Path]) -> Iterator[tuple[object, str] | Reject]:
+    """Every work value of the files, with its origin, in read order; what cannot be read as a reject."""
+    named = list(zip(files, display_names(files)))
+    for file, name in tqdm(named, desc=SOURCE, unit=" files", disable=None if len(files) > 1 else True, leave=False):
+        values = tqdm(iter_json_values(file), desc=name, unit=" lines", disable=None, leave=False)
+        for item in values:
+            if isinstance(item, JsonProblem):
+                yield Reject("Paper", f"{name}:{item.line}", item.reason)
+                continue
+            yield from _works_of(item.value, name, item.line, item.whole_file)
+
+
+def _works(files: list[Path]) -> Iterator[tuple[dict[str, Any], str, int, str | None] | Reject]:
+    """Every work of the files as ``(work, origin, W number, abstract)``, in read order; a reject where one is not."""
+    for found in _records(files):
+        yield found if isinstance(found, Reject) else _accept(*found)
+
+
+def _works_of(value: object, file: str, line: int, whole_file: bool) -> Iterator[tuple[object, str] | Reject]:
+    """The works of one JSON value: a work, an API page (``results``) or a list of works."""
     items: list[Any] | None = None
     if isinstance(value, dict) and "results" in value:
         results = value["results"]
         if not isinstance(results, list):
             where = f"{file}:{line}"
-            out.reject("Paper", where, f"`results` is {preview(results)}, expected the list of works of an API page")
+            yield Reject("Paper", where, f"`results` is {preview(results)}, expected the list of works of an API page")
             return
         items = results
     elif isinstance(value, list):
         items = value
     if items is None:
-        _work(value, f"{file}:{line}", out)
+        yield value, f"{file}:{line}"
         return
     for n, work in enumerate(items, start=1):
-        _work(work, f"{file}:record {n}" if whole_file else f"{file}:{line} record {n}", out)
+        yield work, f"{file}:record {n}" if whole_file else f"{file}:{line} record {n}"
 
 
 def _work_number(raw: object) -> int | None:
@@ -278,46 +433,38 @@ def _work_number(raw: object) -> int | None:
     return number if number is not None and number < 1 << 62 else None  # stored as a machine integer
 
 
-def _work(work: object, where: str, out: _Columns) -> None:
+def _accept(work: object, where: str) -> tuple[dict[str, Any], str, int, str | None] | Reject:
+    """``(work, origin, W number, abstract)``, or the reject of a record that is no loadable work."""
     if not isinstance(work, dict):
-        out.reject("Paper", where, f"value is {preview(work)}, expected an OpenAlex work (an object with an `id`)")
-        return
+        return Reject("Paper", where, f"value is {preview(work)}, expected an OpenAlex work (an object with an `id`)")
     number = _work_number(work.get("id"))
     if number is None:
-        out.reject(
+        return Reject(
             "Paper",
             where,
             f"work `id` is {preview(work.get('id'))}, expected an OpenAlex work id such as "
             "'https://openalex.org/W2741809807'; is this an OpenAlex works export?",
         )
-        return
     try:
-        abstract = _abstract(work.get("abstract_inverted_index"))
+        return work, where, number, _abstract(work.get("abstract_inverted_index"))
     except ValueError as exc:
-        out.reject("Paper", where, f"`abstract_inverted_index` {exc}; fix or drop the field to load the work")
-        return
-    out.works_read += 1
+        return Reject("Paper", where, f"`abstract_inverted_index` {exc}; fix or drop the field to load the work")
+
+
+def _add(work: dict[str, Any], number: int, abstract: str | None, where: str, out: _Columns) -> None:
+    """The current copy of a work as a row of ``out``, with its authors, references and classes."""
     wid = f"{OPENALEX_PREFIX}W{number}"
-    updated = work.get("updated_date")
-    updated = updated if isinstance(updated, str) else ""
-    earlier = out.row_of.get(wid)
-    if earlier is not None:
-        out.superseded += 1
-        if updated < out.updated[earlier]:  # the copy read before is newer: keep it
-            return
-        out.alive[earlier] = 0
     row = len(out.works)
     out.row_of[wid] = row
     out.works.append(wid)
-    out.updated.append(updated)
     out.alive.append(1)
-    _ids(work, wid, out)
     title = work.get("title")
     papers = out.papers
     papers["title"].append(text_or_null(title if title is not None else work.get("display_name")))
     out.abstracts.append(abstract)
     papers["year"].append(integer_or_as_is(work.get("publication_year")))
     papers["venue"].append(text_or_null(_venue(work)))
+    papers["type"].append(text_or_null(work.get("type")))
     papers[ORIGIN_COLUMN].append(where)
     _authors(work.get("authorships"), row, where, out)
     _references(work.get("referenced_works"), number, row, where, out)
@@ -368,7 +515,7 @@ def _venue(work: dict[str, Any]) -> object:
     return host.get("display_name") if isinstance(host, dict) else None
 
 
-def _ids(work: dict[str, Any], wid: str, out: _Columns) -> None:
+def _ids(work: dict[str, Any], wid: str, out: _Registry) -> None:
     """Put the work's other ids in the W-id's group (one union each, so a clash spoils only itself)."""
     given_ids = work.get("ids")
     ids: dict[str, Any] = given_ids if isinstance(given_ids, dict) else {}
@@ -418,35 +565,24 @@ def _arxiv(locations: object) -> str | None:
 
 
 def _authors(authorships: object, row: int, where: str, out: _Columns) -> None:
-    if authorships is None:
-        return
-    if not isinstance(authorships, list):
-        out.reject(
-            "WROTE",
-            where,
-            f"`authorships` is {preview(authorships)}, expected a list; the work is loaded without authors",
-        )
-        return
-    on_work: set[str] = set()
-    for position, authorship in enumerate(authorships, start=1):
-        name: object = None
-        if isinstance(authorship, dict):
-            author = authorship.get("author")
-            name = author.get("display_name") if isinstance(author, dict) else None
-            if not isinstance(name, str) or not name.strip():
-                name = authorship.get("raw_author_name")
-        key = author_key(name) if isinstance(name, str) else None
-        if key is None or not isinstance(name, str):
-            out.reject("Author", where, f"authorship {position} has no author name ({preview(authorship)})")
-            continue
-        if key in on_work:
-            continue
-        on_work.add(key)
-        if key not in out.authors:
-            out.authors[key] = (" ".join(name.split()), where)
+    for author in work_authors(
+        authorships, where, out.reject, _authorship, field="authorships", entry="authorship", missing="author name"
+    ):
+        out.authors.setdefault(author.key, (author, where))
         out.wrote_row.append(row)
-        out.wrote_author.append(key)
-        out.wrote_position.append(position)
+        out.wrote_author.append(author.key)
+        out.wrote_position.append(author.position)
+
+
+def _authorship(authorship: dict[str, Any]) -> tuple[object, object, object]:
+    """Name (``author.display_name``, else ``raw_author_name``), ORCID and A-id of one authorship."""
+    given = authorship.get("author")
+    author: dict[str, Any] = given if isinstance(given, dict) else {}
+    name = author.get("display_name")
+    if not isinstance(name, str) or not name.strip():
+        name = authorship.get("raw_author_name")
+    short = _short_id(author.get("id"))
+    return name, author.get("orcid"), short if short is not None and _AUTHOR_ID.fullmatch(short) else None
 
 
 def _references(references: object, own: int, row: int, where: str, out: _Columns) -> None:
@@ -553,12 +689,19 @@ def _topic(topic: object, where: str, out: _Columns) -> str | None:
     return class_id
 
 
-def _batch(out: _Columns, n_files: int) -> tuple[GraphBatch, OpenAlexReport]:
-    """Keys from the id groups, stubs for cited works outside the input, and the tables."""
+def _batch(out: _Columns, registry: _Registry, emitted: _Emitted, *, end: int | None) -> tuple[GraphBatch, int, int]:
+    """The batch of ``out``: keys from the id groups, stubs for cited works not read, and the tables.
+
+    ``end``: in a streamed load, the ordinal after this batch's last work. A cited work read in a
+    later batch is a stub under the key it will have, with its aliases (that batch upgrades it);
+    one read in an earlier batch is in the store already. Also returns the CITES and stub rows.
+    """
+    groups = registry.groups
     alive = np.frombuffer(bytes(out.alive), dtype=np.uint8).astype(bool)
     live = np.flatnonzero(alive).tolist()
-    keys = np.array([out.groups.canonical(w) for w in out.works], dtype=object)  # strings: a 1-d object array
+    keys = np.array([groups.canonical(w) for w in out.works], dtype=object)  # strings: a 1-d object array
     origins = np.array(out.papers[ORIGIN_COLUMN], dtype=object)
+    aliases = {alias: (str(keys[row]), origins[row]) for row in live for alias in groups.members(out.works[row])[1:]}
 
     # Citations: the distinct targets, each resolved once (a work of the input, else a stub).
     rows, keep = _rows(out.cites_row, alive)
@@ -567,22 +710,38 @@ def _batch(out: _Columns, n_files: int) -> tuple[GraphBatch, OpenAlexReport]:
     target_keys = np.empty(len(numbers), dtype=object)
     stub_ids: list[str] = []
     stub_origins: list[str] = []
+    written = np.isin(numbers, emitted.stubs, assume_unique=True)  # stubs an earlier batch wrote: not again
+    stubbed: list[int] = []
     for i, number in enumerate(numbers.tolist()):
         wid = f"{OPENALEX_PREFIX}W{number}"
         row = out.row_of.get(wid)
+        ordinal = registry.ordinal(number) if row is None else None
         if row is not None:
             target_keys[i] = keys[row]
+        elif ordinal is not None:  # read in another batch of a streamed load
+            target_keys[i] = groups.canonical(wid)
+            if end is not None and ordinal >= end and not written[i]:
+                ids = groups.members(wid)
+                stub_ids.append(ids[0])
+                stub_origins.append(origins[rows[first[i]]])
+                stubbed.append(number)
+                for alias in ids[1:]:
+                    aliases.setdefault(alias, (ids[0], origins[rows[first[i]]]))
         else:
             target_keys[i] = wid
-            stub_ids.append(wid)
-            stub_origins.append(origins[rows[first[i]]])
+            if not written[i]:
+                stub_ids.append(wid)
+                stub_origins.append(origins[rows[first[i]]])
+                stubbed.append(number)
+    if end is not None:
+        emitted.stubs = np.union1d(emitted.stubs, np.array(stubbed, dtype=np.int64))
 
     # Papers: the current copy of each work, then the stubs.
     n_stubs = len(stub_ids)
     nulls: list[object] = [None] * n_stubs
     columns = {name: [values[row] for row in live] for name, values in out.papers.items()}
-    doi = [out.groups.member(out.works[row], "doi") for row in live]
-    arxiv = [out.groups.member(out.works[row], "arxiv") for row in live]
+    doi = [groups.member(out.works[row], "doi") for row in live]
+    arxiv = [groups.member(out.works[row], "arxiv") for row in live]
     papers = table(
         {
             "id": keys[live].tolist() + stub_ids,
@@ -594,12 +753,10 @@ def _batch(out: _Columns, n_files: int) -> tuple[GraphBatch, OpenAlexReport]:
             "arxiv_id": [a.removeprefix(ARXIV_PREFIX) if a else None for a in arxiv] + nulls,
             "dataset": [DATASET] * (len(live) + n_stubs),
             "stub": [False] * len(live) + [True] * n_stubs,
+            "type": columns["type"] + nulls,
             ORIGIN_COLUMN: columns[ORIGIN_COLUMN] + stub_origins,
         }
     )
-    aliases = {
-        alias: (str(keys[row]), origins[row]) for row in live for alias in out.groups.members(out.works[row])[1:]
-    }
     alias_nodes, alias_of = alias_tables(aliases)
 
     # One origin per citing work: as categories, 4 bytes per edge instead of a string each.
@@ -627,14 +784,9 @@ def _batch(out: _Columns, n_files: int) -> tuple[GraphBatch, OpenAlexReport]:
         }
     )
     authored = set(wrote_authors)  # an author only on a superseded copy is not loaded
-    kept_authors = [(key, name, where) for key, (name, where) in out.authors.items() if key in authored]
-    authors = table(
-        {
-            "id": [key for key, _, _ in kept_authors],
-            "name": [name for _, name, _ in kept_authors],
-            ORIGIN_COLUMN: [where for _, _, where in kept_authors],
-        }
-    )
+    new_authors = [first for key, first in out.authors.items() if key in authored and key not in emitted.authors]
+    emitted.authors.update(author.key for author, _ in new_authors)
+    authors = author_table(new_authors, source_id="openalex_id")
 
     class_rows, class_keep = _rows(out.class_row, alive)
     flags = class_keep.tolist()
@@ -647,21 +799,25 @@ def _batch(out: _Columns, n_files: int) -> tuple[GraphBatch, OpenAlexReport]:
             ORIGIN_COLUMN: origins[class_rows],
         }
     )
+    new_classes = {c: values for c, values in out.classes.items() if c not in emitted.classes}
+    emitted.classes.update(new_classes)
     classes = table(
         {
-            "id": list(out.classes),
-            "code": [c[0] for c in out.classes.values()],
-            "name": [c[1] for c in out.classes.values()],
-            "scheme": [c[2] for c in out.classes.values()],
-            "level": nullable_ints([c[3] for c in out.classes.values()]),
-            ORIGIN_COLUMN: [c[4] for c in out.classes.values()],
+            "id": list(new_classes),
+            "code": [c[0] for c in new_classes.values()],
+            "name": [c[1] for c in new_classes.values()],
+            "scheme": [c[2] for c in new_classes.values()],
+            "level": nullable_ints([c[3] for c in new_classes.values()]),
+            ORIGIN_COLUMN: [c[4] for c in new_classes.values()],
         }
     )
+    new_broader = {pair: where for pair, where in out.broader.items() if pair not in emitted.broader}
+    emitted.broader.update(new_broader)
     broader = table(
         {
-            SOURCE_COLUMN: [child for child, _ in out.broader],
-            TARGET_COLUMN: [parent for _, parent in out.broader],
-            ORIGIN_COLUMN: list(out.broader.values()),
+            SOURCE_COLUMN: [child for child, _ in new_broader],
+            TARGET_COLUMN: [parent for _, parent in new_broader],
+            ORIGIN_COLUMN: list(new_broader.values()),
         }
     )
     nodes = {"Paper": papers, "Alias": alias_nodes, "Author": authors, "AcmClass": classes}
@@ -672,16 +828,7 @@ def _batch(out: _Columns, n_files: int) -> tuple[GraphBatch, OpenAlexReport]:
         rels={name: frame for name, frame in rels.items() if len(frame)},
         rejects=out.rejects,
     )
-    report = OpenAlexReport(
-        files=n_files,
-        works=out.works_read,
-        superseded=out.superseded,
-        references=len(rows),
-        stubs=n_stubs,
-        malformed_ids=out.malformed_ids,
-        id_conflicts=out.groups.conflicts,
-    )
-    return batch, report
+    return batch, len(rows), n_stubs
 
 
 def _rows(values: array, alive: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -695,4 +842,14 @@ def _int_dtype(values: array) -> type[np.signedinteger[Any]]:
     return np.int64 if values.itemsize == 8 else np.int32
 
 
-__all__ = ["CONCEPT_SCHEME", "DATASET", "SOURCE", "TOPIC_SCHEME", "OpenAlexReport", "load", "load_with_report"]
+__all__ = [
+    "CHUNK_WORKS",
+    "CONCEPT_SCHEME",
+    "DATASET",
+    "SOURCE",
+    "TOPIC_SCHEME",
+    "OpenAlexReport",
+    "load",
+    "load_chunks",
+    "load_with_report",
+]

@@ -14,7 +14,7 @@ import loaders
 from api.cli.common import open_from_args
 from api.settings import AppSettings
 from gnn.cocitation.spark_load import load_spark_output
-from graph import ingest
+from graph import ingest, ingest_stream
 from graph.errors import ConfigError
 from graph.files import StoreFiles
 from graph.ingest import ON_ERROR
@@ -38,9 +38,13 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         for source, path in tqdm(sources, desc="ingest", unit="source", disable=len(sources) < 2 or args.quiet):
             if not path.exists() and not glob.has_magic(str(path)):
                 raise ConfigError(f"{source.name}: {path} does not exist; pass the right PATH or set CITEGRAPH_DATA")
-            batch = source.load(path)
             try:
-                report = ingest(store, batch, on_error=args.on_error, rejects_dir=rejects_dir)
+                if source.chunks is not None:
+                    chunk = args.chunk_works or settings.ingest_chunk_works
+                    batches = source.chunks(path, chunk)
+                    report = ingest_stream(store, source.name, batches, on_error=args.on_error, rejects_dir=rejects_dir)
+                else:
+                    report = ingest(store, source.load(path), on_error=args.on_error, rejects_dir=rejects_dir)
             except OSError as exc:  # the rejects report, written before the store
                 if exc.filename is None or not _within(Path(exc.filename), rejects_dir):
                     raise
@@ -131,6 +135,12 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         "--rejects-dir",
         help="where to write the reports of rejected records, <source>.rejects.jsonl "
         "(default: $CITEGRAPH_REJECTS, else rejects/ in the store's folder: var/rejects/ for var/citegraph.db)",
+    )
+    p.add_argument(
+        "--chunk-works",
+        type=int,
+        help="works per batch of a source read in batches (openalex): memory holds one batch, the store gets all "
+        "of them or none (default: $CITEGRAPH_INGEST_CHUNK_WORKS, else 5000)",
     )
     p.add_argument("--json", action="store_true", help="print the ingest reports as JSON")
     p.set_defaults(func=cmd_ingest)

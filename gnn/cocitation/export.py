@@ -145,7 +145,7 @@ def write_network(edges: pd.DataFrame, nodes: pd.DataFrame, out_path: Path, fmt:
             table.to_parquet(out_path, index=False)
             nodes.to_parquet(nodes_path, index=False)
         paths = (out_path, nodes_path)
-    log.info("exported %d edges, %d nodes as %s to %s", len(edges), len(nodes), fmt, ", ".join(map(str, paths)))
+    log.debug("exported %d edges, %d nodes as %s to %s", len(edges), len(nodes), fmt, ", ".join(map(str, paths)))
     return ExportReport(fmt, measure, paths, len(nodes), len(edges))
 
 

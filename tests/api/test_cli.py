@@ -145,6 +145,21 @@ def test_export_tables(built: Path, tmp_path: Path, capsys: pytest.CaptureFixtur
     assert len((out / "CITES.csv").read_text().splitlines()) == 7
 
 
+def test_export_says_what_it_wrote_once(
+    built: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    assert main(["--db", str(built), "compute", "cocitation"]) == 0
+    capsys.readouterr()
+    for kind in ("cocitation", "coupling"):
+        with caplog.at_level(logging.INFO):
+            assert main(["--db", str(built), "export", kind, str(tmp_path / f"{kind}.csv")]) == 0
+        shown = capsys.readouterr()
+        said = shown.out + shown.err + caplog.text  # the terminal shows stdout and the INFO log lines
+        assert said.count(f"{kind}_nodes.csv") == 1, said
+        assert shown.out.count(" edges between ") == 1
+        caplog.clear()
+
+
 def test_compute_all_skips_taxonomy_steps_without_a_taxonomy(built: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--db", str(built), "compute", "all"]) == 0
     out = capsys.readouterr().out

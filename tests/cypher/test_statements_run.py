@@ -43,7 +43,7 @@ OVERRIDES: dict[str, dict[str, str]] = {
     "copy_columns": {"TABLE": "Author", "COLUMNS": "id"},
 }
 PARAMS: dict[str, dict[str, Any]] = {
-    "copy_table": {"frame": pa.table({"id": ["a9"], "name": ["New Author"]})},
+    "copy_table": {"frame": pa.table({"id": ["a9"], "name": ["New Author"], "orcid": [None], "openalex_id": ["A9"]})},
     "copy_columns": {"frame": pa.table({"id": ["a8"]})},
     "merge_nodes": {"frame": pa.table({"id": ["p1", "p9"], "title": ["T1", "T9"]})},
     "set_node_properties": {"frame": pa.table({"id": ["p1"], "title": ["T1"]})},

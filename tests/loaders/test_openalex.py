@@ -12,11 +12,12 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pytest
 
 from api.cli.main import main
 from graph.errors import IngestError, ValidationError
-from graph.ingest import ingest
+from graph.ingest import ingest, ingest_stream
 from graph.schema import ORIGIN_COLUMN
 from graph.store import GraphStore
 from loaders import SOURCES, openalex
@@ -321,10 +322,13 @@ def test_a_value_that_is_no_work(tmp_path: Path) -> None:
 def test_a_path_with_nothing_to_read(tmp_path: Path) -> None:
     with pytest.raises(IngestError, match="no input file"):
         openalex.load(tmp_path)
+    with pytest.raises(IngestError, match="no input file"):  # at once, before a store is staged for the batches
+        openalex.load_chunks(tmp_path)
 
 
 def test_registered_outside_ingest_all() -> None:
     assert SOURCES["openalex"].load is openalex.load and not SOURCES["openalex"].bundled
+    assert SOURCES["openalex"].chunks is openalex.load_chunks
 
 
 def test_the_cli(samples: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -339,3 +343,173 @@ def test_the_cli(samples: Path, tmp_path: Path, capsys: pytest.CaptureFixture[st
     query = "MATCH (a:Alias {id: 'openalex:W2741809807'})-[:ALIAS_OF]->(p:Paper) RETURN p.id AS id"
     assert main(["--db", db, "cypher", query, "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out) == [{"id": "doi:10.7717/peerj.4375"}]
+
+
+# Authors' ids and the work type ---------------------------------------------------------------------
+
+
+def test_author_ids_and_the_work_type_are_stored(samples: Path, empty_store: GraphStore) -> None:
+    work = _works(samples / SINGLE)[0]
+    ingest(empty_store, openalex.load(samples / SINGLE))
+    authors = pd.concat(empty_store.iter_nodes("Author", 100), ignore_index=True).set_index("id")
+    for authorship in work["authorships"]:
+        author = authorship["author"]
+        row = authors.loc[author_key(author["display_name"])]
+        assert row["openalex_id"] == _short(author["id"])  # A5048491430
+        assert row["orcid"] == (_short(author["orcid"]) if author.get("orcid") else None)
+    assert authors.loc["author:heather piwowar", ["orcid", "openalex_id"]].tolist() == [
+        "0000-0003-1613-5981",
+        "A5048491430",
+    ]
+    papers = pd.concat(empty_store.iter_nodes("Paper", 100), ignore_index=True).set_index("id")
+    assert papers.loc["doi:10.7717/peerj.4375", "type"] == work["type"] == "article"
+    assert papers.loc[papers["stub"].astype(bool), "type"].isna().all()
+
+
+# Streamed loads (`citegraph ingest openalex`: batches, all written or none) -------------------------
+
+
+def _all_rows(store: GraphStore) -> dict[str, list[tuple[object, ...]]]:
+    """Every node (all properties) and edge of the tables an OpenAlex load writes, sorted."""
+    out: dict[str, list[tuple[object, ...]]] = {}
+    for label in ("Paper", "Alias", "Author", "AcmClass"):
+        frame = pd.concat(store.iter_nodes(label, 10_000), ignore_index=True)
+        out[label] = sorted(map(tuple, frame.astype(object).where(frame.notna(), None).to_numpy().tolist()))
+    for rel in ("CITES", "ALIAS_OF", "WROTE", "IN_CLASS", "BROADER"):
+        frame = store.read_edges(rel)
+        out[rel] = sorted(map(tuple, frame.astype(object).where(frame.notna(), None).to_numpy().tolist()))
+    return out
+
+
+def test_a_streamed_load_gives_the_graph_of_one_batch(
+    samples: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    one, streamed = str(tmp_path / "one.db"), str(tmp_path / "streamed.db")
+    from graph import StoreConfig, open_store
+
+    with open_store(StoreConfig(db_path=Path(one))) as store:
+        ingest(store, openalex.load(samples))
+    # Batches of 3 of the 51 works: 17, with works cited batches before they are read (the chunk page's
+    # 3rd work cites its 21st) and a copy superseded (the single work, read again, older, in the last file).
+    assert len(list(openalex.load_chunks(samples, 3))) == 17
+    assert main(["--db", streamed, "ingest", "openalex", str(samples), "--chunk-works", "3"]) == 0
+    assert "0 rejected" in capsys.readouterr().out
+    stats = []
+    for db in (one, streamed):
+        assert main(["--db", db, "stats", "--json"]) == 0
+        stats.append(json.loads(capsys.readouterr().out))
+    assert stats[0] == stats[1]
+    with (
+        open_store(StoreConfig(db_path=Path(one), read_only=True)) as a,
+        open_store(StoreConfig(db_path=Path(streamed), read_only=True)) as b,
+    ):
+        expected, found = _all_rows(a), _all_rows(b)
+    for name in expected:
+        assert found[name] == expected[name], name
+    assert not any(p.name.endswith(".building") for p in tmp_path.iterdir())
+
+
+def _jsonl(path: Path, works: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(w) + "\n" for w in works), encoding="utf-8")
+    return path
+
+
+def test_a_work_cited_before_it_is_read_ends_as_one_paper(
+    samples: Path, tmp_path: Path, empty_store: GraphStore
+) -> None:
+    works = copy.deepcopy(_works(samples / CHUNK)[:6])
+    works[0]["referenced_works"] = [*works[0]["referenced_works"], works[5]["id"]]
+    path = _jsonl(tmp_path / "part.jsonl", works)
+    key = "doi:" + works[5]["doi"].removeprefix("https://doi.org/").lower()
+    batches = list(openalex.load_chunks(path, 2))
+    first = batches[0].nodes["Paper"].set_index("id")
+    assert bool(first.loc[key, "stub"]) and pd.isna(first.loc[key, "title"])  # a stub under the key it will have
+    assert ("openalex:" + _short(works[5]["id"])) in set(batches[0].nodes["Alias"]["id"])
+    report = ingest_stream(empty_store, "openalex", iter(batches))
+    assert report.rejected == 0
+    papers = pd.concat(empty_store.iter_nodes("Paper", 10_000), ignore_index=True).set_index("id")
+    assert not papers.loc[key, "stub"] and papers.loc[key, "title"] == works[5]["title"]  # upgraded
+    assert "openalex:" + _short(works[5]["id"]) not in papers.index
+    cites = empty_store.read_edges("CITES")
+    source = "doi:" + works[0]["doi"].removeprefix("https://doi.org/").lower()
+    assert ((cites["source"] == source) & (cites["target"] == key)).sum() == 1
+
+
+def test_a_newer_copy_read_in_a_later_batch_wins_whole(samples: Path, tmp_path: Path) -> None:
+    works = copy.deepcopy(_works(samples / CHUNK)[:5])
+    newer = copy.deepcopy(works[0])
+    newer["updated_date"] = "2099-01-01T00:00:00"
+    newer["title"] = "A corrected title"
+    newer["authorships"] = newer["authorships"][:1]
+    newer["referenced_works"] = newer["referenced_works"][:2]
+    path = _jsonl(tmp_path / "part.jsonl", [*works, newer])
+    from graph import StoreConfig, open_store
+
+    rows = []
+    for name, batches in (("one", [openalex.load(path)]), ("streamed", openalex.load_chunks(path, 2))):
+        with open_store(StoreConfig(db_path=tmp_path / f"{name}.db")) as store:
+            ingest_stream(store, "openalex", batches)
+            rows.append(_all_rows(store))
+    assert rows[0] == rows[1]
+    key = "doi:" + works[0]["doi"].removeprefix("https://doi.org/").lower()
+    assert [r[1] for r in rows[1]["Paper"] if r[0] == key] == ["A corrected title"]
+    assert sum(1 for r in rows[1]["CITES"] if r[0] == key) == 2  # the older copy's references are gone
+    assert sum(1 for r in rows[1]["WROTE"] if r[1] == key) == 1
+
+
+def test_a_reject_in_a_late_batch_fails_the_whole_load(samples: Path, tmp_path: Path, store: GraphStore) -> None:
+    lines = [json.dumps(w) for w in _works(samples / CHUNK)[:7]]
+    lines[1], lines[6] = "{not json", '{"id": 5}'
+    path = tmp_path / "part.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    stats = store.stats()
+    with pytest.raises(ValidationError, match="2 record") as failed:
+        ingest_stream(store, "openalex", openalex.load_chunks(path, 2), rejects_dir=tmp_path)
+    assert [r.origin for r in failed.value.rejects] == ["part.jsonl:2", "part.jsonl:7"]
+    assert store.stats() == stats  # batches 1-3 were written into the copy only
+    assert len((tmp_path / "openalex.rejects.jsonl").read_text().splitlines()) == 2
+    report = ingest_stream(store, "openalex", openalex.load_chunks(path, 2), on_error="skip")
+    assert report.rejected == 2 and store.count_nodes("Paper") > stats["nodes"]["Paper"]
+    full = pd.concat(store.iter_nodes("Paper", 10_000), ignore_index=True)
+    assert int((full["dataset"] == "openalex").sum() - full["stub"].fillna(False).astype(bool).sum()) == 5
+
+
+def test_recover_adds_the_new_columns_to_an_older_store(
+    samples: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from dataclasses import replace
+
+    from graph import StoreConfig, StoreUnavailableError, open_store
+    from graph.embedded import EmbeddedStore
+    from graph.schema import build_schema
+
+    new = {"Paper": {"type"}, "Author": {"orcid", "openalex_id"}}
+    current = build_schema()
+    older = replace(
+        current,
+        nodes={
+            label: replace(node, properties=tuple(p for p in node.properties if p.name not in new.get(label, ())))
+            for label, node in current.nodes.items()
+        },
+    )
+    db = tmp_path / "old.db"
+    batch = openalex.load(samples / PAGE)
+    for label, names in new.items():
+        batch.nodes[label] = batch.nodes[label].drop(columns=list(names))
+    with EmbeddedStore(db, older) as store:  # a store written before these properties existed
+        store.ensure_schema()
+        ingest(store, batch)
+        stats = store.stats()
+    with pytest.raises(StoreUnavailableError, match="recover"):
+        open_store(StoreConfig(db_path=db, read_only=True))
+    assert main(["--db", str(db), "recover"]) == 0
+    capsys.readouterr()
+    with open_store(StoreConfig(db_path=db, read_only=True)) as store:
+        assert store.stats() == stats
+        for label, names in new.items():
+            assert names <= {row["name"] for row in store.query("table_info", identifiers={"TABLE": label})}
+    assert main(["--db", str(db), "ingest", "openalex", str(samples / PAGE)]) == 0
+    with open_store(StoreConfig(db_path=db, read_only=True)) as store:
+        authors = pd.concat(store.iter_nodes("Author", 100), ignore_index=True).set_index("id")
+        assert authors.loc["author:heather piwowar", "openalex_id"] == "A5048491430"
+        assert store.stats() == stats
