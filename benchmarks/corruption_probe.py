@@ -163,7 +163,7 @@ def main() -> int:
 
 
 def record(args: argparse.Namespace, trials: list[dict[str, Any]], size: int, elapsed: float) -> dict[str, Any]:
-    from run_record import run_record
+    from run_record import commit, run_record
 
     verdicts = (
         "engine error on open or read",
@@ -175,7 +175,6 @@ def record(args: argparse.Namespace, trials: list[dict[str, Any]], size: int, el
     )
     counts = {v: sum(t["verdict"] == v for t in trials) for v in verdicts}
     found_by_check = sum(t["check"] in ("found", "error") for t in trials)
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
     run = run_record("benchmarks/corruption_probe.py", args)
     return {
         "capability": "build",
@@ -183,7 +182,7 @@ def record(args: argparse.Namespace, trials: list[dict[str, Any]], size: int, el
         "title": "Damaged store files: what notices random byte damage",
         **run,
         "machine": f"2-core development machine shared with other sessions; {run['machine']}",
-        "commit": commit.stdout.strip() or None,
+        "commit": commit(short=True),
         "notes": [
             f"{len(trials)} trials on a {size / 2**20:.1f} MiB store, {args.hits} places of {args.bytes} random bytes "
             f"each, in {elapsed / 60:.1f} min. 'harmless': nothing noticed and every table read back equal to the "

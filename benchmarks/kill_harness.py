@@ -68,7 +68,6 @@ import random
 import re
 import shutil
 import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -734,9 +733,8 @@ def check_files(
 
 
 def record(args: argparse.Namespace, results: dict[str, StageResult], landed: int, elapsed: float) -> dict[str, Any]:
-    from run_record import run_record
+    from run_record import commit, run_record
 
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
     rows = []
     for name, r in results.items():
         store = r.store or None  # "-" for a command without a store
@@ -766,7 +764,7 @@ def record(args: argparse.Namespace, results: dict[str, StageResult], landed: in
         + ("" if set(results) <= set(DEFAULT_STAGES) else f" ({', '.join(results)})"),
         **record,
         "machine": f"2-core development machine shared with other sessions; {record['machine']}",
-        "commit": commit.stdout.strip() or None,
+        "commit": commit(short=True),
         "notes": [
             f"{landed} kills in {elapsed / 60:.1f} min; after each, the store opened read-only (unless a first "
             "load was killed before creating it) and read-write, the stage's files (index, reranker, h_θ, linker) "

@@ -46,8 +46,11 @@ from typing import Any
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:  # run as a script from anywhere: the project package must import
-    sys.path.insert(0, str(ROOT))
+for folder in (ROOT, ROOT / "benchmarks"):  # run as a script from anywhere: the project and run_record import
+    if str(folder) not in sys.path:
+        sys.path.insert(0, str(folder))
+
+from run_record import commit as run_commit  # noqa: E402
 
 SYNTHETIC_BASE = 5_000_000_000  # W-ids of the partition's works: above every real one (~4.4e9 in 2025)
 EXTERNAL_BASE = 6_000_000_000  # W-ids of cited works outside the partition
@@ -288,15 +291,6 @@ def record(runs: dict[int, dict[str, Any]], command: str, commit: str | None) ->
     }
 
 
-def _commit() -> str | None:
-    try:
-        return subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
-        ).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return None
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[50_000, 100_000, 400_000])
@@ -326,7 +320,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     command = "python benchmarks/openalex_import.py " + " ".join(sys.argv[1:])
-    commit = _commit()
+    commit = run_commit(short=True)
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="openalex_import_"))
     workdir.mkdir(parents=True, exist_ok=True)
     runs: dict[int, dict[str, Any]] = {}

@@ -28,15 +28,15 @@ def run_record(script: str, args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def commit() -> str | None:
+def commit(*, short: bool = False) -> str | None:
     """The commit the benchmark runs at: ``CITEGRAPH_COMMIT`` where set (a copied working tree, e.g. on a
-    lent GPU machine, may carry another repository's git), else the checkout's ``HEAD``; None without git."""
+    lent GPU machine, may carry another repository's git), else the checkout's ``HEAD`` (abbreviated with
+    ``short``); None without git."""
     if os.environ.get("CITEGRAPH_COMMIT"):
         return os.environ["CITEGRAPH_COMMIT"]
+    command = ["git", "rev-parse", *(["--short"] if short else []), "HEAD"]
     try:
-        done = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=Path(__file__).resolve().parents[1], capture_output=True, text=True
-        )
+        done = subprocess.run(command, cwd=Path(__file__).resolve().parents[1], capture_output=True, text=True)
     except OSError:
         return None
     return done.stdout.strip() or None if done.returncode == 0 else None
