@@ -221,10 +221,10 @@ def count_pairs(
     n_items = max(len(ids), 1)
     if len(member_codes) and int(member_codes.max()) > (2**63 - 1) // n_items - 1:
         member_codes = pd.factorize(member_codes)[0].astype(np.int64)  # sparse codes: make them dense first
+    if engine == "esc" and n_items > 3_037_000_499:  # n_items² would overflow ESC's int64 pair codes
+        raise ConfigError(f"{n_items} items are too many for int64 pair codes; use engine='scipy'")
     torch_device = select_device(None) if device is None else torch.device(device)
     if engine == "esc" and torch_device.type != "cpu":
-        if n_items > 3_037_000_499:
-            raise ConfigError(f"{n_items} items are too many for int64 pair codes; use engine='scipy'")
         i, j, count, occurrences, n_members = _count_pairs_esc_torch(member_codes, item_codes, n_items, torch_device)
         return PairCounts(ids, i, j, count, occurrences[: len(ids)], n_members)
     # One int64 code per (member, item): sorting it deduplicates far faster than hashing row pairs.
@@ -255,8 +255,6 @@ def _gram_upper_esc(rows: np.ndarray, cols: np.ndarray, n_items: int) -> tuple[n
     empty = np.empty(0, dtype=np.int64)
     if len(rows) < 2:
         return empty, empty, empty
-    if n_items > 3_037_000_499:  # n_items² would overflow int64 codes
-        raise ConfigError(f"{n_items} items are too many for int64 pair codes; use engine='scipy'")
     starts = np.flatnonzero(np.concatenate([[True], rows[1:] != rows[:-1]]))
     ends = np.append(starts[1:], len(rows))
     later = np.repeat(ends, ends - starts) - np.arange(len(rows)) - 1  # pairs each position starts
