@@ -409,20 +409,7 @@ class EmbeddedStore(GraphStore):
         return found.fill_null(False).to_numpy(zero_copy_only=False).astype(bool)
 
     def read_edges(self, rel_type: str) -> pd.DataFrame:
-        rel = self.schema.rel(rel_type)
-        source, target = self.schema.node(rel.source), self.schema.node(rel.target)
-        columns = "".join(f", r.{p.name} AS {p.name}" for p in rel.properties)
-        result = self._run(
-            "read_rels",
-            identifiers={
-                "SOURCE": rel.source,
-                "SOURCE_KEY": source.key,
-                "TYPE": rel.type,
-                "TARGET": rel.target,
-                "TARGET_KEY": target.key,
-                "COLUMNS": columns,
-            },
-        )
+        result = self._run("read_rels", identifiers=self._rel_identifiers(self.schema.rel(rel_type)))
         return require_finite(result.get_as_arrow(), store=self.describe(), what="read_rels").to_pandas()
 
     # writes ----------------------------------------------------------------------------------
@@ -627,15 +614,7 @@ class EmbeddedStore(GraphStore):
 
     def _edges_from(self, rel: RelType, sources: pd.Series) -> pd.DataFrame:
         """Stored edges of ``rel`` whose start node is one of ``sources`` (columns as :meth:`read_edges`)."""
-        source, target = self.schema.node(rel.source), self.schema.node(rel.target)
-        identifiers = {
-            "SOURCE": rel.source,
-            "SOURCE_KEY": source.key,
-            "TYPE": rel.type,
-            "TARGET": rel.target,
-            "TARGET_KEY": target.key,
-            "COLUMNS": "".join(f", r.{p.name} AS {p.name}" for p in rel.properties),
-        }
+        identifiers = self._rel_identifiers(rel)
         keys = pd.unique(sources.dropna().astype(object)).tolist()
         parts = [
             self._run("rels_from_keys", {"keys": keys[start : start + EDGE_LOOKUP_KEYS]}, identifiers).get_as_arrow(-1)
@@ -646,6 +625,18 @@ class EmbeddedStore(GraphStore):
             return pd.DataFrame({name: pd.Series([], dtype=object) for name in self._edge_columns(rel)})
         found = pa.concat_tables(parts).combine_chunks()
         return require_finite(found, store=self.describe(), what="rels_from_keys").to_pandas()
+
+    def _rel_identifiers(self, rel: RelType) -> dict[str, str]:
+        """The identifiers of the ``read_rels`` / ``rels_from_keys`` statements for ``rel``: its end labels and
+        their keys, its type, and a column of every property."""
+        return {
+            "SOURCE": rel.source,
+            "SOURCE_KEY": self.schema.node(rel.source).key,
+            "TYPE": rel.type,
+            "TARGET": rel.target,
+            "TARGET_KEY": self.schema.node(rel.target).key,
+            "COLUMNS": "".join(f", r.{p.name} AS {p.name}" for p in rel.properties),
+        }
 
     @staticmethod
     def _edge_columns(rel: RelType) -> list[str]:
