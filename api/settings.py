@@ -11,6 +11,7 @@ from graph.errors import ConfigError
 from graph.files import default_cache_root
 
 DEFAULT_MAX_BODY_BYTES = 1_000_000
+DEFAULT_INGEST_CHUNK_WORKS = 5_000  # works per batch of a streamed import (loaders.openalex.CHUNK_WORKS)
 
 
 @dataclass(frozen=True)
@@ -41,7 +42,7 @@ class AppSettings:
     torch_threads: int = 1
     # CITEGRAPH_INGEST_CHUNK_WORKS: works per batch of an importer that streams (`citegraph ingest openalex`);
     # memory holds one batch (5k works: ~150 MB of tables) and, while it is written, one table's write; docs/results.md
-    ingest_chunk_works: int = 5_000
+    ingest_chunk_works: int = DEFAULT_INGEST_CHUNK_WORKS
 
     @classmethod
     def from_env(cls) -> AppSettings:
@@ -78,7 +79,7 @@ class AppSettings:
             max_body_bytes=_positive_int(env, "CITEGRAPH_MAX_BODY_BYTES", DEFAULT_MAX_BODY_BYTES),
             warm=env.get("CITEGRAPH_WARM", "").strip().lower() in {"1", "true", "yes"},
             torch_threads=_positive_int(env, "CITEGRAPH_TORCH_THREADS", 1),
-            ingest_chunk_works=_positive_int(env, "CITEGRAPH_INGEST_CHUNK_WORKS", 5_000),
+            ingest_chunk_works=_positive_int(env, "CITEGRAPH_INGEST_CHUNK_WORKS", DEFAULT_INGEST_CHUNK_WORKS),
         )
 
 

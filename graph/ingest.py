@@ -142,6 +142,11 @@ def _rekeyed_onto_stored_papers(store: GraphStore, batch: GraphBatch) -> tuple[G
     return GraphBatch(batch.source, nodes, rels, list(batch.rejects)), set(rekeying.rekeyed)
 
 
+def _check_on_error(on_error: str) -> None:
+    if on_error not in ON_ERROR:
+        raise ConfigError(f"--on-error is {on_error!r}; expected one of {', '.join(ON_ERROR)}")
+
+
 def _rejects_path(source: str, rejects_dir: Path | None) -> Path | None:
     safe_name = re.sub(r"[^A-Za-z0-9._-]+", "_", source)  # e.g. "jsonl:my corpus" -> "jsonl_my_corpus"
     return rejects_dir / f"{safe_name}.rejects.jsonl" if rejects_dir is not None else None
@@ -176,8 +181,7 @@ def ingest(
     ``merge_known_ids``: re-key paper ids that name stored papers under another key onto them
     (:mod:`graph.aliases`); a copy between stores, whose keys are already resolved, passes False.
     """
-    if on_error not in ON_ERROR:
-        raise ConfigError(f"--on-error is {on_error!r}; expected one of {', '.join(ON_ERROR)}")
+    _check_on_error(on_error)
     started = time.perf_counter()
     merged_ids: set[str] = set()
     if merge_known_ids:
@@ -240,8 +244,7 @@ def ingest_stream(
     Counts add up over the batches: a node that two batches carry (a stub cited from both) is
     counted in each.
     """
-    if on_error not in ON_ERROR:
-        raise ConfigError(f"--on-error is {on_error!r}; expected one of {', '.join(ON_ERROR)}")
+    _check_on_error(on_error)
     staged = store.staged()
     if staged is None:
         return ingest(
