@@ -47,9 +47,8 @@ for path in (ROOT, ROOT / "benchmarks"):
     if str(path) not in sys.path:
         sys.path.insert(0, str(path))
 
-from encoder_bench import load_module  # noqa: E402
 from ingest_bench import generate, machine  # noqa: E402
-from run_record import commit, run_record, write_json  # noqa: E402
+from run_record import commit, load_module, run_record, write_json  # noqa: E402
 
 from gnn.cocitation.counts import PairCounts, count_pairs, esc_on_device, to_host  # noqa: E402
 

@@ -28,11 +28,9 @@ from __future__ import annotations
 
 import argparse
 import gzip
-import importlib.util
 import json
 import os
 import platform
-import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -41,6 +39,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from run_record import load_module
 
 from gnn.text.encoder import EncoderSettings, TextEncoder, TokenBatch
 from graph import open_store
@@ -63,17 +62,6 @@ def read_text_file(path: Path, n: int) -> list[str]:
     opener = gzip.open if path.suffix == ".gz" else open
     with opener(path, "rt", encoding="utf-8") as lines:
         return [json.loads(line) for _, line in zip(range(n), lines)]
-
-
-def load_module(path: Path, name: str) -> object:
-    """A Python file imported as a module of its own (an earlier version of a project module)."""
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        raise SystemExit(f"{path}: not a Python module")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses look their module up while the class is built
-    spec.loader.exec_module(module)
-    return module
 
 
 def best_times(variants: dict[str, Callable[[], object]], repeats: int) -> dict[str, float]:

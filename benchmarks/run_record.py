@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import platform
 import subprocess
+import sys
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -40,6 +42,17 @@ def commit(*, short: bool = False) -> str | None:
     except OSError:
         return None
     return done.stdout.strip() or None if done.returncode == 0 else None
+
+
+def load_module(path: Path, name: str) -> object:
+    """A Python file imported as a module of its own (an earlier version of a project module)."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"{path}: not a Python module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses look their module up while the class is built
+    spec.loader.exec_module(module)
+    return module
 
 
 def write_json(out: str | Path, report: dict[str, Any]) -> Path:
