@@ -49,7 +49,9 @@ def encoder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
 
     base = EncoderSettings.from_env(device="cpu", cache=False)
     text_encoder = TextEncoder(
-        EncoderSettings(base.model, base.max_length, 16, "cpu", tmp_path_factory.mktemp("embedding-cache"))
+        EncoderSettings(
+            base.model, base.max_length, 16, "cpu", tmp_path_factory.mktemp("embedding-cache"), precision="fp32"
+        )
     )
     yield text_encoder
     text_encoder.close()

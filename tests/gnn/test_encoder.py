@@ -6,8 +6,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 
-from gnn.text.encoder import EmbeddingCache, EncoderSettings, TextEncoder
+from gnn.text.encoder import EmbeddingCache, EncoderSettings, TextEncoder, encoder_dtype
 from graph.errors import ConfigError
 
 TEXTS = [
@@ -85,6 +86,28 @@ def test_cache_ignores_vectors_of_the_wrong_size(tmp_path: Path) -> None:
     found = cache.get_many([b"a", b"b", b"c"])
     assert set(found) == {b"a"}
     cache.close()
+
+
+def test_bfloat16_vectors_agree_with_fp32_within_the_stated_tolerance(encoder: TextEncoder) -> None:
+    """bfloat16 weights (the CPU default where AMX or AVX-512 BF16 multiplies it) against the fp32 encoder."""
+    bf16 = TextEncoder(EncoderSettings(encoder.settings.model, batch_size=4, device="cpu", precision="bf16"))
+    assert bf16.dtype == torch.bfloat16
+    vectors, reference = bf16.encode(TEXTS), encoder.encode(TEXTS)
+    assert vectors.dtype == np.float32
+    cosines = (vectors * reference).sum(axis=1)
+    assert cosines.min() >= 0.9995, cosines
+
+
+def test_auto_precision_follows_the_hardware() -> None:
+    cpu = torch.device("cpu")
+    native_bf16 = torch.cpu._is_amx_tile_supported() or torch.cpu._is_avx512_bf16_supported()
+    assert encoder_dtype("auto", cpu) == (torch.bfloat16 if native_bf16 else torch.float32)
+    assert encoder_dtype("fp32", cpu) == torch.float32
+    assert encoder_dtype("auto", torch.device("cuda")) == torch.float16
+    with pytest.raises(ConfigError, match="fp16 needs a CUDA device"):
+        encoder_dtype("fp16", cpu)
+    with pytest.raises(ConfigError, match="CITEGRAPH_ENCODER_PRECISION"):
+        EncoderSettings("x", precision="int4")
 
 
 def test_empty_input(encoder: TextEncoder) -> None:
