@@ -66,8 +66,10 @@ build: install
 	$(BIN)/citegraph build $(if $(FULL),--full) --times-json var/build-times.json
 
 # CITEGRAPH_WARM=1: the models load at start-up (in the background), so the first recommendation is not slow.
+# --complete: while it serves, the server computes what the default build left for later (the papers beyond
+# the most cited, h_θ) and moves recommendation to the new index; /readyz says how far it is.
 serve: install
-	CITEGRAPH_WARM=$${CITEGRAPH_WARM:-1} $(BIN)/citegraph serve
+	CITEGRAPH_WARM=$${CITEGRAPH_WARM:-1} $(BIN)/citegraph serve --complete
 
 lint: install
 	$(BIN)/ruff check .

@@ -13,6 +13,10 @@
 * Request bodies longer than ``CITEGRAPH_MAX_BODY_BYTES`` are refused while they are read (413),
   JSON nested deeper than :data:`api.errors.MAX_JSON_DEPTH` is refused (400), and every refusal
   is a JSON ``{"errors": [...]}`` body with ``extensions.code`` (:mod:`api.errors`).
+* With ``complete`` (``citegraph serve --complete``, what ``make demo`` runs) the store is opened for
+  writing and the background build (:mod:`api.background`) computes what a default build left for
+  later while the API serves; ``/readyz`` says how far it is, and the recommendation service moves
+  to the new index when it is built. Without it the store is opened read-only.
 * GraphQL runs over HTTP only: the schema has no subscriptions, and WebSocket transports (which
   would run queries outside these checks) are off.
 """
@@ -24,6 +28,7 @@ import gc
 import hmac
 import json
 import logging
+import os
 import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -41,6 +46,7 @@ from strawberry.fastapi import GraphQLRouter
 from strawberry.schema import BaseSchema
 from strawberry.types.unset import UNSET
 
+from api.background import BackgroundBuild
 from api.errors import MAX_JSON_DEPTH, http_error_body
 from api.lazy import Lazy
 from api.schema import Context, schema
@@ -311,17 +317,20 @@ def _warm(services: dict[str, Lazy[RecommendationService] | Lazy[LinkageService]
 class _Server:
     """What one app holds from start-up to shutdown: the store's graph service and the lazily built models."""
 
-    def __init__(self, config: StoreConfig, settings: AppSettings) -> None:
+    def __init__(self, config: StoreConfig, settings: AppSettings, *, complete: bool = False) -> None:
         self.config = config
         self.settings = settings
+        self.complete = complete
         self.service: GraphService | None = None
         self.models: dict[str, str] = {}  # model -> loading / loaded / the reason it is unavailable (warm start)
         self.linkage: Lazy[LinkageService] | None = None
         self.recommend: Lazy[RecommendationService] | None = None
+        self.background: BackgroundBuild | None = None
 
     @asynccontextmanager
     async def lifespan(self, _: FastAPI) -> AsyncIterator[None]:
-        """Open the store read-only at start-up (and warm the models if asked); close everything at shutdown."""
+        """Open the store at start-up (warm the models if asked, start the background build with
+        ``complete``); close everything at shutdown."""
         store = open_store(self.config)
         service = self.service = GraphService(store)
         self.linkage = linkage = Lazy(lambda: _settled(_linkage_service(service)), close=_close_linkage)
@@ -336,12 +345,28 @@ class _Server:
             threading.Thread(
                 target=_warm, args=({"recommend": recommend, "linkage": linkage}, self.models), daemon=True
             ).start()
+        if self.complete:
+            self.background = BackgroundBuild(
+                store,
+                service.lock,
+                self.config.db_path if self.config.backend == "embedded" else None,
+                on_index=lambda: self._new_index(service, recommend),
+                threads=os.cpu_count() or 1,
+            )
+            self.background.start()
         try:
             yield
         finally:
             linkage.close()
             recommend.close()
             store.close()
+
+    def _new_index(self, service: GraphService, recommend: Lazy[RecommendationService]) -> None:
+        """The background build wrote a new index: a loaded recommendation service is rebuilt on it and
+        swapped in (requests keep the old one until then); one not loaded yet will load the new index."""
+        if recommend.loaded:
+            recommend.replace(_settled(_recommendation_service(service)))
+            log.info("recommendation service moved to the new index")
 
     async def context(self) -> Context:
         """The GraphQL context of one request: its DataLoaders live for that request only, so their cache
@@ -373,6 +398,8 @@ class _Server:
         body: dict[str, Any] = {"status": "ready", "store": service.store.backend, "papers": papers}
         # the server never rebuilds the index: a missing or stale one is reported with the command that builds it
         body["index"] = index_status(service.store).as_dict()
+        if self.background is not None:
+            body["background"] = self.background.status.as_dict()
         body["models"] = {
             name: "loaded" if lazy is not None and lazy.loaded else self.models.get(name, "loads on first use")
             for name, lazy in (("recommend", self.recommend), ("linkage", self.linkage))
@@ -380,10 +407,12 @@ class _Server:
         return JSONResponse(body)
 
 
-def create_app(config: StoreConfig, settings: AppSettings) -> FastAPI:
-    """An app that opens the store read-only at start-up and closes it at shutdown."""
-    server = _Server(config, settings)
+def create_app(config: StoreConfig, settings: AppSettings, *, complete: bool = False) -> FastAPI:
+    """An app that opens the store at start-up (read-only unless ``complete``: then it runs the background
+    build, :mod:`api.background`) and closes it at shutdown."""
+    server = _Server(config, settings, complete=complete)
     app = FastAPI(title="citegraph", lifespan=server.lifespan, docs_url=None, redoc_url=None, openapi_url=None)
+    app.state.server = server  # what the app holds (its background build, its services), for tests and tools
     router = OfflineGraphQLRouter(schema, context_getter=server.context, api_key=settings.api_key)
     app.include_router(router, prefix=GRAPHQL_PATH)
     if NODE_MODULES.is_dir():

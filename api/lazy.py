@@ -44,6 +44,15 @@ class Lazy(Generic[T]):
                     self._value = self._factory()
         return self._value
 
+    def replace(self, value: T) -> None:
+        """Put ``value`` (built elsewhere, e.g. on a new index) in place of the built one.
+
+        The previous value is not closed: requests that took it before the swap finish with it, and
+        it is freed when the last of them lets go.
+        """
+        with self._lock:
+            self._value = value
+
     def close(self) -> None:
         """Release the value if it was built (never builds it)."""
         if self._value is not None and self._close is not None:

@@ -43,12 +43,20 @@ class Step:
 
 
 def steps(full: bool, embed_limit: int | None, data: Path) -> list[Step]:
-    """The build's steps; ``full`` runs every one at full scale (``make build FULL=1``)."""
+    """The build's steps; ``full`` runs every one at full scale (``make build FULL=1``).
+
+    The default build serves sooner and leaves to the server's background build
+    (:data:`BACKGROUND_STEPS`) what the API can do without at first: the papers beyond the
+    ``embed_limit`` most cited and h_θ (``--no-map``: nothing served reads it). Its reranker is one
+    objective (triplet) and one LambdaMART seed without the comparison row of trees over the
+    features alone; ``full`` trains every objective and the bag of seeds.
+    """
     limit = () if full or embed_limit is None else ("--limit", str(embed_limit))
-    rerank = () if full else ("--objective", "triplet")
+    later = () if full else ("--no-map",)
+    rerank = () if full else ("--objective", "triplet", "--mart-seeds", "1", "--no-plain-trees")
     chosen = [
         Step("ingest", ("ingest", "all", "--on-error", "skip", "--data", str(data))),
-        Step("compute", ("compute", "all", *limit)),
+        Step("compute", ("compute", "all", *limit, *later)),
         Step("index", ("compute", "index")),
         Step("reranker", ("train", "reranker", *rerank, "--out", "var/eval/reranker.json")),
         Step("linker", ("linkage", "train")),
@@ -56,6 +64,16 @@ def steps(full: bool, embed_limit: int | None, data: Path) -> list[Step]:
     if full:
         chosen.append(Step("linkage links", ("compute", "linkage")))
     return chosen
+
+
+# What `citegraph serve --complete` computes after a default build, in a thread of the server
+# (api/background.py): every paper's embedding, then what reads it, then the index the server swaps in.
+BACKGROUND_STEPS = (
+    Step("embeddings", ("compute", "embeddings", "--embed", "papers")),
+    Step("taxonomy", ("compute", "taxonomy")),
+    Step("hyperbolic", ("compute", "hyperbolic")),
+    Step("index", ("compute", "index")),
+)
 
 
 def _version() -> str:
@@ -104,12 +122,9 @@ def cmd_build(args: argparse.Namespace) -> int:
             "or run the steps one by one (docs/cli.md)"
         )
     db = config.db_path
-    state_path = StoreFiles(db).build_state
-    assert state_path is not None  # an embedded store always has one
-    state: dict[str, dict[str, object]] = {}
-    if db.exists() and state_path.is_file():
-        state = json.loads(state_path.read_text(encoding="utf-8")).get("steps", {})
-    elif state_path.exists():
+    state_path = _state_path(db)
+    state = read_state(db)
+    if not state and state_path.exists():
         state_path.unlink()  # a record of a store that is gone
     data = Path(args.data) if args.data else settings.data_dir
     version, inputs = _version(), _inputs_signature(data)
@@ -147,9 +162,20 @@ def cmd_build(args: argparse.Namespace) -> int:
         state[step.name] = {"fingerprint": fingerprint, "seconds": round(seconds, 1), "argv": list(step.argv)}
         _write_state(state_path, state)
         rows.append((step.name, "ran", seconds))
+    if args.full:  # every paper is embedded and h_θ fitted: nothing is left for the server's background build
+        done = background_fingerprint(db)
+        if done is not None:
+            record_step(db, "background", done, 0.0)
     main([*global_flags, "stats"])
     total = time.perf_counter() - started_build
     _print_table(rows, total)
+    if not args.full:
+        print(
+            "The rest of the corpus (embeddings, taxonomy vectors and Poincaré points of the papers beyond the "
+            f"{args.embed_limit} most cited, h_θ) is computed by `citegraph serve --complete` while it serves "
+            "(what `make demo` runs); /readyz and `citegraph stats` say how complete each property is.",
+            flush=True,
+        )
     if args.times_json:
         Path(args.times_json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.times_json).write_text(
@@ -158,6 +184,42 @@ def cmd_build(args: argparse.Namespace) -> int:
             encoding="utf-8",
         )
     return 0
+
+
+def _state_path(db: Path) -> Path:
+    path = StoreFiles(db).build_state
+    assert path is not None  # an embedded store always has one
+    return path
+
+
+def read_state(db: Path) -> dict[str, dict[str, object]]:
+    """The recorded steps of the build of ``db`` (name -> fingerprint, seconds, argv); empty without one."""
+    path = _state_path(db)
+    if not db.exists() or not path.is_file():
+        return {}
+    try:
+        steps: dict[str, dict[str, object]] = json.loads(path.read_text(encoding="utf-8")).get("steps", {})
+    except (OSError, ValueError):
+        return {}  # an unreadable record: every step runs again (each only computes what is missing)
+    return steps
+
+
+def record_step(db: Path, name: str, fingerprint: str, seconds: float) -> None:
+    """Add (or replace) one step's record, keeping the others."""
+    state = read_state(db)
+    state[name] = {"fingerprint": fingerprint, "seconds": round(seconds, 1)}
+    _write_state(_state_path(db), state)
+
+
+def background_fingerprint(db: Path, plan: Sequence[Step] = BACKGROUND_STEPS) -> str | None:
+    """The fingerprint the background build records: chained to the build's last recorded step, so a
+    new build (new data, code or options) runs it again. None where the store has no build record."""
+    state = read_state(db)
+    last = next((entry for name, entry in reversed(state.items()) if name != "background"), None)
+    if last is None:
+        return None
+    step = Step("background", tuple(arg for s in plan for arg in s.argv))
+    return _fingerprint(step, str(last.get("fingerprint", "")), _version(), "")
 
 
 def _write_state(path: Path, state: dict[str, dict[str, object]]) -> None:
@@ -192,4 +254,13 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     p.set_defaults(func=cmd_build)
 
 
-__all__ = ["Step", "add_commands", "cmd_build", "steps"]
+__all__ = [
+    "BACKGROUND_STEPS",
+    "Step",
+    "add_commands",
+    "background_fingerprint",
+    "cmd_build",
+    "read_state",
+    "record_step",
+    "steps",
+]

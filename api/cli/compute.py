@@ -33,7 +33,7 @@ def cmd_compute(args: argparse.Namespace) -> int:
     # stamp the index records, so the next `recommend` loads the index without reading the papers again
     with open_from_args(args, read_only=args.step == "index") as store:
         for step in steps:
-            if step in ("taxonomy", "hyperbolic") and args.step == "all" and not _has_taxonomy(store):
+            if step in ("taxonomy", "hyperbolic") and args.step == "all" and not has_taxonomy(store):
                 # A corpus loaded without the taxonomies (e.g. only `ingest jsonl`) still gets every other step.
                 print(f"{step}: skipped, the store has no ArxivCategory/AcmClass nodes (`citegraph ingest taxonomy`)")
                 continue
@@ -41,7 +41,7 @@ def cmd_compute(args: argparse.Namespace) -> int:
     return 0
 
 
-def _has_taxonomy(store: GraphStore) -> bool:
+def has_taxonomy(store: GraphStore) -> bool:
     return store.count_nodes("ArxivCategory") + store.count_nodes("AcmClass") > 0
 
 

@@ -189,6 +189,7 @@ def _training_options(args: argparse.Namespace, ablation: bool) -> dict[str, Any
         "ablation": ablation,
         "lambdamart": None if getattr(args, "no_lambdamart", False) else lambdamart,
         "cache_dir": StoreFiles().reranker_examples,
+        "plain_trees": not getattr(args, "no_plain_trees", False),
         "progress": not args.quiet,
     }
 
@@ -315,6 +316,12 @@ def _add_train(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         metavar="N",
         help="LambdaMART boosters with seeds --seed … --seed+N-1, their scores averaged (default: "
         f"LambdaMartSettings.bag, {LambdaMartSettings().bag})",
+    )
+    q.add_argument(
+        "--no-plain-trees",
+        action="store_true",
+        help="skip the comparison row of LambdaMART over the features alone (what the default build does); "
+        "the scorer saved is the same",
     )
     q.add_argument("--out", default="var/eval/reranker.json", help="report path (.json; the .md goes beside it)")
     q.add_argument("--index-dir", help="where the retrieval index lives (default: <db>.index beside the store)")

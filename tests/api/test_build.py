@@ -10,7 +10,7 @@ import pytest
 
 import api.cli.build as build
 from api.cli.build import Step
-from api.cli.main import main
+from api.cli.main import build_parser, main
 
 CORPUS = "\n".join(
     json.dumps(record)
@@ -89,7 +89,14 @@ def test_a_store_that_is_gone_starts_the_build_over(
 
 def test_the_real_plan_is_the_documented_one(tmp_path: Path) -> None:
     default = [s.argv for s in build.steps(False, 10_000, tmp_path)]
-    assert default[0][:2] == ("ingest", "all") and ("compute", "all", "--limit", "10000") in default
+    assert default[0][:2] == ("ingest", "all") and ("compute", "all", "--limit", "10000", "--no-map") in default
     assert ("compute", "index") in default and ("linkage", "train") in default
     assert ("compute", "linkage") not in default
-    assert ("compute", "linkage") in [s.argv for s in build.steps(True, 10_000, tmp_path)]
+    reranker = next(argv for argv in default if argv[:2] == ("train", "reranker"))
+    assert "--mart-seeds" in reranker and "--no-plain-trees" in reranker
+    full = [s.argv for s in build.steps(True, 10_000, tmp_path)]
+    assert ("compute", "linkage") in full and ("compute", "all") in full
+    # every step of both plans and of the background build is a command line the CLI accepts
+    parser = build_parser()
+    for argv in [*default, *full, *(s.argv for s in build.BACKGROUND_STEPS)]:
+        parser.parse_args(["--db", str(tmp_path / "x.db"), *argv])

@@ -1,0 +1,177 @@
+"""The background build: what a default ``make build`` leaves for later, computed while the API serves.
+
+A default build embeds the most-cited papers and serves; the rest of the corpus is embedded here, in
+a thread of the server (``citegraph serve --complete``, what ``make demo`` runs), followed by the steps
+that read those vectors — taxonomy vectors and inferred categories, Poincaré points and h_θ, the
+retrieval index — and the recommendation service is then rebuilt on the new index and put in place
+of the old one, so new papers are found without a restart (:data:`api.cli.build.BACKGROUND_STEPS`).
+
+Why a thread of the server and not a second process: the embedded store admits one process that
+writes or several that only read, never both, so whoever writes must be the server. The server's
+store calls (GraphQL resolvers, ``/readyz``) hold :attr:`api.services.GraphService.lock`; the
+background build reaches the store through :class:`SerialisedStore`, which holds the same lock for
+each call and releases it between calls — queries wait for one write batch at most, never for a
+whole step, and the model's forward passes run outside the lock.
+
+Each step is incremental (unchanged vectors are skipped, trained models load from the cache), and
+when the last one succeeds its fingerprint is recorded in ``<db>.build.json`` next to the build's
+steps (:func:`api.cli.build.background_fingerprint`): a restart over the same build skips the
+background build at once, and a build interrupted by a stop or a kill goes on where it stopped.
+Progress is in ``/readyz`` (``background``) and, for each computed property, in the GraphQL
+``completeness`` field and ``citegraph stats``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, cast
+
+import torch
+
+from api.cli.build import BACKGROUND_STEPS, Step, background_fingerprint, read_state, record_step
+from graph import CitegraphError
+from graph.store import GraphStore
+
+log = logging.getLogger(__name__)
+
+
+class SerialisedStore:
+    """``store`` with every method call made while holding ``lock`` (the server's store lock).
+
+    Attribute reads pass through; calls are serialised one by one, so a compute step interleaves
+    with the server's queries between its reads and writes instead of holding the store throughout.
+    """
+
+    def __init__(self, store: GraphStore, lock: threading.Lock) -> None:
+        self._store = store
+        self._lock = lock
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self._store, name)
+        if not callable(value):
+            return value
+
+        def serialised(*args: Any, **kwargs: Any) -> Any:
+            with self._lock:
+                return value(*args, **kwargs)
+
+        return serialised
+
+
+@dataclass
+class BackgroundStatus:
+    """What ``/readyz`` says of the background build."""
+
+    state: str = "waiting"  # waiting | running | complete | failed
+    step: str | None = None  # the step running now
+    steps: list[dict[str, object]] = field(default_factory=list)  # finished steps: name, seconds
+    error: str | None = None  # why it failed, in a sentence (the server log has the rest)
+    started: float | None = None  # time.time() at start
+    finished: float | None = None
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "state": self.state,
+            "step": self.step,
+            "steps": list(self.steps),
+            "error": self.error,
+            "seconds": None if self.started is None else round((self.finished or time.time()) - self.started, 1),
+        }
+
+
+class BackgroundBuild:
+    """Run :data:`~api.cli.build.BACKGROUND_STEPS` in a daemon thread on the server's store.
+
+    ``on_index``: called once the index step has written a new index (the app rebuilds its
+    recommendation service there). ``threads``: torch threads while the build runs (the server
+    serves with fewer, for latency; the encoder wants every core), restored afterwards.
+    """
+
+    def __init__(
+        self,
+        store: GraphStore,
+        lock: threading.Lock,
+        db: Path | None,
+        *,
+        on_index: Callable[[], None],
+        threads: int,
+        steps: Sequence[Step] = BACKGROUND_STEPS,
+    ) -> None:
+        self.store = cast(GraphStore, SerialisedStore(store, lock))
+        self.db = db
+        self.on_index = on_index
+        self.threads = threads
+        self.plan = list(steps)
+        self.status = BackgroundStatus()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self.run, name="background-build", daemon=True)
+        self._thread.start()
+
+    def join(self, timeout: float | None = None) -> None:
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def run(self) -> None:
+        """Every step in order; the status says which runs, which finished, and why one failed."""
+        status = self.status
+        status.started = time.time()
+        fingerprint = background_fingerprint(self.db, self.plan) if self.db is not None else None
+        recorded = read_state(self.db).get("background", {}) if self.db is not None else {}
+        if fingerprint is not None and recorded.get("fingerprint") == fingerprint:
+            status.state, status.finished = "complete", time.time()
+            log.info("background build: done already for this build (same data, code and options)")
+            return
+        status.state = "running"
+        previous_threads = torch.get_num_threads()
+        torch.set_num_threads(max(self.threads, previous_threads))
+        try:
+            for step in self.plan:
+                status.step = step.name
+                started = time.perf_counter()
+                log.info("background build: %s (citegraph %s)", step.name, " ".join(step.argv))
+                skipped = self._run_step(step)
+                done: dict[str, object] = {"name": step.name, "seconds": round(time.perf_counter() - started, 1)}
+                status.steps.append(done | ({"skipped": skipped} if skipped else {}))
+                if step.name == "index":
+                    self.on_index()
+        except CitegraphError as exc:
+            status.state, status.error = "failed", f"step {status.step}: {exc}"
+            log.error("background build: step %s failed: %s; restart the server to resume", status.step, exc)
+            return
+        except Exception:  # a bug must not take the server down: it keeps serving what it has
+            status.state, status.error = "failed", f"step {status.step}: internal error (see the server log)"
+            log.exception("background build: step %s failed", status.step)
+            return
+        finally:
+            torch.set_num_threads(previous_threads)
+            status.finished = time.time()
+        status.state, status.step = "complete", None
+        if fingerprint is not None and self.db is not None:
+            record_step(self.db, "background", fingerprint, status.finished - status.started)
+        log.info("background build: complete in %.0f s", status.finished - status.started)
+
+    def _run_step(self, step: Step) -> str | None:
+        """Run one ``compute`` step on the serialised store; why it was skipped, or None when it ran.
+
+        Taxonomy and hyperbolic are skipped on a store without taxonomy classes, as ``compute all`` does.
+        """
+        from api.cli.compute import STEP_FUNCTIONS, has_taxonomy
+        from api.cli.main import build_parser
+
+        global_flags = ["--quiet", *(["--db", str(self.db)] if self.db is not None else [])]
+        args: argparse.Namespace = build_parser().parse_args([*global_flags, *step.argv])
+        if args.step in ("taxonomy", "hyperbolic") and not has_taxonomy(self.store):
+            return "the store has no ArxivCategory/AcmClass nodes"
+        STEP_FUNCTIONS[args.step](self.store, args)
+        return None
+
+
+__all__ = ["BackgroundBuild", "BackgroundStatus", "SerialisedStore"]

@@ -1,0 +1,140 @@
+"""The server's background build: the rest of the corpus computed while serving, recorded, resumed, reported."""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+import api.cli.build as build
+from api.app import create_app
+from api.background import BackgroundBuild, SerialisedStore
+from api.cli.build import Step
+from api.cli.main import main
+from api.settings import AppSettings
+from graph import StoreConfig, open_store
+
+TITLES = [
+    "Parsing with probabilistic context-free grammars",
+    "Tagging words with hidden Markov models",
+    "Phrase-based statistical machine translation",
+    "Minimum error rate training for translation",
+    "Word alignment with IBM models",
+]
+CORPUS = [
+    *({"type": "paper", "id": f"p{i}", "title": t, "year": 2000 + i} for i, t in enumerate(TITLES)),
+    {"type": "paper", "id": "bare"},  # no text at all: never embedded, never counted as missing
+    {"type": "citation", "citing": "p1", "cited": "p0"},
+    {"type": "citation", "citing": "p2", "cited": "p0"},
+    {"type": "citation", "citing": "p3", "cited": "p2"},
+]
+QUICK = (Step("embeddings", ("compute", "embeddings", "--embed", "papers")), Step("index", ("compute", "index")))
+
+
+@pytest.fixture
+def built(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A store built by `citegraph build` with two papers embedded: the default build's partial state."""
+    monkeypatch.setenv("CITEGRAPH_CACHE", str(tmp_path / "cache"))
+    data = tmp_path / "data"
+    (data / "jsonl").mkdir(parents=True)
+    (data / "jsonl" / "corpus.jsonl").write_text("\n".join(json.dumps(r) for r in CORPUS) + "\n", encoding="utf-8")
+
+    def plan(full: bool, embed_limit: int | None, data: Path) -> list[Step]:
+        return [
+            Step("ingest", ("ingest", "all", "--on-error", "skip", "--data", str(data))),
+            Step("compute", ("compute", "embeddings", "--limit", "2")),
+        ]
+
+    monkeypatch.setattr(build, "steps", plan)
+    db = tmp_path / "store.db"
+    assert main(["--db", str(db), "--quiet", "build", "--data", str(data)]) == 0
+    return db
+
+
+def _embedded(db: Path) -> int:
+    with open_store(StoreConfig(db_path=db, read_only=True), ensure_schema=False) as store:
+        _, rows = store.read_only_query("MATCH (p:Paper) WHERE p.embedding IS NOT NULL RETURN count(p)")
+    return int(rows[0][0])
+
+
+def test_the_background_build_embeds_the_rest_swaps_the_index_and_is_recorded(built: Path) -> None:
+    assert _embedded(built) == 2
+    indexes: list[int] = []
+    with open_store(StoreConfig(db_path=built)) as store:
+        background = BackgroundBuild(
+            store, threading.Lock(), built, on_index=lambda: indexes.append(1), threads=2, steps=QUICK
+        )
+        background.run()
+        status = background.status.as_dict()
+    assert status["state"] == "complete" and status["error"] is None
+    assert [s["name"] for s in status["steps"]] == ["embeddings", "index"]  # type: ignore[index]
+    assert indexes == [1]  # the server's recommendation service was told once, after the index step
+    assert _embedded(built) == len(TITLES)  # every paper with text; the bare one has nothing to embed
+    assert (built.parent / "store.db.index" / "manifest.json").is_file()
+    assert "background" in json.loads((built.parent / "store.db.build.json").read_text())["steps"]
+
+    # A restart over the same build finds it recorded and runs nothing.
+    with open_store(StoreConfig(db_path=built)) as store:
+        again = BackgroundBuild(
+            store, threading.Lock(), built, on_index=lambda: indexes.append(2), steps=QUICK, threads=1
+        )
+        again.run()
+    assert again.status.state == "complete" and again.status.steps == [] and indexes == [1]
+
+
+def test_a_failed_step_is_reported_by_name_and_the_next_start_resumes(built: Path) -> None:
+    failing = (*QUICK[:1], Step("cocitation", ("compute", "cocitation", "--min-count", "0")), QUICK[1])
+    with open_store(StoreConfig(db_path=built)) as store:
+        background = BackgroundBuild(store, threading.Lock(), built, on_index=lambda: None, threads=1, steps=failing)
+        background.run()
+    status = background.status
+    assert status.state == "failed" and status.step == "cocitation"
+    assert status.error is not None and status.error.startswith("step cocitation:") and "min_count" in status.error
+    assert [s["name"] for s in status.steps] == ["embeddings"]  # done before the failure, and kept
+    assert _embedded(built) == len(TITLES)
+    assert "background" not in json.loads((built.parent / "store.db.build.json").read_text())["steps"]
+
+    with open_store(StoreConfig(db_path=built)) as store:  # the next start: embeddings have nothing left to do
+        resumed = BackgroundBuild(store, threading.Lock(), built, on_index=lambda: None, threads=1, steps=QUICK)
+        resumed.run()
+    assert resumed.status.state == "complete"
+
+
+def test_store_calls_of_the_background_build_wait_for_the_servers_lock(built: Path) -> None:
+    lock = threading.Lock()
+    with open_store(StoreConfig(db_path=built)) as store:
+        serialised = SerialisedStore(store, lock)
+        assert serialised.backend == store.backend  # attributes pass through
+        finished = threading.Event()
+        lock.acquire()  # a query of the server holds the store
+        worker = threading.Thread(target=lambda: (serialised.count_nodes("Paper"), finished.set()))
+        worker.start()
+        assert not finished.wait(0.5)  # the background build's call waits ...
+        lock.release()
+        worker.join(30)
+        assert finished.is_set()  # ... and runs once the query is done
+
+
+def test_serve_complete_reports_the_background_build_in_readyz(built: Path) -> None:
+    app = create_app(StoreConfig(db_path=built), AppSettings.from_env(), complete=True)
+    with TestClient(app) as client:
+        ready = client.get("/readyz").json()
+        assert ready["background"]["state"] in {"waiting", "running", "complete"}
+        app.state.server.background.join(600)
+        ready = client.get("/readyz").json()
+    background = ready["background"]
+    assert background["state"] == "complete" and background["error"] is None, background
+    assert [s["name"] for s in background["steps"]] == [s.name for s in build.BACKGROUND_STEPS]
+    skipped = {s["name"] for s in background["steps"] if "skipped" in s}
+    assert skipped == {"taxonomy", "hyperbolic"}  # this store has no taxonomy, as `compute all` would say
+    assert _embedded(built) == len(TITLES)
+
+
+def test_a_server_without_complete_opens_the_store_read_only_and_builds_nothing(built: Path) -> None:
+    app = create_app(StoreConfig(db_path=built, read_only=True), AppSettings.from_env())
+    with TestClient(app) as client:
+        assert "background" not in client.get("/readyz").json()
+    assert _embedded(built) == 2
