@@ -7,6 +7,7 @@ objects or Cypher strings; they pass labels/types (checked against the schema) a
 
 from __future__ import annotations
 
+import builtins
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager
@@ -45,7 +46,7 @@ class Completeness:
     have: int  # nodes among `of` that carry the property
     of: int  # nodes that should carry it: those with a text to embed
 
-    @property
+    @builtins.property  # the field `property` shadows the builtin inside this class
     def fraction(self) -> float:
         return self.have / self.of if self.of else 1.0
 
