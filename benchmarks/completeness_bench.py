@@ -83,6 +83,7 @@ def main() -> None:
     parser.add_argument("--fill", action="store_true", help="write random vectors into the stores (copies only)")
     parser.add_argument("--repeat", type=int, default=9, help="calls per store: the first, then the warm ones")
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--note", action="append", default=[], help="a sentence for the record's notes (repeatable)")
     args = parser.parse_args()
     if args.fill:
         for path in args.stores:
@@ -109,13 +110,14 @@ def main() -> None:
             **run_record("benchmarks/completeness_bench.py", args),
             # positional stores: run_record would spell them as an option
             "command": f"python benchmarks/completeness_bench.py {' '.join(map(str, args.stores))} "
-            f"--repeat {args.repeat} --out {args.out}",
+            f"--repeat {args.repeat} --out {args.out}" + "".join(f" --note {n!r}" for n in args.note),
             "machine": f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the end of the run",
             "commit": commit(),
             "notes": [
                 "The first call after opening reads the columns from disk; later ones find them in the buffer pool. "
                 "A store whose vectors are all present costs more than a partly built one: the vector columns "
                 "are read to count their nulls.",
+                *args.note,
             ],
             "tables": [{"title": None, "row_header": "store", "baselines": [], "served": None, "rows": rows}],
             "runs": runs,
