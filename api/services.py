@@ -16,7 +16,7 @@ from typing import Any
 from gnn.cocitation.clusters import ClusterLabel, read_cluster_labels
 from graph.aliases import stored_keys
 from graph.files import StoreFiles
-from graph.store import GraphStore
+from graph.store import Completeness, GraphStore
 from loaders.ids import lookup_candidates
 
 YEAR_MIN, YEAR_MAX = 0, 9999  # open bounds for year filters (statements take integers)
@@ -222,6 +222,12 @@ class GraphService:
         with self._lock:
             self.round_trips += 1
             return self.store.stats()
+
+    def completeness(self) -> list[Completeness]:
+        """How complete each computed property is (:meth:`graph.store.GraphStore.completeness`)."""
+        with self._lock:
+            self.round_trips += 2  # two count statements: papers and sentences
+            return self.store.completeness()
 
     # authors, sentences, categories, taxonomies -----------------------------------------------
     def author_records(self, ids: Sequence[str]) -> list[AuthorRecord | None]:

@@ -21,7 +21,7 @@ from graph.errors import (
 )
 from graph.ingest import GraphBatch, IngestReport, TableCount, ingest, ingest_stream
 from graph.schema import Schema, VectorSizes, build_schema
-from graph.store import GraphStore, WriteResult
+from graph.store import Completeness, GraphStore, WriteResult
 
 
 def open_store(config: StoreConfig, *, ensure_schema: bool = True) -> GraphStore:
@@ -49,6 +49,7 @@ def open_store(config: StoreConfig, *, ensure_schema: bool = True) -> GraphStore
 
 __all__ = [
     "CitegraphError",
+    "Completeness",
     "ConfigError",
     "DataError",
     "GraphBatch",

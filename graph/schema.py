@@ -28,6 +28,9 @@ from graph.errors import SchemaError
 ORIGIN_COLUMN = "_origin"
 SOURCE_COLUMN = "source"
 TARGET_COLUMN = "target"
+# Sentence.section of the sentences inside a paper's abstract: loaders write it; a paper without an
+# `abstract` property is embedded with the abstract rebuilt from these sentences.
+ABSTRACT_SECTION = "Abstract"
 
 
 class Kind(Enum):
@@ -275,6 +278,7 @@ def build_schema(sizes: VectorSizes = VectorSizes()) -> Schema:
 
 
 __all__ = [
+    "ABSTRACT_SECTION",
     "ORIGIN_COLUMN",
     "SOURCE_COLUMN",
     "TARGET_COLUMN",

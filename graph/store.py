@@ -7,6 +7,7 @@ objects or Cypher strings; they pass labels/types (checked against the schema) a
 
 from __future__ import annotations
 
+import builtins
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager
@@ -20,15 +21,38 @@ import pyarrow as pa
 
 from graph.errors import ConfigError, DataError, SchemaError
 from graph.integrity import non_finite_rows
-from graph.schema import ORIGIN_COLUMN, SOURCE_COLUMN, TARGET_COLUMN, NodeType, RelType, Schema
+from graph.schema import ABSTRACT_SECTION, ORIGIN_COLUMN, SOURCE_COLUMN, TARGET_COLUMN, NodeType, RelType, Schema
 from graph.statements import identifier
 from graph.validate import require_valid_rels
+
+PAPER_VECTORS = ("embedding", "taxonomy", "poincare")  # the computed Paper vectors Completeness reports
 
 
 @dataclass(frozen=True)
 class WriteResult:
     created: int  # rows that became new nodes/edges
     matched: int  # rows that were already there (their given properties now set)
+
+
+@dataclass(frozen=True)
+class Completeness:
+    """How far one computed property has come: ``have`` of the ``of`` nodes that should carry it.
+
+    ``fraction`` is ``have / of``, and 1.0 where ``of`` is 0 (nothing to compute is complete). ``have``
+    never exceeds ``of``: a node counts only if it should carry the property.
+    """
+
+    property: str  # "Label.property", e.g. "Paper.embedding"
+    have: int  # nodes among `of` that carry the property
+    of: int  # nodes that should carry it: those with a text to embed
+
+    @builtins.property  # the field `property` shadows the builtin inside this class
+    def fraction(self) -> float:
+        return self.have / self.of if self.of else 1.0
+
+    def as_dict(self) -> dict[str, int | float]:
+        """``have``, ``of`` and ``fraction``, for JSON."""
+        return {"have": self.have, "of": self.of, "fraction": self.fraction}
 
 
 class GraphStore(ABC):
@@ -172,6 +196,32 @@ class GraphStore(ABC):
             "relationships": {rel: self.count_rels(rel) for rel in self.schema.rels},
         }
 
+    def completeness(self) -> list[Completeness]:
+        """How complete each computed property a user waits for is: ``Paper.embedding``, ``Paper.taxonomy``,
+        ``Paper.poincare`` and ``Sentence.embedding``, in that order.
+
+        For papers, ``of`` is the papers with a text to embed, by the rule of
+        :mod:`gnn.text.embeddings`: a non-blank title, abstract or reference string, or else (no
+        ``abstract``) a non-blank sentence of the :data:`~graph.schema.ABSTRACT_SECTION` section to rebuild
+        the abstract from; ``have`` is how many of them carry the property. A paper without text gets
+        no vectors and is in no count. For sentences, ``of`` is those with non-blank ``text``. A
+        limited build embeds only some sentences on purpose, so ``Sentence.embedding`` below 1.0 is
+        progress, not a fault. Co-citation edges have no "of" and are not reported.
+
+        Count statements only (``paper_completeness``, ``sentence_completeness``): no property value
+        leaves the store, so this is cheap enough for a readiness probe. Blank is what Cypher's
+        ``trim()`` removes; Python's ``str.strip`` also removes Unicode spaces such as U+00A0, so a
+        title of nothing else would count here and not be embedded (the loaders collapse such white
+        space, so none is stored).
+        """
+        parts = self.query("paper_completeness", {"section": ABSTRACT_SECTION})  # disjoint parts: summed
+        papers = {column: sum(int(row[column]) for row in parts) for column in ("with_text", *PAPER_VECTORS)}
+        sentences = self.query("sentence_completeness")[0]
+        return [
+            *(Completeness(f"Paper.{name}", papers[name], papers["with_text"]) for name in PAPER_VECTORS),
+            Completeness("Sentence.embedding", int(sentences["embedding"]), int(sentences["with_text"])),
+        ]
+
     # writes ----------------------------------------------------------------------------------
     @abstractmethod
     def apply(self, nodes: Mapping[str, pd.DataFrame], rels: Mapping[str, pd.DataFrame]) -> dict[str, WriteResult]:
@@ -255,4 +305,4 @@ def _require_finite_writes(frame: pd.DataFrame, owner: NodeType | RelType, name:
         )
 
 
-__all__ = ["GraphStore", "WriteResult"]
+__all__ = ["PAPER_VECTORS", "Completeness", "GraphStore", "WriteResult"]

@@ -42,6 +42,7 @@ import html
 import re
 from dataclasses import dataclass, field
 
+from graph.schema import ABSTRACT_SECTION
 from loaders.ids import canonical_paper_id
 
 # ---------------------------------------------------------------------------------------------
@@ -103,8 +104,6 @@ def clean_text(text: str) -> str:
 
 # ---------------------------------------------------------------------------------------------
 # Sentence XML
-
-ABSTRACT_SECTION = "Abstract"  # Sentence.section of the sentences inside <ABSTRACT>
 
 
 @dataclass(frozen=True)

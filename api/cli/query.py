@@ -23,7 +23,7 @@ from api import explore
 from api.cli.common import EXIT_DATA, INT64, format_rows, open_from_args, paper_keys, parse_param, store_files
 from gnn.cocitation.compute import MEASURES
 from gnn.cocitation.export import FORMATS, export_cocitation, export_coupling
-from graph import GraphStore
+from graph import Completeness, GraphStore
 from graph.check import check_store
 from graph.errors import ConfigError
 from graph.files import FileEntry, format_size
@@ -33,9 +33,11 @@ from graph.neo4j_admin import export_neo4j_admin
 def cmd_stats(args: argparse.Namespace) -> int:
     with open_from_args(args, read_only=True) as store:
         stats: dict[str, Any] = store.stats()
+        completeness = store.completeness()
         files = store_files(store, args).describe() if args.files else None
         check = check_store(store) if args.check else None
     if args.json:
+        stats["completeness"] = {row.property: row.as_dict() for row in completeness}
         if files is not None:
             stats["files"] = {entry.name: entry.as_dict() for entry in files}
         if check is not None:
@@ -46,6 +48,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
         print(section)
         for name, count in counts.items():
             print(f"  {name:<16}{count:>12,}")
+    print(completeness_table(completeness))
     if files is not None:
         print(files_table(files))
     if check is not None:
@@ -59,6 +62,17 @@ def cmd_check(args: argparse.Namespace) -> int:
         report = check_store(store, progress=None if args.quiet else lambda name: print(f"checking {name}"))
     print(report.summary())
     return 0 if report.sound else EXIT_DATA
+
+
+def completeness_table(rows: list[Completeness]) -> str:
+    """The ``completeness`` section of ``stats``: ``have / of (percent)`` per computed property."""
+    lines = ["completeness"]
+    for row in rows:
+        # tenths of a percent rounded down (in integers: no float error), so that a property still
+        # missing on some nodes never reads 100.0%
+        tenths = row.have * 1000 // row.of if row.of else 1000
+        lines.append(f"  {row.property:<20}{row.have:>12,} / {row.of:<12,} ({tenths // 10}.{tenths % 10}%)")
+    return "\n".join(lines)
 
 
 def files_table(entries: list[FileEntry]) -> str:
@@ -286,7 +300,7 @@ def export_tables(store: GraphStore, out: Path, fmt: str) -> list[tuple[Path, in
 
 def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register ``stats``, ``cypher`` and ``export``."""
-    p = sub.add_parser("stats", help="node and relationship counts")
+    p = sub.add_parser("stats", help="node and relationship counts, and how complete each computed property is")
     p.add_argument("--json", action="store_true")
     p.add_argument(
         "--files",
@@ -342,4 +356,13 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     p.set_defaults(func=cmd_export)
 
 
-__all__ = ["add_commands", "cmd_check", "cmd_cypher", "cmd_export", "cmd_stats", "export_tables", "files_table"]
+__all__ = [
+    "add_commands",
+    "cmd_check",
+    "cmd_cypher",
+    "cmd_export",
+    "cmd_stats",
+    "completeness_table",
+    "export_tables",
+    "files_table",
+]

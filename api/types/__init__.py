@@ -9,7 +9,7 @@ module         root fields
 ``recommend``  ``recommend``
 ``linkage``    ``linkage``, ``citanceLinks``
 ``explore``    ``explore``, ``exploreQueries``
-``stats``      ``stats``
+``stats``      ``stats``, ``completeness``
 =============  ==================================================================================
 
 To add an area: write ``api/types/<area>.py`` with its types and

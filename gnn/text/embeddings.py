@@ -29,11 +29,11 @@ from tqdm.auto import tqdm
 
 from gnn.text.encoder import TextEncoder
 from graph.errors import ConfigError
+from graph.schema import ABSTRACT_SECTION
 from graph.store import GraphStore
 
 log = logging.getLogger(__name__)
 
-ABSTRACT_SECTION = "Abstract"  # Sentence.section the loaders give sentences inside <ABSTRACT>
 TARGETS = ("papers", "sentences")
 
 
@@ -83,7 +83,7 @@ def titles_and_abstracts(store: GraphStore) -> pd.DataFrame:
     )
     sentences = pd.DataFrame(
         store.query("abstract_sentences", {"section": ABSTRACT_SECTION}), columns=["paper_id", "sid", "text"]
-    )
+    ).dropna(subset=["text"])  # a sentence without text adds nothing (and a null would fail the join below)
     rebuilt = (
         sentences.sort_values(["paper_id", "sid"]).groupby("paper_id")["text"].agg(lambda t: " ".join(t.astype(str)))
         if not sentences.empty

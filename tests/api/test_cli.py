@@ -9,15 +9,17 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import pandas as pd
 import pytest
 from test_recommend import _citances
 
 from api.cli.main import main
-from api.cli.query import recipe_statement
+from api.cli.query import completeness_table, recipe_statement
 from gnn.recommend.service import RecommendationService, ServiceSettings
 from gnn.text.embeddings import compute_embeddings
 from gnn.text.encoder import TextEncoder
-from graph import GraphStore, StoreConfig, ingest, open_store
+from graph import Completeness, GraphStore, StoreConfig, ingest, open_store
 from graph.files import StoreFiles
 
 REPO = Path(__file__).resolve().parents[2]
@@ -34,6 +36,56 @@ def test_stats_json(built: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--db", str(built), "stats", "--json"]) == 0
     stats = json.loads(capsys.readouterr().out)
     assert stats["nodes"]["Paper"] == 5 and stats["relationships"]["CITES"] == 6
+
+
+def test_stats_completeness_text_and_json(
+    store: GraphStore, store_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two of the five tiny papers embedded, one with taxonomy and Poincaré vectors; no sentences."""
+    sizes = store.schema.sizes
+    store.write_node_properties(
+        "Paper",
+        "id",
+        pd.DataFrame({"id": ["p1", "p2"], "embedding": list(np.full((2, sizes.embedding), 0.05, np.float32))}),
+    )
+    store.write_node_properties(
+        "Paper",
+        "id",
+        pd.DataFrame(
+            {
+                "id": ["p1"],
+                "taxonomy": [np.full(sizes.taxonomy, 0.05, np.float32)],
+                "poincare": [np.full(sizes.poincare, 0.01)],
+            }
+        ),
+    )
+    store.close()
+    assert main(["--db", str(store_path), "stats"]) == 0
+    out = capsys.readouterr().out
+    section = out[out.index("completeness\n") :].splitlines()
+    assert [line.split() for line in section[1:5]] == [
+        ["Paper.embedding", "2", "/", "5", "(40.0%)"],
+        ["Paper.taxonomy", "1", "/", "5", "(20.0%)"],
+        ["Paper.poincare", "1", "/", "5", "(20.0%)"],
+        ["Sentence.embedding", "0", "/", "0", "(100.0%)"],  # no sentence to embed: complete
+    ]
+    assert main(["--db", str(store_path), "stats", "--json"]) == 0
+    stats = json.loads(capsys.readouterr().out)
+    assert stats["nodes"]["Paper"] == 5  # the sections before stay as they were
+    assert stats["completeness"] == {
+        "Paper.embedding": {"have": 2, "of": 5, "fraction": 0.4},
+        "Paper.taxonomy": {"have": 1, "of": 5, "fraction": 0.2},
+        "Paper.poincare": {"have": 1, "of": 5, "fraction": 0.2},
+        "Sentence.embedding": {"have": 0, "of": 0, "fraction": 1.0},
+    }
+
+
+def test_completeness_percent_rounds_down() -> None:
+    rows = [Completeness("Paper.embedding", 103_615, 103_616), Completeness("Paper.taxonomy", 10_000, 103_616)]
+    lines = completeness_table(rows).splitlines()
+    assert lines[0] == "completeness"
+    assert lines[1].endswith("(99.9%)") and "103,615 / 103,616" in lines[1]  # never 100.0% while one is missing
+    assert lines[2].endswith("(9.6%)")  # 9.651...%
 
 
 def test_cypher_json_and_params(built: Path, capsys: pytest.CaptureFixture[str]) -> None:

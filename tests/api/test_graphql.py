@@ -6,13 +6,17 @@ import asyncio
 import time
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pytest
+from graphql import parse
 
+from api.cost import UNBOUNDED_LIST_SIZE, query_cost
 from api.errors import CORRUPT_MESSAGE, MASKED_MESSAGE
 from api.schema import Context, schema
 from api.services import GraphService
 from api.types.common import encode_cursor
+from graph import GraphStore
 from tests.api.conftest import run
 
 
@@ -419,6 +423,32 @@ def test_explore_never_runs_arbitrary_cypher(service: GraphService) -> None:
 def test_stats(service: GraphService) -> None:
     counts = {(c["kind"], c["label"]): c["count"] for c in ok(service, "{ stats { kind label count } }")["stats"]}
     assert counts[("node", "Paper")] == 5 and counts[("relationship", "CITES")] == 6
+
+
+def test_completeness(service: GraphService, rich_store: GraphStore) -> None:
+    """The rich graph: five titled papers, three sentences (p1's); two papers and one sentence embedded."""
+    dim = rich_store.schema.sizes.embedding
+    vectors = list(np.full((2, dim), 0.05, np.float32))
+    rich_store.write_node_properties("Paper", "id", pd.DataFrame({"id": ["p2", "p5"], "embedding": vectors}))
+    rich_store.write_node_properties("Sentence", "id", pd.DataFrame({"id": ["p1#0"], "embedding": vectors[:1]}))
+    before = service.round_trips
+    rows = ok(service, "{ completeness { property have of fraction } }")["completeness"]
+    assert rows == [
+        {"property": "Paper.embedding", "have": 2, "of": 5, "fraction": 0.4},
+        {"property": "Paper.taxonomy", "have": 0, "of": 5, "fraction": 0.0},
+        {"property": "Paper.poincare", "have": 0, "of": 5, "fraction": 0.0},
+        {"property": "Sentence.embedding", "have": 1, "of": 3, "fraction": pytest.approx(1 / 3)},
+    ]
+    assert rows == [{"property": c.property, **c.as_dict()} for c in rich_store.completeness()]
+    assert service.round_trips - before == 2  # two count statements, whatever the store's size
+
+
+def test_completeness_costs_what_stats_costs() -> None:
+    """Both are short lists without a length argument: UNBOUNDED_LIST_SIZE objects each."""
+    gql = schema._schema
+    stats = query_cost(gql, parse("{ stats { kind label count } }"), max_results=200)
+    completeness = query_cost(gql, parse("{ completeness { property have of fraction } }"), max_results=200)
+    assert completeness == stats == UNBOUNDED_LIST_SIZE
 
 
 def test_first_is_capped_with_a_client_message(service: GraphService) -> None:

@@ -110,6 +110,7 @@ PARAMS: dict[str, dict[str, Any]] = {
     "paper_embeddings_by_ids": {"ids": ["p1"]},
     "enrich_references": {"ids": ["p4", "p1", "p5"], "known_until": 2004},
     "enrich_cocited_until": {"ids": ["p2"], "known_until": 2003},
+    "paper_completeness": {"section": "Abstract"},
 }
 TITLES = {
     "p1": "Statistical machine translation",
@@ -177,6 +178,12 @@ EXPECTED_ANY_ORDER = {
     # only p1 (2001) co-cites by 2003: p2 with p3
     "enrich_cocited_until": [{"paper_id": "p2", "other_id": "p3", "count": 1}],
     "paper_years": [{"id": f"p{i}", "year": y} for i, y in zip(range(1, 6), [2001, 1993, 1999, 2004, 2005])],
+    # every tiny paper has a title and none has a vector yet (tests/graph/test_completeness.py computes some)
+    "paper_completeness": [
+        {"with_text": 5, "embedding": 0, "taxonomy": 0, "poincare": 0},  # text of their own
+        {"with_text": 0, "embedding": 0, "taxonomy": 0, "poincare": 0},  # an abstract rebuilt from sentences only
+    ],
+    "sentence_completeness": [{"with_text": 0, "embedding": 0}],
     "cocitation_nodes": [
         {"id": "p2", "title": "Word alignment models", "year": 1993, "n_cited": None, "cluster": None},
         {"id": "p3", "title": "Phrase tables", "year": 1999, "n_cited": None, "cluster": None},

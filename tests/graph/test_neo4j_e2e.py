@@ -230,6 +230,7 @@ def test_copy_embedded_to_neo4j_and_back(rich_neo4j: Neo4jStore, rich_embedded: 
     there = copy_store(rich_embedded, rich_neo4j, CopySettings(batch_size=3, progress_path=tmp_path / "a.json"))
     assert rich_neo4j.stats() == rich_embedded.stats() and not there.skipped
     assert snapshot(rich_neo4j) == snapshot(rich_embedded)
+    assert rich_neo4j.completeness() == rich_embedded.completeness()  # the count statements on both dialects
     with open_store(StoreConfig(db_path=tmp_path / "back.db", sizes=SIZES)) as back:
         copy_store(rich_neo4j, back, CopySettings(batch_size=3, progress_path=tmp_path / "b.json"))
         assert snapshot(back) == snapshot(rich_embedded)

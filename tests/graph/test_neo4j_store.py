@@ -18,6 +18,7 @@ import pandas as pd
 import pytest
 from neo4j.exceptions import AuthError, ClientError, CypherSyntaxError, ServiceUnavailable, TransientError
 
+import cypher
 from graph import StoreConfig
 from graph.errors import (
     ConfigError,
@@ -28,7 +29,7 @@ from graph.errors import (
     TransientStoreError,
 )
 from graph.neo4j import Neo4jStore, constraint_name, vector_index_name
-from graph.schema import VectorSizes, build_schema
+from graph.schema import ABSTRACT_SECTION, VectorSizes, build_schema
 
 URI = "neo4j://graph.example:7687"
 PASSWORD = "s3cret-pw"
@@ -347,6 +348,35 @@ def test_counts_are_read_queries() -> None:
     assert (
         call.args[0] == "MATCH (n:Paper) RETURN count(n) AS n" and call.kwargs["routing_"] == neo4j.RoutingControl.READ
     )
+
+
+def test_completeness_sums_the_paper_parts_from_read_queries() -> None:
+    """The shared statements go out as they are, with the abstract section as a parameter; the two rows
+    of ``paper_completeness`` (text of their own, abstract rebuilt from sentences) are summed."""
+    store, driver, _ = make_store()
+    summary = MagicMock(spec=neo4j.ResultSummary)
+    paper_columns = ["with_text", "embedding", "taxonomy", "poincare"]
+    answers = {
+        cypher.load("paper_completeness", "neo4j").text: neo4j.EagerResult(
+            [neo4j.Record(dict(zip(paper_columns, row))) for row in ([100, 40, 30, 20], [5, 1, 0, 0])],
+            summary,
+            paper_columns,
+        ),
+        cypher.load("sentence_completeness", "neo4j").text: neo4j.EagerResult(
+            [neo4j.Record({"with_text": 900, "embedding": 90})], summary, ["with_text", "embedding"]
+        ),
+    }
+    driver.execute_query.side_effect = lambda text, params, **_: answers[text]
+    rows = store.completeness()
+    assert [(c.property, c.have, c.of) for c in rows] == [
+        ("Paper.embedding", 41, 105),
+        ("Paper.taxonomy", 30, 105),
+        ("Paper.poincare", 20, 105),
+        ("Sentence.embedding", 90, 900),
+    ]
+    calls = driver.execute_query.call_args_list
+    assert [call.args[1] for call in calls] == [{"section": ABSTRACT_SECTION}, {}]
+    assert all(call.kwargs["routing_"] == neo4j.RoutingControl.READ for call in calls)
 
 
 @pytest.mark.parametrize("query_type", ["w", "rw", "s"])
