@@ -30,6 +30,7 @@ import json
 import logging
 import os
 import threading
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
@@ -63,6 +64,7 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 GRAPHQL_PATH = "/graphql"
 API_KEY_HEADERS = ("authorization", "x-api-key")
+COMPLETENESS_MAX_AGE_S = 15.0  # how stale /readyz's completeness may be while the background build writes
 
 
 _HTTP_CODES = {
@@ -326,6 +328,7 @@ class _Server:
         self.linkage: Lazy[LinkageService] | None = None
         self.recommend: Lazy[RecommendationService] | None = None
         self.background: BackgroundBuild | None = None
+        self._completeness: tuple[float, list[dict[str, object]]] | None = None  # (time.time() read at, rows)
 
     @asynccontextmanager
     async def lifespan(self, _: FastAPI) -> AsyncIterator[None]:
@@ -381,8 +384,35 @@ class _Server:
             max_query_cost=self.settings.max_query_cost,
         )
 
+    async def _completeness_rows(self, service: GraphService) -> list[dict[str, object]]:
+        """:meth:`graph.store.GraphStore.completeness` as dicts, read again at most every
+        :data:`COMPLETENESS_MAX_AGE_S` while the background build writes, else once (nothing else writes).
+
+        The counts read vector columns (a fraction of a second on the full corpus) under the store lock:
+        probes every few seconds must not queue behind them.
+        """
+        background = self.background
+        cached = self._completeness
+        fresh = cached is not None and (
+            background is None
+            or (background.status.finished is not None and cached[0] > background.status.finished)
+            or (background.status.state != "complete" and time.time() - cached[0] < COMPLETENESS_MAX_AGE_S)
+        )
+        if cached is not None and fresh:
+            return cached[1]
+
+        def read() -> list[dict[str, object]]:
+            with service.lock:
+                return [{"property": row.property, **row.as_dict()} for row in service.store.completeness()]
+
+        taken = time.time()
+        rows = await asyncio.to_thread(read)
+        self._completeness = (taken, rows)
+        return rows
+
     async def readiness(self) -> JSONResponse:
-        """``/readyz``: the store's paper count, the retrieval index's state and each model's."""
+        """``/readyz``: the store's paper count, the retrieval index's state, each model's, how complete each
+        computed property is, and with ``complete`` the background build's progress."""
         service = self.service
         if service is None:
             return JSONResponse({"status": "starting"}, status_code=503)
@@ -400,6 +430,10 @@ class _Server:
         body["index"] = index_status(service.store).as_dict()
         if self.background is not None:
             body["background"] = self.background.status.as_dict()
+        try:
+            body["completeness"] = await self._completeness_rows(service)
+        except CitegraphError:
+            return JSONResponse({"status": "store unavailable"}, status_code=503)
         body["models"] = {
             name: "loaded" if lazy is not None and lazy.loaded else self.models.get(name, "loads on first use")
             for name, lazy in (("recommend", self.recommend), ("linkage", self.linkage))

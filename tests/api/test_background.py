@@ -130,11 +130,21 @@ def test_serve_complete_reports_the_background_build_in_readyz(built: Path) -> N
     assert [s["name"] for s in background["steps"]] == [s.name for s in build.BACKGROUND_STEPS]
     skipped = {s["name"] for s in background["steps"] if "skipped" in s}
     assert skipped == {"taxonomy", "hyperbolic"}  # this store has no taxonomy, as `compute all` would say
+    completeness = {row["property"]: row for row in ready["completeness"]}
+    assert completeness["Paper.embedding"] == {
+        "property": "Paper.embedding",
+        "have": len(TITLES),
+        "of": len(TITLES),
+        "fraction": 1.0,
+    }
     assert _embedded(built) == len(TITLES)
 
 
 def test_a_server_without_complete_opens_the_store_read_only_and_builds_nothing(built: Path) -> None:
     app = create_app(StoreConfig(db_path=built, read_only=True), AppSettings.from_env())
     with TestClient(app) as client:
-        assert "background" not in client.get("/readyz").json()
+        ready = client.get("/readyz").json()
+    assert "background" not in ready
+    embedding = next(row for row in ready["completeness"] if row["property"] == "Paper.embedding")
+    assert (embedding["have"], embedding["of"]) == (2, len(TITLES))  # the default build's partial state
     assert _embedded(built) == 2
