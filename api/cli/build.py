@@ -47,12 +47,15 @@ def steps(full: bool, embed_limit: int | None, data: Path) -> list[Step]:
 
     The default build serves sooner and leaves to the server's background build
     (:data:`BACKGROUND_STEPS`) what the API can do without at first: the papers beyond the
-    ``embed_limit`` most cited and h_θ (``--no-map``: nothing served reads it). Its reranker is one
+    ``embed_limit`` most cited, the stored sentence vectors and h_θ (``--no-map``): nothing served
+    reads the last two. Its reranker is one
     objective (triplet) and one LambdaMART seed without the comparison row of trees over the
     features alone; ``full`` trains every objective and the bag of seeds.
     """
     limit = () if full or embed_limit is None else ("--limit", str(embed_limit))
-    later = () if full else ("--no-map",)
+    # nothing served reads stored sentence vectors (the linker and the citation profiles encode through the
+    # encoder's cache) or h_θ: the default build leaves both to the background build
+    later = () if full else ("--no-map", "--embed", "papers")
     rerank = () if full else ("--objective", "triplet", "--mart-seeds", "1", "--no-plain-trees")
     chosen = [
         Step("ingest", ("ingest", "all", "--on-error", "skip", "--data", str(data))),
@@ -67,12 +70,14 @@ def steps(full: bool, embed_limit: int | None, data: Path) -> list[Step]:
 
 
 # What `citegraph serve --complete` computes after a default build, in a thread of the server
-# (api/background.py): every paper's embedding, then what reads it, then the index the server swaps in.
+# (api/background.py): every paper's embedding, then what reads it, then the index the server swaps in,
+# then the stored vectors of the default build's sentences (those of the 10,000 most-cited papers first).
 BACKGROUND_STEPS = (
     Step("embeddings", ("compute", "embeddings", "--embed", "papers")),
     Step("taxonomy", ("compute", "taxonomy")),
     Step("hyperbolic", ("compute", "hyperbolic")),
     Step("index", ("compute", "index")),
+    Step("sentences", ("compute", "embeddings", "--embed", "sentences", "--limit", "10000")),
 )
 
 

@@ -89,7 +89,7 @@ def test_a_store_that_is_gone_starts_the_build_over(
 
 def test_the_real_plan_is_the_documented_one(tmp_path: Path) -> None:
     default = [s.argv for s in build.steps(False, 10_000, tmp_path)]
-    assert default[0][:2] == ("ingest", "all") and ("compute", "all", "--limit", "10000", "--no-map") in default
+    assert default[0][:2] == ("ingest", "all") and ("compute", "all", "--limit", "10000", "--no-map", "--embed", "papers") in default
     assert ("compute", "index") in default and ("linkage", "train") in default
     assert ("compute", "linkage") not in default
     reranker = next(argv for argv in default if argv[:2] == ("train", "reranker"))
