@@ -39,18 +39,19 @@ What it writes (curvature :math:`-1`, float64):
   vector averaged with its ancestors'). SymTax (Goyal et al., 2024) uses Poincaré distances
   between projected class vectors as a reranker feature. The model is saved under
   ``<map_dir>/`` (``StoreFiles.hyperbolic_map``) with its config, a hash of its training data and the classes'
-  h_θ points; :func:`gnn.hyperbolic.map.load_hyperbolic_map` gives it back for the reranker
+  h_θ points; :func:`gnn.hyperbolic.map.load_hyperbolic_map` gives it back
   (:meth:`~gnn.hyperbolic.map.HyperbolicMap.to_ball` maps any fused-size vector). A saved map with
   the same config and data hash is loaded instead of trained (the report says so). Without
   ``fused`` in the store (taxonomy fusion not run) h_θ is skipped, said so in the report, and
-  the coordinates are still written. Nothing the recommender serves reads h_θ, so
-  ``fit_map=False`` (``--no-map``) writes the coordinates alone and leaves h_θ to a later run.
+  the coordinates are still written. Nothing that recommends or serves reads h_θ (benchmarks
+  do), so ``fit_map=False`` (``--no-map``) writes the coordinates alone and leaves h_θ to a later run.
 
-The report gives the counts written and the reconstruction of the ACM 1998 tree (mean rank,
-MAP; :func:`gnn.hyperbolic.hierarchy.reconstruction`) computed from the coordinates *read back* from the
-store, and from h_θ's points of the ACM 1998 classes.
+The report gives the counts written, whether the class layout and h_θ were trained or loaded
+from the cache (and for how many epochs the layout trained), and the reconstruction of the ACM
+1998 tree (mean rank, MAP; :func:`gnn.hyperbolic.hierarchy.reconstruction`) computed from the
+coordinates *read back* from the store, and from h_θ's points of the ACM 1998 classes.
 
-This module is about 500 lines: the step's reads, the placement of classes and papers and the
+This module is about 550 lines: the step's reads, the placement of classes and papers and the
 write-back share the store's row layout, so they stay together; the geometry, the hierarchy
 embedding and h_θ are in their own modules.
 """
