@@ -25,6 +25,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from dataclasses import replace
@@ -51,6 +52,9 @@ from gnn.hyperbolic.embedding import converged, pairwise_distances, train_embedd
 from gnn.hyperbolic.hierarchy import Hierarchy, Reconstruction, reconstruction, taxonomy_hierarchy
 from gnn.hyperbolic.map import HyperbolicMap, path_vectors, train_hyperbolic_map
 from graph import StoreConfig, open_store
+
+# candidate rules WINDOW:TOLERANCE, coarse to fine
+RULES = ("5:3e-2", "5:2e-2", "5:1e-2", "10:2e-2", "10:1e-2", "10:5e-3", "10:3e-3", "10:1e-3", "20:1e-3")
 
 
 def parse_rule(text: str) -> tuple[int, float]:
@@ -98,7 +102,7 @@ def class_embedding(
 
     checkpoints = [ranked(epoch) for epoch in args.checkpoints if epoch in points]
     rules = []
-    for window, tolerance in args.rules:
+    for window, tolerance in map(parse_rule, args.rules):
         stop = stop_epoch(refinement, window, tolerance)
         row = ranked(stop if stop is not None else len(refinement))
         rules.append({"window": window, "tolerance": tolerance, "stopped": stop is not None, **row})
@@ -151,7 +155,11 @@ def hyperbolic_map(
     return {"checkpoints": checkpoints, "classes": len(classes)}
 
 
-def record(args: argparse.Namespace, dim: int, nodes: int, emb: dict[str, Any], hmap: dict[str, Any] | None) -> dict:
+def record_tables(
+    setup: dict[str, Any], emb: dict[str, Any], hmap: dict[str, Any] | None, chosen: tuple[int, float]
+) -> list:
+    """The record's tables, from the raw results of a run (``chosen``: the rule marked as served)."""
+    dim, nodes = setup["dim"], setup["nodes"]
     cap = emb["checkpoints"][-1]
     rows = []
     for row in emb["checkpoints"]:
@@ -160,12 +168,12 @@ def record(args: argparse.Namespace, dim: int, nodes: int, emb: dict[str, Any], 
     for rule in emb["rules"]:
         where = f"stops at {rule['epoch']}" if rule["stopped"] else f"runs to the cap ({rule['epoch']})"
         rows += _rows(f"rule W={rule['window']}, tol={rule['tolerance']:g}: {where}", rule)
-    chosen = f"rule W={args.chosen[0]}, tol={args.chosen[1]:g}"
-    served = next((r["system"] for r in rows if r["system"].startswith(chosen + ":")), None)
-    tables = [
+    name = f"rule W={chosen[0]}, tol={chosen[1]:g}"
+    served = next((r["system"] for r in rows if r["system"].startswith(name + ":")), None)
+    out = [
         {
             "title": f"Class embedding ({nodes} nodes, dim {dim}): reconstruction by refinement epoch after "
-            f"{args.burn_in} burn-in epochs, and where each stopping rule stops",
+            f"{setup['burn_in']} burn-in epochs, and where each stopping rule stops",
             "row_header": "epochs / rule",
             "baselines": [f"{cap['epoch']} epochs (the cap: baseline)"],
             "served": served,
@@ -182,33 +190,25 @@ def record(args: argparse.Namespace, dim: int, nodes: int, emb: dict[str, Any], 
                 {"system": system, "metric": "ACM 1998 mean rank", "value": row["acm1998_mean_rank"]},
                 {"system": system, "metric": "seconds", "value": row["seconds"]},
             ]
-        tables.append(
+        out.append(
             {
                 "title": f"h_θ ({hmap['classes']} classes, dim {dim}): ACM 1998 tree from its points by step of one "
-                f"{args.map_epochs}-step run (learning rate cosine-annealed over all of them)",
+                f"{setup['map_epochs']}-step run (learning rate cosine-annealed over all of them)",
                 "row_header": "step",
                 "baselines": [f"step {last['step']} (baseline)"],
                 "served": f"step {last['step']} (baseline)",
                 "rows": map_rows,
             }
         )
-    return {
-        "capability": "hyperbolic",
-        "kind": "speed",
-        "title": "`compute hyperbolic`: epochs the class embedding and h_θ need (quality at checkpoints of one run)",
-        **run_record("benchmarks/hyperbolic_convergence.py", args),
-        "commit": commit(),
-        "rank": 4,
-        "notes": [
-            "The loss is the mean over the related pairs of one refinement epoch; MAP and mean rank as in "
-            "Nickel & Kiela (2017, §4.1), symmetric relation. Seconds: since training began, the burn-in included.",
-            "Full batch and a seeded order: a run stopped early is the exact prefix of the capped run, so every "
-            "rule is read off the one trace.",
-        ],
-        "tables": tables,
-        "class_embedding": emb,
-        "h_theta": hmap,
-    }
+    return out
+
+
+NOTES = [
+    "The loss is the mean over the related pairs of one refinement epoch; MAP and mean rank as in "
+    "Nickel & Kiela (2017, §4.1), symmetric relation. Seconds: since training began, the burn-in included.",
+    "Full batch and a seeded order: a run stopped early is the exact prefix of the capped run, so every "
+    "rule is read off the one trace.",
+]
 
 
 def _rows(system: str, row: dict[str, Any]) -> list[dict[str, Any]]:
@@ -232,15 +232,13 @@ def main() -> None:
     parser.add_argument("--checkpoints", type=int, nargs="+", default=[0, 25, 50, 100, 150, 200, 300])
     parser.add_argument(
         "--rules",
-        type=parse_rule,
         nargs="+",
-        default=[parse_rule(r) for r in ("5:1e-2", "10:1e-2", "10:3e-3", "10:1e-3", "10:3e-4", "20:1e-3", "20:3e-4")],
+        default=list(RULES),
         help="stopping rules WINDOW:TOLERANCE to read off the trace",
     )
     parser.add_argument(
         "--chosen",
-        type=parse_rule,
-        default=parse_rule(f"{defaults.window}:{defaults.tolerance}"),
+        default=f"{defaults.window}:{defaults.tolerance:g}",
         help="the rule the step uses (marked served)",
     )
     parser.add_argument("--map-epochs", type=int, default=defaults.map_settings.epochs, help="h_θ steps; 0: skip h_θ")
@@ -248,7 +246,18 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
     parser.add_argument("--out", help="write the docs/results record here")
+    parser.add_argument(
+        "--rerender",
+        help="a record this script wrote: rewrite its tables from its raw results with --chosen, training nothing",
+    )
     args = parser.parse_args()
+    if args.rerender:
+        report = json.loads(Path(args.rerender).read_text(encoding="utf-8"))
+        report["tables"] = record_tables(
+            report["setup"], report["class_embedding"], report["h_theta"], parse_rule(args.chosen)
+        )
+        write_json(args.out or args.rerender, report)
+        return
     if args.threads:
         torch.set_num_threads(args.threads)
     settings = HyperbolicSettings(
@@ -270,7 +279,20 @@ def main() -> None:
     if hmap is not None:
         for row in hmap["checkpoints"]:
             print(row, flush=True)
-    report = record(args, dim, len(hierarchy), emb, hmap)
+    setup = {"dim": dim, "nodes": len(hierarchy), "burn_in": args.burn_in, "map_epochs": args.map_epochs}
+    report = {
+        "capability": "hyperbolic",
+        "kind": "speed",
+        "title": "`compute hyperbolic`: epochs the class embedding and h_θ need (quality at checkpoints of one run)",
+        **run_record("benchmarks/hyperbolic_convergence.py", args),
+        "commit": commit(),
+        "rank": 4,
+        "notes": NOTES,
+        "tables": record_tables(setup, emb, hmap, parse_rule(args.chosen)),
+        "setup": setup,
+        "class_embedding": emb,
+        "h_theta": hmap,
+    }
     if args.out:
         write_json(args.out, report)
 

@@ -236,7 +236,7 @@ def train_embedding(
     total = settings.burn_in + settings.epochs
     bar = tqdm(range(total), desc=f"{settings.geometry} d={settings.dim}", unit="epoch", disable=not progress or None)
     if checkpoint is not None and settings.burn_in == 0:
-        checkpoint(0, weights.detach().to("cpu", torch.float64))
+        checkpoint(0, weights.detach().to("cpu", torch.float64, copy=True))
     for epoch in bar:
         lr = settings.lr * (settings.burn_in_factor if epoch < settings.burn_in else 1.0)
         for group in optimizer.param_groups:
@@ -256,7 +256,7 @@ def train_embedding(
             bar.set_postfix(loss=f"{losses[-1]:.4f}")
         refined = epoch + 1 - settings.burn_in  # refinement epochs done (0: the burn-in just ended)
         if checkpoint is not None and refined >= 0:
-            checkpoint(refined, weights.detach().to("cpu", torch.float64))
+            checkpoint(refined, weights.detach().to("cpu", torch.float64, copy=True))  # a copy: training goes on
         if refined > 0 and converged(losses[settings.burn_in :], settings.window, settings.tolerance):
             log.info(
                 "%s d=%d: loss converged after %d of %d epochs",
