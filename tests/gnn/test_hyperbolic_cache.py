@@ -151,6 +151,18 @@ def test_training_stops_early_on_a_converged_loss_as_the_prefix_of_the_capped_ru
     assert torch.equal(stopped.points, prefix.points)
 
 
+def test_checkpoints_are_copies_of_the_layout_as_it_trains() -> None:
+    seen: dict[int, torch.Tensor] = {}
+    trained = train_embedding(
+        tree(),
+        replace(SETTINGS, epochs=10),
+        progress=False,
+        checkpoint=lambda epoch, points: seen.update({epoch: points}),
+    )
+    assert sorted(seen) == list(range(11))  # after the burn-in (0), then after every refinement epoch
+    assert torch.equal(seen[10], trained.points) and not torch.equal(seen[0], seen[10])
+
+
 def test_rule_settings_are_checked() -> None:
     with pytest.raises(ConfigError, match="tolerance"):
         EmbeddingSettings(tolerance=-1e-3)
