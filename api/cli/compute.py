@@ -88,6 +88,7 @@ def compute_hyperbolic_step(store: GraphStore, args: argparse.Namespace) -> None
     settings = HyperbolicSettings(
         dim=args.dim,
         epochs=args.epochs,
+        tolerance=args.tolerance,
         seed=args.seed,
         device=args.device,
         map_settings=MapSettings(epochs=args.map_epochs),
@@ -147,6 +148,13 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         default=HyperbolicSettings().epochs,
         help="Nickel & Kiela refinement epochs after the tree init, at most: training stops earlier once the loss "
         "has stopped improving",
+    )
+    g.add_argument(
+        "--tolerance",
+        type=float,
+        default=HyperbolicSettings().tolerance,
+        help="stop the class layout's training once 10 epochs lower the loss by less than this fraction "
+        "(0: run every --epochs epoch)",
     )
     g.add_argument(
         "--map-epochs",
