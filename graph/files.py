@@ -15,6 +15,7 @@ reranker                ``<db>.index.reranker/``                     ``train rer
 clusters                ``<db>.clusters.json``                       ``compute cocitation`` (cluster labels)
 linker                  ``<cache>/models/linker.json``               ``linkage train``
 cross_encoder           ``<cache>/models/linker-cross-encoder/``     ``linkage train --cross-encoder``
+hyperbolic_classes      ``<cache>/models/hyperbolic_classes/``       ``compute hyperbolic`` (class layout)
 hyperbolic_map          ``<cache>/models/hyperbolic_map/``           ``compute hyperbolic`` (h_θ)
 embeddings              ``<cache>/embeddings/``                      the encoder's cache of text vectors
 reranker_examples       ``<cache>/reranker_examples/``               ``train reranker`` (its examples)
@@ -175,6 +176,12 @@ class StoreFiles:
         return self.models / "linker-cross-encoder"
 
     @property
+    def hyperbolic_classes(self) -> Path:
+        """The Poincaré layouts of the taxonomy classes of ``compute hyperbolic``, one file per hash of the hierarchy
+        and the settings: ``<cache>/models/hyperbolic_classes/``."""
+        return self.models / "hyperbolic_classes"
+
+    @property
     def hyperbolic_map(self) -> Path:
         """The map h_θ of ``compute hyperbolic``, one file per config and data hash: ``<cache>/models/hyperbolic_map/``."""
         return self.models / "hyperbolic_map"
@@ -222,6 +229,7 @@ class StoreFiles:
             _entry("clusters", self.clusters),
             _entry("linker", self.linker),
             _entry("cross_encoder", self.cross_encoder),
+            _entry("hyperbolic_classes", self.hyperbolic_classes),
             _entry("hyperbolic_map", self.hyperbolic_map),
             _entry("embeddings", self.embeddings),
             _entry("reranker_examples", self.reranker_examples),

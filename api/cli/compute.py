@@ -88,11 +88,15 @@ def compute_hyperbolic_step(store: GraphStore, args: argparse.Namespace) -> None
     settings = HyperbolicSettings(
         dim=args.dim,
         epochs=args.epochs,
+        tolerance=args.tolerance,
         seed=args.seed,
         device=args.device,
         map_settings=MapSettings(epochs=args.map_epochs),
+        fit_map=args.map,
     )
-    print(compute_hyperbolic(store, settings, map_dir=StoreFiles().hyperbolic_map).summary())
+    files = StoreFiles()
+    report = compute_hyperbolic(store, settings, map_dir=files.hyperbolic_map, classes_dir=files.hyperbolic_classes)
+    print(report.summary())
 
 
 def compute_index_step(store: GraphStore, args: argparse.Namespace) -> None:
@@ -142,13 +146,27 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         "--epochs",
         type=int,
         default=HyperbolicSettings().epochs,
-        help="Nickel & Kiela refinement epochs after the tree init",
+        help="Nickel & Kiela refinement epochs after the tree init, at most: training stops earlier once the loss "
+        "has stopped improving",
+    )
+    g.add_argument(
+        "--tolerance",
+        type=float,
+        default=HyperbolicSettings().tolerance,
+        help="stop the class layout's training once 10 epochs lower the loss by less than this fraction "
+        "(0: run every --epochs epoch)",
     )
     g.add_argument(
         "--map-epochs",
         type=int,
         default=MapSettings().epochs,
         help="optimiser steps of h_θ, the map from fused class vectors into the ball",
+    )
+    g.add_argument(
+        "--map",
+        action=argparse.BooleanOptionalAction,
+        default=HyperbolicSettings().fit_map,
+        help="fit h_θ (nothing served reads it; --no-map writes the coordinates alone, a later --map run fits it)",
     )
     g = p.add_argument_group("linkage")
     g.add_argument("--model", help="linker model (default: $CITEGRAPH_CACHE/models/linker.json)")

@@ -6,7 +6,12 @@ What it writes (curvature :math:`-1`, float64):
   of the joint taxonomy of :func:`gnn.hyperbolic.hierarchy.taxonomy_hierarchy` (ACM schemes via BROADER,
   arXiv categories under their archive and, via MAPS_TO, under the ACM classes they map to,
   everything under one root), trained by :func:`gnn.hyperbolic.embedding.train_embedding` from
-  Sarkar's tree embedding. Trained in ``dim`` dimensions and written in the store's size
+  Sarkar's tree embedding, for at most ``epochs`` epochs: it stops once the loss has stopped improving
+  (``tolerance``, ``window``). The layout depends on the taxonomy and the settings alone, not on the
+  papers, so it is saved under ``<classes_dir>/`` (``StoreFiles.hyperbolic_classes``) by a hash of the
+  hierarchy and the settings, and a later run on the same taxonomy with the same settings loads it
+  instead of training (:func:`gnn.hyperbolic.embedding.cached_embedding`; the report says which).
+  Trained in ``dim`` dimensions and written in the store's size
   (``CITEGRAPH_POINCARE_DIM``, default 16), zero-padded: :math:`\mathbb{D}^{dim}` sits
   isometrically in :math:`\mathbb{D}^{16}` as the points whose last coordinates are 0, so
   every distance is unchanged;
@@ -34,16 +39,19 @@ What it writes (curvature :math:`-1`, float64):
   vector averaged with its ancestors'). SymTax (Goyal et al., 2024) uses Poincaré distances
   between projected class vectors as a reranker feature. The model is saved under
   ``<map_dir>/`` (``StoreFiles.hyperbolic_map``) with its config, a hash of its training data and the classes'
-  h_θ points; :func:`gnn.hyperbolic.map.load_hyperbolic_map` gives it back for the reranker
-  (:meth:`~gnn.hyperbolic.map.HyperbolicMap.to_ball` maps any fused-size vector). Without
+  h_θ points; :func:`gnn.hyperbolic.map.load_hyperbolic_map` gives it back
+  (:meth:`~gnn.hyperbolic.map.HyperbolicMap.to_ball` maps any fused-size vector). A saved map with
+  the same config and data hash is loaded instead of trained (the report says so). Without
   ``fused`` in the store (taxonomy fusion not run) h_θ is skipped, said so in the report, and
-  the coordinates are still written.
+  the coordinates are still written. Nothing that recommends or serves reads h_θ (benchmarks
+  do), so ``fit_map=False`` (``--no-map``) writes the coordinates alone and leaves h_θ to a later run.
 
-The report gives the counts written and the reconstruction of the ACM 1998 tree (mean rank,
-MAP; :func:`gnn.hyperbolic.hierarchy.reconstruction`) computed from the coordinates *read back* from the
-store, and from h_θ's points of the ACM 1998 classes.
+The report gives the counts written, whether the class layout and h_θ were trained or loaded
+from the cache (and for how many epochs the layout trained), and the reconstruction of the ACM
+1998 tree (mean rank, MAP; :func:`gnn.hyperbolic.hierarchy.reconstruction`) computed from the
+coordinates *read back* from the store, and from h_θ's points of the ACM 1998 classes.
 
-This module is about 500 lines: the step's reads, the placement of classes and papers and the
+This module is about 550 lines: the step's reads, the placement of classes and papers and the
 write-back share the store's row layout, so they stay together; the geometry, the hierarchy
 embedding and h_θ are in their own modules.
 """
@@ -61,13 +69,14 @@ import torch
 
 from gnn.device import on_device, select_device
 from gnn.hyperbolic import poincare
-from gnn.hyperbolic.embedding import EmbeddingSettings, train_embedding
+from gnn.hyperbolic.embedding import EmbeddingSettings, cached_embedding
 from gnn.hyperbolic.hierarchy import Hierarchy, Reconstruction, reconstruction, taxonomy_hierarchy
 from gnn.hyperbolic.map import (
     HyperbolicMap,
     MapSettings,
     data_hash,
     load_hyperbolic_map,
+    load_saved_map,
     save_hyperbolic_map,
     train_hyperbolic_map,
 )
@@ -87,11 +96,18 @@ class HyperbolicSettings:
     # Dimension trained in; None: the store's poincare size (CITEGRAPH_POINCARE_DIM, default 16). Smaller
     # values are written zero-padded (an isometric copy), so benchmarks can train dim 2/5/10 into one store.
     dim: int | None = None
-    # Epochs of the Nickel & Kiela refinement after the tree initialisation (300 reach MAP 0.999 at dim 5
+    # Epochs of the Nickel & Kiela refinement after the tree initialisation, at most (300 reach MAP 0.999 at dim 5
     # on the ACM 1998 tree; see docs/results.md).
     epochs: int = 300
     # Burn-in epochs at a tenth of the learning rate before them.
     burn_in: int = 20
+    # Stop the refinement before `epochs` once the mean loss of the last `window` epochs is less than this fraction
+    # below the mean of the `window` before (gnn/hyperbolic/embedding.py); 0: always run `epochs`. On the joint
+    # taxonomy (dim 16) 1e-2 stops after 214 of 300 epochs: ACM 1998 MAP 0.9994 (0.9996 at 300), joint hierarchy
+    # MAP 0.848 (0.883 at 300, still rising); 2e-2 stops after 93 (joint 0.764), 5e-3 after 285 (joint 0.882).
+    # benchmarks/hyperbolic_convergence.py, docs/results.md.
+    tolerance: float = 1e-2
+    window: int = 10
     # Edge length τ of Sarkar's tree initialisation; depth h starts at distance hτ from the origin.
     tree_scale: float = 3.0
     # Seed of the initialisation, the negatives and h_θ.
@@ -100,6 +116,9 @@ class HyperbolicSettings:
     device: str | None = None
     # How h_θ trains (gnn/hyperbolic/map.py); its seed and device are taken from the two fields above.
     map_settings: MapSettings = field(default_factory=MapSettings)
+    # Fit h_θ in this run. Nothing served reads it (benchmarks do), so a build may write the coordinates first
+    # and fit h_θ in a later run.
+    fit_map: bool = True
     # Papers without categories but with an embedding sit at the midpoint of this many nearest categories
     # (by cosine to their fused vectors); 0 leaves them without coordinates.
     place_top_k: int = 3
@@ -109,6 +128,8 @@ class HyperbolicSettings:
             raise ConfigError(f"--dim is {self.dim}; the ball needs at least 2 dimensions (default: the store's size)")
         if self.epochs < 0:
             raise ConfigError(f"epochs is {self.epochs}; use >= 0 (default 300)")
+        if self.tolerance < 0:
+            raise ConfigError(f"--tolerance is {self.tolerance}; use >= 0 (default 1e-2, 0: run every epoch)")
         if self.place_top_k < 0:
             raise ConfigError(f"place_top_k is {self.place_top_k}; use >= 0 (default 3, 0: off)")
 
@@ -117,6 +138,8 @@ class HyperbolicSettings:
             dim=dim,
             epochs=self.epochs,
             burn_in=self.burn_in,
+            tolerance=self.tolerance,
+            window=self.window,
             init="tree",
             tree_scale=self.tree_scale,
             seed=self.seed,
@@ -135,8 +158,9 @@ class MapFit:
     inputs: str  # "path" or "fused" (MapSettings.inputs)
     hierarchy: Reconstruction  # the hierarchy of the classes with `fused`, from h_θ's points
     acm1998: Reconstruction | None  # the ACM 1998 tree reconstructed from h_θ's points
-    final_loss: float  # mean loss of the last 100 steps
+    final_loss: float  # mean loss of the last 100 steps (of the run that trained it, when loaded)
     path: Path
+    from_cache: bool = False  # loaded from `path` (same config and data), not trained
 
 
 # reading the store -----------------------------------------------------------------------------
@@ -278,6 +302,9 @@ class HyperbolicReport:
     papers_cleared: int  # papers whose old coordinates were removed (no category any more)
     papers_placed_by_text: int  # of papers_written: no category, placed by their embedding
     joint: Reconstruction  # the whole joint hierarchy (in-memory points)
+    epochs: int  # refinement epochs the class layout was trained for (fewer than the cap when the loss converged)
+    classes_from_cache: bool  # the class layout was loaded from classes_path, not trained
+    classes_path: Path | None  # where the class layout is saved; None: not saved (no folder given)
     acm1998: Reconstruction | None  # ACM 1998 tree from the coordinates read back from the store
     map_fit: MapFit | None
     map_note: str  # why h_θ was not trained, or ""
@@ -291,15 +318,16 @@ class HyperbolicReport:
             f"  poincare written on {self.acm_written} AcmClass, {self.arxiv_written} ArxivCategory, "
             f"{self.papers_written} Paper nodes ({self.papers_placed_by_text} of them placed by their text, "
             f"without categories; {self.papers_cleared} papers cleared)",
+            f"  class layout {self._classes_origin()}",
             f"  joint hierarchy: {self.joint}",
         ]
         if self.acm1998 is not None:
             lines.append(f"  ACM 1998 tree from the stored coordinates: {self.acm1998}")
         if self.map_fit is not None:
             fit = self.map_fit
+            origin = f"loaded from cache {fit.path}" if fit.from_cache else f"saved to {fit.path}"
             lines.append(
-                f"  h_θ on {fit.classes} classes ({fit.inputs} vectors), final loss {fit.final_loss:.3f}; "
-                f"saved to {fit.path}"
+                f"  h_θ on {fit.classes} classes ({fit.inputs} vectors), final loss {fit.final_loss:.3f}; {origin}"
             )
             lines.append(f"  class hierarchy from h_θ's points: {fit.hierarchy}")
             if fit.acm1998 is not None:
@@ -309,13 +337,26 @@ class HyperbolicReport:
         lines.append("  " + ", ".join(f"{stage} {s:.1f}s" for stage, s in self.seconds.items()))
         return "\n".join(lines)
 
+    def _classes_origin(self) -> str:
+        trained = f"{self.epochs} epochs after the burn-in"
+        if self.classes_from_cache:
+            return f"loaded from cache {self.classes_path} (trained for {trained})"
+        saved = f"; saved to {self.classes_path}" if self.classes_path is not None else ""
+        return f"trained for {trained}{saved}"
+
 
 def compute_hyperbolic(
-    store: GraphStore, settings: HyperbolicSettings | None = None, *, map_dir: Path | None = None
+    store: GraphStore,
+    settings: HyperbolicSettings | None = None,
+    *,
+    map_dir: Path | None = None,
+    classes_dir: Path | None = None,
 ) -> HyperbolicReport:
     """Embed the taxonomy, place the papers, fit h_θ; write ``poincare`` back (module docstring).
 
-    ``map_dir`` is where h_θ is saved (the CLI passes ``$CITEGRAPH_CACHE/models/hyperbolic_map``); None: not saved.
+    ``map_dir`` is where h_θ is saved (the CLI passes ``$CITEGRAPH_CACHE/models/hyperbolic_map``); None: not saved,
+    not fitted. ``classes_dir`` is where the class layout is saved and looked up (the CLI passes
+    ``$CITEGRAPH_CACHE/models/hyperbolic_classes``); None: trained every run, not saved.
     """
     settings = settings or HyperbolicSettings()
     stored_dim = store.schema.sizes.poincare
@@ -331,9 +372,10 @@ def compute_hyperbolic(
     )
     laps.lap("read")
     with on_device(device):
-        embedding = train_embedding(hierarchy, replace(settings.embedding(dim), device=str(device)))
+        layout = cached_embedding(hierarchy, replace(settings.embedding(dim), device=str(device)), classes_dir)
+    embedding = layout.embedding
     joint = reconstruction(embedding.distances(), hierarchy)
-    laps.lap("train")
+    laps.lap("load" if layout.from_cache else "train")
 
     padded = np.zeros((len(hierarchy), stored_dim))
     padded[:, :dim] = embedding.points.numpy()  # zero padding: an isometric copy of the trained ball
@@ -346,9 +388,12 @@ def compute_hyperbolic(
     acm1998 = acm1998_reconstruction(stored, stored.acm.set_index("id")["poincare"])
     laps.lap("verify")
 
-    with on_device(device):
-        map_fit, note = _map_if_possible(stored, hierarchy, settings, map_dir, dim=dim, device=str(device))
-    laps.lap("h_theta")
+    if settings.fit_map:
+        with on_device(device):
+            map_fit, note = _map_if_possible(stored, hierarchy, settings, map_dir, dim=dim, device=str(device))
+        laps.lap("h_theta")
+    else:
+        map_fit, note = None, "not asked for (--no-map); `citegraph compute hyperbolic --map` fits it"
 
     report = HyperbolicReport(
         dim=dim,
@@ -361,6 +406,9 @@ def compute_hyperbolic(
         papers_cleared=papers.cleared,
         papers_placed_by_text=papers.placed_by_text,
         joint=joint,
+        epochs=embedding.epochs,
+        classes_from_cache=layout.from_cache,
+        classes_path=layout.path,
         acm1998=acm1998,
         map_fit=map_fit,
         map_note=note,
@@ -474,25 +522,29 @@ def _fit_map(
     dim: int,
     device: str,
 ) -> MapFit:
-    """Train h_θ on ``classes`` (:func:`fused_class_hierarchy`), save it, rank its points."""
+    """Train h_θ on ``classes`` (:func:`fused_class_hierarchy`) and save it, or load the one saved for the same
+    config and data; rank its points."""
     keys = list(classes.names)
     map_settings = replace(settings.map_settings, seed=settings.seed, device=device)
-    trained = train_hyperbolic_map(fused, classes, dim, map_settings)
     config = {"dim": dim, **{k: v for k, v in asdict(map_settings).items() if k != "device"}}
-    path = save_hyperbolic_map(
-        trained.model,
-        map_dir,
-        config=config,
-        data_hash=data_hash(keys, fused, classes.edges),
-        classes=keys,
-        points=trained.points,
-    )
-    mapped = pd.Series(list(trained.points), index=keys)
+    digest = data_hash(keys, fused, classes.edges)
+    saved = load_saved_map(map_dir, config=config, data_hash=digest, classes=keys)
+    if saved is not None:
+        log.info("h_θ loaded from %s", saved.path)
+        points, final_loss, path = saved.points, saved.final_loss, saved.path
+    else:
+        trained = train_hyperbolic_map(fused, classes, dim, map_settings)
+        points = trained.points
+        final_loss = float(np.mean(trained.losses[-100:])) if trained.losses else float("nan")
+        path = save_hyperbolic_map(
+            trained.model, map_dir, config=config, data_hash=digest, classes=keys, points=points, final_loss=final_loss
+        )
+    mapped = pd.Series(list(points), index=keys)
     tree_ids = tables.acm.loc[tables.acm["scheme"] == ACM1998, "id"]
     acm1998 = acm1998_reconstruction(tables, mapped) if len(tree_ids) and tree_ids.isin(mapped.index).all() else None
-    final_loss = float(np.mean(trained.losses[-100:])) if trained.losses else float("nan")
-    fit = reconstruction(trained.distances(), classes)
-    return MapFit(len(keys), map_settings.inputs, fit, acm1998, final_loss, path)
+    distances = poincare.pairwise_dist(torch.from_numpy(points), torch.from_numpy(points)).numpy()
+    fit = reconstruction(distances, classes)
+    return MapFit(len(keys), map_settings.inputs, fit, acm1998, final_loss, path, saved is not None)
 
 
 __all__ = [

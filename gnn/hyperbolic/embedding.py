@@ -17,9 +17,28 @@ the ball, optimised by ``RiemannianAdam`` (Bécigneul & Ganea, 2019, "Riemannian
 Optimization Methods"); the first ``burn_in`` epochs run at ``lr * burn_in_factor`` so that the
 points find their angular layout before they move outwards (the paper's burn-in, §3).
 
+**Stopping.** ``epochs`` is a cap: the refinement stops earlier once the loss has stopped
+improving (:func:`converged`): with :math:`\bar L_t` the mean loss of the refinement epochs
+:math:`t - W + 1, \ldots, t` (window :math:`W` = ``window``), it stops after epoch :math:`t` when
+
+.. math::
+    \frac{\bar L_{t-W} - \bar L_t}{|\bar L_{t-W}|} < \text{tolerance},
+
+that is when the last :math:`W` epochs lowered the mean loss by less than the fraction ``tolerance``
+of the :math:`W` before them (the burn-in does not count). Full batch and a seeded order make an
+early stop the exact prefix of the capped run.
+
 Initialisation: uniform in :math:`[-10^{-3}, 10^{-3}]^d` (the paper), or ``"tree"``: Sarkar's
 combinatorial embedding of a spanning tree (:func:`gnn.hyperbolic.hierarchy.tree_embedding`; Sala et al.,
 2018, "Representation Tradeoffs for Hyperbolic Embeddings"), which the loss then refines.
+
+**Saved layouts.** A trained layout depends only on the hierarchy and the settings, so
+:func:`cached_embedding` keeps it under a folder (``compute hyperbolic``:
+``$CITEGRAPH_CACHE/models/hyperbolic_classes/``) as ``<key>.pt``, the key a hash of the hierarchy
+(names in order, edges, virtual flags; :func:`hierarchy_hash`), of every setting but the device
+and of :data:`CACHE_FORMAT`; a later call with the same key loads it instead of training. A file is
+written whole or not at all (:func:`graph.files.write_atomic`) and carries a checksum of its points:
+one that does not load, names other nodes or fails its checksum is trained again and replaced.
 
 ``geometry="euclidean"`` trains the same loss with :math:`d(x, y) = \|x - y\|` in
 :math:`\mathbb{R}^d` (plain Adam through the same optimiser): the paper's Euclidean baseline.
@@ -27,9 +46,15 @@ combinatorial embedding of a spanning tree (:func:`gnn.hyperbolic.hierarchy.tree
 
 from __future__ import annotations
 
+import hashlib
+import io
+import json
 import logging
 import time
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any
 
 import geoopt
 import numpy as np
@@ -41,11 +66,15 @@ from gnn.device import select_device
 from gnn.hyperbolic import poincare
 from gnn.hyperbolic.hierarchy import Hierarchy, tree_embedding
 from graph.errors import ConfigError, DataError
+from graph.files import write_atomic
 
 log = logging.getLogger(__name__)
 
 GEOMETRIES = ("poincare", "euclidean")
 INITS = ("random", "tree")
+# Version of the saved layout's record and of the training that makes it: raise it when either changes, so
+# that layouts saved before are trained again rather than loaded.
+CACHE_FORMAT = 1
 
 
 @dataclass(frozen=True)
@@ -56,8 +85,14 @@ class EmbeddingSettings:
     dim: int = 16
     # "poincare", or "euclidean" for the baseline trained the same way.
     geometry: str = "poincare"
-    # Full passes over the related pairs. The loss keeps falling slowly for thousands of epochs at dim 2.
+    # Full passes over the related pairs, at most (see `tolerance`). The loss keeps falling slowly for thousands of
+    # epochs at dim 2.
     epochs: int = 1500
+    # Stop once the mean loss of the last `window` epochs is less than this fraction below the mean of the `window`
+    # before (module docstring); 0: always run every epoch.
+    tolerance: float = 0.0
+    # Epochs averaged on each side of the comparison: Adam's loss wobbles from epoch to epoch, a mean does not.
+    window: int = 10
     # Epochs at the start run at lr * burn_in_factor (N&K: 10 epochs at lr/10) so the layout settles first.
     burn_in: int = 20
     burn_in_factor: float = 0.1
@@ -89,6 +124,8 @@ class EmbeddingSettings:
             raise ConfigError(f"init {self.init!r} is not one of {INITS}")
         if self.epochs < 0 or self.burn_in < 0:
             raise ConfigError(f"epochs ({self.epochs}) and burn_in ({self.burn_in}) must be >= 0")
+        if self.tolerance < 0 or self.window < 1:
+            raise ConfigError(f"tolerance ({self.tolerance}) must be >= 0 and window ({self.window}) >= 1")
         if self.negatives is not None and self.negatives < 1:
             raise ConfigError(f"negatives is {self.negatives}; use >= 1, or None for every unrelated node")
         if not 0 < self.margin < 1e-2:
@@ -113,8 +150,9 @@ class _Ball(geoopt.PoincareBall):
 class TrainedEmbedding:
     points: torch.Tensor  # float64 [n, dim] on the CPU, rows in the hierarchy's node order
     settings: EmbeddingSettings
-    losses: tuple[float, ...]  # mean loss per epoch
+    losses: tuple[float, ...]  # mean loss per epoch, the burn-in's first
     seconds: float
+    epochs: int  # refinement epochs run after the burn-in: settings.epochs, or fewer when the loss converged
 
     def distances(self) -> np.ndarray:
         """[n, n] distances in the embedding's geometry."""
@@ -151,10 +189,29 @@ def initial_points(hierarchy: Hierarchy, settings: EmbeddingSettings) -> torch.T
     return (torch.rand(len(hierarchy), settings.dim, dtype=torch.float64, generator=generator) * 2 - 1) * 1e-3
 
 
+def converged(losses: Sequence[float], window: int, tolerance: float) -> bool:
+    """True when the mean of the last ``window`` losses is less than ``tolerance`` (a fraction) below the mean of the
+    ``window`` before them (module docstring); False while fewer than ``2 * window`` losses are given, or with
+    ``tolerance`` 0. ``losses``: the refinement epochs' mean losses, in order."""
+    if tolerance <= 0 or len(losses) < 2 * window:
+        return False
+    before = float(np.mean(losses[-2 * window : -window]))
+    last = float(np.mean(losses[-window:]))
+    return (before - last) < tolerance * abs(before)
+
+
 def train_embedding(
-    hierarchy: Hierarchy, settings: EmbeddingSettings | None = None, *, progress: bool = True
+    hierarchy: Hierarchy,
+    settings: EmbeddingSettings | None = None,
+    *,
+    progress: bool = True,
+    checkpoint: Callable[[int, torch.Tensor], None] | None = None,
 ) -> TrainedEmbedding:
-    """Embed ``hierarchy`` with the loss of the module docstring; deterministic for a seed on one device."""
+    """Embed ``hierarchy`` with the loss of the module docstring; deterministic for a seed on one device.
+
+    ``checkpoint(epoch, points)`` is called after the burn-in (epoch 0) and after every refinement epoch
+    (1, 2, ...) with a float64 CPU copy of the points: benchmarks rank the layout as it trains.
+    """
     settings = settings or EmbeddingSettings()
     device = select_device(settings.device)
     started = time.perf_counter()
@@ -178,6 +235,8 @@ def train_embedding(
     losses: list[float] = []
     total = settings.burn_in + settings.epochs
     bar = tqdm(range(total), desc=f"{settings.geometry} d={settings.dim}", unit="epoch", disable=not progress or None)
+    if checkpoint is not None and settings.burn_in == 0:
+        checkpoint(0, weights.detach().to("cpu", torch.float64, copy=True))
     for epoch in bar:
         lr = settings.lr * (settings.burn_in_factor if epoch < settings.burn_in else 1.0)
         for group in optimizer.param_groups:
@@ -195,9 +254,130 @@ def train_embedding(
         losses.append(epoch_loss / len(pairs))
         if epoch % 50 == 0:
             bar.set_postfix(loss=f"{losses[-1]:.4f}")
+        refined = epoch + 1 - settings.burn_in  # refinement epochs done (0: the burn-in just ended)
+        if checkpoint is not None and refined >= 0:
+            checkpoint(refined, weights.detach().to("cpu", torch.float64, copy=True))  # a copy: training goes on
+        if refined > 0 and converged(losses[settings.burn_in :], settings.window, settings.tolerance):
+            log.info(
+                "%s d=%d: loss converged after %d of %d epochs",
+                settings.geometry,
+                settings.dim,
+                refined,
+                settings.epochs,
+            )
+            break
     bar.close()
     points = weights.detach().to("cpu", torch.float64)
-    return TrainedEmbedding(points, settings, tuple(losses), time.perf_counter() - started)
+    epochs = max(len(losses) - settings.burn_in, 0)
+    return TrainedEmbedding(points, settings, tuple(losses), time.perf_counter() - started, epochs)
+
+
+# saved layouts ---------------------------------------------------------------------------------
+
+
+def hierarchy_hash(hierarchy: Hierarchy) -> str:
+    """sha256 of what a layout is trained from in ``hierarchy``: node names in order, edges, virtual flags."""
+    digest = hashlib.sha256("\n".join(hierarchy.names).encode())
+    digest.update(np.ascontiguousarray(hierarchy.edges, dtype=np.int64).tobytes())
+    digest.update(np.ascontiguousarray(hierarchy.virtual, dtype=np.uint8).tobytes())
+    return digest.hexdigest()
+
+
+def embedding_key(hierarchy: Hierarchy, settings: EmbeddingSettings) -> str:
+    """16 hex digits naming the layout of ``hierarchy`` under ``settings`` (the device does not count)."""
+    config = {k: v for k, v in asdict(settings).items() if k != "device"}
+    text = json.dumps(
+        {"format": CACHE_FORMAT, "hierarchy": hierarchy_hash(hierarchy), "settings": config}, sort_keys=True
+    )
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _checksum(names: Sequence[str], points: torch.Tensor) -> str:
+    digest = hashlib.sha256("\n".join(names).encode())
+    digest.update(np.ascontiguousarray(points.numpy(), dtype=np.float64).tobytes())
+    return digest.hexdigest()
+
+
+def save_embedding(trained: TrainedEmbedding, hierarchy: Hierarchy, folder: Path) -> Path:
+    """Write ``trained`` as ``<folder>/<key>.pt`` (:func:`embedding_key`), whole or not at all; returns the path."""
+    key = embedding_key(hierarchy, trained.settings)
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{key}.pt"
+    record = {
+        "format": CACHE_FORMAT,
+        "key": key,
+        "names": list(hierarchy.names),
+        "points": trained.points.contiguous(),
+        "checksum": _checksum(hierarchy.names, trained.points),
+        "losses": list(trained.losses),
+        "epochs": trained.epochs,
+        "seconds": trained.seconds,
+    }
+    buffer = io.BytesIO()
+    torch.save(record, buffer)
+    write_atomic(path, buffer.getvalue())
+    return path
+
+
+def load_embedding(hierarchy: Hierarchy, settings: EmbeddingSettings, folder: Path) -> TrainedEmbedding | None:
+    """The layout saved by :func:`save_embedding` for ``hierarchy`` and ``settings``; None when there is none or
+    the file cannot be trusted (it does not load, names other nodes, or its points fail their checksum)."""
+    key = embedding_key(hierarchy, settings)
+    path = Path(folder) / f"{key}.pt"
+    if not path.is_file():
+        return None
+    try:
+        record: dict[str, Any] = torch.load(path, map_location="cpu", weights_only=True)
+        points = record["points"]
+        problem = _record_problem(record, key, hierarchy, settings)
+    except Exception as exc:  # a torn or foreign file raises whatever torch.load raises on it
+        problem = f"it does not load ({type(exc).__name__}: {exc})"
+    if problem:
+        log.warning("saved class layout %s ignored, training again: %s", path, problem)
+        return None
+    losses = tuple(float(x) for x in record["losses"])
+    return TrainedEmbedding(points.to(torch.float64), settings, losses, float(record["seconds"]), int(record["epochs"]))
+
+
+def _record_problem(record: dict[str, Any], key: str, hierarchy: Hierarchy, settings: EmbeddingSettings) -> str:
+    """Why a loaded record is not the layout of ``key``, or ""."""
+    if record.get("format") != CACHE_FORMAT or record.get("key") != key:
+        return f"format {record.get('format')} / key {record.get('key')}, expected {CACHE_FORMAT} / {key}"
+    if list(record["names"]) != list(hierarchy.names):
+        return "it holds other nodes"
+    points = record["points"]
+    if not isinstance(points, torch.Tensor) or tuple(points.shape) != (len(hierarchy), settings.dim):
+        return f"its points are not a [{len(hierarchy)}, {settings.dim}] tensor"
+    if _checksum(hierarchy.names, points.to(torch.float64)) != record["checksum"]:
+        return "its points fail their checksum"
+    return ""
+
+
+@dataclass(frozen=True)
+class CachedEmbedding:
+    """What :func:`cached_embedding` gives: the layout, and whether it was loaded or trained."""
+
+    embedding: TrainedEmbedding
+    path: Path | None  # where it is saved; None without a folder
+    from_cache: bool  # loaded from `path`, not trained
+
+
+def cached_embedding(
+    hierarchy: Hierarchy, settings: EmbeddingSettings, folder: Path | None, *, progress: bool = True
+) -> CachedEmbedding:
+    """The layout saved under ``folder`` for ``hierarchy`` and ``settings``, else one trained now and saved there
+    (module docstring); ``folder`` None: always trained, never saved."""
+    if folder is not None:
+        saved = load_embedding(hierarchy, settings, folder)
+        if saved is not None:
+            path = Path(folder) / f"{embedding_key(hierarchy, settings)}.pt"
+            log.info("class layout loaded from %s", path)
+            return CachedEmbedding(saved, path, True)
+    trained = train_embedding(hierarchy, settings, progress=progress)
+    if folder is None:
+        return CachedEmbedding(trained, None, False)
+    return CachedEmbedding(trained, save_embedding(replace(trained, settings=settings), hierarchy, folder), False)
 
 
 def _pair_loss(
@@ -234,11 +414,19 @@ def _pair_loss(
 
 
 __all__ = [
+    "CACHE_FORMAT",
     "GEOMETRIES",
     "INITS",
+    "CachedEmbedding",
     "EmbeddingSettings",
     "TrainedEmbedding",
+    "cached_embedding",
+    "converged",
+    "embedding_key",
+    "hierarchy_hash",
     "initial_points",
+    "load_embedding",
     "pairwise_distances",
+    "save_embedding",
     "train_embedding",
 ]

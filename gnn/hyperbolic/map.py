@@ -70,6 +70,7 @@ import io
 import json
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -227,12 +228,19 @@ class TrainedMap:
 
 
 def train_hyperbolic_map(
-    vectors: np.ndarray, hierarchy: Hierarchy, dim: int, settings: MapSettings | None = None, *, progress: bool = True
+    vectors: np.ndarray,
+    hierarchy: Hierarchy,
+    dim: int,
+    settings: MapSettings | None = None,
+    *,
+    progress: bool = True,
+    checkpoint: Callable[[int, HyperbolicMap], None] | None = None,
 ) -> TrainedMap:
     """Fit h_θ to ``hierarchy`` with the loss of the module docstring.
 
     ``vectors`` [n, f]: each node's fused vector, in ``hierarchy``'s node order (no virtual nodes:
-    every node needs one). Deterministic for a seed on one device.
+    every node needs one). Deterministic for a seed on one device. ``checkpoint(step, model)`` is called
+    before the first step (0) and after every step (1, 2, ...): benchmarks rank h_θ's points as it trains.
     """
     settings = settings or MapSettings()
     if len(vectors) != len(hierarchy):
@@ -263,6 +271,8 @@ def train_hyperbolic_map(
     optimizer = torch.optim.Adam(model.parameters(), lr=settings.lr)
     schedule = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, max(settings.epochs, 1))
     losses: list[float] = []
+    if checkpoint is not None:
+        checkpoint(0, model)
     bar = tqdm(range(settings.epochs), desc=f"h_θ d={dim}", unit="step", disable=not progress or None)
     for step in bar:
         batch = anchors[torch.randperm(len(anchors), generator=generator)[: settings.batch_size].to(device)]
@@ -286,12 +296,19 @@ def train_hyperbolic_map(
         losses.append(float(loss.detach()))
         if step % 100 == 0:
             bar.set_postfix(loss=f"{losses[-1]:.3f}")
+        if checkpoint is not None:
+            checkpoint(step + 1, model)
     bar.close()
     model = model.cpu().eval()
     return TrainedMap(model, inputs, model.to_ball(inputs), tuple(losses), time.perf_counter() - started)
 
 
 # saving ----------------------------------------------------------------------------------------
+
+
+def map_key(config: dict[str, Any], data_hash: str) -> str:
+    """16 hex digits naming h_θ trained with ``config`` on the data of ``data_hash`` (its file is ``<key>.pt``)."""
+    return hashlib.sha256(json.dumps({"config": config, "data": data_hash}, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def save_hyperbolic_map(
@@ -302,15 +319,16 @@ def save_hyperbolic_map(
     data_hash: str,
     classes: list[str],
     points: np.ndarray | None = None,
+    final_loss: float | None = None,
 ) -> Path:
-    """Save h_θ as ``<map_dir>/<key>.pt`` (key: hash of config and data); returns the path.
+    """Save h_θ as ``<map_dir>/<key>.pt`` (:func:`map_key`) and name it ``latest``; returns the path.
 
-    ``points`` [len(classes), dim]: the classes' h_θ points, read back by :func:`load_class_points`.
+    ``points`` [len(classes), dim]: the classes' h_θ points, read back by :func:`load_class_points`;
+    ``final_loss``: the mean loss of its last steps, reported again when :func:`load_saved_map` reuses it.
     """
-    key = hashlib.sha256(json.dumps({"config": config, "data": data_hash}, sort_keys=True).encode()).hexdigest()[:16]
     folder = Path(map_dir)
     folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{key}.pt"
+    path = folder / f"{map_key(config, data_hash)}.pt"
     record = {
         "state_dict": model.state_dict(),
         "in_dim": model.in_dim,
@@ -321,6 +339,7 @@ def save_hyperbolic_map(
         "data_hash": data_hash,
         "classes": classes,
         "points": None if points is None else torch.as_tensor(np.asarray(points, dtype=np.float64)),
+        "final_loss": final_loss,
     }
     buffer = io.BytesIO()
     torch.save(record, buffer)
@@ -328,6 +347,44 @@ def save_hyperbolic_map(
     write_atomic(path, buffer.getvalue())
     write_atomic(folder / "latest", path.name + "\n")
     return path
+
+
+@dataclass(frozen=True)
+class SavedMap:
+    """h_θ reused by :func:`load_saved_map`."""
+
+    model: HyperbolicMap  # on the CPU, in eval mode
+    points: np.ndarray  # float64 [n, dim]: the classes' h_θ points, in the order they were saved
+    final_loss: float  # of the run that trained it; NaN when that run did not record it
+    path: Path
+
+
+def load_saved_map(map_dir: Path, *, config: dict[str, Any], data_hash: str, classes: list[str]) -> SavedMap | None:
+    """h_θ saved for ``config`` and ``data_hash`` with the points of ``classes``, named ``latest`` again; None when
+    there is none or its file does not load or does not match (``compute hyperbolic`` then trains it again)."""
+    path = Path(map_dir) / f"{map_key(config, data_hash)}.pt"
+    if not path.is_file():
+        return None
+    try:
+        record = _record(Path(map_dir), path.stem)
+        model = HyperbolicMap(record["in_dim"], record["out_dim"], record["hidden"], record["max_radius"])
+        model.load_state_dict(record["state_dict"])
+        matches = (
+            record["config"] == config
+            and record["data_hash"] == data_hash
+            and list(record["classes"]) == classes
+            and record["points"] is not None
+            and tuple(record["points"].shape) == (len(classes), model.out_dim)
+        )
+    except Exception as exc:  # a torn or foreign file raises whatever torch.load raises on it
+        log.warning("saved h_θ %s ignored, training again: it does not load (%s: %s)", path, type(exc).__name__, exc)
+        return None
+    if not matches:
+        log.warning("saved h_θ %s ignored, training again: its config, data or classes differ", path)
+        return None
+    write_atomic(Path(map_dir) / "latest", path.name + "\n")  # load_hyperbolic_map() gives the map of this data
+    final_loss = record.get("final_loss")
+    return SavedMap(model.eval(), record["points"].numpy(), float("nan") if final_loss is None else final_loss, path)
 
 
 def _record(map_dir: Path, key: str | None) -> dict[str, Any]:
@@ -378,10 +435,13 @@ __all__ = [
     "INPUTS",
     "HyperbolicMap",
     "MapSettings",
+    "SavedMap",
     "TrainedMap",
     "data_hash",
     "load_class_points",
     "load_hyperbolic_map",
+    "load_saved_map",
+    "map_key",
     "path_vectors",
     "save_hyperbolic_map",
     "train_hyperbolic_map",

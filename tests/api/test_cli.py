@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
+from taxonomy_graph import taxonomy_batch, write_fused
 from test_recommend import _citances
 
 from api.cli.main import main
@@ -548,3 +549,32 @@ def test_every_recipe_command_of_the_docs_takes_its_parameters() -> None:
         if name != "list":
             params = [words[i + 1] for i, word in enumerate(words) if word == "--param"]
             recipe_statement(name, params)  # raises on an unknown recipe or parameter
+
+
+def test_compute_hyperbolic_no_map_writes_coordinates_and_a_later_map_run_loads_the_class_layout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sizes = {"CITEGRAPH_EMBEDDING_DIM": "8", "CITEGRAPH_TAXONOMY_DIM": "8", "CITEGRAPH_POINCARE_DIM": "4"}
+    for name, value in {**sizes, "CITEGRAPH_CACHE": str(tmp_path / "cache")}.items():
+        monkeypatch.setenv(name, value)
+    db = tmp_path / "taxonomy.db"
+    with open_store(StoreConfig.from_env(db_path=db)) as store:
+        ingest(store, taxonomy_batch())
+        write_fused(store, 8)
+    files = StoreFiles(cache=tmp_path / "cache")
+    args = ["--db", str(db), "compute", "hyperbolic", "--dim", "2", "--epochs", "30", "--map-epochs", "50"]
+
+    assert main([*args, "--no-map"]) == 0
+    out = capsys.readouterr().out
+    assert "class layout trained for" in out and "h_θ not trained: not asked for (--no-map)" in out
+    assert not files.hyperbolic_map.exists() and len(list(files.hyperbolic_classes.glob("*.pt"))) == 1
+    with open_store(StoreConfig.from_env(db_path=db, read_only=True)) as store:
+        assert len(store.query("papers_with_poincare")) == 2
+        assert all(r["poincare"] is not None for r in store.query("arxiv_category_points"))
+
+    assert main(args) == 0  # --map is the default
+    out = capsys.readouterr().out
+    assert f"class layout loaded from cache {files.hyperbolic_classes}" in out and "saved to" in out
+    assert (files.hyperbolic_map / "latest").is_file()
+    assert main(args) == 0
+    assert f"loaded from cache {files.hyperbolic_map}" in capsys.readouterr().out

@@ -10,11 +10,12 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
+from taxonomy_graph import taxonomy_batch
 
 from gnn.hyperbolic import poincare
 from gnn.hyperbolic.compute import HyperbolicSettings, compute_hyperbolic, paper_points
 from gnn.hyperbolic.map import MapSettings, load_class_points, load_hyperbolic_map
-from graph import GraphBatch, GraphStore, StoreConfig, ingest, open_store
+from graph import GraphStore, StoreConfig, ingest, open_store
 from graph.errors import ConfigError
 from graph.schema import VectorSizes
 
@@ -22,34 +23,6 @@ SIZES = VectorSizes(embedding=8, taxonomy=8, poincare=4)
 FAST = HyperbolicSettings(
     dim=2, epochs=30, burn_in=5, seed=0, device="cpu", map_settings=MapSettings(hidden=32, epochs=200, lr=1e-2)
 )
-
-
-def taxonomy_batch() -> GraphBatch:
-    """ACM I > I.2 > {I.2.6, I.2.7}, I.5 ; H > H.3 ; cs.CL -> I.2.7, cs.LG -> I.2.6 ; papers in categories."""
-    ids = ["I", "I.2", "I.2.6", "I.2.7", "I.5", "H", "H.3"]
-    acm = pd.DataFrame({"id": [f"1998:{c}" for c in ids], "code": ids, "scheme": "1998"})
-    broader = pd.DataFrame(
-        {
-            "source": ["1998:I.2", "1998:I.2.6", "1998:I.2.7", "1998:I.5", "1998:H.3"],
-            "target": ["1998:I", "1998:I.2", "1998:I.2", "1998:I", "1998:H"],
-        }
-    )
-    arxiv = pd.DataFrame({"code": ["cs.CL", "cs.LG", "math.AG"]})
-    maps_to = pd.DataFrame({"source": ["cs.CL", "cs.LG"], "target": ["1998:I.2.7", "1998:I.2.6"], "score": 1.0})
-    papers = pd.DataFrame({"id": ["p1", "p2", "p3"], "title": ["One", "Two", "Three"]})
-    in_category = pd.DataFrame(
-        {
-            "source": ["p1", "p2", "p2"],
-            "target": ["cs.CL", "cs.CL", "cs.LG"],
-            "score": [1.0, 0.9, 0.3],
-            "inferred": [False, True, True],
-        }
-    )
-    return GraphBatch(
-        "tiny-taxonomy",
-        nodes={"AcmClass": acm, "ArxivCategory": arxiv, "Paper": papers},
-        rels={"BROADER": broader, "MAPS_TO": maps_to, "IN_CATEGORY": in_category},
-    )
 
 
 @pytest.fixture

@@ -30,6 +30,7 @@ def test_every_artefact_has_its_one_name(tmp_path: Path) -> None:
     assert files.models == tmp_path / "cache" / "models"
     assert files.linker == tmp_path / "cache" / "models" / "linker.json"
     assert files.cross_encoder == tmp_path / "cache" / "models" / "linker-cross-encoder"
+    assert files.hyperbolic_classes == tmp_path / "cache" / "models" / "hyperbolic_classes"
     assert files.hyperbolic_map == tmp_path / "cache" / "models" / "hyperbolic_map"
     assert files.embeddings == tmp_path / "cache" / "embeddings"
     assert files.reranker_examples == tmp_path / "cache" / "reranker_examples"
@@ -91,6 +92,7 @@ def test_describe_sizes_and_stamps(store: GraphStore, store_path: Path, tmp_path
         "clusters",
         "linker",
         "cross_encoder",
+        "hyperbolic_classes",
         "hyperbolic_map",
         "embeddings",
         "reranker_examples",
