@@ -146,7 +146,7 @@ def _strings(column: pd.Series) -> Iterable[str]:
     return (value for value in column if isinstance(value, str))
 
 
-def _apply(nodes, rels, rekeyed, paper_rels, schema) -> None:  # type: ignore[no-untyped-def]
+def _apply(nodes, rels, rekeyed, paper_rels, schema) -> None:
     def rename(value: object) -> object:
         return rekeyed.get(value, value) if isinstance(value, str) else value
 

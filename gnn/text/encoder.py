@@ -222,8 +222,14 @@ class TextEncoder:
         self.encoded = 0  # texts that went through the model (not served by the cache) since creation
 
     def _fingerprint(self) -> str:
-        """Model identity for cache keys: its config, its weights file's size and the max length."""
-        config = json.dumps(self.model.config.to_dict(), sort_keys=True, default=str)
+        """Model identity for cache keys: its config, its weights file's size and the max length.
+
+        The config's ``_name_or_path`` is left out: it is where the weights were loaded from (inside a
+        virtual environment for the default model), and the same weights in another checkout must give
+        the same keys, or a fresh clone would re-encode what the shared cache already holds.
+        """
+        settings = {k: v for k, v in self.model.config.to_dict().items() if k != "_name_or_path"}
+        config = json.dumps(settings, sort_keys=True, default=str)
         weights = ""
         folder = Path(self.settings.model)
         for name in ("model.safetensors", "pytorch_model.bin"):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -77,6 +78,15 @@ def test_cache_key_depends_on_max_length(encoder: TextEncoder, tmp_path: Path) -
     assert other.fingerprint != encoder.fingerprint
     assert other.text_hash("same text") != encoder.text_hash("same text")
     other.close()
+
+
+def test_cache_keys_do_not_depend_on_where_the_weights_are(encoder: TextEncoder, tmp_path: Path) -> None:
+    """The same weights copied into another folder (another checkout's virtual environment) give the same keys."""
+    copy = tmp_path / "elsewhere" / "model"
+    shutil.copytree(encoder.settings.model, copy)
+    moved = TextEncoder(EncoderSettings(str(copy), device="cpu"))
+    assert moved.fingerprint == encoder.fingerprint
+    assert moved.text_hash("same text") == encoder.text_hash("same text")
 
 
 def test_cache_ignores_vectors_of_the_wrong_size(tmp_path: Path) -> None:
