@@ -40,7 +40,7 @@ QUERIES = {
     "recommend": """{ recommend(input: {context: "We tune the feature weights of our phrase-based system with minimum
         error rate training [CIT] on the development set.", k: 5}) {
         __typename ... on Recommendations { items { paper { id } } } } }""",
-    "linkage": """query($paper: ID!) { linkage(citingSentence: "The alignment models are trained with EM.",
+    "linkage": """query($paper: ID!) { linkage(citingSentence: "Word alignments are computed with the IBM models and an HMM.",
         paperId: $paper, k: 3) { __typename ... on Linkage { sentences { score } } } }""",
     "egoNetwork": """query($paper: ID!) { egoNetwork(paperId: $paper) {
         __typename ... on EgoNetwork { nodes { id } } } }""",
@@ -121,7 +121,7 @@ def main() -> None:
     parser.add_argument("--data", default=os.environ.get("CITEGRAPH_DATA", "../shared/data"))
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--paper", default="P03-1021", help="the paper egoNetwork and coCitations are asked about")
-    parser.add_argument("--linkage-paper", default="P03-1021", help="a paper with full text, for linkage")
+    parser.add_argument("--linkage-paper", default="C00-2123", help="a paper with full text, for linkage")
     parser.add_argument("--limit-minutes", type=float, default=90)
     parser.add_argument("--out", default="docs/results/first_run.json")
     args = parser.parse_args()

@@ -414,17 +414,17 @@ class FeatureBuilder:
 # A word that reads as a name rather than a plain word: a capital after the first letter ("BLEU",
 # "WordNet", "LexRank") or a digit ("IBM-4", "word2vec"); "+" and "-" may belong to it ("GIZA++").
 _NAME_TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9+\-]*")
+_CAPITAL_OR_DIGIT = re.compile(r"[A-Z0-9]")
 
 
 def system_names(text: str) -> frozenset[str]:
     """The case-sensitive system names and acronyms of ``text`` (``CIT``, what is left of the [CIT]
     mask, excluded): tokens with a capital after the first letter (so any with two capitals) or a digit."""
     names = set()
-    for match in _NAME_TOKEN.finditer(text):
-        word = match.group(0).strip("-")
-        if len(word) < 2 or word == "CIT":
-            continue
-        if any(c.isupper() for c in word[1:]) or any(c.isdigit() for c in word):
+    for word in _NAME_TOKEN.findall(text):
+        word = word.rstrip("-")  # a token starts with a letter: only its end can carry hyphens
+        # the first letter is a letter, so a digit anywhere is a digit after it: one search from position 1
+        if len(word) >= 2 and _CAPITAL_OR_DIGIT.search(word, 1) and word != "CIT":
             names.add(word)
     return frozenset(names)
 
