@@ -37,15 +37,14 @@ from typing import Any
 from run_record import commit, run_record, write_json
 
 QUERIES = {
-    "recommend": """{ recommend(input: {context: "We tune the feature weights of our phrase-based system with minimum
-        error rate training [CIT] on the development set.", k: 5}) {
-        __typename ... on Recommendations { items { paper { id } } } } }""",
-    "linkage": """query($paper: ID!) { linkage(citingSentence: "Word alignments are computed with the IBM models and an HMM.",
-        paperId: $paper, k: 3) { __typename ... on Linkage { sentences { score } } } }""",
-    "egoNetwork": """query($paper: ID!) { egoNetwork(paperId: $paper) {
-        __typename ... on EgoNetwork { nodes { id } } } }""",
-    "coCitations": """query($paper: ID!) { coCitations(paperId: $paper) {
-        __typename ... on CoCitationList { items { count } } } }""",
+    "recommend": '{ recommend(input: {context: "We tune the feature weights of our phrase-based system with minimum '
+    'error rate training [CIT] on the development set.", k: 5}) { __typename ... on Recommendations { items { '
+    "paper { id } } } } }",
+    "linkage": 'query($paper: ID!) { linkage(citingSentence: "Word alignments are computed with the IBM models and '
+    'an HMM.", paperId: $paper, k: 3) { __typename ... on Linkage { sentences { score } } } }',
+    "egoNetwork": "query($paper: ID!) { egoNetwork(paperId: $paper) { __typename ... on EgoNetwork { nodes { id } } } }",
+    "coCitations": "query($paper: ID!) { coCitations(paperId: $paper) { __typename ... on CoCitationList { "
+    "pairs { count } } } }",
 }
 ANSWER = {
     "recommend": "Recommendations",

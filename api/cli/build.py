@@ -69,6 +69,10 @@ def steps(full: bool, embed_limit: int | None, data: Path) -> list[Step]:
     return chosen
 
 
+# Each step's time in the first default build from a fresh clone on the project's 2-core CPU, nothing else
+# running (docs/results/first_run.json): what a step's line says before this store has a time of its own.
+FIRST_BUILD_SECONDS = {"ingest": 42.0, "compute": 353.0, "index": 74.0, "reranker": 633.0, "linker": 72.0}
+
 # What `citegraph serve --complete` computes after a default build, in a thread of the server
 # (api/background.py): every paper's embedding, then what reads it, then the index the server swaps in,
 # then the stored vectors of the default build's sentences (those of the 10,000 most-cited papers first).
@@ -113,6 +117,16 @@ def _fingerprint(step: Step, before: str, version: str, inputs: str) -> str:
     return hashlib.sha256("\x1e".join(parts).encode()).hexdigest()[:16]
 
 
+def _expected(name: str, full: bool, last: object) -> str:
+    """What a step's line says of its duration: its time in this store's last build, else (a first
+    default build) its time in the first build measured on the project's 2-core CPU."""
+    if isinstance(last, int | float):
+        return f"; took {_duration(float(last))} last time"
+    if not full and name in FIRST_BUILD_SECONDS:
+        return f"; about {_duration(FIRST_BUILD_SECONDS[name])} in a first build on a 2-core CPU"
+    return ""
+
+
 def _duration(seconds: float) -> str:
     minutes, secs = divmod(round(seconds), 60)
     return f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"
@@ -150,7 +164,7 @@ def cmd_build(args: argparse.Namespace) -> int:
             )
             rows.append((step.name, "skipped", 0.0))
             continue
-        expected = f"; took {_duration(float(last))} last time" if isinstance(last, int | float) else ""
+        expected = _expected(step.name, args.full, last)
         print(f"[{number}/{len(plan)}] {step.name}: citegraph {' '.join(step.argv)}{expected}", flush=True)
         started = time.perf_counter()
         code = main([*global_flags, *step.argv])
@@ -261,6 +275,7 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
 
 __all__ = [
     "BACKGROUND_STEPS",
+    "FIRST_BUILD_SECONDS",
     "Step",
     "add_commands",
     "background_fingerprint",

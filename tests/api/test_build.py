@@ -89,7 +89,10 @@ def test_a_store_that_is_gone_starts_the_build_over(
 
 def test_the_real_plan_is_the_documented_one(tmp_path: Path) -> None:
     default = [s.argv for s in build.steps(False, 10_000, tmp_path)]
-    assert default[0][:2] == ("ingest", "all") and ("compute", "all", "--limit", "10000", "--no-map", "--embed", "papers") in default
+    assert (
+        default[0][:2] == ("ingest", "all")
+        and ("compute", "all", "--limit", "10000", "--no-map", "--embed", "papers") in default
+    )
     assert ("compute", "index") in default and ("linkage", "train") in default
     assert ("compute", "linkage") not in default
     reranker = next(argv for argv in default if argv[:2] == ("train", "reranker"))
@@ -100,3 +103,11 @@ def test_the_real_plan_is_the_documented_one(tmp_path: Path) -> None:
     parser = build_parser()
     for argv in [*default, *full, *(s.argv for s in build.BACKGROUND_STEPS)]:
         parser.parse_args(["--db", str(tmp_path / "x.db"), *argv])
+
+
+def test_each_step_line_says_how_long_the_step_takes() -> None:
+    assert build._expected("reranker", False, 75.0) == "; took 1m15s last time"  # this store's own last build
+    first = build._expected("reranker", False, None)  # a first build: the time measured on the reference machine
+    assert first == f"; about {build._duration(build.FIRST_BUILD_SECONDS['reranker'])} in a first build on a 2-core CPU"
+    assert build._expected("reranker", True, None) == ""  # a full build was not timed on it
+    assert set(build.FIRST_BUILD_SECONDS) == {s.name for s in build.steps(False, 10_000, Path("."))}
