@@ -163,11 +163,16 @@ class BackgroundBuild:
 
         Taxonomy and hyperbolic are skipped on a store without taxonomy classes, as ``compute all`` does.
         """
-        from api.cli.compute import STEP_FUNCTIONS, has_taxonomy
-        from api.cli.main import build_parser
+        from api.cli import compute
+        from api.cli.common import add_global_flags
 
+        # the `compute` commands alone, parsed as the CLI parses them (the whole CLI would import the server)
+        parser = argparse.ArgumentParser(prog="citegraph")
+        add_global_flags(parser)
+        compute.add_commands(parser.add_subparsers(dest="command", required=True))
         global_flags = ["--quiet", *(["--db", str(self.db)] if self.db is not None else [])]
-        args: argparse.Namespace = build_parser().parse_args([*global_flags, *step.argv])
+        args = parser.parse_args([*global_flags, *step.argv])
+        STEP_FUNCTIONS, has_taxonomy = compute.STEP_FUNCTIONS, compute.has_taxonomy
         if args.step in ("taxonomy", "hyperbolic") and not has_taxonomy(self.store):
             return "the store has no ArxivCategory/AcmClass nodes"
         STEP_FUNCTIONS[args.step](self.store, args)

@@ -27,6 +27,16 @@ from loaders.ids import lookup_candidates
 EXIT_DATA = 65  # a DataError: the input or the store must change (sysexits.h EX_DATAERR), not a flag
 
 
+def add_global_flags(parser: argparse.ArgumentParser) -> None:
+    """The flags every command takes before its name: ``--db``, ``--backend``, ``--debug``, ``-q``."""
+    parser.add_argument("--db", help="embedded store file (default: $CITEGRAPH_DB or var/citegraph.db)")
+    parser.add_argument(
+        "--backend", choices=["embedded", "neo4j"], help="store backend (default: $CITEGRAPH_BACKEND or embedded)"
+    )
+    parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    parser.add_argument("-q", "--quiet", action="store_true", help="less output (no progress bars)")
+
+
 def open_from_args(args: argparse.Namespace, *, read_only: bool = False, create: bool = False) -> GraphStore:
     """The store of ``--db`` / ``--backend`` (else ``CITEGRAPH_DB`` / ``CITEGRAPH_BACKEND``, ``NEO4J_*``).
 

@@ -31,7 +31,7 @@ import api.cli.query as query
 import api.cli.recommend as recommend
 import api.cli.serve as serve
 import api.cli.spark as spark
-from api.cli.common import EXIT_DATA
+from api.cli.common import EXIT_DATA, add_global_flags
 from graph import CitegraphError
 from graph.errors import DataError
 
@@ -48,12 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Exit codes: 0 done, 1 bad setting or flag (or the store failed), 2 bad command line or internal "
         "error, 65 bad data (a record, a file, or a store without what the step needs), 130 interrupted.",
     )
-    parser.add_argument("--db", help="embedded store file (default: $CITEGRAPH_DB or var/citegraph.db)")
-    parser.add_argument(
-        "--backend", choices=["embedded", "neo4j"], help="store backend (default: $CITEGRAPH_BACKEND or embedded)"
-    )
-    parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
-    parser.add_argument("-q", "--quiet", action="store_true", help="less output (no progress bars)")
+    add_global_flags(parser)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for group in GROUPS:
         group.add_commands(sub)
