@@ -30,7 +30,8 @@ What it writes (curvature :math:`-1`, float64):
   vectors, weighted by that cosine — where the reranker places such a paper
   (:meth:`gnn.rerank.knowledge.TaxonomyPlaces.infer`). No category edge is written for it, and the
   report counts these papers apart. Papers that had coordinates and now have neither a category
-  nor an embedding get null (a rerun leaves the same graph);
+  nor an embedding get null (a rerun leaves the same graph). A paper that holds its new coordinates
+  already, bit for bit, is not written again (a rerun on a saved layout writes no paper);
 * a learned map :math:`h_\theta` (:mod:`gnn.hyperbolic.map`) from fused class vectors
   (``fused``, written by ``compute taxonomy``) into the ball,
   :math:`h_\theta(f) = \exp_0(\text{bounded } \mathrm{MLP}_\theta(f))`, trained with Nickel &
@@ -298,7 +299,8 @@ class HyperbolicReport:
     closure_pairs: int
     acm_written: int
     arxiv_written: int
-    papers_written: int
+    papers_written: int  # papers that have coordinates now
+    papers_unchanged: int  # of papers_written: already held these very coordinates, so not written again
     papers_cleared: int  # papers whose old coordinates were removed (no category any more)
     papers_placed_by_text: int  # of papers_written: no category, placed by their embedding
     joint: Reconstruction  # the whole joint hierarchy (in-memory points)
@@ -317,7 +319,8 @@ class HyperbolicReport:
             f"trained in {self.dim}-d, written as {self.stored_dim}-d",
             f"  poincare written on {self.acm_written} AcmClass, {self.arxiv_written} ArxivCategory, "
             f"{self.papers_written} Paper nodes ({self.papers_placed_by_text} of them placed by their text, "
-            f"without categories; {self.papers_cleared} papers cleared)",
+            f"without categories; {self.papers_unchanged} already held them and were not rewritten; "
+            f"{self.papers_cleared} papers cleared)",
             f"  class layout {self._classes_origin()}",
             f"  joint hierarchy: {self.joint}",
         ]
@@ -403,6 +406,7 @@ def compute_hyperbolic(
         acm_written=acm_written,
         arxiv_written=arxiv_written,
         papers_written=papers.written,
+        papers_unchanged=papers.unchanged,
         papers_cleared=papers.cleared,
         papers_placed_by_text=papers.placed_by_text,
         joint=joint,
@@ -456,20 +460,36 @@ def _write_class_points(store: GraphStore, tables: TaxonomyTables, points: pd.Se
 @dataclass(frozen=True)
 class _PaperWrites:
     written: int  # papers given coordinates
+    unchanged: int  # of written: the store held the same coordinates already (not rewritten)
     cleared: int  # papers whose old coordinates were removed
     placed_by_text: int  # of written: no category, placed by their embedding
 
 
 def _write_paper_points(store: GraphStore, tables: TaxonomyTables, points: pd.Series, top_k: int) -> _PaperWrites:
-    """``poincare`` on papers from their categories, else (``top_k`` > 0) from their text; null on stale ones."""
+    """``poincare`` on papers from their categories, else (``top_k`` > 0) from their text; null on stale ones.
+
+    Papers whose stored coordinates are already these, bit for bit (a rerun on the same layout), are not
+    written again: the write-back of 100k+ papers is most of a rerun's time.
+    """
     papers = paper_points(tables.in_category, points[tables.arxiv["code"]])
     by_text = text_placed_points(store, tables, points, set(papers["id"]), top_k) if top_k else papers.iloc[:0]
     papers = pd.concat([papers, by_text], ignore_index=True) if len(by_text) else papers
     previous = pd.DataFrame.from_records(store.query("papers_with_poincare"), columns=["id", "poincare"])
     stale = previous.loc[~previous["id"].isin(papers["id"]), ["id"]].assign(poincare=None)
-    written = store.write_node_properties("Paper", "id", papers) if len(papers) else 0
+    stored = dict(zip(previous["id"], previous["poincare"]))
+    unchanged = np.fromiter(
+        (
+            pid in stored and np.array_equal(np.asarray(stored[pid], dtype=np.float64), new)
+            for pid, new in zip(papers["id"], papers["poincare"])
+        ),
+        dtype=bool,
+        count=len(papers),
+    )
+    changed = papers[~unchanged]
+    if len(changed):
+        store.write_node_properties("Paper", "id", changed)
     cleared = store.write_node_properties("Paper", "id", stale) if len(stale) else 0
-    return _PaperWrites(written, cleared, len(by_text))
+    return _PaperWrites(len(papers), int(unchanged.sum()), cleared, len(by_text))
 
 
 def _map_if_possible(

@@ -52,7 +52,7 @@ import json
 import logging
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -377,7 +377,7 @@ def cached_embedding(
     trained = train_embedding(hierarchy, settings, progress=progress)
     if folder is None:
         return CachedEmbedding(trained, None, False)
-    return CachedEmbedding(trained, save_embedding(replace(trained, settings=settings), hierarchy, folder), False)
+    return CachedEmbedding(trained, save_embedding(trained, hierarchy, folder), False)
 
 
 def _pair_loss(

@@ -91,6 +91,9 @@ from graph.files import write_atomic
 log = logging.getLogger(__name__)
 
 INPUTS = ("path", "fused")
+# Version of h_θ's training and saved record, part of its file's key: raise it when either changes, so that a map
+# saved before is trained again rather than reused.
+MAP_FORMAT = 1
 
 
 @dataclass(frozen=True)
@@ -307,8 +310,10 @@ def train_hyperbolic_map(
 
 
 def map_key(config: dict[str, Any], data_hash: str) -> str:
-    """16 hex digits naming h_θ trained with ``config`` on the data of ``data_hash`` (its file is ``<key>.pt``)."""
-    return hashlib.sha256(json.dumps({"config": config, "data": data_hash}, sort_keys=True).encode()).hexdigest()[:16]
+    """16 hex digits naming h_θ trained with ``config`` on the data of ``data_hash`` by this code (:data:`MAP_FORMAT`);
+    its file is ``<key>.pt``."""
+    text = json.dumps({"config": config, "data": data_hash, "format": MAP_FORMAT}, sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def save_hyperbolic_map(
@@ -433,6 +438,7 @@ def data_hash(keys: list[str], *arrays: np.ndarray) -> str:
 
 __all__ = [
     "INPUTS",
+    "MAP_FORMAT",
     "HyperbolicMap",
     "MapSettings",
     "SavedMap",

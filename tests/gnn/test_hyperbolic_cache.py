@@ -198,9 +198,17 @@ def test_a_second_run_loads_the_class_layout_and_h_theta(
     assert first.map_fit is not None and not first.map_fit.from_cache
     written = stored_points(taxonomy_store)
 
+    assert first.papers_written == 2 and first.papers_unchanged == 0
+
     monkeypatch.setattr(embedding, "train_embedding", refuse)
     monkeypatch.setattr(compute, "train_hyperbolic_map", refuse)
+    writes: list[str] = []
+    write = taxonomy_store.write_node_properties
+    monkeypatch.setattr(
+        taxonomy_store, "write_node_properties", lambda label, *args: writes.append(label) or write(label, *args)
+    )
     second = compute_hyperbolic(taxonomy_store, FAST, **folders)
+    assert second.papers_written == second.papers_unchanged == 2 and "Paper" not in writes  # nothing to rewrite
     assert second.classes_from_cache and second.classes_path == first.classes_path
     assert second.map_fit is not None and second.map_fit.from_cache and second.map_fit.path == first.map_fit.path
     assert "class layout loaded from cache" in second.summary() and "h_θ" in second.summary()
@@ -214,7 +222,7 @@ def test_a_second_run_loads_the_class_layout_and_h_theta(
     third = compute_hyperbolic(taxonomy_store, FAST, **folders)
     assert third.classes_from_cache and third.map_fit is not None and not third.map_fit.from_cache
     changed = compute_hyperbolic(taxonomy_store, replace(FAST, burn_in=6), **folders)
-    assert not changed.classes_from_cache
+    assert not changed.classes_from_cache and changed.papers_unchanged == 0  # a new layout moves every paper
 
 
 def test_no_map_writes_the_coordinates_and_no_map(taxonomy_store: GraphStore, tmp_path: Path) -> None:
