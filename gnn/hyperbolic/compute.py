@@ -469,7 +469,7 @@ def _write_paper_points(store: GraphStore, tables: TaxonomyTables, points: pd.Se
     """``poincare`` on papers from their categories, else (``top_k`` > 0) from their text; null on stale ones.
 
     Papers whose stored coordinates are already these, bit for bit (a rerun on the same layout), are not
-    written again: the write-back of 100k+ papers is most of a rerun's time.
+    written again: a rerun writes only what changed.
     """
     papers = paper_points(tables.in_category, points[tables.arxiv["code"]])
     by_text = text_placed_points(store, tables, points, set(papers["id"]), top_k) if top_k else papers.iloc[:0]
