@@ -172,11 +172,10 @@ class BackgroundBuild:
         compute.add_commands(parser.add_subparsers(dest="command", required=True))
         global_flags = ["--quiet", *(["--db", str(self.db)] if self.db is not None else [])]
         args = parser.parse_args([*global_flags, *step.argv])
-        STEP_FUNCTIONS, has_taxonomy = compute.STEP_FUNCTIONS, compute.has_taxonomy
-        if args.step in ("taxonomy", "hyperbolic") and not has_taxonomy(self.store):
-            return "the store has no ArxivCategory/AcmClass nodes"
-        STEP_FUNCTIONS[args.step](self.store, args)
-        return None
+        skipped = compute.why_skipped(args.step, self.store)
+        if skipped is None:
+            compute.STEP_FUNCTIONS[args.step](self.store, args)
+        return skipped
 
 
 __all__ = ["BackgroundBuild", "BackgroundStatus", "SerialisedStore"]

@@ -47,14 +47,12 @@ def steps(full: bool, embed_limit: int | None, data: Path) -> list[Step]:
 
     The default build serves sooner and leaves to the server's background build
     (:data:`BACKGROUND_STEPS`) what the API can do without at first: the papers beyond the
-    ``embed_limit`` most cited, the stored sentence vectors and h_θ (``--no-map``): nothing served
-    reads the last two. Its reranker is one
-    objective (triplet) and one LambdaMART seed without the comparison row of trees over the
-    features alone; ``full`` trains every objective and the bag of seeds.
+    ``embed_limit`` most cited, the stored sentence vectors and h_θ (``--no-map``). Nothing served
+    reads the last two: the linker and the citation profiles encode sentences through the encoder's
+    cache. Its reranker is one objective (triplet) and one LambdaMART seed without the comparison row
+    of trees over the features alone; ``full`` trains every objective and the bag of seeds.
     """
     limit = () if full or embed_limit is None else ("--limit", str(embed_limit))
-    # nothing served reads stored sentence vectors (the linker and the citation profiles encode through the
-    # encoder's cache) or h_θ: the default build leaves both to the background build
     later = () if full else ("--no-map", "--embed", "papers")
     rerank = () if full else ("--objective", "triplet", "--mart-seeds", "1", "--no-plain-trees")
     chosen = [

@@ -33,16 +33,19 @@ def cmd_compute(args: argparse.Namespace) -> int:
     # stamp the index records, so the next `recommend` loads the index without reading the papers again
     with open_from_args(args, read_only=args.step == "index") as store:
         for step in steps:
-            if step in ("taxonomy", "hyperbolic") and args.step == "all" and not has_taxonomy(store):
-                # A corpus loaded without the taxonomies (e.g. only `ingest jsonl`) still gets every other step.
-                print(f"{step}: skipped, the store has no ArxivCategory/AcmClass nodes (`citegraph ingest taxonomy`)")
+            skipped = why_skipped(step, store) if args.step == "all" else None
+            if skipped:  # a corpus loaded without the taxonomies (e.g. only `ingest jsonl`) gets every other step
+                print(f"{step}: skipped, {skipped} (`citegraph ingest taxonomy`)")
                 continue
             STEP_FUNCTIONS[step](store, args)
     return 0
 
 
-def has_taxonomy(store: GraphStore) -> bool:
-    return store.count_nodes("ArxivCategory") + store.count_nodes("AcmClass") > 0
+def why_skipped(step: str, store: GraphStore) -> str | None:
+    """Why ``compute all`` (and the server's background build) leaves ``step`` out on ``store``; None: it runs."""
+    if step in ("taxonomy", "hyperbolic") and store.count_nodes("ArxivCategory") + store.count_nodes("AcmClass") == 0:
+        return "the store has no ArxivCategory/AcmClass nodes"
+    return None
 
 
 def compute_embeddings_step(store: GraphStore, args: argparse.Namespace) -> None:
