@@ -10,6 +10,7 @@ Every other torch error (a shape mismatch, a NaN check) is a bug and passes thro
 
 from __future__ import annotations
 
+import ctypes
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -82,4 +83,41 @@ def on_device(device: torch.device | str | None = None) -> Iterator[None]:
         raise translate_torch_error(exc, device) from exc
 
 
-__all__ = ["is_device_error", "on_device", "select_device", "translate_torch_error"]
+# glibc's mallopt parameter for the size from which an allocation is its own mmap (mallopt(3)).
+_M_MMAP_THRESHOLD = -3
+_DEFAULT_MMAP_THRESHOLD = 128 * 1024  # glibc's initial value
+
+
+@contextmanager
+def reuse_large_cpu_buffers(device: torch.device) -> Iterator[None]:
+    """Inside the block, large CPU tensors reuse freed memory instead of fresh pages from the kernel.
+
+    glibc serves every allocation above its mmap threshold (at most 32 MiB) with a new mapping and
+    unmaps it when freed, so a loop that allocates the same [n, n] float64 matrices every step (the
+    exact-softmax class layout: about twenty of 60 MB per epoch at n = 2,747) spends most of its time
+    in page faults on zeroed pages: measured on the project's 2-core CPU, 0.95 s an epoch against
+    0.45 s with the threshold raised to 1 GiB, which keeps those matrices in the heap for reuse.
+    The threshold is put back after the block and the heap's free memory returned to the kernel
+    (``malloc_trim``). Nothing changes on a GPU (torch's caching allocator), or where the C library
+    has no ``mallopt`` (not glibc).
+    """
+    libc = _glibc() if device.type == "cpu" else None
+    if libc is None or libc.mallopt(_M_MMAP_THRESHOLD, 1 << 30) != 1:
+        yield
+        return
+    try:
+        yield
+    finally:
+        libc.mallopt(_M_MMAP_THRESHOLD, _DEFAULT_MMAP_THRESHOLD)
+        libc.malloc_trim(0)
+
+
+def _glibc() -> ctypes.CDLL | None:
+    try:
+        libc = ctypes.CDLL(None)
+    except OSError:
+        return None
+    return libc if hasattr(libc, "mallopt") and hasattr(libc, "malloc_trim") else None
+
+
+__all__ = ["is_device_error", "on_device", "reuse_large_cpu_buffers", "select_device", "translate_torch_error"]

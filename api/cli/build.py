@@ -24,6 +24,7 @@ import argparse
 import hashlib
 import json
 import subprocess
+import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -40,6 +41,9 @@ from graph.files import StoreFiles
 class Step:
     name: str
     argv: tuple[str, ...]  # the citegraph command line of the step, without the global flags
+    # The earlier step this one runs beside, in a second process started with it: a step that needs nothing
+    # the other makes and keeps a core busy while the other leaves one idle. "" runs it after the step before.
+    beside: str = ""
 
 
 def steps(full: bool, embed_limit: int | None, data: Path) -> list[Step]:
@@ -60,7 +64,8 @@ def steps(full: bool, embed_limit: int | None, data: Path) -> list[Step]:
         Step("compute", ("compute", "all", *limit, *later)),
         Step("index", ("compute", "index")),
         Step("reranker", ("train", "reranker", *rerank, "--out", "var/eval/reranker.json")),
-        Step("linker", ("linkage", "train")),
+        # The linker reads the CL-SciSumm files, not the store; the reranker's examples are one core's Python.
+        Step("linker", ("linkage", "train"), beside="reranker"),
     ]
     if full:
         chosen.append(Step("linkage links", ("compute", "linkage")))
@@ -115,6 +120,67 @@ def _fingerprint(step: Step, before: str, version: str, inputs: str) -> str:
     return hashlib.sha256("\x1e".join(parts).encode()).hexdigest()[:16]
 
 
+def _fingerprints(plan: Sequence[Step], version: str, inputs: str) -> dict[str, str]:
+    """Each step's fingerprint, chained to the step before it; a step run beside another chains to what
+    that one chains to (it needs nothing the other makes), and the step after both to the later of the two."""
+    out: dict[str, str] = {}
+    chained_to: dict[str, str] = {}
+    before = ""
+    for step in plan:
+        base = chained_to[step.beside] if step.beside else before
+        chained_to[step.name] = base
+        out[step.name] = before = _fingerprint(step, base, version, inputs)
+    return out
+
+
+@dataclass
+class _Beside:
+    """A step running in a second process beside another; its output goes to a log file beside the store."""
+
+    number: int
+    step: Step
+    process: subprocess.Popen[bytes]
+    log: Path
+    started: float
+
+    def wait(self) -> tuple[int, Step, int, float]:
+        code = self.process.wait()
+        seconds = time.perf_counter() - self.started
+        if code == 0:
+            print(f"[{self.number}] {self.step.name}: finished in {_duration(seconds)} (beside the other)", flush=True)
+        else:
+            tail = self.log.read_text(encoding="utf-8", errors="replace").splitlines()[-15:]
+            print(f"[{self.number}] {self.step.name} failed (exit {code}); the end of {self.log}:", flush=True)
+            print("\n".join(f"    {line}" for line in tail), flush=True)
+        return self.number, self.step, code, seconds
+
+
+def _start_beside(
+    number: int,
+    total: int,
+    step: Step,
+    partner: Step,
+    db: Path,
+    global_flags: Sequence[str],
+    args: argparse.Namespace,
+    state: dict[str, dict[str, object]],
+) -> _Beside:
+    log_path = db.with_name(f"{db.name}.{step.name}.log")
+    print(
+        f"[{number}/{total}] {step.name}: citegraph {' '.join(step.argv)}{_expected_of(step, args, state)}; beside the "
+        f"{partner.name}, in a second process (its output: {log_path})",
+        flush=True,
+    )
+    command = [sys.executable, "-m", "api.cli.main", *global_flags, *step.argv]
+    with log_path.open("wb") as log_file:  # the child keeps its own descriptor
+        process = subprocess.Popen(command, stdout=log_file, stderr=subprocess.STDOUT, cwd=Path.cwd())
+    return _Beside(number, step, process, log_path, time.perf_counter())
+
+
+def _expected_of(step: Step, args: argparse.Namespace, state: dict[str, dict[str, object]]) -> str:
+    return _expected(step.name, args.full, state.get(step.name, {}).get("seconds"))
+
+
 def _expected(name: str, full: bool, last: object) -> str:
     """What a step's line says of its duration: its time in this store's last build, else (a first
     default build) its time in the first build measured on the project's 2-core CPU."""
@@ -149,40 +215,61 @@ def cmd_build(args: argparse.Namespace) -> int:
     main = args.run_citegraph  # the CLI's own entry point (set by api.cli.main): each step is one of its commands
     global_flags = ["--db", str(db), *(["--quiet"] if args.quiet else [])]
     rows: list[tuple[str, str, float]] = []
-    before = ""
+    fingerprints = _fingerprints(plan, version, inputs)
     started_build = time.perf_counter()
+    handled: set[str] = set()  # steps that ran beside another
     for number, step in enumerate(plan, 1):
-        fingerprint = _fingerprint(step, before, version, inputs)
-        before = fingerprint
-        recorded = state.get(step.name, {})
-        last = recorded.get("seconds")
-        if recorded.get("fingerprint") == fingerprint:
+        if step.name in handled:
+            continue
+        fingerprint = fingerprints[step.name]
+        if state.get(step.name, {}).get("fingerprint") == fingerprint:
             print(
                 f"[{number}/{len(plan)}] {step.name}: done already (same data, code and options), skipped", flush=True
             )
             rows.append((step.name, "skipped", 0.0))
             continue
-        expected = _expected(step.name, args.full, last)
-        print(f"[{number}/{len(plan)}] {step.name}: citegraph {' '.join(step.argv)}{expected}", flush=True)
+        print(
+            f"[{number}/{len(plan)}] {step.name}: citegraph {' '.join(step.argv)}{_expected_of(step, args, state)}",
+            flush=True,
+        )
+        companions = [
+            _start_beside(plan.index(other) + 1, len(plan), other, step, db, global_flags, args, state)
+            for other in plan
+            if other.beside == step.name and state.get(other.name, {}).get("fingerprint") != fingerprints[other.name]
+        ]
         started = time.perf_counter()
         code = main([*global_flags, *step.argv])
         seconds = time.perf_counter() - started
-        if code != 0:
-            rows.append((step.name, f"failed (exit {code})", seconds))
+        outcomes = [(number, step, code, seconds)]
+        for companion in companions:
+            outcomes.append(companion.wait())
+            handled.add(companion.step.name)
+        failed = None
+        for position, done, exit_code, took in outcomes:
+            if exit_code != 0:
+                rows.append((done.name, f"failed (exit {exit_code})", took))
+                failed = failed or (position, done, exit_code, took)
+                continue
+            state[done.name] = {
+                "fingerprint": fingerprints[done.name],
+                "seconds": round(took, 1),
+                "argv": list(done.argv),
+            }
+            _write_state(state_path, state)
+            rows.append((done.name, "ran", took))
+        if failed is not None:
+            position, done, exit_code, took = failed
             _print_table(rows, time.perf_counter() - started_build)
             print(
-                f"citegraph build: step {number} ({step.name}) failed after {_duration(seconds)}; the steps before it "
+                f"citegraph build: step {position} ({done.name}) failed after {_duration(took)}; the steps before it "
                 "are recorded. Fix the cause named above and run `make build` again: it resumes at this step.",
                 flush=True,
             )
-            return code
-        state[step.name] = {"fingerprint": fingerprint, "seconds": round(seconds, 1), "argv": list(step.argv)}
-        _write_state(state_path, state)
-        rows.append((step.name, "ran", seconds))
+            return exit_code
     if args.full:  # every paper is embedded and h_θ fitted: nothing is left for the server's background build
-        done = background_fingerprint(db)
-        if done is not None:
-            record_step(db, "background", done, 0.0)
+        background = background_fingerprint(db)
+        if background is not None:
+            record_step(db, "background", background, 0.0)
     main([*global_flags, "stats"])
     total = time.perf_counter() - started_build
     _print_table(rows, total)

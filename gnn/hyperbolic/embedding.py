@@ -62,7 +62,7 @@ import torch
 import torch.nn.functional as F
 from tqdm import tqdm
 
-from gnn.device import select_device
+from gnn.device import reuse_large_cpu_buffers, select_device
 from gnn.hyperbolic import poincare
 from gnn.hyperbolic.hierarchy import Hierarchy, tree_embedding
 from graph.errors import ConfigError, DataError
@@ -237,35 +237,36 @@ def train_embedding(
     bar = tqdm(range(total), desc=f"{settings.geometry} d={settings.dim}", unit="epoch", disable=not progress or None)
     if checkpoint is not None and settings.burn_in == 0:
         checkpoint(0, weights.detach().to("cpu", torch.float64, copy=True))
-    for epoch in bar:
-        lr = settings.lr * (settings.burn_in_factor if epoch < settings.burn_in else 1.0)
-        for group in optimizer.param_groups:
-            group["lr"] = lr
-        order = torch.randperm(len(pairs), device=device, generator=generator)
-        epoch_loss = 0.0
-        for begin in range(0, len(pairs), batch):
-            chunk = pairs[order[begin : begin + batch]]
-            anchor, positive = chunk[:, 0], chunk[:, 1]
-            optimizer.zero_grad()
-            loss = _pair_loss(weights, anchor, positive, related, settings, generator, n)
-            loss.backward()
-            optimizer.step()
-            epoch_loss += float(loss.detach()) * len(chunk)
-        losses.append(epoch_loss / len(pairs))
-        if epoch % 50 == 0:
-            bar.set_postfix(loss=f"{losses[-1]:.4f}")
-        refined = epoch + 1 - settings.burn_in  # refinement epochs done (0: the burn-in just ended)
-        if checkpoint is not None and refined >= 0:
-            checkpoint(refined, weights.detach().to("cpu", torch.float64, copy=True))  # a copy: training goes on
-        if refined > 0 and converged(losses[settings.burn_in :], settings.window, settings.tolerance):
-            log.info(
-                "%s d=%d: loss converged after %d of %d epochs",
-                settings.geometry,
-                settings.dim,
-                refined,
-                settings.epochs,
-            )
-            break
+    with reuse_large_cpu_buffers(device):  # the exact softmax allocates [n, n] matrices every epoch
+        for epoch in bar:
+            lr = settings.lr * (settings.burn_in_factor if epoch < settings.burn_in else 1.0)
+            for group in optimizer.param_groups:
+                group["lr"] = lr
+            order = torch.randperm(len(pairs), device=device, generator=generator)
+            epoch_loss = 0.0
+            for begin in range(0, len(pairs), batch):
+                chunk = pairs[order[begin : begin + batch]]
+                anchor, positive = chunk[:, 0], chunk[:, 1]
+                optimizer.zero_grad()
+                loss = _pair_loss(weights, anchor, positive, related, settings, generator, n)
+                loss.backward()
+                optimizer.step()
+                epoch_loss += float(loss.detach()) * len(chunk)
+            losses.append(epoch_loss / len(pairs))
+            if epoch % 50 == 0:
+                bar.set_postfix(loss=f"{losses[-1]:.4f}")
+            refined = epoch + 1 - settings.burn_in  # refinement epochs done (0: the burn-in just ended)
+            if checkpoint is not None and refined >= 0:
+                checkpoint(refined, weights.detach().to("cpu", torch.float64, copy=True))  # a copy: training goes on
+            if refined > 0 and converged(losses[settings.burn_in :], settings.window, settings.tolerance):
+                log.info(
+                    "%s d=%d: loss converged after %d of %d epochs",
+                    settings.geometry,
+                    settings.dim,
+                    refined,
+                    settings.epochs,
+                )
+                break
     bar.close()
     points = weights.detach().to("cpu", torch.float64)
     epochs = max(len(losses) - settings.burn_in, 0)

@@ -110,7 +110,7 @@ def _metrics(rankings: Sequence[Sequence[str]], examples: Sequence[QueryExample]
 def _model_rankings(
     model: RerankerModel, trainer: RerankerTrainer, examples: Sequence[QueryExample]
 ) -> list[list[str]]:
-    return [ranked_ids(trainer.score(model, ex), ex.ids) for ex in examples]
+    return _ranked(trainer.score_many(model, examples), examples)
 
 
 def _ranked(scores: Sequence[np.ndarray], examples: Sequence[QueryExample]) -> list[list[str]]:
@@ -118,13 +118,14 @@ def _ranked(scores: Sequence[np.ndarray], examples: Sequence[QueryExample]) -> l
 
 
 def _mart_rankings(mart: LambdaMart, examples: Sequence[QueryExample], neural: Sequence[np.ndarray]) -> list[list[str]]:
-    return [ranked_ids(mart.score(ex.features, n), ex.ids) for ex, n in zip(examples, neural)]
+    return _ranked(mart.score_pools([ex.features for ex in examples], neural), examples)
 
 
 def _blend_rankings(
     mart: LambdaMart, alpha: float, examples: Sequence[QueryExample], neural: Sequence[np.ndarray]
 ) -> list[list[str]]:
-    return [ranked_ids(blend(mart.score(ex.features, n), n, alpha), ex.ids) for ex, n in zip(examples, neural)]
+    scores = mart.score_pools([ex.features for ex in examples], neural)
+    return [ranked_ids(blend(m, n, alpha), ex.ids) for ex, m, n in zip(examples, scores, neural, strict=True)]
 
 
 def _blend_description(mrr_by_alpha: dict[float, float]) -> str:
@@ -160,7 +161,7 @@ def cross_fitted_scores(
     for held_out in range(len(parts)):
         others = [ex for k, part in enumerate(parts) if k != held_out for ex in part]
         model, _ = trainer.fit(others, validation)
-        out.extend(trainer.score(model, ex) for ex in parts[held_out])
+        out.extend(trainer.score_many(model, parts[held_out]))
     return out
 
 
@@ -425,8 +426,8 @@ def _neural_row(run: _Run, objective: str, progress: bool) -> _Neural:
     neural = _Neural(
         model,
         training,
-        [run.scorer.score(model, ex) for ex in run.val],
-        [run.scorer.score(model, ex) for ex in run.test],
+        run.scorer.score_many(model, run.val),
+        run.scorer.score_many(model, run.test),
     )
     run.add(
         f"reranker ({objective})",
@@ -564,8 +565,8 @@ def _ablation_rows(run: _Run, store: GraphStore, best: str, reference: _OneSeed 
             val_rank = _model_rankings(model, run.scorer, validation)
             test_rank = _model_rankings(model, run.scorer, test)
         else:
-            val_neural = [run.scorer.score(model, ex) for ex in validation]
-            test_neural = [run.scorer.score(model, ex) for ex in test]
+            val_neural = run.scorer.score_many(model, validation)
+            test_neural = run.scorer.score_many(model, test)
             mart, _ = _fit_mart(folds, validation, val_neural, run.index.vectors, settings, reference.mart.settings)
             name = f"LambdaMART + reranker ({best}), one seed {label}"
             description += f"; LambdaMART {mart.describe_trees()}; α = {reference.alpha:g}"

@@ -219,12 +219,16 @@ class FeatureBuilder:
     def with_authorships(self, authorships: pd.DataFrame) -> FeatureBuilder:
         """The same builder with ``author_id``, ``paper_id`` rows (``cypher/authorships.cypher``)."""
         other = self.with_settings(self.settings)
-        other.authors_of = {
-            str(p): frozenset(g.astype(str)) for p, g in authorships.groupby("paper_id", sort=False)["author_id"]
-        }
-        other.papers_of = {
-            str(a): frozenset(g.astype(str)) for a, g in authorships.groupby("author_id", sort=False)["paper_id"]
-        }
+        # one pass over plain strings: a pandas group per paper and per author costs ~100x more (half a million rows)
+        authors_of: dict[str, set[str]] = {}
+        papers_of: dict[str, set[str]] = {}
+        for author, paper in zip(
+            authorships["author_id"].astype(str).tolist(), authorships["paper_id"].astype(str).tolist(), strict=True
+        ):
+            authors_of.setdefault(paper, set()).add(author)
+            papers_of.setdefault(author, set()).add(paper)
+        other.authors_of = {p: frozenset(a) for p, a in authors_of.items()}
+        other.papers_of = {a: frozenset(p) for a, p in papers_of.items()}
         return other
 
     def with_texts(self, texts: pd.DataFrame) -> FeatureBuilder:

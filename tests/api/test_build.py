@@ -87,6 +87,44 @@ def test_a_store_that_is_gone_starts_the_build_over(
     assert "done already" not in capsys.readouterr().out
 
 
+def test_a_step_beside_another_runs_in_a_second_process_and_resumes_alone(
+    data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "store.db"
+
+    def plan_with(beside: tuple[str, ...]):  # type: ignore[no-untyped-def]
+        def plan(full: bool, embed_limit: int | None, data: Path) -> list[Step]:
+            return [
+                Step("ingest", ("ingest", "all", "--on-error", "skip", "--data", str(data))),
+                Step("count", ("cypher", "MATCH (p:Paper) RETURN count(p) AS n")),
+                Step("beside", beside, beside="count"),
+            ]
+
+        return plan
+
+    args = ["--db", str(db), "--quiet", "build", "--data", str(data)]
+    monkeypatch.setattr(build, "steps", plan_with(("cypher", "--file", str(tmp_path / "missing.cypher"))))
+    assert main(args) != 0
+    out = capsys.readouterr().out
+    log = tmp_path / "store.db.beside.log"
+    assert "beside the count, in a second process" in out and str(log) in out
+    assert "beside failed" in out and "missing.cypher" in out  # the end of its log, shown
+    assert "step 3 (beside) failed" in out and "missing.cypher" in log.read_text()
+    recorded = json.loads((tmp_path / "store.db.build.json").read_text())["steps"]
+    assert set(recorded) == {"ingest", "count"}  # the step beside it succeeded and is recorded
+
+    monkeypatch.setattr(build, "steps", plan_with(("stats",)))
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "[2/3] count: done already" in out and "[3/3] beside: citegraph stats" in out
+    assert main(args) == 0
+    assert "[3/3] beside: done already" in capsys.readouterr().out
+    # a step beside another chains to what that one chains to: the same fingerprint whatever runs beside it
+    first = build._fingerprints(plan_with(("stats",))(False, None, data), "v", "i")
+    other = build._fingerprints(plan_with(("cypher", "RETURN 1"))(False, None, data), "v", "i")
+    assert first["count"] == other["count"] and first["beside"] != other["beside"]
+
+
 def test_the_real_plan_is_the_documented_one(tmp_path: Path) -> None:
     default = [s.argv for s in build.steps(False, 10_000, tmp_path)]
     assert (
@@ -95,6 +133,7 @@ def test_the_real_plan_is_the_documented_one(tmp_path: Path) -> None:
     )
     assert ("compute", "index") in default and ("linkage", "train") in default
     assert ("compute", "linkage") not in default
+    assert {s.name: s.beside for s in build.steps(False, 10_000, tmp_path)}["linker"] == "reranker"
     reranker = next(argv for argv in default if argv[:2] == ("train", "reranker"))
     assert "--mart-seeds" in reranker and "--no-plain-trees" in reranker
     full = [s.argv for s in build.steps(True, 10_000, tmp_path)]

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from unittest.mock import MagicMock
+
 import pytest
 import torch
 
-from gnn.device import is_device_error, on_device, select_device, translate_torch_error
+import gnn.device
+from gnn.device import is_device_error, on_device, reuse_large_cpu_buffers, select_device, translate_torch_error
 from graph.errors import ConfigError
 
 
@@ -43,3 +46,26 @@ def test_select_device_refuses_what_torch_cannot_use() -> None:
     assert select_device("cpu") == torch.device("cpu")
     with pytest.raises(ConfigError, match="is not a torch device"):
         select_device("tpu:zero")
+
+
+def test_large_buffer_reuse_raises_glibcs_mmap_threshold_for_the_block_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    libc = MagicMock()
+    libc.mallopt.return_value = 1
+    monkeypatch.setattr(gnn.device, "_glibc", lambda: libc)
+    with pytest.raises(ValueError), reuse_large_cpu_buffers(torch.device("cpu")):
+        assert libc.mallopt.call_args_list[-1].args == (-3, 1 << 30)
+        raise ValueError("the block failed")
+    assert libc.mallopt.call_args_list[-1].args == (-3, 128 * 1024)  # put back even when the block raised
+    libc.malloc_trim.assert_called_once_with(0)
+    libc.reset_mock()
+    with reuse_large_cpu_buffers(torch.device("meta")):  # not the CPU: torch's own allocator, nothing to tune
+        pass
+    libc.mallopt.assert_not_called()
+
+
+def test_large_buffer_reuse_keeps_results() -> None:
+    """On this machine's C library: the block computes what it computes without it."""
+    x = torch.rand(2000, 2000, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    with reuse_large_cpu_buffers(torch.device("cpu")):
+        inside = [(x * k).sum() for k in range(3)]
+    assert [float(v) for v in inside] == [float((x * k).sum()) for k in range(3)]

@@ -68,6 +68,30 @@ def test_lambdamart_learns_a_feature_ranking_and_round_trips(tmp_path: Path) -> 
     assert json.loads((folder / "config.json").read_text())["lambdamart"]["validation_mrr_by_alpha"]["0.5"] == 0.95
 
 
+def test_scoring_many_pools_at_once_is_scoring_each() -> None:
+    """score_pools predicts every pool in one call per booster; each pool's scores are score's, an empty pool
+    included, and a stacked model takes each pool's neural scores."""
+    rng = np.random.default_rng(4)
+    train, validation = _examples(rng, 200), _examples(rng, 30)
+    bag = fit_lambdamart(train, validation, replace(SMALL, bag=2))
+    pools = [ex.features for ex in validation[:6]] + [np.zeros((0, len(FEATURE_NAMES)), np.float32)]
+    together = bag.score_pools(pools)
+    assert len(together) == 7 and len(together[-1]) == 0
+    for scores, features in zip(together[:-1], pools[:-1], strict=True):
+        assert scores.tolist() == pytest.approx(bag.score(features).tolist(), abs=1e-12)
+    neural = [rng.normal(size=8) for _ in train]
+    stacked = fit_lambdamart(
+        train,
+        validation,
+        replace(SMALL, stacked=True),
+        train_neural=neural,
+        validation_neural=[rng.normal(size=8) for _ in validation],
+    )
+    scores = [rng.normal(size=8) for _ in range(3)]
+    for got, features, n in zip(stacked.score_pools(pools[:3], scores), pools[:3], scores, strict=True):
+        assert got.tolist() == pytest.approx(stacked.score(features, n).tolist(), abs=1e-12)
+
+
 def test_a_bag_scores_the_mean_of_its_seeds_and_saves_each_booster(tmp_path: Path) -> None:
     rng = np.random.default_rng(1)
     train, validation = _examples(rng, 200), _examples(rng, 40)

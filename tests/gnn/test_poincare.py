@@ -85,6 +85,33 @@ def test_pairwise_matches_elementwise(dtype: torch.dtype) -> None:
     torch.testing.assert_close(pairwise, elementwise, **tol)
 
 
+@pytest.mark.parametrize("c", [1.0, 0.5])
+def test_pairwise_gradient_in_closed_form_is_autograds(c: float) -> None:
+    """The written-out gradient of pairwise_dist equals autograd's trace of the elementwise distance, for
+    two sets and for a set against itself (the class layout's case, diagonal included), and passes gradcheck."""
+    x = points(12, 4, torch.float64, seed=40, max_norm=0.9).requires_grad_(True)
+    y = points(9, 4, torch.float64, seed=41, max_norm=0.9).requires_grad_(True)
+    weights = torch.randn(12, 9, generator=torch.Generator().manual_seed(42), dtype=torch.float64)
+    (poincare.pairwise_dist(x, y, c=c) * weights).sum().backward()
+    closed_x, closed_y = x.grad.clone(), y.grad.clone()
+    x.grad = y.grad = None
+    (poincare.dist(x.unsqueeze(1), y.unsqueeze(0), c=c) * weights).sum().backward()
+    torch.testing.assert_close(closed_x, x.grad, rtol=1e-9, atol=1e-9)
+    torch.testing.assert_close(closed_y, y.grad, rtol=1e-9, atol=1e-9)
+    x.grad = None
+    square = torch.randn(12, 12, generator=torch.Generator().manual_seed(43), dtype=torch.float64)
+    (poincare.pairwise_dist(x, x, c=c) * square).sum().backward()
+    closed_self = x.grad.clone()
+    x.grad = None
+    off_diagonal = ~torch.eye(12, dtype=torch.bool)  # the elementwise form's gradient at d(x, x) = 0 is undefined
+    (poincare.dist(x.unsqueeze(1), x.unsqueeze(0), c=c)[off_diagonal] * square[off_diagonal]).sum().backward()
+    torch.testing.assert_close(closed_self, x.grad, rtol=1e-9, atol=1e-9)
+    assert torch.autograd.gradcheck(
+        lambda a, b: poincare.pairwise_dist(a, b, c=c),
+        (x.detach()[:4].requires_grad_(), y.detach()[:3].requires_grad_()),
+    )
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_expmap0_logmap0_inverse_and_distance(dtype: torch.dtype) -> None:
     u = torch.randn(32, 5, generator=torch.Generator().manual_seed(16), dtype=torch.float64).to(dtype)

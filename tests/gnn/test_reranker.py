@@ -260,6 +260,26 @@ def test_training_learns_a_learnable_ranking_and_save_load_round_trips(tmp_path:
     assert ranked_ids(np.asarray([0.5, 0.9, 0.5]), ["b", "c", "a"]) == ["c", "a", "b"]
 
 
+def test_scoring_many_pools_at_once_is_scoring_each() -> None:
+    """score_many pads pools of different sizes into one pass; each pool's scores are those of score alone."""
+    rng = np.random.default_rng(3)
+    pools = _examples(rng, 5)
+    pools[2] = QueryExample(
+        pools[2].context,
+        pools[2].global_,
+        pools[2].rows[:2],
+        pools[2].features[:2],
+        pools[2].ids[:2],
+        {pools[2].ids[0]},
+    )
+    trainer = RerankerTrainer(np.eye(4, 8, dtype=np.float32), RerankerSettings(objective="triplet", seed=0))
+    model = RerankerModel(8, len(FEATURE_NAMES), RerankerSettings(seed=0))
+    batched = trainer.score_many(model, pools, batch=3)
+    assert [len(b) for b in batched] == [4, 4, 2, 4, 4]
+    for scores, ex in zip(batched, pools, strict=True):
+        assert scores.tolist() == pytest.approx(trainer.score(model, ex).tolist(), abs=1e-5)
+
+
 def _pool_of_four(targets: set[str], features: np.ndarray | None = None, **extras: np.ndarray) -> QueryExample:
     """A query whose pool holds p0..p3 at index rows 0..3 (features: one value per candidate, all columns)."""
     values = np.zeros((4, 1), np.float32) if features is None else features[:, None].astype(np.float32)

@@ -21,7 +21,7 @@ from gnn.metrics import (
 )
 from gnn.retrieval.enricher import CitationLists, Enricher, EnricherSettings, EnrichQuery
 from gnn.retrieval.index import IndexSettings, RetrievalIndex
-from gnn.retrieval.lexical import s_stem, tokenize
+from gnn.retrieval.lexical import LexicalIndex, s_stem, tokenize
 from gnn.retrieval.prefetch import (
     ChannelList,
     Prefetched,
@@ -322,3 +322,25 @@ def test_a_store_without_citing_sentences_has_empty_profiles(
     profiles = ProfileIndex.build(index, none, encoder, ProfileSettings())
     assert profiles.papers == 0
     assert not np.isfinite(profiles.dense_scores(encoder.encode(["anything"])[0])).any()
+
+
+def test_lexical_scores_are_bm25s_scores() -> None:
+    """LexicalIndex.scores sums the tokens' postings itself; the figures are bm25s's own, a repeated query
+    token counted twice, an unknown one not at all."""
+    rows = [
+        tokenize(t)
+        for t in (
+            "phrase based statistical machine translation",
+            "minimum error rate training for statistical machine translation",
+            "a maximum entropy model for part of speech tagging",
+            "phrase tables and word alignment",
+            "",
+        )
+    ]
+    lexical = LexicalIndex.build(rows, k1=1.2, b=0.75)
+    for query in ("statistical machine translation", "phrase phrase alignment", "unknownword tagging", "unknownword"):
+        tokens = tokenize(query)
+        ids = [lexical.vocab[t] for t in tokens if t in lexical.vocab]
+        expected = lexical.model.get_scores_from_ids(ids) if ids else np.zeros(len(rows))
+        np.testing.assert_allclose(lexical.scores(tokens), expected, rtol=1e-6, atol=1e-7)
+    assert lexical.scores(tokenize("phrase phrase"))[0] == pytest.approx(2 * lexical.scores(tokenize("phrase"))[0])
