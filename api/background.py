@@ -34,7 +34,7 @@ from typing import Any, cast
 
 import torch
 
-from api.cli.build import BACKGROUND_STEPS, Step, background_fingerprint, read_state, record_step
+from api.cli.build import Step, background_fingerprint, background_steps, read_state, record_step
 from graph import CitegraphError
 from graph.store import GraphStore
 
@@ -86,7 +86,8 @@ class BackgroundStatus:
 
 
 class BackgroundBuild:
-    """Run :data:`~api.cli.build.BACKGROUND_STEPS` in a daemon thread on the server's store.
+    """Run :data:`~api.cli.build.BACKGROUND_STEPS` (the sentence step sized by the build,
+    :func:`~api.cli.build.background_steps`) in a daemon thread on the server's store.
 
     ``on_index``: called once the index step has written a new index (the app rebuilds its
     recommendation service there). ``threads``: torch threads while the build runs (the server
@@ -101,13 +102,13 @@ class BackgroundBuild:
         *,
         on_index: Callable[[], None],
         threads: int,
-        steps: Sequence[Step] = BACKGROUND_STEPS,
+        steps: Sequence[Step] | None = None,
     ) -> None:
         self.store = cast(GraphStore, SerialisedStore(store, lock))
         self.db = db
         self.on_index = on_index
         self.threads = threads
-        self.plan = list(steps)
+        self.plan = list(steps if steps is not None else background_steps(db))
         self.status = BackgroundStatus()
         self._thread: threading.Thread | None = None
 

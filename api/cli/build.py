@@ -88,6 +88,21 @@ BACKGROUND_STEPS = (
 )
 
 
+def background_steps(db: Path | None) -> tuple[Step, ...]:
+    """:data:`BACKGROUND_STEPS` for the build of ``db``: its sentence step stores the vectors of as many
+    sentences as that build's ``compute`` step embedded papers (``--embed-limit``, recorded in
+    ``<db>.build.json``), the build's default where the record has none."""
+    argv = read_state(db).get("compute", {}).get("argv", []) if db is not None else []
+    args = [str(a) for a in argv] if isinstance(argv, list) else []
+    if "--limit" not in args[:-1]:
+        return BACKGROUND_STEPS
+    limit = args[args.index("--limit") + 1]
+    return tuple(
+        Step(s.name, (*s.argv[: s.argv.index("--limit") + 1], limit)) if s.name == "sentences" else s
+        for s in BACKGROUND_STEPS
+    )
+
+
 def _version() -> str:
     """The git commit of the checkout (code changes re-run the steps), else the package version."""
     try:

@@ -148,6 +148,33 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return print_report(report, Path(args.out), evaluate.report_markdown, "written")
 
 
+def cmd_eval_reranker(args: argparse.Namespace) -> int:
+    """``citegraph eval reranker``: the saved scorer on the current store's validation and test queries."""
+    logging.getLogger("bm25s").setLevel(logging.WARNING)
+    torch.set_num_threads(1)  # as `train reranker`: small matrices
+    encoder = TextEncoder(EncoderSettings.from_env())
+    try:
+        with open_from_args(args, read_only=True) as store:
+            files = store_files(store, args)
+            folder = Path(args.model) if args.model else files.reranker
+            if files.index is None or folder is None:
+                raise ConfigError("pass --index-dir and --model: a server store has no folder beside it for the index")
+            settings = TrainSettings(limit=args.limit, seed=args.seed, queries=query_source(args, store))
+            index, _ = RetrievalIndex.open(store, IndexSettings(), path=files.index, cache=encoder)
+            report = train.evaluate_saved_scorer(
+                store,
+                encoder,
+                index,
+                folder,
+                settings=settings,
+                cache_dir=StoreFiles().reranker_examples,
+                progress=not args.quiet,
+            )
+    finally:
+        encoder.close()
+    return print_report(report, Path(args.out), train.report_markdown, "report")
+
+
 def ablation_models_dir(out: Path) -> Path:
     """Where ``eval recommend --ablation`` saves the models it trains: ``<report stem>.models/`` beside its
     report, so an evaluation never replaces the reranker that ``recommend`` and ``serve`` load."""
@@ -280,6 +307,17 @@ def _add_eval(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     q.add_argument("--objective", help=argparse.SUPPRESS)
     q.add_argument("--index-dir", help="where the retrieval index lives (default: <db>.index beside the store)")
     q.set_defaults(func=cmd_eval_dispatch)
+    r = kinds.add_parser(
+        "reranker",
+        help="the saved reranker (what recommend and serve load) on the store as it is now, beside the baselines",
+    )
+    r.add_argument("--out", default="var/eval/reranker_saved.json", help="report path (.json; the .md goes beside it)")
+    r.add_argument("--model", help="the saved reranker's folder (default: <db>.index.reranker beside the store)")
+    r.add_argument("--limit", type=int, help="evaluate only this many queries per split (a quick run)")
+    _queries_argument(r)
+    r.add_argument("--seed", type=int, default=0)
+    r.add_argument("--index-dir", help="where the retrieval index lives (default: <db>.index beside the store)")
+    r.set_defaults(func=cmd_eval_reranker)
 
 
 def _queries_argument(q: argparse.ArgumentParser) -> None:

@@ -297,8 +297,10 @@ def load_splits(
     settings: TrainSettings,
     cache_dir: Path | None,
     progress: bool,
+    names: Sequence[str] | None = None,
 ) -> dict[str, SplitData]:
-    """Every split's examples, from ``cache_dir`` when nothing they derive from changed.
+    """Every split's examples (those of ``names`` only, when given), from ``cache_dir`` when nothing they
+    derive from changed.
 
     The cache key covers the index (papers, texts, vectors), the graph's citations, categories and
     taxonomy points, the citing sentences, the split settings, the feature names and the encoder size,
@@ -309,7 +311,7 @@ def load_splits(
     classes = [f"{c.__module__}.{c.__qualname__}" for c in (SplitData, QueryExample, QueryInput, Candidate)]
     for part in (
         index.digest(),
-        json.dumps([asdict(settings), list(FEATURE_NAMES), encoder.dim, classes], default=str),
+        json.dumps([asdict(settings), list(FEATURE_NAMES), encoder.dim, classes, names], default=str),
     ):
         digest.update(part.encode())
     for frame in (
@@ -333,6 +335,7 @@ def load_splits(
     splits = {
         name: builder.split(name, frame, until, extras=extras)
         for name, (frame, until, extras) in _split_frames(store, settings).items()
+        if names is None or name in names
     }
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -150,3 +150,16 @@ def test_each_step_line_says_how_long_the_step_takes() -> None:
     assert first == f"; about {build._duration(build.FIRST_BUILD_SECONDS['reranker'])} in a first build on a 2-core CPU"
     assert build._expected("reranker", True, None) == ""  # a full build was not timed on it
     assert set(build.FIRST_BUILD_SECONDS) == {s.name for s in build.steps(False, 10_000, Path("."))}
+
+
+def test_the_background_build_embeds_as_many_sentences_as_the_build_embedded_papers(tmp_path: Path) -> None:
+    db = tmp_path / "store.db"
+    assert build.background_steps(db) == build.BACKGROUND_STEPS  # no build record: the default build's limit
+    db.write_text("")  # a store file, so its record counts
+    build.record_step(db, "ingest", "f0", 1.0)
+    state = build.read_state(db)
+    state["compute"] = {"fingerprint": "f1", "seconds": 1.0, "argv": ["compute", "all", "--limit", "500", "--no-map"]}
+    build._write_state(build._state_path(db), state)
+    sentences = {s.name: s.argv for s in build.background_steps(db)}["sentences"]
+    assert sentences == ("compute", "embeddings", "--embed", "sentences", "--limit", "500")
+    assert [s.name for s in build.background_steps(db)] == [s.name for s in build.BACKGROUND_STEPS]

@@ -15,6 +15,7 @@ from gnn.recommend.examples import Fold, TrainSettings
 from gnn.recommend.service import RecommendationService, RecommendRequest, ServiceSettings
 from gnn.recommend.train import (
     compare_objectives,
+    evaluate_saved_scorer,
     paired_bootstrap,
     report_markdown,
     run_training,
@@ -189,6 +190,60 @@ def test_training_saves_a_model_the_service_then_uses(store: GraphStore, encoder
     assert [i.score for i in again.items] == sorted((i.score for i in again.items), reverse=True)
     assert [i.score for i in again.items] != [i.score for i in response.items]  # standardised blend scores
     assert all(re.search(r" [+-]\d+\.\d\d", i.why) and "#" in i.why for i in again.items)
+
+
+def test_the_saved_scorer_on_an_unchanged_store_ranks_as_its_training_reported(
+    store: GraphStore, encoder: TextEncoder, tmp_path: Path
+) -> None:
+    """`eval reranker` rebuilds the validation and test examples and ranks them with the saved model and
+    trees: on the store it was trained on, its figures are the training run's for the scorer it saved."""
+    from gnn.rerank.lambdamart import LambdaMartSettings
+
+    folder, index, report = _train(
+        store,
+        encoder,
+        tmp_path,
+        RerankerSettings(epochs=2, patience=2, pool_negatives=4),
+        objectives=["triplet"],
+        lambdamart=LambdaMartSettings(max_trees=5, leaves=2, min_child_samples=1, patience=5, bag=1),
+        plain_trees=False,
+        cache_dir=tmp_path / "examples",
+    )
+    saved = evaluate_saved_scorer(store, encoder, index, IndexFiles(folder).reranker, settings=SPLIT)
+    names = [row["name"] for row in saved["systems"]]
+    assert names[:4] == [row["name"] for row in report["systems"][:4]]  # the baselines of the same run
+    assert set(saved["queries"]) == {"validation", "test"} and saved["command"] == "citegraph eval reranker"
+    trained = {row["name"]: row for row in report["systems"]}
+    neural = next(row for row in saved["systems"] if row["name"].startswith("saved reranker, neural model"))
+    assert neural["validation"] == pytest.approx(trained["reranker (triplet)"]["validation"])
+    if report["chosen"]["lambdamart"] is not None:  # the blend was saved: it is the last row of both
+        assert saved["systems"][-1]["name"].startswith("saved scorer: LambdaMART (1 seeds)")
+        assert saved["systems"][-1]["validation"] == pytest.approx(report["systems"][-1]["validation"])
+    # trees blended in with a weight that leaves the neural model's order: the blend row ranks as it does
+    import numpy as np
+
+    from gnn.rerank.lambdamart import fit_lambdamart, save_blend
+
+    mart = fit_lambdamart(
+        [ex for ex in _examples_of(tmp_path) if ex.label.any()],
+        [ex for ex in _examples_of(tmp_path, "validation") if ex.label.any()],
+        LambdaMartSettings(max_trees=5, leaves=2, min_child_samples=1, patience=5, bag=1, stacked=False),
+    )
+    save_blend(IndexFiles(folder).reranker, mart, 1e6, {1e6: 0.0})
+    blended = evaluate_saved_scorer(store, encoder, index, IndexFiles(folder).reranker, settings=SPLIT)
+    last = blended["systems"][-1]
+    assert last["name"].startswith("saved scorer: LambdaMART (1 seeds) + neural, α = 1e+06")
+    assert last["validation"] == pytest.approx(neural["validation"]) and last["test"] == pytest.approx(neural["test"])
+    assert np.isfinite(last["validation"]["MRR"])
+
+
+def _examples_of(tmp_path: Path, split: str = "train") -> list[QueryExample]:
+    """The examples a run cached under ``tmp_path / "examples"`` (all training folds, or one split)."""
+    import pickle
+
+    with next((tmp_path / "examples").glob("examples-*.pkl")).open("rb") as handle:
+        splits = pickle.load(handle)
+    return [ex for name, data in splits.items() if name.startswith(split) for ex in data.examples]
 
 
 def test_a_training_run_killed_while_saving_leaves_the_served_reranker_as_it_was(
