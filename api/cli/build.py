@@ -58,7 +58,7 @@ def steps(full: bool, embed_limit: int | None, data: Path) -> list[Step]:
     """
     limit = () if full or embed_limit is None else ("--limit", str(embed_limit))
     later = () if full else ("--no-map", "--embed", "papers")
-    rerank = () if full else ("--objective", "triplet", "--mart-seeds", "1", "--no-plain-trees")
+    rerank = () if full else ("--objective", "triplet", "--mart-seeds", "1", "--no-plain-trees", "--no-example-cache")
     chosen = [
         Step("ingest", ("ingest", "all", "--on-error", "skip", "--data", str(data))),
         Step("compute", ("compute", "all", *limit, *later)),

@@ -215,7 +215,7 @@ def _training_options(args: argparse.Namespace, ablation: bool) -> dict[str, Any
         "objectives": [args.objective] if args.objective else list(OBJECTIVES),
         "ablation": ablation,
         "lambdamart": None if getattr(args, "no_lambdamart", False) else lambdamart,
-        "cache_dir": StoreFiles().reranker_examples,
+        "cache_dir": None if getattr(args, "no_example_cache", False) else StoreFiles().reranker_examples,
         "plain_trees": not getattr(args, "no_plain_trees", False),
         "progress": not args.quiet,
     }
@@ -360,6 +360,12 @@ def _add_train(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         action="store_true",
         help="skip the comparison row of LambdaMART over the features alone (what the default build does); "
         "the scorer saved is the same",
+    )
+    q.add_argument(
+        "--no-example-cache",
+        action="store_true",
+        help="do not keep the examples for the next run (about 1 GB on the bundled corpora; the default build "
+        "leaves it out: it trains once)",
     )
     q.add_argument("--out", default="var/eval/reranker.json", help="report path (.json; the .md goes beside it)")
     q.add_argument("--index-dir", help="where the retrieval index lives (default: <db>.index beside the store)")
