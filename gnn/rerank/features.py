@@ -178,6 +178,10 @@ class QueryInput:
     global_vector: np.ndarray | None  # (dim,) or None without a citing paper / title+abstract
 
 
+# (papers cited -> times, authors cited -> times, co-authors) of a citing paper's authors: FeatureBuilder._author_history
+_AuthorContext = tuple[dict[str, int], dict[str, int], frozenset[str]]
+
+
 class FeatureBuilder:
     """Computes :data:`FEATURE_NAMES` for every candidate of a query (module docstring)."""
 
@@ -197,6 +201,10 @@ class FeatureBuilder:
         self._mask = settings.mask()
         self._idf = _idf(index.tokens)
         self._token_sets: dict[int, frozenset[str]] = {}
+        self._title_totals: dict[str, float] = {}  # paper -> idf mass of its title words (``with_texts``)
+        # citing paper -> its authors' citation history under this knowledge (``_authors``): a citing paper's
+        # sentences are many queries, and the history walks every other paper of its authors
+        self._author_context: dict[str, _AuthorContext] = {}
 
     def with_settings(self, settings: FeatureSettings) -> FeatureBuilder:
         """The same data under other settings (ablations), without recomputing the IDF table."""
@@ -208,6 +216,7 @@ class FeatureBuilder:
     def with_knowledge(self, knowledge: Knowledge) -> FeatureBuilder:
         other = self.with_settings(self.settings)
         other.knowledge = knowledge
+        other._author_context = {}
         return other
 
     def with_field_index(self, lexical: LexicalIndex | None) -> FeatureBuilder:
@@ -229,6 +238,7 @@ class FeatureBuilder:
             papers_of.setdefault(author, set()).add(paper)
         other.authors_of = {p: frozenset(a) for p, a in authors_of.items()}
         other.papers_of = {a: frozenset(p) for a, p in papers_of.items()}
+        other._author_context = {}
         return other
 
     def with_texts(self, texts: pd.DataFrame) -> FeatureBuilder:
@@ -237,6 +247,7 @@ class FeatureBuilder:
         rows of papers outside the index are ignored. A reference string is the title field of a paper
         that has neither title nor abstract: it holds the cited title's words."""
         other = self.with_settings(self.settings)
+        other._title_totals = {}
         indexed = texts[texts["id"].isin(self.index.row_of)]
         title = indexed["title"].fillna("").astype(str)
         if "reference" in indexed:
@@ -346,24 +357,32 @@ class FeatureBuilder:
         if not authors:
             return
         out[:, column["shared_authors"]] = [len(authors & self.authors_of.get(p, frozenset())) for p in ids]
+        context = self._author_context.get(citing or "")
+        if context is None:
+            context = self._author_context[citing or ""] = self._author_history(citing or "", authors)
+        history, by_author, coauthors = context
+        out[:, column["author_cited_before"]] = np.log1p([history.get(p, 0) for p in ids])
+        out[:, column["author_cited_authors"]] = np.log1p(
+            [max((by_author.get(a, 0) for a in self.authors_of.get(p, ())), default=0) for p in ids]
+        )
+        out[:, column["coauthors"]] = [len(coauthors & self.authors_of.get(p, frozenset())) for p in ids]
+
+    def _author_history(self, citing: str, authors: frozenset[str]) -> _AuthorContext:
+        """What the citing paper's authors did up to the knowledge cutoff: how often their other papers cite
+        each paper, how often they cite each author, and their co-authors (the author features)."""
         their_other_papers = set().union(*(self.papers_of.get(a, frozenset()) for a in authors)) - {citing}
         history: dict[str, int] = {}
         for paper in their_other_papers:
             for cited in self.knowledge.cites.get(paper, ()):  # only papers up to the cutoff cite here
                 history[cited] = history.get(cited, 0) + 1
-        out[:, column["author_cited_before"]] = np.log1p([history.get(p, 0) for p in ids])
         by_author: dict[str, int] = {}
         for cited, times in history.items():
             for author in self.authors_of.get(cited, ()):
                 by_author[author] = by_author.get(author, 0) + times
-        out[:, column["author_cited_authors"]] = np.log1p(
-            [max((by_author.get(a, 0) for a in self.authors_of.get(p, ())), default=0) for p in ids]
-        )
         coauthors = set().union(
             *(self.authors_of.get(p, frozenset()) for p in their_other_papers if self._known_by_cutoff(p))
         )
-        coauthors -= authors
-        out[:, column["coauthors"]] = [len(coauthors & self.authors_of.get(p, frozenset())) for p in ids]
+        return history, by_author, frozenset(coauthors - authors)
 
     def _known_by_cutoff(self, paper: str) -> bool:
         """Whether ``paper`` was published by the knowledge cutoff (a paper of unknown date never is)."""
@@ -401,7 +420,9 @@ class FeatureBuilder:
             return
         for k, paper in enumerate(ids):
             title = self.title_words.get(paper, frozenset())
-            total = sum(self._idf.get(w, 0.0) for w in title)
+            total = self._title_totals.get(paper)
+            if total is None:
+                total = self._title_totals[paper] = sum(self._idf.get(w, 0.0) for w in title)
             shared = sum(self._idf.get(w, 0.0) for w in words & title)
             out[k, column["title_overlap_idf"]] = shared
             out[k, column["title_coverage"]] = shared / total if total > 0 else 0.0
