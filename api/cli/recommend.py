@@ -207,10 +207,21 @@ def cmd_train_reranker(args: argparse.Namespace) -> int:
 
 def _training_options(args: argparse.Namespace, ablation: bool) -> dict[str, Any]:
     """The keyword arguments of :func:`gnn.recommend.train.run_training` that the flags set."""
-    seeds = getattr(args, "mart_seeds", None)  # the ablation takes the default
-    lambdamart = LambdaMartSettings(seed=args.seed, **({} if seeds is None else {"bag": seeds}))
+    seeds = getattr(args, "mart_seeds", None)  # the ablation takes the defaults
+    trees = {
+        "learning_rate": getattr(args, "mart_learning_rate", None),
+        "patience": getattr(args, "mart_patience", None),
+    }
+    lambdamart = LambdaMartSettings(
+        seed=args.seed,
+        **({} if seeds is None else {"bag": seeds}),
+        **{k: v for k, v in trees.items() if v is not None},
+    )
+    latest = getattr(args, "latest_folds", None)
+    if latest is not None and latest < 1:
+        raise ConfigError(f"--latest-folds is {latest}; give 1 or more (or leave it out for every fold)")
     return {
-        "settings": TrainSettings(limit=args.limit, seed=args.seed),
+        "settings": TrainSettings(limit=args.limit, seed=args.seed, latest_folds=latest),
         "model_settings": RerankerSettings(seed=args.seed, **({"objective": args.objective} if args.objective else {})),
         "objectives": [args.objective] if args.objective else list(OBJECTIVES),
         "ablation": ablation,
@@ -360,6 +371,24 @@ def _add_train(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         action="store_true",
         help="skip the comparison row of LambdaMART over the features alone (what the default build does); "
         "the scorer saved is the same",
+    )
+    q.add_argument(
+        "--latest-folds",
+        type=int,
+        metavar="N",
+        help="train on the latest N training folds only (default: every fold; the default build: 1)",
+    )
+    q.add_argument(
+        "--mart-learning-rate",
+        type=float,
+        default=LambdaMartSettings().learning_rate,
+        help="LambdaMART's shrinkage (default %(default)s; the default build: 0.1, about half the trees)",
+    )
+    q.add_argument(
+        "--mart-patience",
+        type=int,
+        default=LambdaMartSettings().patience,
+        help="trees without a validation gain before LambdaMART stops (default %(default)s; the default build: 50)",
     )
     q.add_argument(
         "--no-example-cache",

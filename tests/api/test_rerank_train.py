@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -244,6 +245,17 @@ def _examples_of(tmp_path: Path, split: str = "train") -> list[QueryExample]:
     with next((tmp_path / "examples").glob("examples-*.pkl")).open("rb") as handle:
         splits = pickle.load(handle)
     return [ex for name, data in splits.items() if name.startswith(split) for ex in data.examples]
+
+
+def test_latest_folds_keeps_the_latest_training_folds_and_every_held_out_split(store: GraphStore) -> None:
+    from gnn.recommend.examples import _split_frames
+
+    ingest(store, _citances())
+    two = replace(SPLIT, folds=(Fold(2002, (2003, 2003)), Fold(2003, (2004, 2004))))
+    assert list(_split_frames(store, two)) == ["train 2003-2003", "train 2004-2004", "validation", "test"]
+    latest = _split_frames(store, replace(two, latest_folds=1))
+    assert list(latest) == ["train 2004-2004", "validation", "test"]
+    assert latest["train 2004-2004"][1] == 2003  # the fold keeps what it knows
 
 
 def test_a_training_run_killed_while_saving_leaves_the_served_reranker_as_it_was(
