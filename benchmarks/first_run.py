@@ -55,6 +55,30 @@ ANSWER = {
 WHOLE = ("Paper.embedding", "Paper.taxonomy", "Paper.poincare")
 
 
+def scorer_rows(report_path: Path, when: str) -> list[dict[str, Any]]:
+    """Validation R@10 and MRR of a reranker report's last row (the scorer saved and served) and of its
+    service-fusion baseline, as record rows."""
+    report = json.loads(report_path.read_text(encoding="utf-8"))
+    systems = {row["name"]: row for row in report["systems"]}
+    served = report["systems"][-1]
+    out = []
+    for label, row in (
+        ("served reranker", served),
+        ("service fusion (no reranker)", systems.get("service fusion (no reranker)")),
+    ):
+        if row is None:
+            continue
+        for metric in ("R@10", "MRR"):
+            out.append(
+                {
+                    "system": f"{label}, {when} (validation)",
+                    "metric": metric,
+                    "value": round(row["validation"][metric], 3),
+                }
+            )
+    return out
+
+
 def get_json(url: str, body: dict[str, Any] | None = None, timeout: float = 60) -> Any:
     data = None if body is None else json.dumps(body).encode()
     request = urllib.request.Request(url, data=data, headers={"content-type": "application/json"})
@@ -156,6 +180,17 @@ def main() -> None:
     print(f"whole after {None if whole_s is None else round(whole_s / 60, 1)} min: {fractions}", flush=True)
     build_times = json.loads((clone / "var" / "build-times.json").read_text(encoding="utf-8"))
     stop(process)
+    served_quality = scorer_rows(clone / "var" / "eval" / "reranker.json", "build")
+    # the reranker the build trained (10,000 papers with vectors) on the store the background build completed
+    after = clone / "var" / "eval" / "reranker_after_background.json"
+    subprocess.run(
+        [str(clone / ".venv" / "bin" / "citegraph"), "--quiet", "eval", "reranker", "--out", str(after)],
+        cwd=clone,
+        env=env,
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+    served_quality += scorer_rows(after, "after the background build")
 
     second_started = time.time()
     process = run_demo(clone, env, log)
@@ -199,6 +234,7 @@ def main() -> None:
         {"system": f"background step: {step['name']}", "metric": "minutes", "value": round(step["seconds"] / 60, 1)}
         for step in background.get("steps", [])
     ]
+    rows += served_quality
     record = {
         "capability": "build",
         "kind": "speed",
