@@ -31,7 +31,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
@@ -302,8 +302,22 @@ def _close_linkage(linkage: LinkageService) -> None:
     linkage.encoder.close()  # the service shares the store (closed by the app) and holds no other resource
 
 
-def _warm(services: dict[str, Lazy[RecommendationService] | Lazy[LinkageService]], models: dict[str, str]) -> None:
-    """Build each lazy service now (a warm start); record why one cannot be built (no index, no linker)."""
+def _warm(
+    services: dict[str, Lazy[RecommendationService] | Lazy[LinkageService]],
+    models: dict[str, str],
+    then: Callable[[], None] | None = None,
+) -> None:
+    """Build each lazy service now (a warm start); record why one cannot be built (no index, no linker);
+    then call ``then`` (the background build, which would otherwise slow the loading and change the
+    index under it)."""
+    try:
+        _load_each(services, models)
+    finally:
+        if then is not None:
+            then()
+
+
+def _load_each(services: dict[str, Lazy[RecommendationService] | Lazy[LinkageService]], models: dict[str, str]) -> None:
     for name, lazy in services.items():
         try:
             lazy.get()
@@ -343,11 +357,6 @@ class _Server:
         _settled(None)
         for problem in missing_assets():
             log.warning("GraphiQL will not load offline: %s", problem)
-        if self.settings.warm:
-            self.models.update({"recommend": "loading", "linkage": "loading"})
-            threading.Thread(
-                target=_warm, args=({"recommend": recommend, "linkage": linkage}, self.models), daemon=True
-            ).start()
         if self.complete:
             self.background = BackgroundBuild(
                 store,
@@ -356,7 +365,16 @@ class _Server:
                 on_index=lambda: self._new_index(service, recommend),
                 threads=os.cpu_count() or 1,
             )
-            self.background.start()
+        start_background = self.background.start if self.background is not None else None
+        if self.settings.warm:  # the background build starts once both models are loaded
+            self.models.update({"recommend": "loading", "linkage": "loading"})
+            threading.Thread(
+                target=_warm,
+                args=({"recommend": recommend, "linkage": linkage}, self.models, start_background),
+                daemon=True,
+            ).start()
+        elif start_background is not None:
+            start_background()
         try:
             yield
         finally:

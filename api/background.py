@@ -111,14 +111,21 @@ class BackgroundBuild:
         self.plan = list(steps if steps is not None else background_steps(db))
         self.status = BackgroundStatus()
         self._thread: threading.Thread | None = None
+        self._started = threading.Event()
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self.run, name="background-build", daemon=True)
         self._thread.start()
+        self._started.set()
 
     def join(self, timeout: float | None = None) -> None:
+        """Wait for the build to end (at most ``timeout`` seconds in all), including for it to start: the
+        server starts it once its models are loaded."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        if not self._started.wait(timeout):
+            return
         if self._thread is not None:
-            self._thread.join(timeout)
+            self._thread.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
 
     def run(self) -> None:
         """Every step in order; the status says which runs, which finished, and why one failed."""

@@ -23,8 +23,10 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -47,7 +49,8 @@ class Step:
 
 
 # The default build's reranker: one objective, one seed of trees at twice the default rate, trained on the latest
-# training fold, without the comparison row or the example cache (docs/results.md: what it gives up against FULL=1).
+# training fold, without the comparison row, the test queries or the example cache (docs/results.md: what it gives
+# up against FULL=1, test figures included, from benchmarks/default_vs_full.py).
 DEFAULT_RERANKER = (
     "--objective",
     "triplet",
@@ -60,6 +63,7 @@ DEFAULT_RERANKER = (
     "--mart-patience",
     "50",
     "--no-plain-trees",
+    "--no-test",
     "--no-example-cache",
 )
 
@@ -176,10 +180,21 @@ class _Beside:
     process: subprocess.Popen[bytes]
     log: Path
     started: float
+    ended: float | None = None  # when the process ended, taken by a watcher thread (it may end long before `wait`)
+
+    def watch(self) -> _Beside:
+        def until_done() -> None:
+            self.process.wait()
+            self.ended = time.perf_counter()
+
+        threading.Thread(target=until_done, name=f"build-{self.step.name}", daemon=True).start()
+        return self
 
     def wait(self) -> tuple[int, Step, int, float]:
         code = self.process.wait()
-        seconds = time.perf_counter() - self.started
+        while self.ended is None:  # the watcher records the end right after the process reaps
+            time.sleep(0.01)
+        seconds = self.ended - self.started
         if code == 0:
             print(f"[{self.number}] {self.step.name}: finished in {_duration(seconds)} (beside the other)", flush=True)
         else:
@@ -206,9 +221,11 @@ def _start_beside(
         flush=True,
     )
     command = [sys.executable, "-m", "api.cli.main", *global_flags, *step.argv]
+    # one core each: the step it runs beside keeps the other (the reranker's examples are one thread of Python)
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
     with log_path.open("wb") as log_file:  # the child keeps its own descriptor
-        process = subprocess.Popen(command, stdout=log_file, stderr=subprocess.STDOUT, cwd=Path.cwd())
-    return _Beside(number, step, process, log_path, time.perf_counter())
+        process = subprocess.Popen(command, stdout=log_file, stderr=subprocess.STDOUT, cwd=Path.cwd(), env=env)
+    return _Beside(number, step, process, log_path, time.perf_counter()).watch()
 
 
 def _expected_of(step: Step, args: argparse.Namespace, state: dict[str, dict[str, object]]) -> str:

@@ -221,7 +221,9 @@ def _training_options(args: argparse.Namespace, ablation: bool) -> dict[str, Any
     if latest is not None and latest < 1:
         raise ConfigError(f"--latest-folds is {latest}; give 1 or more (or leave it out for every fold)")
     return {
-        "settings": TrainSettings(limit=args.limit, seed=args.seed, latest_folds=latest),
+        "settings": TrainSettings(
+            limit=args.limit, seed=args.seed, latest_folds=latest, evaluate_test=not getattr(args, "no_test", False)
+        ),
         "model_settings": RerankerSettings(seed=args.seed, **({"objective": args.objective} if args.objective else {})),
         "objectives": [args.objective] if args.objective else list(OBJECTIVES),
         "ablation": ablation,
@@ -389,6 +391,12 @@ def _add_train(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         type=int,
         default=LambdaMartSettings().patience,
         help="trees without a validation gain before LambdaMART stops (default %(default)s; the default build: 50)",
+    )
+    q.add_argument(
+        "--no-test",
+        action="store_true",
+        help="leave the test queries out (their columns stay empty): validation alone chooses and stops the "
+        "model, so the default build skips what only the report reads",
     )
     q.add_argument(
         "--no-example-cache",

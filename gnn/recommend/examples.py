@@ -83,6 +83,9 @@ class TrainSettings:
     # Train on the latest this many training folds only (None: every fold). The default build trains on the
     # latest (its cross-fitting then halves it): about half the examples to build and to train on.
     latest_folds: int | None = None
+    # False leaves the test queries out (the split is kept, empty): validation alone chooses the model and
+    # stops the training, so the default build skips what only the report reads.
+    evaluate_test: bool = True
     seed: int = 0
     # The pool the examples are drawn from: the service's own prefetch (part of the example cache's key).
     prefetch: PrefetchSettings = field(default_factory=PrefetchSettings)
@@ -98,6 +101,12 @@ class SplitData:
     inputs: list[QueryInput]
     until: int
     dropped: int = 0  # queries without a target among the candidates (left out of training)
+    # The title + abstract + profile BM25 its features were computed with (the baselines' strongest lexical
+    # system reads the same); not kept in the example cache, where it would double the file.
+    field_index: LexicalIndex | None = field(default=None, repr=False, compare=False)
+
+    def __getstate__(self) -> dict[str, object]:
+        return {**self.__dict__, "field_index": None}
 
 
 def citing_year(value: object) -> int | None:
@@ -134,6 +143,7 @@ class ExampleBuilder:
         self.places = TaxonomyPlaces.from_store(store)
         self.lists = CitationLists.from_rows(self.citations, store)
         self._fields: dict[int, LexicalIndex] = {}  # title + abstract + profile BM25 per knowledge cutoff
+        self._profiles: dict[int, ProfileIndex] = {}  # citation-context profiles per knowledge cutoff
         self.authorships = pd.DataFrame(store.query("authorships"), columns=["author_id", "paper_id"])
         self.features = (
             FeatureBuilder(index, Knowledge.from_citations(self.citations, None), self.places)
@@ -143,7 +153,9 @@ class ExampleBuilder:
 
     def split(self, name: str, frame: pd.DataFrame, until: int, *, extras: bool) -> SplitData:
         index, encoder, s = self.index, self.encoder, self.settings
-        profiles = ProfileIndex.build(index, self.citances, encoder, ProfileSettings(until=until))
+        if until not in self._profiles:  # validation and test know the same years: one profile index
+            self._profiles[until] = ProfileIndex.build(index, self.citances, encoder, ProfileSettings(until=until))
+        profiles = self._profiles[until]
         service_settings = replace(
             ServiceSettings(),
             index=index.settings,
@@ -160,7 +172,7 @@ class ExampleBuilder:
         builder = self.features.with_knowledge(knowledge).with_field_index(self._fields[until])
         sampler = _sampler(self.citations, until, s) if extras else None
         requests = _requests(frame)
-        out = SplitData(name, [], [], [], until)
+        out = SplitData(name, [], [], [], until, field_index=self._fields[until])
         chunks = range(0, len(requests), 128)
         for begin in tqdm(chunks, desc=f"candidates ({name})", disable=not self.progress):
             chunk = requests[begin : begin + 128]
@@ -276,7 +288,13 @@ def _split_frames(store: GraphStore, settings: TrainSettings) -> dict[str, tuple
         training = [part.name for part in parts if part.name.startswith("train")]
         kept = set(training[-settings.latest_folds :] if settings.latest_folds else training)
         return {
-            part.name: (_limited(part.frame, settings), part.until, part.name.startswith("train"))
+            part.name: (
+                _limited(
+                    part.frame if part.name != "test" or settings.evaluate_test else part.frame.iloc[:0], settings
+                ),
+                part.until,
+                part.name.startswith("train"),
+            )
             for part in parts
             if part.name in kept or not part.name.startswith("train")
         }
@@ -293,7 +311,7 @@ def _split_frames(store: GraphStore, settings: TrainSettings) -> dict[str, tuple
     for fold in settings.folds[-settings.latest_folds :] if settings.latest_folds else settings.folds:
         out[f"train {fold.years[0]}-{fold.years[1]}"] = (part(*fold.years), fold.until, True)
     out["validation"] = (part(*settings.validation), settings.known_until, False)
-    out["test"] = (part(*settings.test), settings.known_until, False)
+    out["test"] = (part(*settings.test) if settings.evaluate_test else frame.iloc[:0], settings.known_until, False)
     return out
 
 

@@ -435,7 +435,8 @@ def _baselines(run: _Run, store: GraphStore, settings: TrainSettings) -> None:
     prefetcher = Prefetcher(index, None)
     lam = settings.prefetch.global_weight_bm25
     # what validation and test know (settings.known_until for ScisummNet, the computed split's for a store)
-    strong = field_lexical_index(index, profile_citances(store), run.splits["validation"].until)
+    validation = run.splits["validation"]
+    strong = validation.field_index or field_lexical_index(index, profile_citances(store), validation.until)
 
     def bm25(split: SplitData, lexical: LexicalIndex, global_weight: float) -> list[list[str]]:
         queries = [q.query for q in split.inputs]
@@ -834,10 +835,14 @@ def report_markdown(report: dict[str, Any]) -> str:
     for row in report["systems"]:
         v, t = row["validation"], row["test"]
         multi = v.get("multi_R@10")
+        test = (
+            "– | – | – | –"  # no test queries (train reranker --no-test)
+            if t.get("queries") == 0
+            else f"{t['R@10']:.3f} | {t['MRR']:.3f} | {t.get('hit@1', float('nan')):.3f} | {t.get('hit@10', float('nan')):.3f}"
+        )
         lines.append(
             f"| {row['name']} | {v['R@10']:.3f} | {v['MRR']:.3f} | {v.get('R@50', float('nan')):.3f} | "
-            f"{'' if multi is None else f'{multi:.3f}'} | {t['R@10']:.3f} | {t['MRR']:.3f} | "
-            f"{t.get('hit@1', float('nan')):.3f} | {t.get('hit@10', float('nan')):.3f} |"
+            f"{'' if multi is None else f'{multi:.3f}'} | {test} |"
         )
     lines.append("")
     lines.append(f"query source: {report.get('query source', 'scisummnet')}")

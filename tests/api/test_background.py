@@ -148,3 +148,28 @@ def test_a_server_without_complete_opens_the_store_read_only_and_builds_nothing(
     embedding = next(row for row in ready["completeness"] if row["property"] == "Paper.embedding")
     assert (embedding["have"], embedding["of"]) == (2, len(TITLES))  # the default build's partial state
     assert _embedded(built) == 2
+
+
+def test_the_background_build_starts_once_the_models_are_loaded_even_when_one_fails() -> None:
+    from api.app import _warm
+    from api.lazy import Lazy
+    from graph.errors import DataError
+
+    order: list[str] = []
+
+    def load_index() -> object:
+        order.append("recommend loaded")
+        return object()
+
+    def no_linker() -> object:
+        order.append("linkage tried")
+        raise DataError("no linker trained")
+
+    models: dict[str, str] = {}
+    _warm(
+        {"recommend": Lazy(load_index), "linkage": Lazy(no_linker)},  # type: ignore[dict-item]
+        models,
+        lambda: order.append("background started"),
+    )
+    assert order == ["recommend loaded", "linkage tried", "background started"]
+    assert models["recommend"] == "loaded" and models["linkage"].startswith("unavailable: no linker trained")

@@ -247,6 +247,27 @@ def _examples_of(tmp_path: Path, split: str = "train") -> list[QueryExample]:
     return [ex for name, data in splits.items() if name.startswith(split) for ex in data.examples]
 
 
+def test_without_test_queries_validation_still_chooses_and_the_test_columns_stay_empty(
+    store: GraphStore, encoder: TextEncoder, tmp_path: Path
+) -> None:
+    folder, index = _indexed(store, encoder, tmp_path)
+    report = run_training(
+        store,
+        encoder,
+        index,
+        out_dir=IndexFiles(folder).reranker,
+        settings=replace(SPLIT, evaluate_test=False),
+        model_settings=RerankerSettings(epochs=1, patience=1, pool_negatives=4),
+        objectives=["triplet"],
+        lambdamart=None,
+    )
+    assert report["queries"]["test"]["queries"] == 0 and report["queries"]["validation"]["queries"] == 2
+    assert all(row["test"]["queries"] == 0 and row["validation"]["queries"] == 2 for row in report["systems"])
+    assert (IndexFiles(folder).reranker / "config.json").is_file()  # the model is chosen and saved as before
+    table = report_markdown(report)
+    assert table.count("| – | – | – | – |") == len(report["systems"])
+
+
 def test_latest_folds_keeps_the_latest_training_folds_and_every_held_out_split(store: GraphStore) -> None:
     from gnn.recommend.examples import _split_frames
 
