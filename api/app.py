@@ -279,7 +279,9 @@ def _recommendation_service(service: GraphService) -> RecommendationService:
     and memory). DataError where the store has no embeddings or no paper with text to index,
     ConfigError where it has no folder for an index. It shares the graph service's store lock.
     """
-    return RecommendationService.open(service.store, ServiceSettings(), lock=service.lock)
+    # the index as the build left it: the cache's vectors for papers it has none for wait for the next index
+    # step (the background build's), rather than a rebuild of about 30 s before the first answer
+    return RecommendationService.open(service.store, ServiceSettings(), lock=service.lock, reread_for_cache=False)
 
 
 def _settled(value: T) -> T:

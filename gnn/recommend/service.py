@@ -145,6 +145,7 @@ def open_retrieval(
     index_dir: Path | None = None,
     progress: bool = False,
     build: bool | None = None,
+    reread_for_cache: bool = True,
 ) -> tuple[RetrievalIndex, ProfileIndex | None, IndexFiles]:
     """The retrieval index beside ``store`` (``--index-dir`` elsewhere) and the citation-context profiles
     beside it, built or updated as needed: what ``citegraph compute index`` builds and the service reads.
@@ -155,14 +156,16 @@ def open_retrieval(
     read-only, so a server never rewrites them; ``compute index`` and ``recommend`` pass True). Without
     it an index older than the store is served as it is, profiles whose saved vectors are out of date
     are encoded in memory, and a missing index raises :class:`~gnn.retrieval.index.IndexUnavailableError`
-    naming ``citegraph compute index``.
+    naming ``citegraph compute index``. ``reread_for_cache`` as :meth:`RetrievalIndex.open` takes it.
     """
     build = not store.read_only if build is None else build
     folder = StoreFiles.of(store, index_dir=index_dir).index
     if folder is None:
         raise ConfigError(f"{store.describe()}: pass index_dir, a folder to keep the retrieval index in")
     files = IndexFiles(folder)  # the citances, profiles and reranker beside the index
-    index, report = RetrievalIndex.open(store, settings.index, path=folder, cache=encoder, build=build)
+    index, report = RetrievalIndex.open(
+        store, settings.index, path=folder, cache=encoder, build=build, reread_for_cache=reread_for_cache
+    )
     if report.with_vector == 0:
         raise DataError(
             f"no paper of {store.describe()} has an embedding; run `citegraph compute embeddings --embed papers` first"
@@ -226,12 +229,20 @@ class RecommendationService:
         progress: bool = False,
         lock: threading.Lock | None = None,
         build: bool | None = None,
+        reread_for_cache: bool = True,
     ) -> RecommendationService:
-        """Open (building or updating as needed) the index beside ``store`` and the profiles; ``build``
-        as :func:`open_retrieval` takes it (default: no file is written beside a read-only store)."""
+        """Open (building or updating as needed) the index beside ``store`` and the profiles; ``build`` and
+        ``reread_for_cache`` as :func:`open_retrieval` takes them (default: no file is written beside a
+        read-only store)."""
         encoder = encoder or TextEncoder(EncoderSettings.from_env())
         index, profiles, files = open_retrieval(
-            store, settings, encoder, index_dir=index_dir, progress=progress, build=build
+            store,
+            settings,
+            encoder,
+            index_dir=index_dir,
+            progress=progress,
+            build=build,
+            reread_for_cache=reread_for_cache,
         )
         # the citations in memory: the enricher then reads nothing from the store per query
         citation_rows = read_citations_with_years(store)  # read once: the enricher's lists and the reranker's

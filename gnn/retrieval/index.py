@@ -259,6 +259,7 @@ class RetrievalIndex:
         path: Path | None = None,
         cache: TextEncoder | None = None,
         build: bool = True,
+        reread_for_cache: bool = True,
     ) -> tuple[RetrievalIndex, IndexReport]:
         """The index of ``store``'s current papers: loaded when unchanged, else updated and saved.
 
@@ -270,6 +271,10 @@ class RetrievalIndex:
         With ``build=False`` (a read-only server) nothing is written: an index older than the store
         is loaded as it is (``report.stale``; papers added since are not found), and a missing or
         unreadable one raises :class:`IndexUnavailableError` naming ``citegraph compute index``.
+
+        ``reread_for_cache=False`` loads an index built from the store's files as they are now without
+        asking the cache for vectors of the papers it has none for (a server's start: other steps fill
+        the cache after the index step, and its next run, the background build's included, takes them).
         """
         start = time.perf_counter()
         folder = path or StoreFiles.of(store).index
@@ -287,7 +292,8 @@ class RetrievalIndex:
         if (
             manifest
             and stamp is not None
-            and (cache is None or manifest.get("without_vector") == 0)  # a cache may fill missing vectors
+            # a cache may fill missing vectors, unless the caller takes the index as built
+            and (cache is None or not reread_for_cache or manifest.get("without_vector") == 0)
             and manifest.get("store_stamp") == stamp
             and manifest.get("settings") == asdict(settings)
             and manifest.get("version") == FORMAT_VERSION

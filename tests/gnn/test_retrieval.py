@@ -34,6 +34,7 @@ from gnn.retrieval.profiles import ProfileIndex, ProfileSettings
 from gnn.text.embeddings import compute_embeddings, paper_texts
 from gnn.text.encoder import TextEncoder
 from graph import GraphBatch, GraphStore, ingest
+from graph.files import StoreFiles
 
 # --- metrics --------------------------------------------------------------------------------------
 
@@ -311,6 +312,14 @@ def test_index_takes_vectors_from_the_encoder_cache_before_they_are_written(
     assert not report.rebuilt and again.embedding_hashes[again.row_of["c1"]] != ""
     without = RetrievalIndex.open(store, path=tmp_path / "other")[0]
     assert without.embedding_hashes[without.row_of["c1"]] == ""
+    # c2's text reaches the cache after the index was built (another step encoded it): a server's start takes
+    # the index as built; the next index step takes the new vector
+    encoder.encode([texts["c2"]])
+    served, report = RetrievalIndex.open(store, path=tmp_path / "idx", cache=encoder, reread_for_cache=False)
+    assert StoreFiles.of(store).stamp() is not None  # an embedded store: its files say it is unchanged
+    assert not report.rebuilt and served.embedding_hashes[served.row_of["c2"]] == ""
+    rebuilt, report = RetrievalIndex.open(store, path=tmp_path / "idx", cache=encoder)
+    assert report.rebuilt and rebuilt.embedding_hashes[rebuilt.row_of["c2"]] == encoder.text_hash(texts["c2"])
 
 
 def test_a_store_without_citing_sentences_has_empty_profiles(
