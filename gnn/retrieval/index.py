@@ -272,9 +272,10 @@ class RetrievalIndex:
         is loaded as it is (``report.stale``; papers added since are not found), and a missing or
         unreadable one raises :class:`IndexUnavailableError` naming ``citegraph compute index``.
 
-        ``reread_for_cache=False`` loads an index built from the store's files as they are now without
-        asking the cache for vectors of the papers it has none for (a server's start: other steps fill
-        the cache after the index step, and its next run, the background build's included, takes them).
+        ``reread_for_cache=False`` loads the index when the store's papers are those it was built from,
+        without asking the cache for vectors of papers the index has none for (a server's start: other
+        steps fill the cache after the index step, and its next run, the background build's included,
+        takes them); papers that changed still update it as usual.
         """
         start = time.perf_counter()
         folder = path or StoreFiles.of(store).index
@@ -303,6 +304,17 @@ class RetrievalIndex:
             log.info(report.line())
             return index, report
         state = _store_state(store)
+        if cache is not None and not reread_for_cache and manifest and manifest.get("settings") == asdict(settings):
+            built = _fill_as_built(state, folder)  # the vectors the index took from the cache when it was built
+            if built is not None and manifest.get("digest") == _digest(
+                built["id"], built["year"], built["text_hash"], built["embedding_hash"]
+            ):
+                index = cls.load(folder, settings)
+                report = IndexReport(
+                    len(index), _with_vector(index), len(index), 0, 0, False, time.perf_counter() - start
+                )
+                log.info(report.line())
+                return index, report
         if cache is not None:
             state = _fill_from_cache(state, cache)
         digest = _digest(state["id"], state["year"], state["text_hash"], state["embedding_hash"])
@@ -422,6 +434,22 @@ def _store_state(store: GraphStore) -> pd.DataFrame:
     frame["text_hash"] = [text_hash(t) for t in frame["text"]]
     frame = frame.sort_values(["year", "id"], kind="stable", ignore_index=True)
     return frame
+
+
+def _fill_as_built(state: pd.DataFrame, folder: Path) -> pd.DataFrame | None:
+    """``state`` with each paper that has no stored vector given the embedding hash the index in ``folder``
+    holds for the same text (the vector it took from the encoder's cache when it was built); None when the
+    index's rows cannot be read."""
+    try:
+        rows = pd.read_parquet(folder / "papers.parquet", columns=["id", "text_hash", "embedding_hash"])
+    except (OSError, ValueError):
+        return None
+    built = dict(zip(rows["id"] + "\x1f" + rows["text_hash"], rows["embedding_hash"], strict=True))
+    state = state.copy()
+    missing = state.index[state["embedding_hash"] == ""]
+    keys = state.loc[missing, "id"] + "\x1f" + state.loc[missing, "text_hash"]
+    state.loc[missing, "embedding_hash"] = [built.get(k, "") for k in keys]
+    return state
 
 
 def _fill_from_cache(state: pd.DataFrame, encoder: TextEncoder) -> pd.DataFrame:

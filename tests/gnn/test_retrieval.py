@@ -3,6 +3,7 @@ prefetch channels and fusion, profiles, and the enricher on the tiny fixture gra
 
 from __future__ import annotations
 
+import json
 import math
 import shutil
 from pathlib import Path
@@ -318,6 +319,12 @@ def test_index_takes_vectors_from_the_encoder_cache_before_they_are_written(
     served, report = RetrievalIndex.open(store, path=tmp_path / "idx", cache=encoder, reread_for_cache=False)
     assert StoreFiles.of(store).stamp() is not None  # an embedded store: its files say it is unchanged
     assert not report.rebuilt and served.embedding_hashes[served.row_of["c2"]] == ""
+    # the same when the store's files changed but not its papers (a store closed after the index step)
+    manifest = tmp_path / "idx" / "manifest.json"
+    manifest.write_text(json.dumps({**json.loads(manifest.read_text()), "store_stamp": "an older stamp"}))
+    served, report = RetrievalIndex.open(store, path=tmp_path / "idx", cache=encoder, reread_for_cache=False)
+    assert not report.rebuilt and served.embedding_hashes[served.row_of["c2"]] == ""
+    assert served.embedding_hashes[served.row_of["c1"]] == encoder.text_hash(texts["c1"])  # as built: from the cache
     rebuilt, report = RetrievalIndex.open(store, path=tmp_path / "idx", cache=encoder)
     assert report.rebuilt and rebuilt.embedding_hashes[rebuilt.row_of["c2"]] == encoder.text_hash(texts["c2"])
 
