@@ -82,7 +82,12 @@ def _alpha(report: dict[str, Any], objective: str) -> str:
 
 
 def _train(
-    store: GraphStore, encoder: TextEncoder, tmp_path: Path, model_settings: RerankerSettings, **options: Any
+    store: GraphStore,
+    encoder: TextEncoder,
+    tmp_path: Path,
+    model_settings: RerankerSettings,
+    settings: TrainSettings = SPLIT,
+    **options: Any,
 ) -> tuple[Path, RetrievalIndex, dict[str, Any]]:
     """The tiny citances ingested and embedded, the index beside ``tmp_path``, and a training run's report."""
     folder, index = _indexed(store, encoder, tmp_path)
@@ -91,7 +96,7 @@ def _train(
         encoder,
         index,
         out_dir=IndexFiles(folder).reranker,
-        settings=SPLIT,
+        settings=settings,
         model_settings=model_settings,
         **options,
     )
@@ -250,14 +255,12 @@ def _examples_of(tmp_path: Path, split: str = "train") -> list[QueryExample]:
 def test_without_test_queries_validation_still_chooses_and_the_test_columns_stay_empty(
     store: GraphStore, encoder: TextEncoder, tmp_path: Path
 ) -> None:
-    folder, index = _indexed(store, encoder, tmp_path)
-    report = run_training(
+    folder, _, report = _train(
         store,
         encoder,
-        index,
-        out_dir=IndexFiles(folder).reranker,
+        tmp_path,
+        RerankerSettings(epochs=1, patience=1, pool_negatives=4),
         settings=replace(SPLIT, evaluate_test=False),
-        model_settings=RerankerSettings(epochs=1, patience=1, pool_negatives=4),
         objectives=["triplet"],
         lambdamart=None,
     )
