@@ -827,7 +827,9 @@ def _euclidean(
 def report_markdown(report: dict[str, Any]) -> str:
     """The training report as Markdown: one row per system, then the queries and timings."""
     lines = [
-        f"`{report['command']}` — {report.get('chosen', {}).get('objective', '')} chosen on validation MRR",
+        f"`{report['command']}` — {report['chosen']['objective']} chosen on validation MRR"
+        if "chosen" in report
+        else f"`{report['command']}` — the scorer saved in {report.get('saved', {}).get('folder', '?')}",
         "",
         "| system | val R@10 | val MRR | val R@50 | multi R@10 (val) | test R@10 | test MRR | test hit@1 | test hit@10 |",
         "|---|---|---|---|---|---|---|---|---|",
