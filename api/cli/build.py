@@ -180,20 +180,22 @@ class _Beside:
     process: subprocess.Popen[bytes]
     log: Path
     started: float
-    ended: float | None = None  # when the process ended, taken by a watcher thread (it may end long before `wait`)
+    ended: float = 0.0  # when the process ended, taken by a watcher thread (it may end long before `wait`)
+    watcher: threading.Thread | None = None
 
     def watch(self) -> _Beside:
         def until_done() -> None:
             self.process.wait()
             self.ended = time.perf_counter()
 
-        threading.Thread(target=until_done, name=f"build-{self.step.name}", daemon=True).start()
+        self.watcher = threading.Thread(target=until_done, name=f"build-{self.step.name}", daemon=True)
+        self.watcher.start()
         return self
 
     def wait(self) -> tuple[int, Step, int, float]:
-        code = self.process.wait()
-        while self.ended is None:  # the watcher records the end right after the process reaps
-            time.sleep(0.01)
+        assert self.watcher is not None  # started by watch()
+        self.watcher.join()
+        code = self.process.returncode
         seconds = self.ended - self.started
         if code == 0:
             print(f"[{self.number}] {self.step.name}: finished in {_duration(seconds)} (beside the other)", flush=True)

@@ -31,6 +31,7 @@ import pickle
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 import pandas as pd
@@ -54,6 +55,7 @@ from gnn.text.encoder import TextEncoder
 from graph.store import GraphStore
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -281,12 +283,17 @@ def _limited(chosen: pd.DataFrame, settings: TrainSettings) -> pd.DataFrame:
     return chosen
 
 
+def _latest(folds: Sequence[T], count: int | None) -> Sequence[T]:
+    """The latest ``count`` of ``folds`` (earliest first); all of them for None."""
+    return folds[-count:] if count else folds
+
+
 def _split_frames(store: GraphStore, settings: TrainSettings) -> dict[str, tuple[pd.DataFrame, int, bool]]:
     """Each split's queries, the year its knowledge ends and whether it draws extras (training folds)."""
     if settings.queries == "store":
         parts = time_split(query_frame(store, "store"), settings.store_split)
         training = [part.name for part in parts if part.name.startswith("train")]
-        kept = set(training[-settings.latest_folds :] if settings.latest_folds else training)
+        kept = set(_latest(training, settings.latest_folds))
         return {
             part.name: (
                 _limited(
@@ -308,7 +315,7 @@ def _split_frames(store: GraphStore, settings: TrainSettings) -> dict[str, tuple
             frame[(frame["citing_year"] >= low) & (frame["citing_year"] <= high)].reset_index(drop=True), settings
         )
 
-    for fold in settings.folds[-settings.latest_folds :] if settings.latest_folds else settings.folds:
+    for fold in _latest(settings.folds, settings.latest_folds):
         out[f"train {fold.years[0]}-{fold.years[1]}"] = (part(*fold.years), fold.until, True)
     out["validation"] = (part(*settings.validation), settings.known_until, False)
     out["test"] = (part(*settings.test) if settings.evaluate_test else frame.iloc[:0], settings.known_until, False)

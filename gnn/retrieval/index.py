@@ -304,20 +304,12 @@ class RetrievalIndex:
             log.info(report.line())
             return index, report
         state = _store_state(store)
-        if cache is not None and not reread_for_cache and manifest and manifest.get("settings") == asdict(settings):
-            built = _fill_as_built(state, folder)  # the vectors the index took from the cache when it was built
-            if built is not None and manifest.get("digest") == _digest(
-                built["id"], built["year"], built["text_hash"], built["embedding_hash"]
-            ):
-                index = cls.load(folder, settings)
-                report = IndexReport(
-                    len(index), _with_vector(index), len(index), 0, 0, False, time.perf_counter() - start
-                )
-                log.info(report.line())
-                return index, report
         if cache is not None:
-            state = _fill_from_cache(state, cache)
-        digest = _digest(state["id"], state["year"], state["text_hash"], state["embedding_hash"])
+            # the vectors the index took from the cache when it was built; else whatever the cache holds now
+            built = _fill_as_built(state, folder) if manifest and not reread_for_cache else None
+            use_built = built is not None and manifest is not None and manifest.get("digest") == _state_digest(built)
+            state = built if use_built and built is not None else _fill_from_cache(state, cache)
+        digest = _state_digest(state)
         if manifest and manifest.get("digest") == digest and manifest.get("settings") == asdict(settings):
             index = cls.load(folder, settings)
             if build:
@@ -434,6 +426,10 @@ def _store_state(store: GraphStore) -> pd.DataFrame:
     frame["text_hash"] = [text_hash(t) for t in frame["text"]]
     frame = frame.sort_values(["year", "id"], kind="stable", ignore_index=True)
     return frame
+
+
+def _state_digest(state: pd.DataFrame) -> str:
+    return _digest(state["id"], state["year"], state["text_hash"], state["embedding_hash"])
 
 
 def _fill_as_built(state: pd.DataFrame, folder: Path) -> pd.DataFrame | None:
