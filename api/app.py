@@ -364,7 +364,7 @@ class _Server:
                 store,
                 service.lock,
                 self.config.db_path if self.config.backend == "embedded" else None,
-                on_index=lambda: self._new_index(service, recommend),
+                reload_recommend=lambda: self._reload_recommend(service, recommend),
                 threads=os.cpu_count() or 1,
             )
         start_background = self.background.start if self.background is not None else None
@@ -384,12 +384,12 @@ class _Server:
             recommend.close()
             store.close()
 
-    def _new_index(self, service: GraphService, recommend: Lazy[RecommendationService]) -> None:
-        """The background build wrote a new index: a loaded recommendation service is rebuilt on it and
-        swapped in (requests keep the old one until then); one not loaded yet will load the new index."""
+    def _reload_recommend(self, service: GraphService, recommend: Lazy[RecommendationService]) -> None:
+        """The background build wrote a new index or reranker: a loaded recommendation service is rebuilt on
+        them and swapped in (requests keep the old one until then); one not loaded yet will load the new ones."""
         if recommend.loaded:
             recommend.replace(_settled(_recommendation_service(service)))
-            log.info("recommendation service moved to the new index")
+            log.info("recommendation service rebuilt on the background build's new index and reranker")
 
     async def context(self) -> Context:
         """The GraphQL context of one request: its DataLoaders live for that request only, so their cache

@@ -4,7 +4,9 @@ A default build embeds the most-cited papers and serves; the rest of the corpus 
 a thread of the server (``citegraph serve --complete``, what ``make demo`` runs), followed by the steps
 that read those vectors — taxonomy vectors and inferred categories, Poincaré points and h_θ, the
 retrieval index — and the recommendation service is then rebuilt on the new index and put in place
-of the old one, so new papers are found without a restart (:data:`api.cli.build.BACKGROUND_STEPS`).
+of the old one, so new papers are found without a restart. The reranker the build trained on the
+partial index is then trained again on the whole one with the build's flags and swapped in the same
+way (:data:`api.cli.build.BACKGROUND_STEPS`).
 
 Why a thread of the server and not a second process: the embedded store admits one process that
 writes or several that only read, never both, so whoever writes must be the server. The server's
@@ -89,8 +91,8 @@ class BackgroundBuild:
     """Run :data:`~api.cli.build.BACKGROUND_STEPS` (the sentence step sized by the build,
     :func:`~api.cli.build.background_steps`) in a daemon thread on the server's store.
 
-    ``on_index``: called once the index step has written a new index (the app rebuilds its
-    recommendation service there). ``threads``: torch threads while the build runs (the server
+    ``reload_recommend``: called once a step has written what the recommendation service loads — the index
+    step, and the reranker step when it trained (the app rebuilds its recommendation service there). ``threads``: torch threads while the build runs (the server
     serves with fewer, for latency; the encoder wants every core), restored afterwards.
     """
 
@@ -100,13 +102,13 @@ class BackgroundBuild:
         lock: threading.Lock,
         db: Path | None,
         *,
-        on_index: Callable[[], None],
+        reload_recommend: Callable[[], None],
         threads: int,
         steps: Sequence[Step] | None = None,
     ) -> None:
         self.store = cast(GraphStore, SerialisedStore(store, lock))
         self.db = db
-        self.on_index = on_index
+        self.reload_recommend = reload_recommend
         self.threads = threads
         self.plan = list(steps if steps is not None else background_steps(db))
         self.status = BackgroundStatus()
@@ -148,8 +150,8 @@ class BackgroundBuild:
                 skipped = self._run_step(step)
                 done: dict[str, object] = {"name": step.name, "seconds": round(time.perf_counter() - started, 1)}
                 status.steps.append(done | ({"skipped": skipped} if skipped else {}))
-                if step.name == "index":
-                    self.on_index()
+                if step.name in RELOADS_RECOMMEND and not skipped:
+                    self.reload_recommend()
         except CitegraphError as exc:
             status.state, status.error = "failed", f"step {status.step}: {exc}"
             log.error("background build: step %s failed: %s; restart the server to resume", status.step, exc)
@@ -167,23 +169,39 @@ class BackgroundBuild:
         log.info("background build: complete in %.0f s", status.finished - status.started)
 
     def _run_step(self, step: Step) -> str | None:
-        """Run one ``compute`` step on the serialised store; why it was skipped, or None when it ran.
+        """Run one ``compute`` or ``train reranker`` step on the serialised store; why it was skipped, or None
+        when it ran.
 
-        Taxonomy and hyperbolic are skipped on a store without taxonomy classes, as ``compute all`` does.
+        Taxonomy and hyperbolic are skipped on a store without taxonomy classes, as ``compute all`` does; the
+        reranker when it was trained on the index built now, or the build trained none
+        (:func:`api.cli.recommend.why_retraining_is_skipped`).
         """
-        from api.cli import compute
+        from api.cli import compute, recommend
         from api.cli.common import add_global_flags
 
-        # the `compute` commands alone, parsed as the CLI parses them (the whole CLI would import the server)
+        # the commands a step may be, parsed as the CLI parses them (the whole CLI would import the server)
         parser = argparse.ArgumentParser(prog="citegraph")
         add_global_flags(parser)
-        compute.add_commands(parser.add_subparsers(dest="command", required=True))
+        commands = parser.add_subparsers(dest="command", required=True)
+        compute.add_commands(commands)
+        recommend.add_commands(commands)
         global_flags = ["--quiet", *(["--db", str(self.db)] if self.db is not None else [])]
         args = parser.parse_args([*global_flags, *step.argv])
+        if args.command == "train" and args.kind == "reranker":
+            skipped = recommend.why_retraining_is_skipped(self.store, args)
+            if skipped is None:
+                recommend.train_reranker(self.store, args)
+            return skipped
+        if args.command != "compute":
+            raise CitegraphError(f"the background build runs `compute` and `train reranker` steps, not {step.argv}")
         skipped = compute.why_skipped(args.step, self.store)
         if skipped is None:
             compute.STEP_FUNCTIONS[args.step](self.store, args)
         return skipped
+
+
+# The steps after which the server's recommendation service is rebuilt: they write what it loads.
+RELOADS_RECOMMEND = frozenset({"index", "reranker"})
 
 
 __all__ = ["BackgroundBuild", "BackgroundStatus", "SerialisedStore"]

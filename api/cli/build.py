@@ -100,30 +100,42 @@ def steps(full: bool, embed_limit: int | None, data: Path) -> list[Step]:
 FIRST_BUILD_SECONDS = {"ingest": 40.0, "compute": 214.0, "index": 78.0, "reranker": 393.0, "linker": 88.0}
 
 # What `citegraph serve --complete` computes after a default build, in a thread of the server
-# (api/background.py): every paper's embedding, then what reads it, then the index the server swaps in,
-# then the stored vectors of the default build's sentences (those of the 10,000 most-cited papers first).
+# (api/background.py): every paper's embedding, then what reads it, then the index the server swaps in, then the
+# reranker trained again on that index's candidates (the server swaps it in too: a scorer trained while dense search
+# knew the 10,000 most-cited papers ranks worse once it knows them all, docs/results.md), then the stored vectors
+# of the default build's sentences (those of the 10,000 most-cited papers first).
 BACKGROUND_STEPS = (
     Step("embeddings", ("compute", "embeddings", "--embed", "papers")),
     Step("taxonomy", ("compute", "taxonomy")),
     Step("hyperbolic", ("compute", "hyperbolic")),
     Step("index", ("compute", "index")),
+    Step("reranker", ("train", "reranker", *DEFAULT_RERANKER, "--out", "var/eval/reranker.json")),
     Step("sentences", ("compute", "embeddings", "--embed", "sentences", "--limit", "10000")),
 )
 
 
 def background_steps(db: Path | None) -> tuple[Step, ...]:
-    """:data:`BACKGROUND_STEPS` for the build of ``db``: its sentence step stores the vectors of as many
-    sentences as that build's ``compute`` step embedded papers (``--embed-limit``, recorded in
-    ``<db>.build.json``), the build's default where the record has none."""
-    argv = read_state(db).get("compute", {}).get("argv", []) if db is not None else []
-    args = [str(a) for a in argv] if isinstance(argv, list) else []
-    if "--limit" not in args[:-1]:
-        return BACKGROUND_STEPS
-    limit = args[args.index("--limit") + 1]
-    return tuple(
-        Step(s.name, (*s.argv[: s.argv.index("--limit") + 1], limit)) if s.name == "sentences" else s
-        for s in BACKGROUND_STEPS
-    )
+    """:data:`BACKGROUND_STEPS` for the build of ``db`` (recorded in ``<db>.build.json``): its reranker step
+    trains with the flags of that build's reranker step, and its sentence step stores the vectors of as many
+    sentences as that build's ``compute`` step embedded papers (``--embed-limit``); the default build's where
+    the record has none."""
+    state = read_state(db) if db is not None else {}
+
+    def recorded(name: str) -> list[str]:
+        argv = state.get(name, {}).get("argv", [])
+        return [str(a) for a in argv] if isinstance(argv, list) else []
+
+    plan = list(BACKGROUND_STEPS)
+    reranker = recorded("reranker")
+    if reranker[:2] == ["train", "reranker"]:
+        plan = [Step(s.name, tuple(reranker)) if s.name == "reranker" else s for s in plan]
+    compute = recorded("compute")
+    if "--limit" in compute[:-1]:
+        limit = compute[compute.index("--limit") + 1]
+        plan = [
+            Step(s.name, (*s.argv[: s.argv.index("--limit") + 1], limit)) if s.name == "sentences" else s for s in plan
+        ]
+    return tuple(plan)
 
 
 def _version() -> str:

@@ -33,7 +33,7 @@ from gnn.recommend.service import (
 )
 from gnn.rerank.lambdamart import LambdaMartSettings
 from gnn.rerank.model import OBJECTIVES, RerankerSettings
-from gnn.retrieval.index import IndexSettings, RetrievalIndex
+from gnn.retrieval.index import IndexSettings, RetrievalIndex, built_digest
 from gnn.text.encoder import EncoderSettings, TextEncoder
 from graph.errors import ConfigError, DataError
 from graph.files import StoreFiles
@@ -183,26 +183,51 @@ def ablation_models_dir(out: Path) -> Path:
 
 def cmd_train_reranker(args: argparse.Namespace) -> int:
     """``citegraph train reranker`` (and ``eval recommend --ablation``): build examples, train, save, report."""
+    options = _training_options(args, bool(args.ablation))  # the flags are checked before the store opens
+    with open_from_args(args, read_only=True) as store:
+        return train_reranker(store, args, options)
+
+
+def train_reranker(store: GraphStore, args: argparse.Namespace, options: dict[str, Any] | None = None) -> int:
+    """Train the reranker on ``store`` as ``train reranker`` with ``args`` does, save it beside the index and write
+    the report: the command's work on a store opened already (the server's, in its background build).
+    ``options``: :func:`_training_options` of ``args``, when the caller checked them already."""
     logging.getLogger("bm25s").setLevel(logging.WARNING)
     # The reranker's matrices are small (a few thousand rows per step): a second thread gains 9% on a quiet
     # 2-core machine and costs 34% when the other core is busy (docs/results.md, reranker_threads.py).
-    torch.set_num_threads(1)
     ablation = bool(getattr(args, "ablation", False))
-    options = _training_options(args, ablation)
+    options = options if options is not None else _training_options(args, ablation)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
     encoder = TextEncoder(EncoderSettings.from_env())
     try:
-        with open_from_args(args, read_only=True) as store:
-            files = store_files(store, args)
-            if files.index is None or files.reranker is None:
-                raise ConfigError("pass --index-dir: a server store has no folder beside it for the index")
-            options["settings"] = replace(options["settings"], queries=query_source(args, store))
-            index, _ = RetrievalIndex.open(store, IndexSettings(), path=files.index, cache=encoder)
-            out_dir = ablation_models_dir(Path(args.out)) if ablation else files.reranker
-            report = train.run_training(store, encoder, index, out_dir=out_dir, **options)
+        files = store_files(store, args)
+        if files.index is None or files.reranker is None:
+            raise ConfigError("pass --index-dir: a server store has no folder beside it for the index")
+        options["settings"] = replace(options["settings"], queries=query_source(args, store))
+        index, _ = RetrievalIndex.open(store, IndexSettings(), path=files.index, cache=encoder)
+        out_dir = ablation_models_dir(Path(args.out)) if ablation else files.reranker
+        report = train.run_training(store, encoder, index, out_dir=out_dir, **options)
     finally:
         encoder.close()
+        torch.set_num_threads(threads)
     saved = f"{'ablation models' if ablation else 'reranker'} saved in {report['chosen']['saved']}; report"
     return print_report(report, Path(args.out), train.report_markdown, saved)
+
+
+def why_retraining_is_skipped(store: GraphStore, args: argparse.Namespace) -> str | None:
+    """Why the background build's ``train reranker`` step need not run on ``store``, or None when it must: the
+    saved reranker was trained on candidates and vectors of an index other than the one built now (the
+    default build's, from its most-cited papers only). A build that trained no reranker gets none."""
+    files = store_files(store, args)
+    if files.index is None or files.reranker is None:
+        return "the store has no folder beside it for the reranker"
+    if not (files.reranker / "config.json").is_file():
+        return "the build trained no reranker"
+    built = built_digest(files.index)
+    if built is not None and train.trained_index_digest(files.reranker) == built:
+        return "the reranker was trained on this index"
+    return None
 
 
 def _training_options(args: argparse.Namespace, ablation: bool) -> dict[str, Any]:
@@ -409,4 +434,12 @@ def _add_train(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     q.set_defaults(func=cmd_train_reranker, ablation=False)
 
 
-__all__ = ["ablation_models_dir", "add_commands", "cmd_eval", "cmd_recommend", "cmd_train_reranker"]
+__all__ = [
+    "ablation_models_dir",
+    "add_commands",
+    "cmd_eval",
+    "cmd_recommend",
+    "cmd_train_reranker",
+    "train_reranker",
+    "why_retraining_is_skipped",
+]

@@ -38,6 +38,7 @@ function of its own (:func:`run_training` reads as their list).
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Sequence
@@ -536,11 +537,24 @@ def _save_neural(run: _Run, best: str, neural: _Neural, out_dir: Path, settings:
         settings=replace(run.model_settings, objective=best),
         info={
             "data_hash": hash_,
+            # what the background build compares with the index it swaps in (trained_index_digest)
+            "index_digest": run.index.digest(),
             "split": asdict(settings),
             "validation_mrr": neural.training.validation_mrr,
             "trained_on_queries": len([ex for ex in run.train if ex.label.any()]),
         },
     )
+
+
+def trained_index_digest(folder: Path) -> str | None:
+    """The digest of the retrieval index (:meth:`RetrievalIndex.digest`) whose candidates and vectors trained the
+    scorer saved in ``folder``; None when no scorer is saved there or it predates the record."""
+    try:
+        record = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    digest = record.get("index_digest") if isinstance(record, dict) else None
+    return digest if isinstance(digest, str) else None
 
 
 def _bag_rows(
@@ -862,4 +876,5 @@ __all__ = [
     "paired_bootstrap",
     "report_markdown",
     "run_training",
+    "trained_index_digest",
 ]

@@ -389,6 +389,14 @@ def _digest(ids: np.ndarray, years: np.ndarray, text_hashes: np.ndarray, embeddi
     return h.hexdigest()
 
 
+def built_digest(folder: Path) -> str | None:
+    """The digest (:meth:`RetrievalIndex.digest`) of the papers and vectors the index in ``folder`` holds, read
+    from its manifest; None when there is no readable index there."""
+    manifest = _read_manifest(folder)
+    digest = None if manifest is None else manifest.get("digest")
+    return digest if isinstance(digest, str) else None
+
+
 def _write_stamp(folder: Path, stamp: str | None) -> None:
     manifest = _read_manifest(folder)
     if manifest is not None and manifest.get("store_stamp") != stamp:
@@ -545,6 +553,7 @@ __all__ = [
     "IndexStatus",
     "IndexUnavailableError",
     "RetrievalIndex",
+    "built_digest",
     "index_status",
     "text_hash",
 ]

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import json
 import threading
+from dataclasses import replace
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from fastapi.testclient import TestClient
+from test_recommend_eval import _citances
+from test_rerank_train import SPLIT as TINY_SPLIT
 
 import api.cli.build as build
 from api.app import create_app
@@ -15,7 +19,10 @@ from api.background import BackgroundBuild, SerialisedStore
 from api.cli.build import Step
 from api.cli.main import main
 from api.settings import AppSettings
-from graph import StoreConfig, open_store
+from gnn.text.embeddings import compute_embeddings
+from gnn.text.encoder import TextEncoder
+from graph import GraphBatch, GraphStore, StoreConfig, ingest, open_store
+from graph.files import StoreFiles
 
 TITLES = [
     "Parsing with probabilistic context-free grammars",
@@ -31,6 +38,8 @@ CORPUS = [
     {"type": "citation", "citing": "p2", "cited": "p0"},
     {"type": "citation", "citing": "p3", "cited": "p2"},
 ]
+# a paper of 2006 with text: the index the background build makes differs from the one the reranker knew
+LATER_PAPER = {"id": ["p9"], "title": ["Attention for sequence transduction"], "year": [2006]}
 QUICK = (Step("embeddings", ("compute", "embeddings", "--embed", "papers")), Step("index", ("compute", "index")))
 
 
@@ -65,7 +74,7 @@ def test_the_background_build_embeds_the_rest_swaps_the_index_and_is_recorded(bu
     indexes: list[int] = []
     with open_store(StoreConfig(db_path=built)) as store:
         background = BackgroundBuild(
-            store, threading.Lock(), built, on_index=lambda: indexes.append(1), threads=2, steps=QUICK
+            store, threading.Lock(), built, reload_recommend=lambda: indexes.append(1), threads=2, steps=QUICK
         )
         background.run()
         status = background.status.as_dict()
@@ -79,7 +88,7 @@ def test_the_background_build_embeds_the_rest_swaps_the_index_and_is_recorded(bu
     # A restart over the same build finds it recorded and runs nothing.
     with open_store(StoreConfig(db_path=built)) as store:
         again = BackgroundBuild(
-            store, threading.Lock(), built, on_index=lambda: indexes.append(2), steps=QUICK, threads=1
+            store, threading.Lock(), built, reload_recommend=lambda: indexes.append(2), steps=QUICK, threads=1
         )
         again.run()
     assert again.status.state == "complete" and again.status.steps == [] and indexes == [1]
@@ -88,7 +97,9 @@ def test_the_background_build_embeds_the_rest_swaps_the_index_and_is_recorded(bu
 def test_a_failed_step_is_reported_by_name_and_the_next_start_resumes(built: Path) -> None:
     failing = (*QUICK[:1], Step("cocitation", ("compute", "cocitation", "--min-count", "0")), QUICK[1])
     with open_store(StoreConfig(db_path=built)) as store:
-        background = BackgroundBuild(store, threading.Lock(), built, on_index=lambda: None, threads=1, steps=failing)
+        background = BackgroundBuild(
+            store, threading.Lock(), built, reload_recommend=lambda: None, threads=1, steps=failing
+        )
         background.run()
     status = background.status
     assert status.state == "failed" and status.step == "cocitation"
@@ -98,7 +109,7 @@ def test_a_failed_step_is_reported_by_name_and_the_next_start_resumes(built: Pat
     assert "background" not in json.loads((built.parent / "store.db.build.json").read_text())["steps"]
 
     with open_store(StoreConfig(db_path=built)) as store:  # the next start: embeddings have nothing left to do
-        resumed = BackgroundBuild(store, threading.Lock(), built, on_index=lambda: None, threads=1, steps=QUICK)
+        resumed = BackgroundBuild(store, threading.Lock(), built, reload_recommend=lambda: None, threads=1, steps=QUICK)
         resumed.run()
     assert resumed.status.state == "complete"
 
@@ -129,7 +140,8 @@ def test_serve_complete_reports_the_background_build_in_readyz(built: Path) -> N
     assert background["state"] == "complete" and background["error"] is None, background
     assert [s["name"] for s in background["steps"]] == [s.name for s in build.BACKGROUND_STEPS]
     skipped = {s["name"] for s in background["steps"] if "skipped" in s}
-    assert skipped == {"taxonomy", "hyperbolic"}  # this store has no taxonomy, as `compute all` would say
+    # this store has no taxonomy, as `compute all` would say, and its build trained no reranker to train again
+    assert skipped == {"taxonomy", "hyperbolic", "reranker"}
     completeness = {row["property"]: row for row in ready["completeness"]}
     assert completeness["Paper.embedding"] == {
         "property": "Paper.embedding",
@@ -173,3 +185,55 @@ def test_the_background_build_starts_once_the_models_are_loaded_even_when_one_fa
     )
     assert order == ["recommend loaded", "linkage tried", "background started"]
     assert models["recommend"] == "loaded" and models["linkage"].startswith("unavailable: no linker trained")
+
+
+def test_the_reranker_is_trained_again_on_the_new_index_and_the_service_rebuilt(
+    store: GraphStore, store_path: Path, encoder: TextEncoder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The build's reranker knew the build's index; after the background build's index step it trains again
+    on the new one (real training, on the tiny citances' own years) and the service is told; on an index it
+    was trained on, the step is skipped."""
+    import api.cli.recommend as recommend_cli
+    from gnn.recommend.train import trained_index_digest
+    from gnn.retrieval.index import built_digest
+
+    monkeypatch.setenv("CITEGRAPH_CACHE", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)  # the step's report goes to var/eval/ of the working directory
+    # the default split's years are the bundled corpora's; the tiny citances train on 2004, validate on 2005
+    monkeypatch.setattr(recommend_cli, "TrainSettings", lambda **given: replace(TINY_SPLIT, **given))
+    ingest(store, _citances())
+    compute_embeddings(store, encoder)
+    files = StoreFiles(store_path)
+    assert files.index is not None and files.reranker is not None
+    plan = (
+        Step("index", ("compute", "index")),
+        Step("reranker", ("train", "reranker", "--objective", "triplet", "--mart-seeds", "1", "--no-plain-trees")),
+    )
+    reloads: list[str] = []
+    lock = threading.Lock()
+    background = BackgroundBuild(
+        store, lock, store_path, reload_recommend=lambda: reloads.append("x"), threads=1, steps=plan[:1]
+    )
+    background.run()  # no build record here: nothing is recorded
+    assert background._run_step(plan[1]) == "the build trained no reranker"
+
+    args = ["--db", str(store_path), "-q", "train", "reranker", "--objective", "triplet", "--mart-seeds", "1"]
+    store.close()
+    assert main([*args, "--no-plain-trees", "--out", str(tmp_path / "first.json")]) == 0
+    first = trained_index_digest(files.reranker)
+    assert first is not None and first == built_digest(files.index)
+
+    with open_store(StoreConfig(db_path=store_path)) as reopened:
+        ingest(reopened, GraphBatch("later", nodes={"Paper": pd.DataFrame(LATER_PAPER)}))
+        compute_embeddings(reopened, encoder)
+        again = BackgroundBuild(
+            reopened, threading.Lock(), store_path, reload_recommend=lambda: reloads.append("x"), threads=1, steps=plan
+        )
+        again.run()
+        assert again.status.state == "complete", again.status.error
+        assert [s.get("skipped") for s in again.status.steps] == [None, None]  # both ran
+        assert len(reloads) == 3  # after each index step and after the reranker's training
+        new = built_digest(files.index)
+        assert new != first and trained_index_digest(files.reranker) == new
+        assert (tmp_path / "var" / "eval" / "reranker.json").is_file()  # the step's report, where the build puts it
+        assert again._run_step(plan[1]) == "the reranker was trained on this index"

@@ -163,3 +163,15 @@ def test_the_background_build_embeds_as_many_sentences_as_the_build_embedded_pap
     sentences = {s.name: s.argv for s in build.background_steps(db)}["sentences"]
     assert sentences == ("compute", "embeddings", "--embed", "sentences", "--limit", "500")
     assert [s.name for s in build.background_steps(db)] == [s.name for s in build.BACKGROUND_STEPS]
+
+
+def test_the_background_build_trains_the_reranker_again_with_the_builds_own_flags(tmp_path: Path) -> None:
+    db = tmp_path / "store.db"
+    default = {s.name: s.argv for s in build.BACKGROUND_STEPS}["reranker"]
+    assert default == ("train", "reranker", *build.DEFAULT_RERANKER, "--out", "var/eval/reranker.json")
+    names = [s.name for s in build.BACKGROUND_STEPS]
+    assert names.index("index") < names.index("reranker")  # trained on the index the server swaps in
+    db.write_text("")
+    own = ["train", "reranker", "--objective", "triplet", "--mart-seeds", "2", "--out", "var/eval/mine.json"]
+    build._write_state(build._state_path(db), {"reranker": {"fingerprint": "f", "seconds": 1.0, "argv": own}})
+    assert {s.name: s.argv for s in build.background_steps(db)}["reranker"] == tuple(own)
