@@ -4,22 +4,25 @@ A citation context is a sentence of the citing paper that cites, as a source wit
 text gives it (a JSONL ``citation`` record's ``contexts``, Semantic Scholar's ``contexts``). Each
 distinct text of one citing paper becomes
 
-* ``Sentence {id="<citing>#ctx<n>", paper_id=<citing>, text}`` + ``(Paper)-[:HAS_SENTENCE]->(Sentence)``,
+* ``Sentence {id="<citing>#ctx<h>", paper_id=<citing>, text}`` + ``(Paper)-[:HAS_SENTENCE]->(Sentence)``,
 * ``(Sentence)-[:MENTIONS {marker}]->(cited)`` for each paper it is a context of.
 
-``n`` numbers the distinct texts of one citing paper from 1 in the order they are added, so the
-same input gives the same ids, and a text that is a context of two citations of one paper is one
-sentence with two ``MENTIONS``. The recommender's citation-context profiles and the linker read
-citing sentences through ``MENTIONS``, whichever loader made them.
+``h`` is a hash of the text (:func:`context_id`): the same context gets the same id in any file, in
+any order and in any run — loading a corpus's files one run at a time adds to the sentences of the
+first run instead of overwriting them — and a text that is a context of two citations of one paper
+is one sentence with two ``MENTIONS``. The recommender's citation-context profiles and the linker
+read citing sentences through ``MENTIONS``, whichever loader made them.
 
 >>> contexts = ContextSentences()
 >>> contexts.mention_context("a", "b", "As in (B, 2001).", "f:1"), contexts.mention_context("a", "c", "As in (B, 2001).", "f:2")
-('a#ctx1', 'a#ctx1')
+('a#ctx83bde48fb738', 'a#ctx83bde48fb738')
 >>> len(contexts.tables()[0]), len(contexts.tables()[2])
 (1, 2)
 """
 
 from __future__ import annotations
+
+import hashlib
 
 import pandas as pd
 
@@ -28,7 +31,16 @@ from graph.schema import ORIGIN_COLUMN, SOURCE_COLUMN, TARGET_COLUMN
 from graph.validate import preview
 from loaders._common import table
 
-CONTEXT_TAG = "ctx"  # context sentence ids: "<citing>#ctx<n>"
+CONTEXT_TAG = "ctx"  # context sentence ids: "<citing>#ctx<h>"
+
+
+def context_id(citing: str, text: str) -> str:
+    """``<citing>#ctx<h>``: ``h`` the first 12 hex digits of the BLAKE2b hash of the (stripped) text.
+
+    48 bits: two distinct contexts of one citing paper share an id with probability about n²/2⁴⁹
+    (1e-9 for a paper with 750 contexts).
+    """
+    return f"{citing}#{CONTEXT_TAG}{hashlib.blake2b(text.encode('utf-8'), digest_size=6).hexdigest()}"
 
 
 def context_texts(value: object, where: str, rejects: list[Reject], *, field: str = "contexts") -> list[str] | None:
@@ -75,7 +87,7 @@ class ContextSentences:
         known = self._ids.setdefault(citing, {})
         sentence_id = known.get(text)
         if sentence_id is None:
-            sentence_id = known[text] = f"{citing}#{CONTEXT_TAG}{len(known) + 1}"
+            sentence_id = known[text] = context_id(citing, text)
             for column, value in zip(self._sentences.values(), (sentence_id, citing, text, where)):
                 column.append(value)
             for column, value in zip(self._has_sentence.values(), (citing, sentence_id, where)):
@@ -105,4 +117,4 @@ class ContextSentences:
         return table(self._sentences), table(self._has_sentence), mentions
 
 
-__all__ = ["CONTEXT_TAG", "ContextSentences", "context_texts"]
+__all__ = ["CONTEXT_TAG", "ContextSentences", "context_id", "context_texts"]

@@ -36,14 +36,13 @@ and ``text``. Everything else may be left out or null. What each becomes:
 * ``citation`` -> ``(Paper)-[:CITES {n_contexts, dataset="jsonl"}]->(Paper)``; both papers must
   be defined, in this file (a stub record will do) or already in the store. Each distinct text in
   ``contexts`` becomes a citing sentence of the citing paper (:mod:`loaders.contexts`):
-  ``Sentence {id="<citing>#ctx<n>", paper_id=<citing>, text}`` with ``HAS_SENTENCE`` and
-  ``(Sentence)-[:MENTIONS]->(cited)``. ``n`` numbers the distinct context texts of one citing
-  paper from 1 in file order, so re-loading the same file gives the same ids, and a sentence that
-  cites two papers (the same text in two citation records of one citing paper) is one node with
-  two ``MENTIONS``. Keep all citations of a paper in one file: another file's contexts would be
-  numbered from 1 again. A context whose text (whitespace runs as one space) is a ``sentence``
+  ``Sentence {id="<citing>#ctx<h>", paper_id=<citing>, text}`` with ``HAS_SENTENCE`` and
+  ``(Sentence)-[:MENTIONS]->(cited)``. ``h`` hashes the text (:func:`loaders.contexts.context_id`), so
+  a context has the same id in any file and any run, and a sentence that cites two papers (the same
+  text in two citation records of one citing paper) is one node with two ``MENTIONS``, also when
+  the records are in different files. A context whose text (whitespace runs as one space) is a ``sentence``
   of the citing paper in this file is that sentence: it gets the ``MENTIONS``, and no
-  ``#ctx<n>`` copy is made. ``n_contexts`` is the number of distinct sentences of the citing
+  ``#ctx<h>`` copy is made. ``n_contexts`` is the number of distinct sentences of the citing
   paper that mention the cited one (null when ``contexts`` is absent and no sentence cites it);
 * ``sentence`` -> ``Sentence {id="<paper>#<sid>", paper_id, sid, section, text}`` +
   ``HAS_SENTENCE``: a sentence of the paper's full text, ``sid`` its position (an integer).

@@ -43,11 +43,10 @@ What each becomes:
   from ``isInfluential``/``isinfluential``, ``n_contexts`` the number of distinct contexts (null
   when the source gives none: a nested API record or ``"contexts": null``);
 * each distinct text of ``contexts`` (and of ``contextsWithIntent[].context``) becomes a citing
-  sentence of the citing paper (:mod:`loaders.contexts`, numbered as :mod:`loaders.jsonl`
-  numbers contexts): ``Sentence {id="<citing>#ctx<n>", paper_id, text}`` + ``HAS_SENTENCE`` +
-  ``(Sentence)-[:MENTIONS]->(cited)``, ``n`` from 1 per citing paper in input order. Load all the
-  files of one corpus in one run (a folder or a glob): another run numbers a paper's contexts
-  from 1 again.
+  sentence of the citing paper (:mod:`loaders.contexts`, keyed as :mod:`loaders.jsonl` keys
+  contexts): ``Sentence {id="<citing>#ctx<h>", paper_id, text}`` + ``HAS_SENTENCE`` +
+  ``(Sentence)-[:MENTIONS]->(cited)``, ``h`` a hash of the text: the files of one corpus may be
+  loaded in one run or one at a time, with the same graph.
 
 Rejected, with ``<file>:<line>`` (JSON Lines) or ``<file>:record <n>`` (a JSON file, ``, citation
 <i>``/``, reference <i>`` for nested ones) and what to do: a line or file that is not UTF-8 or not

@@ -14,6 +14,7 @@ from graph.ingest import GraphBatch, ingest
 from graph.schema import ORIGIN_COLUMN
 from graph.store import GraphStore
 from loaders import jsonl
+from loaders.contexts import context_id
 
 
 def _line(**record: object) -> bytes:
@@ -72,19 +73,18 @@ def test_valid_file_tables(corpus: Path) -> None:
     assert set(papers["dataset"]) == {"jsonl"} and papers["stub"].tolist() == [False, False]
 
     sentences = batch.nodes["Sentence"].set_index("id")
-    assert sorted(sentences.index) == ["my-paper-7#1", "my-paper-7#ctx1", "my-paper-7#ctx2"]
-    assert sentences.loc["my-paper-7#ctx2", "text"] == "TnT (Brants, 2000) is fast."
-    assert pd.isna(sentences.loc["my-paper-7#ctx1", "sid"]) and sentences.loc["my-paper-7#1", "sid"] == 1
+    tag = context_id("my-paper-7", "We tag with TnT (Brants, 2000).")
+    fast = context_id("my-paper-7", "TnT (Brants, 2000) is fast.")
+    assert sorted(sentences.index) == sorted(["my-paper-7#1", tag, fast])
+    assert sentences.loc[fast, "text"] == "TnT (Brants, 2000) is fast."
+    assert pd.isna(sentences.loc[tag, "sid"]) and sentences.loc["my-paper-7#1", "sid"] == 1
 
     cites = batch.rels["CITES"]
     assert cites[["source", "target", "n_contexts", "dataset"]].values.tolist() == [
         ["my-paper-7", "P98-1081", 2, "jsonl"]
     ]
-    assert batch.rels["MENTIONS"][["source", "target"]].values.tolist() == [
-        ["my-paper-7#ctx1", "P98-1081"],
-        ["my-paper-7#ctx2", "P98-1081"],
-    ]
-    assert sorted(batch.rels["HAS_SENTENCE"]["target"]) == ["my-paper-7#1", "my-paper-7#ctx1", "my-paper-7#ctx2"]
+    assert batch.rels["MENTIONS"][["source", "target"]].values.tolist() == [[tag, "P98-1081"], [fast, "P98-1081"]]
+    assert sorted(batch.rels["HAS_SENTENCE"]["target"]) == sorted(["my-paper-7#1", tag, fast])
     assert batch.rels["WROTE"][["source", "target", "position"]].values.tolist() == [
         ["author:thorsten brants", "P98-1081", 1],
         ["author:ann lee", "my-paper-7", 1],
@@ -117,14 +117,40 @@ def test_a_sentence_citing_two_papers_is_one_node(tmp_path: Path) -> None:
         ],
     )
     batch = jsonl.load(path)
-    assert batch.nodes["Sentence"]["id"].tolist() == ["a#ctx1", "a#ctx2", "d#ctx1"]
+    both, only_b, d_only_b = (
+        context_id("a", "Both (B, 2001; C, 2002)."),
+        context_id("a", "Only B."),
+        context_id("d", "Only B."),
+    )
+    assert batch.nodes["Sentence"]["id"].tolist() == [both, only_b, d_only_b]
     assert batch.rels["MENTIONS"][["source", "target"]].values.tolist() == [
-        ["a#ctx1", "b"],
-        ["a#ctx2", "b"],
-        ["a#ctx1", "c"],
-        ["d#ctx1", "c"],
+        [both, "b"],
+        [only_b, "b"],
+        [both, "c"],
+        [d_only_b, "c"],
     ]
     assert batch.rels["CITES"]["n_contexts"].tolist() == [2, 1, 1]
+
+
+def test_a_papers_contexts_from_two_files_loaded_in_two_runs_add_up(tmp_path: Path, empty_store: GraphStore) -> None:
+    """Context ids hash the text: a second run's contexts of the same citing paper are added beside the first's
+    (numbered per run, its second context took the first run's second id and overwrote that sentence)."""
+    papers = [_line(type="paper", id=p, title=f"Paper {p}", year=2001) for p in ("a", "b", "c")]
+    first = [*papers, _line(type="citation", citing="a", cited="b", contexts=["Both (B; C).", "Only B."])]
+    second = [_line(type="citation", citing="a", cited="c", contexts=["Both (B; C).", "Only C."])]
+    ingest(empty_store, jsonl.load(_write(tmp_path / "one.jsonl", first)))
+    ingest(empty_store, jsonl.load(_write(tmp_path / "two.jsonl", second)))
+    sentences = pd.concat(list(empty_store.iter_nodes("Sentence", 100)))
+    text_of = dict(zip(sentences["id"], sentences["text"]))
+    mentions = empty_store.read_edges("MENTIONS")
+    rows = sorted((sid, text_of[sid], cited) for sid, cited in zip(mentions["source"], mentions["target"]))
+    assert sorted((text, cited) for _, text, cited in rows) == [
+        ("Both (B; C).", "b"),
+        ("Both (B; C).", "c"),  # one sentence citing both papers, named in two runs
+        ("Only B.", "b"),
+        ("Only C.", "c"),
+    ]
+    assert {sid for sid, _, _ in rows} == {context_id("a", t) for t in ("Both (B; C).", "Only B.", "Only C.")}
 
 
 def test_categories_point_at_the_taxonomy(tmp_path: Path, empty_store: GraphStore) -> None:
@@ -194,7 +220,7 @@ def test_parse_rejects_name_file_line_and_what_to_do(broken: Path) -> None:
     assert len(batch.rejects) == len(PARSE_REJECTS)
     assert batch.nodes["Paper"]["id"].tolist() == ["good-1", "undated", "untitled", "odd"]
     assert batch.nodes["Paper"]["stub"].tolist() == [False, False, True, False]
-    assert batch.nodes["Sentence"]["id"].tolist() == ["undated#ctx1"]  # the good context of line 18
+    assert batch.nodes["Sentence"]["id"].tolist() == [context_id("undated", "fine")]  # the good context of line 18
 
 
 def test_fail_mode_writes_nothing(broken: Path, empty_store: GraphStore) -> None:
@@ -417,15 +443,16 @@ CITING_SENTENCES: list[bytes] = [
 
 def test_sentences_that_cite_make_mentions_and_contexts_are_not_copied(tmp_path: Path) -> None:
     batch = jsonl.load(_write(tmp_path / "cite.jsonl", CITING_SENTENCES))
-    assert sorted(batch.nodes["Sentence"]["id"]) == ["a#1", "a#2", "a#3", "a#4", "a#ctx1"]
-    assert batch.nodes["Sentence"].set_index("id").loc["a#ctx1", "text"] == "Only a context of B."
+    context = context_id("a", "Only a context of B.")
+    assert sorted(batch.nodes["Sentence"]["id"]) == sorted(["a#1", "a#2", "a#3", "a#4", context])
+    assert batch.nodes["Sentence"].set_index("id").loc[context, "text"] == "Only a context of B."
     mentions = batch.rels["MENTIONS"][["source", "target", "marker"]].astype(object)
     assert sorted(mentions.where(mentions.notna(), None).values.tolist(), key=str) == sorted(
         [
             ["a#1", "b", "[1]"],
             ["a#1", "c", None],
             ["a#2", "c", "[2]"],
-            ["a#ctx1", "b", None],
+            [context, "b", None],
             ["a#2", "d", None],
         ],
         key=str,

@@ -20,6 +20,7 @@ from graph.errors import IngestError
 from graph.ingest import GraphBatch, ingest
 from graph.store import GraphStore
 from loaders import SOURCES, semanticscholar
+from loaders.contexts import context_id
 from loaders.ids import author_key
 
 pytestmark = pytest.mark.shared_data
@@ -140,7 +141,7 @@ def test_a_citations_item_named_after_its_paper(samples: Path, tmp_path: Path) -
     assert list(cite["intents"]) == ["result", "background", "methodology"]  # contextsWithIntent adds none new
     assert (cite["influential"], cite["n_contexts"]) == (True, 4)
     sentences = batch.nodes["Sentence"]
-    assert sentences["id"].tolist() == [f"doi:10.1109/lra.2022.3229266#ctx{n}" for n in range(1, 5)]
+    assert sentences["id"].tolist() == [context_id("doi:10.1109/lra.2022.3229266", t) for t in raw["contexts"]]
     assert sentences["text"].tolist() == raw["contexts"]
     assert set(batch.rels["HAS_SENTENCE"]["source"]) == {"doi:10.1109/lra.2022.3229266"}
     assert batch.rels["MENTIONS"]["target"].tolist() == ["arxiv:1903.11239"] * 4
@@ -154,7 +155,8 @@ def test_a_references_item_named_after_its_paper(samples: Path, tmp_path: Path) 
     [cite] = batch.rels["CITES"].to_dict("records")
     assert (cite["source"], cite["target"]) == ("s2corpus:4", "arxiv:1402.0030")
     assert (list(cite["intents"]), cite["influential"], cite["n_contexts"]) == (["background"], False, 1)
-    assert batch.nodes["Sentence"]["id"].tolist() == ["s2corpus:4#ctx1"]
+    [text] = batch.nodes["Sentence"]["text"]
+    assert batch.nodes["Sentence"]["id"].tolist() == [context_id("s2corpus:4", text)]
     assert sorted(batch.rels["ALIAS_OF"]["source"]) == [
         "mag:2122262818",
         "s2:331f0fb3b6176c6e463e0401025b04f6ace9ccd3",
@@ -193,7 +195,7 @@ def test_s2ag_citations(samples: Path) -> None:
     assert "`citedcorpusid` is null" in batch.rejects[0].reason and "names no paper" in batch.rejects[0].reason
 
 
-def test_context_sentences_are_numbered_per_citing_paper_as_jsonl_does(samples: Path) -> None:
+def test_context_sentences_are_keyed_by_citing_paper_and_text_as_jsonl_does(samples: Path) -> None:
     path = samples / "s2ag_samples" / "citations" / "citations-sample.jsonl.gz"
     batch = semanticscholar.load(path)
     expected: dict[str, list[str]] = {}
@@ -201,7 +203,7 @@ def test_context_sentences_are_numbered_per_citing_paper_as_jsonl_does(samples: 
         if record["citedcorpusid"] is not None:
             known = expected.setdefault(f"s2corpus:{record['citingcorpusid']}", [])
             known += [t.strip() for t in record["contexts"] or () if t.strip() not in known]
-    ids = {f"{paper}#ctx{n}": text for paper, texts in expected.items() for n, text in enumerate(texts, start=1)}
+    ids = {context_id(paper, text): text for paper, texts in expected.items() for text in texts}
     assert dict(zip(batch.nodes["Sentence"]["id"], batch.nodes["Sentence"]["text"])) == ids
 
 
@@ -429,7 +431,8 @@ def test_the_same_citation_from_two_records_is_one_edge(tmp_path: Path) -> None:
         True,
         1,
     )
-    assert batch.nodes["Sentence"]["id"].tolist() == ["doi:10.1234/b#ctx1"]
+    [text] = batch.nodes["Sentence"]["text"]
+    assert batch.nodes["Sentence"]["id"].tolist() == [context_id("doi:10.1234/b", text)]
     assert batch.rejects == []
 
 
