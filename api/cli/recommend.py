@@ -245,11 +245,17 @@ def _training_options(args: argparse.Namespace, ablation: bool) -> dict[str, Any
     latest = getattr(args, "latest_folds", None)
     if latest is not None and latest < 1:
         raise ConfigError(f"--latest-folds is {latest}; give 1 or more (or leave it out for every fold)")
+    neural: dict[str, Any] = {"objective": args.objective} if args.objective else {}
+    epoch_patience = getattr(args, "epoch_patience", None)
+    if epoch_patience is not None:
+        if epoch_patience < 1:
+            raise ConfigError(f"--epoch-patience is {epoch_patience}; give 1 or more epochs")
+        neural["patience"] = epoch_patience
     return {
         "settings": TrainSettings(
             limit=args.limit, seed=args.seed, latest_folds=latest, evaluate_test=not getattr(args, "no_test", False)
         ),
-        "model_settings": RerankerSettings(seed=args.seed, **({"objective": args.objective} if args.objective else {})),
+        "model_settings": RerankerSettings(seed=args.seed, **neural),
         "objectives": [args.objective] if args.objective else list(OBJECTIVES),
         "ablation": ablation,
         "lambdamart": None if getattr(args, "no_lambdamart", False) else lambdamart,
@@ -416,6 +422,13 @@ def _add_train(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         type=int,
         default=LambdaMartSettings().patience,
         help="trees without a validation gain before LambdaMART stops (default %(default)s; the default build: 50)",
+    )
+    q.add_argument(
+        "--epoch-patience",
+        type=int,
+        metavar="N",
+        help=f"epochs without a better validation MRR before the neural model stops (default "
+        f"{RerankerSettings().patience}; the default build: 2; the best epoch's weights are kept either way)",
     )
     q.add_argument(
         "--no-test",

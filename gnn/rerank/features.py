@@ -438,19 +438,20 @@ class FeatureBuilder:
 
 # A word that reads as a name rather than a plain word: a capital after the first letter ("BLEU",
 # "WordNet", "LexRank") or a digit ("IBM-4", "word2vec"); "+" and "-" may belong to it ("GIZA++").
-_NAME_TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9+\-]*")
-_CAPITAL_OR_DIGIT = re.compile(r"[A-Z0-9]")
+# Words are the maximal runs of letters, digits, "+" and "-" that start with a letter; the pattern matches
+# exactly those of them with a capital or a digit after the first letter (the characters before that one are
+# lower-case letters, "+" or "-"), so the engine skips plain words without handing them to Python; it starts
+# no match right after a letter, where no word starts (a word that is no name holds none either).
+_NAME = re.compile(r"(?<![A-Za-z])[A-Za-z][a-z+\-]*[A-Z0-9][A-Za-z0-9+\-]*")
+_MASK_LEFTOVER = "CIT"  # what is left of the [CIT] mask
 
 
 def system_names(text: str) -> frozenset[str]:
     """The case-sensitive system names and acronyms of ``text`` (``CIT``, what is left of the [CIT]
-    mask, excluded): tokens with a capital after the first letter (so any with two capitals) or a digit."""
-    names = set()
-    for word in _NAME_TOKEN.findall(text):
-        word = word.rstrip("-")  # a token starts with a letter: only its end can carry hyphens
-        # the first letter is a letter, so a digit anywhere is a digit after it: one search from position 1
-        if len(word) >= 2 and _CAPITAL_OR_DIGIT.search(word, 1) and word != "CIT":
-            names.add(word)
+    mask, excluded): words with a capital after the first letter (so any with two capitals) or a digit,
+    without trailing hyphens."""
+    names = {word.rstrip("-") for word in _NAME.findall(text)}
+    names.discard(_MASK_LEFTOVER)
     return frozenset(names)
 
 

@@ -155,7 +155,7 @@ class TaxonomyPlaces:
         point_frame = paper_points(edges, pd.Series(list(points), index=codes)).set_index("id")
         places.row_of = {paper: i for i, paper in enumerate(ids)}
         places.vectors = vectors
-        places.paper_points = np.stack([np.asarray(point_frame.loc[p, "poincare"]) for p in ids])
+        places.paper_points = np.stack(point_frame.loc[list(ids), "poincare"].tolist())  # one lookup, not one a paper
         return places
 
     def infer(self, text_vector: np.ndarray, top_k: int) -> tuple[np.ndarray, np.ndarray]:

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gnn.rerank.examples import QueryExample, ranked_ids
 from gnn.rerank.features import (
@@ -208,6 +211,23 @@ def test_system_names_are_case_sensitive_names_and_acronyms() -> None:
     text = "The BLEU score of GIZA++ (IBM-4) and word2vec in WordNet; Table 2, Moses and [CIT]."
     assert system_names(text) == {"BLEU", "GIZA++", "IBM-4", "word2vec", "WordNet"}
     assert system_names("plain words only") == frozenset()
+
+
+def _names_word_by_word(text: str) -> frozenset[str]:
+    """The definition spelled out: each maximal run of letters, digits, "+" and "-" starting with a letter,
+    less trailing hyphens, with a capital or digit after its first letter, "CIT" aside."""
+    names = set()
+    for word in re.findall(r"[A-Za-z][A-Za-z0-9+\-]*", text):
+        word = word.rstrip("-")
+        if len(word) >= 2 and re.search(r"[A-Z0-9]", word[1:]) and word != "CIT":
+            names.add(word)
+    return frozenset(names)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet="aBcZ09+- .,;()[]\néÉ", max_size=60))
+def test_system_names_match_the_word_by_word_definition(text: str) -> None:
+    assert system_names(text) == _names_word_by_word(text)
 
 
 def test_switched_off_groups_are_zero_and_euclidean_replaces_the_distance() -> None:
