@@ -35,7 +35,7 @@ import pyarrow.compute as pc
 from graph import recovery
 from graph.arrow import arrow_strings, arrow_table
 from graph.errors import CitegraphError, QueryError, SchemaError, StoreError, StoreUnavailableError
-from graph.integrity import damage_advice, non_finite_count, require_finite
+from graph.integrity import damage_advice, non_finite_count, require_sound, require_valid
 from graph.readonly import EMBEDDED_PROCEDURES, check_read_only
 from graph.schema import SOURCE_COLUMN, TARGET_COLUMN, Kind, NodeType, Property, RelType, Schema
 from graph.statements import identifier, statement_text
@@ -267,7 +267,7 @@ class EmbeddedStore(GraphStore):
         result = self._run(name, params, identifiers)
         if not result.get_column_names():  # DDL and writes return no columns
             return []
-        table = require_finite(plain_numbers(result.get_as_arrow()), store=self.describe(), what=name)
+        table = require_sound(plain_numbers(result.get_as_arrow()), store=self.describe(), what=name)
         rows: list[dict[str, Any]] = table.to_pylist()
         return rows
 
@@ -289,7 +289,7 @@ class EmbeddedStore(GraphStore):
             return pa.table({})
         table: pa.Table = result.get_as_arrow(-1)  # -1: the whole result as a single chunk
         table = plain_numbers(table)
-        return require_finite(table, store=self.describe(), what=name) if verify else table
+        return require_sound(table, store=self.describe(), what=name) if verify else table
 
     def read_only_query(self, text: str, params: Mapping[str, Any] | None = None) -> tuple[list[str], list[list[Any]]]:
         """Columns and rows of a user's query, checked by :func:`graph.readonly.check_read_only` first:
@@ -302,7 +302,7 @@ class EmbeddedStore(GraphStore):
         result = self._execute(text, params, what="query")
         if not result.get_column_names():
             return [], []
-        table: pa.Table = plain_numbers(result.get_as_arrow())
+        table: pa.Table = require_valid(plain_numbers(result.get_as_arrow()), store=self.describe(), what="query")
         # a query may compute a NaN itself (0.0 / 0.0), so its rows are shown; but the user is told
         bad = sum(non_finite_count(table.column(name)) for name in table.column_names)
         if bad:
@@ -410,7 +410,7 @@ class EmbeddedStore(GraphStore):
 
     def read_edges(self, rel_type: str) -> pd.DataFrame:
         result = self._run("read_rels", identifiers=self._rel_identifiers(self.schema.rel(rel_type)))
-        return require_finite(result.get_as_arrow(), store=self.describe(), what="read_rels").to_pandas()
+        return require_sound(result.get_as_arrow(), store=self.describe(), what="read_rels").to_pandas()
 
     # writes ----------------------------------------------------------------------------------
     def _begin(self) -> None:
@@ -624,7 +624,7 @@ class EmbeddedStore(GraphStore):
         if not parts:
             return pd.DataFrame({name: pd.Series([], dtype=object) for name in self._edge_columns(rel)})
         found = pa.concat_tables(parts).combine_chunks()
-        return require_finite(found, store=self.describe(), what="rels_from_keys").to_pandas()
+        return require_sound(found, store=self.describe(), what="rels_from_keys").to_pandas()
 
     def _rel_identifiers(self, rel: RelType) -> dict[str, str]:
         """The identifiers of the ``read_rels`` / ``rels_from_keys`` statements for ``rel``: its end labels and

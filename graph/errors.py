@@ -59,7 +59,7 @@ class SchemaError(DataError):
 class StoreCorruptError(DataError):
     """The store holds a value no step writes (a NaN, a probability above 1): its file is damaged.
 
-    Raised where such a value is read (:func:`graph.integrity.require_finite`); ``citegraph check``
+    Raised where such a value is read (:func:`graph.integrity.require_sound`); ``citegraph check``
     lists every one. The message says to restore a copy or rebuild.
     """
 

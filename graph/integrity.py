@@ -29,10 +29,11 @@ every float, float list and vector         finite (no NaN, no infinity)
 
 and every key of a label is read once (as many keys as ``count(*)`` says, none twice).
 
-Two guards use these facts. Every named statement's result is checked for non-finite floats as it is
-read (:func:`require_finite`, called by both backends' ``query`` and ``query_arrow``): a damaged value
-stops the reader with :class:`~graph.errors.StoreCorruptError` instead of reaching a client or a
-computation. And ``citegraph check`` (:func:`graph.check.check_store`) scans every property of the table above
+Two guards use these facts. Every named statement's result is checked for non-finite floats, and its
+text for bytes that are not UTF-8, as it is read (:func:`require_sound`, called by both backends' ``query``
+and ``query_arrow``): a damaged value stops the reader with :class:`~graph.errors.StoreCorruptError` instead
+of reaching a client or a computation (or, for text, a decoding error with a traceback: the engine hands a
+damaged string page over as it finds it). And ``citegraph check`` (:func:`graph.check.check_store`) scans every property of the table above
 and reports each impossible value, with what to do (:mod:`graph.check`). Writes are held to the
 same finiteness (:func:`non_finite_rows`, called by ``write_node_properties`` and ``replace_edges``),
 so no step can put a NaN there itself.
@@ -117,8 +118,23 @@ def non_finite_count(column: pa.ChunkedArray | pa.Array) -> int:
     return int(bad or 0)
 
 
-def require_finite(table: pa.Table, *, store: str, what: str) -> pa.Table:
-    """``table`` as it is, or :class:`StoreCorruptError` naming the first column holding a NaN or an infinity."""
+def require_valid(table: pa.Table, *, store: str, what: str) -> pa.Table:
+    """``table`` as it is, or :class:`StoreCorruptError` naming the first column Arrow's full validation refuses:
+    text that is not UTF-8 (every string is checked), offsets out of range."""
+    for name in table.column_names:
+        try:
+            table.column(name).validate(full=True)
+        except pa.ArrowInvalid as exc:
+            raise StoreCorruptError(
+                f"{store}: `{what}` read values of `{name}` that are not valid ({exc}); " + damage_advice(store)
+            ) from None
+    return table
+
+
+def require_sound(table: pa.Table, *, store: str, what: str) -> pa.Table:
+    """``table`` as it is, or :class:`StoreCorruptError` naming the first column that is not valid
+    (:func:`require_valid`) or holds a NaN or an infinity."""
+    require_valid(table, store=store, what=what)
     for name in table.column_names:
         bad = non_finite_count(table.column(name))
         if bad:
@@ -180,5 +196,6 @@ __all__ = [
     "damage_advice",
     "non_finite_count",
     "non_finite_rows",
-    "require_finite",
+    "require_sound",
+    "require_valid",
 ]

@@ -51,7 +51,7 @@ from graph.errors import (
     StoreUnavailableError,
     TransientStoreError,
 )
-from graph.integrity import require_finite
+from graph.integrity import require_sound
 from graph.readonly import NEO4J_PROCEDURES, check_read_only
 from graph.schema import SOURCE_COLUMN, TARGET_COLUMN, Kind, Property, RelType, Schema
 from graph.statements import identifier, statement_text
@@ -312,7 +312,7 @@ class Neo4jStore(GraphStore):
             self.driver.session(database=self.database, default_access_mode=READ_ACCESS) as session,
         ):
             table: pa.Table = session.execute_read(work)
-        return require_finite(table, store=self.describe(), what=name) if verify else table
+        return require_sound(table, store=self.describe(), what=name) if verify else table
 
     def read_only_query(self, text: str, params: Mapping[str, Any] | None = None) -> tuple[list[str], list[list[Any]]]:
         """Columns and rows of a user's query; refused unless Neo4j plans it as a pure read.

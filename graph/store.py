@@ -94,7 +94,7 @@ class GraphStore(ABC):
         """Rows of the named statement from ``cypher/`` (read-only statements only through the API).
 
         No step writes a NaN or an infinity, so a result holding one comes from a damaged store: it
-        raises :class:`~graph.errors.StoreCorruptError` (:func:`graph.integrity.require_finite`).
+        raises :class:`~graph.errors.StoreCorruptError` (:func:`graph.integrity.require_sound`).
         """
 
     def query_arrow(
@@ -111,7 +111,7 @@ class GraphStore(ABC):
         over the engine's own Arrow result; this default (and Neo4j's override, which converts
         record batches as they stream in) builds it from rows. An empty result may have no columns.
         Like :meth:`query`, a result holding a NaN or an infinity raises
-        :class:`~graph.errors.StoreCorruptError` (:func:`graph.integrity.require_finite`); ``verify=False``
+        :class:`~graph.errors.StoreCorruptError` (:func:`graph.integrity.require_sound`); ``verify=False``
         hands it over as read (``citegraph check``, which counts such values).
         """
         return pa.Table.from_pylist(self.query(name, params, identifiers))

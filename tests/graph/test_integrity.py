@@ -126,3 +126,27 @@ def test_writes_refuse_values_that_are_not_finite(cocited: GraphStore) -> None:
     rows = cocited.query("noise_weights")
     assert "p1" not in {row["id"] for row in rows if row["negative_weight"] is not None}
     assert check_store(cocited).sound
+
+
+TEXT_MARK = "Zebrafish lanterns quantify the marked title"  # a text stored once, long enough for an overflow page
+
+
+def test_text_damaged_on_disk_is_refused_where_it_is_read(store: GraphStore, store_path: Path) -> None:
+    """Invalid UTF-8 in a damaged page reached readers as a UnicodeDecodeError with a traceback (16 of 25 trials
+    of benchmarks/corruption_probe.py on a text-heavy store); it is refused like a NaN, with what to do."""
+    _set(store, f"MATCH (p:Paper) WHERE p.id = 'p2' SET p.title = '{TEXT_MARK}'")
+    store.close()
+    data = store_path.read_bytes()
+    marked = TEXT_MARK.encode()
+    assert marked in data, "the text is not stored as plain bytes"
+    store_path.write_bytes(data.replace(marked, marked[:4] + b"\xff\xfe" * ((len(marked) - 4) // 2)))
+    with open_store(StoreConfig(db_path=store_path, read_only=True)) as damaged:
+        for read in (
+            lambda: damaged.query("paper_by_ids", {"ids": ["p2"]}),
+            lambda: list(damaged.iter_nodes("Paper", 100)),
+            lambda: damaged.read_only_query("MATCH (p:Paper) RETURN p.title AS title"),  # `citegraph cypher`
+        ):
+            with pytest.raises(StoreCorruptError) as caught:
+                read()
+            message = str(caught.value)
+            assert "`title`" in message and "UTF8" in message and "restore a copy" in message
