@@ -100,8 +100,8 @@ def steps(full: bool, embed_limit: int | None, data: Path) -> list[Step]:
 
 
 # Each step's time in the first default build from a fresh clone on the project's 2-core CPU, nothing else
-# running (docs/results/first_run.json): what a step's line says before this store has a time of its own.
-FIRST_BUILD_SECONDS = {"ingest": 40.0, "compute": 214.0, "index": 78.0, "reranker": 393.0, "linker": 88.0}
+# running (docs/results/first_run_serving.json): what a step's line says before this store has a time of its own.
+FIRST_BUILD_SECONDS = {"ingest": 48.0, "compute": 203.0, "index": 80.0, "reranker": 329.0, "linker": 86.0}
 
 # What `citegraph serve --complete` computes after a default build, in a thread of the server
 # (api/background.py): every paper's embedding, then what reads it, then the index the server swaps in, then the
