@@ -260,6 +260,12 @@ class EmbeddedStore(GraphStore):
             return self._conn.execute(text, dict(params or {}))
         except RuntimeError as exc:
             raise translate_ladybug_error(exc, path=self.path, what=what, read_only=self.read_only) from exc
+        except MemoryError as exc:  # the engine's std::bad_alloc: a damaged length field asks for terabytes
+            raise StoreError(
+                f"embedded store {self.path}: `{what}` ran out of memory ({exc or 'bad_alloc'}); if the machine has "
+                f"memory to spare, the store's file is damaged: run `citegraph --db {self.path} check`, then "
+                "restore a copy or rebuild it (`make build`)"
+            ) from exc
 
     def query(
         self, name: str, params: Mapping[str, Any] | None = None, identifiers: Mapping[str, str] | None = None

@@ -57,3 +57,23 @@ def test_a_failing_query_of_the_embedded_store_names_the_store_and_what_failed(t
         with pytest.raises(StoreError, match=r"embedded store .*g\.db: `query` failed: Parser exception") as caught:
             store.read_only_query("MATC (n) RETURN n")
         assert isinstance(caught.value.__cause__, RuntimeError)
+
+
+def test_the_engine_running_out_of_memory_names_the_store_and_the_check(tmp_path: Path) -> None:
+    """A damaged length field makes the engine ask for terabytes (std::bad_alloc, 1 of 25 random damages in
+    benchmarks/corruption_probe.py): a StoreError saying what to run, not a MemoryError traceback."""
+    from unittest.mock import MagicMock
+
+    open_store(StoreConfig(db_path=tmp_path / "g.db")).close()
+    with open_store(StoreConfig(db_path=tmp_path / "g.db", read_only=True)) as store:
+        real, engine = store._conn, MagicMock()  # type: ignore[attr-defined]
+        engine.execute.side_effect = MemoryError("std::bad_alloc")
+        store._conn = engine  # type: ignore[attr-defined]
+        try:
+            with pytest.raises(
+                StoreError, match=r"g\.db: `paper_years` ran out of memory \(std::bad_alloc\)"
+            ) as caught:
+                store.query("paper_years")
+        finally:
+            store._conn = real  # type: ignore[attr-defined]
+        assert "citegraph --db" in str(caught.value) and "check" in str(caught.value)
