@@ -11,7 +11,7 @@ page may crash the engine rather than raise):
 3. compares the snapshot with the undamaged store's (stats and every table, as ``kill_harness.py`` does).
 
 A trial's outcome is the first of: an *engine error* (1 fails: the engine refused to open or read a
-page), *refused where read* (1 fails: the read guard met a NaN or an infinity), an *engine crash* (1 or 2
+page), *refused where read* (1 fails: the read guard met a NaN, an infinity or text that is not UTF-8), an *engine crash* (1 or 2
 died), *found by check only* (2 exits 65), *harmless* (nothing noticed, and the data read back equals the
 original: the bytes hit free or unused space) or *undetected* (nothing noticed, but the data differs). LadybugDB checksums its write-ahead
 log only (``Database(enable_checksums=True)`` is about the WAL), not the pages of the store file::
@@ -66,7 +66,8 @@ def child(args: list[str], timeout: float) -> tuple[int, str, str]:
 
 def read_back(path: Path, out: Path) -> tuple[str, str | None]:
     """("ok", None), ("corrupt" | "error", message) or ("crash", what) of a child that snapshots ``path`` into
-    ``out``: "corrupt" when the read guard refused a NaN or an infinity, "error" when the engine failed."""
+    ``out``: "corrupt" when the read guard refused a value (a NaN, an infinity, text that is not UTF-8), "error"
+    when the engine failed."""
     code, stdout, stderr = child([sys.executable, "-c", SNAPSHOT, str(path), str(out), str(ROOT / "benchmarks")], 600)
     if code != 0:
         return "crash", f"exit {code}: {stderr.strip().splitlines()[-1] if stderr.strip() else ''}"[:300]
@@ -140,7 +141,7 @@ def main() -> int:
         if read_state == "error":
             verdict = "engine error on open or read"
         elif read_state == "corrupt":
-            verdict = "refused where read (NaN/infinity)"
+            verdict = "refused where read (not finite, not UTF-8)"
         elif read_state == "crash" or check_state == "crash":
             verdict = "engine crash"
         elif check_state in ("found", "error"):
@@ -167,7 +168,7 @@ def record(args: argparse.Namespace, trials: list[dict[str, Any]], size: int, el
 
     verdicts = (
         "engine error on open or read",
-        "refused where read (NaN/infinity)",
+        "refused where read (not finite, not UTF-8)",
         "found by check only",
         "engine crash",
         "harmless",

@@ -118,6 +118,25 @@ def translate_ladybug_error(exc: RuntimeError, *, path: Path, what: str, read_on
     return StoreError(f"embedded store {path}: `{what}` failed: {message}")
 
 
+def _out_of_memory(path: Path, what: str, exc: MemoryError) -> StoreError:
+    """The engine's std::bad_alloc, most often a damaged length field asking for terabytes, as what to do."""
+    return StoreError(
+        f"embedded store {path}: `{what}` ran out of memory ({exc or 'bad_alloc'}); if the machine has memory to "
+        f"spare, the store's file is damaged: run `citegraph --db {path} check`, then restore a copy or rebuild it "
+        "(`make build`)"
+    )
+
+
+def _arrow(result: Any, path: Path, what: str, *chunk: int) -> pa.Table:
+    """``result.get_as_arrow(*chunk)``: the engine reads the pages of the result here, so a damaged one may
+    ask for more memory than there is (:func:`_out_of_memory`)."""
+    try:
+        table: pa.Table = result.get_as_arrow(*chunk)
+    except MemoryError as exc:
+        raise _out_of_memory(path, what, exc) from exc
+    return table
+
+
 def _opening_advice(exc: BaseException, path: Path) -> str:
     """What to do about a store the engine would not open, by what the engine said."""
     failure = recovery.classify(exc)
@@ -260,12 +279,8 @@ class EmbeddedStore(GraphStore):
             return self._conn.execute(text, dict(params or {}))
         except RuntimeError as exc:
             raise translate_ladybug_error(exc, path=self.path, what=what, read_only=self.read_only) from exc
-        except MemoryError as exc:  # the engine's std::bad_alloc: a damaged length field asks for terabytes
-            raise StoreError(
-                f"embedded store {self.path}: `{what}` ran out of memory ({exc or 'bad_alloc'}); if the machine has "
-                f"memory to spare, the store's file is damaged: run `citegraph --db {self.path} check`, then "
-                "restore a copy or rebuild it (`make build`)"
-            ) from exc
+        except MemoryError as exc:
+            raise _out_of_memory(self.path, what, exc) from exc
 
     def query(
         self, name: str, params: Mapping[str, Any] | None = None, identifiers: Mapping[str, str] | None = None
@@ -273,7 +288,7 @@ class EmbeddedStore(GraphStore):
         result = self._run(name, params, identifiers)
         if not result.get_column_names():  # DDL and writes return no columns
             return []
-        table = require_sound(plain_numbers(result.get_as_arrow()), store=self.describe(), what=name)
+        table = require_sound(plain_numbers(_arrow(result, self.path, name)), store=self.describe(), what=name)
         rows: list[dict[str, Any]] = table.to_pylist()
         return rows
 
@@ -293,7 +308,7 @@ class EmbeddedStore(GraphStore):
         result = self._run(name, params, identifiers)
         if not result.get_column_names():
             return pa.table({})
-        table: pa.Table = result.get_as_arrow(-1)  # -1: the whole result as a single chunk
+        table = _arrow(result, self.path, name, -1)  # -1: the whole result as a single chunk
         table = plain_numbers(table)
         return require_sound(table, store=self.describe(), what=name) if verify else table
 
@@ -308,7 +323,7 @@ class EmbeddedStore(GraphStore):
         result = self._execute(text, params, what="query")
         if not result.get_column_names():
             return [], []
-        table: pa.Table = require_valid(plain_numbers(result.get_as_arrow()), store=self.describe(), what="query")
+        table = require_valid(plain_numbers(_arrow(result, self.path, "query")), store=self.describe(), what="query")
         # a query may compute a NaN itself (0.0 / 0.0), so its rows are shown; but the user is told
         bad = sum(non_finite_count(table.column(name)) for name in table.column_names)
         if bad:
@@ -407,7 +422,8 @@ class EmbeddedStore(GraphStore):
         """Membership against every stored key, with Arrow's hash lookup (pandas ``isin`` on
         pyarrow-backed strings is ~14x slower; the key column scan itself is fast)."""
         node = self.schema.node(label)
-        stored = self._run("node_keys", identifiers={"LABEL": label, "KEY": node.key}).get_as_arrow().column("key")
+        stored_keys = self._run("node_keys", identifiers={"LABEL": label, "KEY": node.key})
+        stored = _arrow(stored_keys, self.path, "node_keys").column("key")
         needles = arrow_strings(keys)
         if needles is None:
             needles = pa.array(keys.astype(object).where(keys.notna(), None).to_numpy(), type=pa.string())
@@ -416,7 +432,9 @@ class EmbeddedStore(GraphStore):
 
     def read_edges(self, rel_type: str) -> pd.DataFrame:
         result = self._run("read_rels", identifiers=self._rel_identifiers(self.schema.rel(rel_type)))
-        return require_sound(result.get_as_arrow(), store=self.describe(), what="read_rels").to_pandas()
+        return require_sound(
+            _arrow(result, self.path, "read_rels"), store=self.describe(), what="read_rels"
+        ).to_pandas()
 
     # writes ----------------------------------------------------------------------------------
     def _begin(self) -> None:
@@ -623,7 +641,12 @@ class EmbeddedStore(GraphStore):
         identifiers = self._rel_identifiers(rel)
         keys = pd.unique(sources.dropna().astype(object)).tolist()
         parts = [
-            self._run("rels_from_keys", {"keys": keys[start : start + EDGE_LOOKUP_KEYS]}, identifiers).get_as_arrow(-1)
+            _arrow(
+                self._run("rels_from_keys", {"keys": keys[start : start + EDGE_LOOKUP_KEYS]}, identifiers),
+                self.path,
+                "rels_from_keys",
+                -1,
+            )
             for start in range(0, len(keys), EDGE_LOOKUP_KEYS)
         ]
         parts = [part for part in parts if part.num_rows]

@@ -74,6 +74,13 @@ def test_the_engine_running_out_of_memory_names_the_store_and_the_check(tmp_path
                 StoreError, match=r"g\.db: `paper_years` ran out of memory \(std::bad_alloc\)"
             ) as caught:
                 store.query("paper_years")
+            # or once the statement ran, while the engine reads the result's pages
+            engine.execute.side_effect = None
+            engine.execute.return_value.get_column_names.return_value = ["id", "year"]
+            engine.execute.return_value.get_as_arrow.side_effect = MemoryError("std::bad_alloc")
+            for read in (lambda: store.query("paper_years"), lambda: store.read_edges("CITES")):
+                with pytest.raises(StoreError, match="ran out of memory"):
+                    read()
         finally:
             store._conn = real  # type: ignore[attr-defined]
         assert "citegraph --db" in str(caught.value) and "check" in str(caught.value)

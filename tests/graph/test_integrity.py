@@ -132,7 +132,7 @@ TEXT_MARK = "Zebrafish lanterns quantify the marked title"  # a text stored once
 
 
 def test_text_damaged_on_disk_is_refused_where_it_is_read(store: GraphStore, store_path: Path) -> None:
-    """Invalid UTF-8 in a damaged page reached readers as a UnicodeDecodeError with a traceback (16 of 25 trials
+    """Invalid UTF-8 in a damaged page reached readers as a UnicodeDecodeError with a traceback (19 of 30 trials
     of benchmarks/corruption_probe.py on a text-heavy store); it is refused like a NaN, with what to do."""
     _set(store, f"MATCH (p:Paper) WHERE p.id = 'p2' SET p.title = '{TEXT_MARK}'")
     store.close()
