@@ -140,6 +140,30 @@ def wait_serving(base: str, process: subprocess.Popen[bytes], started: float, li
     raise SystemExit(f"not serving after {limit_s:.0f} s")
 
 
+def serving_rows(serving_s: float, answers: dict[str, str]) -> list[dict[str, Any]]:
+    """The minutes to a serving API and what each query answered then, as record rows."""
+    system = "`make demo` to a serving API (both models loaded)"
+    return [
+        {"system": system, "metric": "minutes", "value": round(serving_s / 60, 1)},
+        {"system": system, "metric": "queries answered", "value": ", ".join(f"{k}: {v}" for k, v in answers.items())},
+    ]
+
+
+def record(args: argparse.Namespace, title: str, rows: list[dict[str, Any]], notes: list[str]) -> dict[str, Any]:
+    """The docs/results record of a run."""
+    return {
+        "capability": "build",
+        "kind": "speed",
+        "title": title,
+        **run_record("benchmarks/first_run.py", args),
+        "machine": "the project's 2-core development machine, nothing else running",
+        "commit": commit(short=True),
+        "rank": 1,
+        "notes": notes,
+        "tables": [{"title": None, "row_header": "run", "baselines": [], "served": None, "rows": rows}],
+    }
+
+
 def build_step_rows(clone: Path) -> list[dict[str, Any]]:
     """The minutes of each step the build ran (its ``var/build-times.json``), as record rows."""
     build_times = json.loads((clone / "var" / "build-times.json").read_text(encoding="utf-8"))
@@ -184,31 +208,9 @@ def main() -> None:
     print(f"serving after {serving_s / 60:.1f} min: {answers}", flush=True)
     if args.serving_only:
         stop(process)
-        rows = [
-            {
-                "system": "`make demo` to a serving API (both models loaded)",
-                "metric": "minutes",
-                "value": round(serving_s / 60, 1),
-            },
-            {
-                "system": "`make demo` to a serving API (both models loaded)",
-                "metric": "queries answered",
-                "value": ", ".join(f"{k}: {v}" for k, v in answers.items()),
-            },
-            *build_step_rows(clone),
-        ]
-        record = {
-            "capability": "build",
-            "kind": "speed",
-            "title": "A first `make demo` from a fresh clone with an empty cache, to a serving API",
-            **run_record("benchmarks/first_run.py", args),
-            "machine": "the project's 2-core development machine, nothing else running",
-            "commit": commit(short=True),
-            "rank": 1,
-            "notes": ["Stopped once serving (--serving-only)."],
-            "tables": [{"title": None, "row_header": "run", "baselines": [], "served": None, "rows": rows}],
-        }
-        print(f"wrote {write_json(args.out, record)}")
+        rows = [*serving_rows(serving_s, answers), *build_step_rows(clone)]
+        title = "A first `make demo` from a fresh clone with an empty cache, to a serving API"
+        print(f"wrote {write_json(args.out, record(args, title, rows, ['Stopped once serving (--serving-only).']))}")
         return
     # the build's training report: the background build's reranker step writes its own over it
     reports = clone / "var" / "eval"
@@ -249,16 +251,7 @@ def main() -> None:
 
     ok = all(answers[name] == ANSWER[name] for name in QUERIES)
     rows = [
-        {
-            "system": "`make demo` to a serving API (both models loaded)",
-            "metric": "minutes",
-            "value": round(serving_s / 60, 1),
-        },
-        {
-            "system": "`make demo` to a serving API (both models loaded)",
-            "metric": "queries answered",
-            "value": ", ".join(f"{k}: {v}" for k, v in answers.items()),
-        },
+        *serving_rows(serving_s, answers),
         {
             "system": "to every paper with text carrying embedding, taxonomy, Poincaré point",
             "metric": "minutes",
@@ -281,21 +274,12 @@ def main() -> None:
         for step in background.get("steps", [])
     ]
     rows += served_quality
-    record = {
-        "capability": "build",
-        "kind": "speed",
-        "title": "A first `make demo` from a fresh clone with an empty cache, and the second",
-        **run_record("benchmarks/first_run.py", args),
-        "machine": "the project's 2-core development machine, nothing else running",
-        "commit": commit(short=True),
-        "rank": 1,
-        "notes": [
-            "Every query answered with data at serving time." if ok else f"Not every query answered: {answers}",
-            f"After the background build: {answers_whole}; completeness {fractions}.",
-        ],
-        "tables": [{"title": None, "row_header": "run", "baselines": [], "served": None, "rows": rows}],
-    }
-    print(f"wrote {write_json(args.out, record)}")
+    notes = [
+        "Every query answered with data at serving time." if ok else f"Not every query answered: {answers}",
+        f"After the background build: {answers_whole}; completeness {fractions}.",
+    ]
+    title = "A first `make demo` from a fresh clone with an empty cache, and the second"
+    print(f"wrote {write_json(args.out, record(args, title, rows, notes))}")
 
 
 if __name__ == "__main__":
