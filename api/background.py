@@ -92,8 +92,9 @@ class BackgroundBuild:
     :func:`~api.cli.build.background_steps`) in a daemon thread on the server's store.
 
     ``reload_recommend``: called once a step has written what the recommendation service loads — the index
-    step, and the reranker step when it trained (the app rebuilds its recommendation service there). ``threads``: torch threads while the build runs (the server
-    serves with fewer, for latency; the encoder wants every core), restored afterwards.
+    step, and the reranker step when it trained (the app rebuilds its recommendation service there).
+    ``threads``: torch threads while the build runs (the server serves with fewer, for latency; the encoder
+    wants every core), restored afterwards.
     """
 
     def __init__(

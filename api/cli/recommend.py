@@ -193,10 +193,11 @@ def train_reranker(store: GraphStore, args: argparse.Namespace, options: dict[st
     the report: the command's work on a store opened already (the server's, in its background build).
     ``options``: :func:`_training_options` of ``args``, when the caller checked them already."""
     logging.getLogger("bm25s").setLevel(logging.WARNING)
-    # The reranker's matrices are small (a few thousand rows per step): a second thread gains 9% on a quiet
-    # 2-core machine and costs 34% when the other core is busy (docs/results.md, reranker_threads.py).
     ablation = bool(getattr(args, "ablation", False))
     options = options if options is not None else _training_options(args, ablation)
+    # The reranker's matrices are small (a few thousand rows per step): a second thread gains 9% on a quiet
+    # 2-core machine and costs 34% when the other core is busy (docs/results.md, reranker_threads.py). The
+    # caller's count comes back afterwards (the server's, when its background build trains).
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     encoder = TextEncoder(EncoderSettings.from_env())
