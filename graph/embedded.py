@@ -134,6 +134,30 @@ def _arrow(result: Any, path: Path, what: str, *chunk: int) -> pa.Table:
         table: pa.Table = result.get_as_arrow(*chunk)
     except MemoryError as exc:
         raise _out_of_memory(path, what, exc) from exc
+    return _with_clean_empty_lists(table)
+
+
+def _with_clean_empty_lists(table: pa.Table) -> pa.Table:
+    """``table`` with every list column whose lists hold no value at all rebuilt from its nulls.
+
+    Why: where every list of a result is null or empty (a relationship property no load has set, such as
+    ``CITES.intents`` outside Semantic Scholar), the engine hands over an empty child array whose one offset
+    is left uninitialised; nothing reads it, but Arrow's full validation (:func:`require_valid`) would take
+    the stray number for a damaged page."""
+    for index, name in enumerate(table.column_names):
+        column = table.column(index)
+        if not pa.types.is_list(column.type) or any(len(chunk.values) for chunk in column.chunks):
+            continue
+        rebuilt = [
+            pa.ListArray.from_arrays(
+                pa.array(np.zeros(len(chunk) + 1, dtype=np.int32)),
+                pa.array([], type=column.type.value_type),
+                type=column.type,
+                mask=chunk.is_null(),
+            )
+            for chunk in column.chunks
+        ]
+        table = table.set_column(index, name, pa.chunked_array(rebuilt, type=column.type))
     return table
 
 
