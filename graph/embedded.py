@@ -616,6 +616,9 @@ class EmbeddedStore(GraphStore):
         new, old = frame[~exists], frame[exists]
         self._copy_given(node, new)
         properties = [c for c in frame.columns if c in {p.name for p in node.properties} and c != node.key]
+        matched = len(old)
+        if len(old) and properties:
+            old, properties = self._changing(node, old, properties)
         if len(old) and properties:
             # A null in the incoming frame means "not known here": keep what the store has.
             assignments = ", ".join(f"n.{name} = coalesce({name}, n.{name})" for name in properties)
@@ -625,7 +628,37 @@ class EmbeddedStore(GraphStore):
                 {"frame": arrow_table(old, columns)},
                 {"LABEL": label, "KEY": node.key, "ASSIGNMENTS": assignments},
             )
-        return WriteResult(created=len(new), matched=len(old))
+        return WriteResult(created=len(new), matched=matched)
+
+    def _changing(self, node: NodeType, rows: pd.DataFrame, properties: list[str]) -> tuple[pd.DataFrame, list[str]]:
+        """The rows of stored nodes that bring a value the store does not hold, and the properties they change.
+
+        Why: a SET on stored nodes makes the engine hold every node group it touches in memory, and the
+        nodes a load matches again are spread over the whole table (a stub cited by every batch of an
+        OpenAlex partition): merging them all grew a batch's write with the papers stored (+25 MB a batch of
+        5,000 works per 5,000 works stored). Rows that only repeat what is stored are left out, and a re-run
+        of a load writes nothing."""
+        identifiers = {
+            "LABEL": node.label,
+            "KEY": node.key,
+            "NODE_COLUMNS": "".join(f", n.{name} AS {name}" for name in properties),
+        }
+        keys = rows[node.key].astype(object).tolist()
+        parts = [
+            _arrow(
+                self._run("nodes_by_keys", {"keys": keys[start : start + EDGE_LOOKUP_KEYS]}, identifiers),
+                self.path,
+                "nodes_by_keys",
+                -1,
+            )
+            for start in range(0, len(keys), EDGE_LOOKUP_KEYS)
+        ]
+        stored = require_sound(pa.concat_tables(parts), store=self.describe(), what="nodes_by_keys").to_pandas()
+        stored = stored.drop_duplicates("key").set_index("key").reindex(keys)
+        differs = {name: _differs(rows[name], stored[name]) for name in properties}
+        changing_rows = np.logical_or.reduce(list(differs.values()))
+        changed = [name for name in properties if differs[name][changing_rows].any()]
+        return rows[changing_rows], changed
 
     def _upsert_rels(self, rel_type: str, frame: pd.DataFrame) -> WriteResult:
         rel = self.schema.rel(rel_type)
@@ -768,6 +801,26 @@ def _blank_identity(edges: pd.DataFrame, rel: RelType) -> pd.DataFrame:
     for name in rel.identity:
         edges[name] = edges[name].where(edges[name].notna(), "")
     return edges
+
+
+def _differs(incoming: pd.Series, stored: pd.Series) -> np.ndarray:
+    """Where ``incoming`` holds a value and ``stored`` a different one or none (lists by value; an incoming
+    null never differs: it means "not known here")."""
+    out = np.zeros(len(incoming), dtype=bool)
+    for i, (new, old) in enumerate(zip(incoming.astype(object).to_numpy(), stored.astype(object).to_numpy())):
+        if _is_null(new):
+            continue
+        if _is_null(old):
+            out[i] = True
+        elif isinstance(new, (list, tuple, np.ndarray)) or isinstance(old, (list, tuple, np.ndarray)):
+            out[i] = not np.array_equal(np.asarray(new), np.asarray(old))
+        else:
+            out[i] = bool(new != old)
+    return out
+
+
+def _is_null(value: object) -> bool:
+    return value is None or (not isinstance(value, (list, tuple, np.ndarray)) and bool(pd.isna(value)))
 
 
 def _equal(left: pd.Series, right: pd.Series) -> np.ndarray:

@@ -237,8 +237,14 @@ class _Emitted:
     authors: set[str] = field(default_factory=set)
     classes: set[str] = field(default_factory=set)
     broader: set[tuple[str, str]] = field(default_factory=set)
-    # W numbers of the works written as stubs (cited, not read yet or not in the input), sorted: 8 bytes a stub
+    # W numbers of the works written as stubs (cited, not in the input), sorted: 8 bytes a stub
     stubs: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    # Citations of works a later batch reads, held until that batch (:func:`_batch`): the citing work's key
+    # and origin (shared strings), the cited work's W number and the ordinal of its current copy.
+    waiting_sources: list[object] = field(default_factory=list)
+    waiting_origins: list[object] = field(default_factory=list)
+    waiting_targets: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    waiting_ordinals: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
 
 @dataclass
@@ -692,9 +698,11 @@ def _topic(topic: object, where: str, out: _Columns) -> str | None:
 def _batch(out: _Columns, registry: _Registry, emitted: _Emitted, *, end: int | None) -> tuple[GraphBatch, int, int]:
     """The batch of ``out``: keys from the id groups, stubs for cited works not read, and the tables.
 
-    ``end``: in a streamed load, the ordinal after this batch's last work. A cited work read in a
-    later batch is a stub under the key it will have, with its aliases (that batch upgrades it);
-    one read in an earlier batch is in the store already. Also returns the CITES and stub rows.
+    ``end``: in a streamed load, the ordinal after this batch's last work. A citation of a work read in
+    a later batch waits for that batch (in ``emitted``), so that no work of the input is written as a
+    stub and then upgraded: an upgrade is a SET on nodes spread over the whole Paper table, whose
+    memory grew with the papers stored (:meth:`graph.embedded.EmbeddedStore._changing`). A work read
+    in an earlier batch is in the store already. Also returns the CITES rows read and the stub rows.
     """
     groups = registry.groups
     alive = np.frombuffer(bytes(out.alive), dtype=np.uint8).astype(bool)
@@ -712,6 +720,8 @@ def _batch(out: _Columns, registry: _Registry, emitted: _Emitted, *, end: int | 
     stub_origins: list[str] = []
     written = np.isin(numbers, emitted.stubs, assume_unique=True)  # stubs an earlier batch wrote: not again
     stubbed: list[int] = []
+    later = np.zeros(len(numbers), dtype=bool)
+    later_ordinals = np.zeros(len(numbers), dtype=np.int64)
     for i, number in enumerate(numbers.tolist()):
         wid = f"{OPENALEX_PREFIX}W{number}"
         row = out.row_of.get(wid)
@@ -720,21 +730,28 @@ def _batch(out: _Columns, registry: _Registry, emitted: _Emitted, *, end: int | 
             target_keys[i] = keys[row]
         elif ordinal is not None:  # read in another batch of a streamed load
             target_keys[i] = groups.canonical(wid)
-            if end is not None and ordinal >= end and not written[i]:
-                ids = groups.members(wid)
-                stub_ids.append(ids[0])
-                stub_origins.append(origins[rows[first[i]]])
-                stubbed.append(number)
-                for alias in ids[1:]:
-                    aliases.setdefault(alias, (ids[0], origins[rows[first[i]]]))
+            if end is not None and ordinal >= end:
+                later[i], later_ordinals[i] = True, ordinal
         else:
             target_keys[i] = wid
             if not written[i]:
                 stub_ids.append(wid)
                 stub_origins.append(origins[rows[first[i]]])
                 stubbed.append(number)
+    cite_sources, cite_targets, cite_origins = keys[rows], target_keys[inverse], origins[rows]
     if end is not None:
         emitted.stubs = np.union1d(emitted.stubs, np.array(stubbed, dtype=np.int64))
+        cite_sources, cite_targets, cite_origins = _held_and_released(
+            emitted,
+            groups,
+            end,
+            later[inverse],
+            numbers[inverse],
+            later_ordinals[inverse],
+            cite_sources,
+            cite_targets,
+            cite_origins,
+        )
 
     # Papers: the current copy of each work, then the stubs.
     n_stubs = len(stub_ids)
@@ -759,16 +776,13 @@ def _batch(out: _Columns, registry: _Registry, emitted: _Emitted, *, end: int | 
     )
     alias_nodes, alias_of = alias_tables(aliases)
 
-    # One origin per citing work: as categories, 4 bytes per edge instead of a string each.
-    live_origins = origins[live]
     cites = pd.DataFrame(  # numpy columns: table() takes lists
         {
-            SOURCE_COLUMN: keys[rows],
-            TARGET_COLUMN: target_keys[inverse],
-            "dataset": [DATASET] * len(rows),
-            ORIGIN_COLUMN: pd.Categorical.from_codes(np.searchsorted(live, rows), categories=live_origins)
-            if len(rows) and pd.Index(live_origins).is_unique
-            else origins[rows],
+            SOURCE_COLUMN: cite_sources,
+            TARGET_COLUMN: cite_targets,
+            "dataset": [DATASET] * len(cite_sources),
+            # one origin per citing work: as categories, 4 bytes per edge instead of a string each
+            ORIGIN_COLUMN: pd.Categorical(cite_origins),
         }
     )
 
@@ -829,6 +843,43 @@ def _batch(out: _Columns, registry: _Registry, emitted: _Emitted, *, end: int | 
         rejects=out.rejects,
     )
     return batch, len(rows), n_stubs
+
+
+def _held_and_released(
+    emitted: _Emitted,
+    groups: IdGroups,
+    end: int,
+    later: np.ndarray,
+    target_numbers: np.ndarray,
+    target_ordinals: np.ndarray,
+    sources: np.ndarray,
+    targets: np.ndarray,
+    origins: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A batch's citations less those of works a later batch reads (``later``), which wait in ``emitted``,
+    plus the waiting ones whose cited work is read by now (its ordinal before ``end``)."""
+    emitted.waiting_sources += sources[later].tolist()
+    emitted.waiting_origins += origins[later].tolist()
+    emitted.waiting_targets = np.concatenate([emitted.waiting_targets, target_numbers[later]])
+    emitted.waiting_ordinals = np.concatenate([emitted.waiting_ordinals, target_ordinals[later]])
+    due = emitted.waiting_ordinals < end
+    if not due.any():
+        return sources[~later], targets[~later], origins[~later]
+    picked = np.flatnonzero(due).tolist()
+    due_sources = np.array([emitted.waiting_sources[i] for i in picked], dtype=object)
+    due_origins = np.array([emitted.waiting_origins[i] for i in picked], dtype=object)
+    due_targets = np.array(
+        [groups.canonical(f"{OPENALEX_PREFIX}W{n}") for n in emitted.waiting_targets[due].tolist()], dtype=object
+    )
+    kept = np.flatnonzero(~due).tolist()
+    emitted.waiting_sources = [emitted.waiting_sources[i] for i in kept]
+    emitted.waiting_origins = [emitted.waiting_origins[i] for i in kept]
+    emitted.waiting_targets, emitted.waiting_ordinals = emitted.waiting_targets[~due], emitted.waiting_ordinals[~due]
+    return (
+        np.concatenate([sources[~later], due_sources]),
+        np.concatenate([targets[~later], due_targets]),
+        np.concatenate([origins[~later], due_origins]),
+    )
 
 
 def _rows(values: array, alive: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -99,6 +99,26 @@ def test_null_keeps_the_stored_value(store: GraphStore) -> None:
     assert row["title"] == "Statistical machine translation" and row["venue"] == "ACL"
 
 
+def test_only_stored_nodes_a_batch_changes_are_written(store: GraphStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    merged: list[list[str]] = []
+    run = store._run  # type: ignore[attr-defined]
+
+    def recording(name: str, parameters: dict | None = None, identifiers: dict | None = None) -> object:
+        if name == "merge_nodes":
+            merged.append(parameters["frame"].column("id").to_pylist())  # type: ignore[index]
+        return run(name, parameters, identifiers)
+
+    monkeypatch.setattr(store, "_run", recording)
+    ingest(store, tiny_batch())  # every value as stored: nothing to set
+    assert merged == []
+    year = store.query("paper_by_ids", {"ids": ["p2"]})[0]["year"]
+    changes = pd.DataFrame({"id": ["p1", "p2", "p3"], "title": ["A new title", None, None], "year": [None, year, 1888]})
+    ingest(store, GraphBatch("edits", nodes={"Paper": changes}))
+    assert merged == [["p1", "p3"]]  # p2 repeats its year and has no title: left out
+    rows = {row["id"]: row for row in store.query("paper_by_ids", {"ids": ["p1", "p2", "p3"]})}
+    assert rows["p1"]["title"] == "A new title" and rows["p3"]["year"] == 1888 and rows["p2"]["year"] == year
+
+
 def test_changed_edge_properties_are_updated_without_duplicates(store: GraphStore) -> None:
     result = store.upsert_edges(
         "CITES", pd.DataFrame({"source": ["p1", "p5"], "target": ["p2", "p1"], "n_contexts": [7, 1]})

@@ -421,17 +421,19 @@ def test_a_work_cited_before_it_is_read_ends_as_one_paper(
     works[0]["referenced_works"] = [*works[0]["referenced_works"], works[5]["id"]]
     path = _jsonl(tmp_path / "part.jsonl", works)
     key = "doi:" + works[5]["doi"].removeprefix("https://doi.org/").lower()
+    source = "doi:" + works[0]["doi"].removeprefix("https://doi.org/").lower()
     batches = list(openalex.load_chunks(path, 2))
-    first = batches[0].nodes["Paper"].set_index("id")
-    assert bool(first.loc[key, "stub"]) and pd.isna(first.loc[key, "title"])  # a stub under the key it will have
-    assert ("openalex:" + _short(works[5]["id"])) in set(batches[0].nodes["Alias"]["id"])
+    # No stub to upgrade later: the citation waits for the batch that reads the cited work.
+    assert key not in set(batches[0].nodes["Paper"]["id"]) and key not in set(batches[0].rels["CITES"]["target"])
+    last = batches[2]
+    assert not last.nodes["Paper"].set_index("id").loc[key, "stub"]
+    assert ((last.rels["CITES"]["source"] == source) & (last.rels["CITES"]["target"] == key)).sum() == 1
     report = ingest_stream(empty_store, "openalex", iter(batches))
     assert report.rejected == 0
     papers = pd.concat(empty_store.iter_nodes("Paper", 10_000), ignore_index=True).set_index("id")
-    assert not papers.loc[key, "stub"] and papers.loc[key, "title"] == works[5]["title"]  # upgraded
+    assert not papers.loc[key, "stub"] and papers.loc[key, "title"] == works[5]["title"]
     assert "openalex:" + _short(works[5]["id"]) not in papers.index
     cites = empty_store.read_edges("CITES")
-    source = "doi:" + works[0]["doi"].removeprefix("https://doi.org/").lower()
     assert ((cites["source"] == source) & (cites["target"] == key)).sum() == 1
 
 
