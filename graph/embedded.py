@@ -669,7 +669,7 @@ class EmbeddedStore(GraphStore):
             return WriteResult(created=len(frame), matched=0)
         keys = list(rel.key_columns)
         # Only edges leaving the frame's start nodes can match: a batch of a large load reads those, not the table.
-        existing = _blank_identity(self._edges_from(rel, frame[SOURCE_COLUMN]), rel)
+        existing = _blank_identity(self._edges_between(rel, frame[SOURCE_COLUMN], frame[TARGET_COLUMN]), rel)
         joined = frame.merge(existing, on=keys, how="left", suffixes=("", "__stored"), indicator=True)
         is_new = (joined["_merge"] == "left_only").to_numpy()
         given = [c for c in frame.columns if c not in keys and c in {p.name for p in rel.properties}]
@@ -693,8 +693,12 @@ class EmbeddedStore(GraphStore):
         self._copy(rel_type, arrow_table(merged, self._rel_columns(rel)))
         return WriteResult(created=int(is_new.sum()), matched=int((~is_new).sum()))
 
-    def _edges_from(self, rel: RelType, sources: pd.Series) -> pd.DataFrame:
-        """Stored edges of ``rel`` whose start node is one of ``sources`` (columns as :meth:`read_edges`)."""
+    def _edges_between(self, rel: RelType, sources: pd.Series, targets: pd.Series) -> pd.DataFrame:
+        """Stored edges of ``rel`` from ``sources[i]`` to ``targets[i]`` for some i (columns as :meth:`read_edges`).
+
+        The engine reads every edge leaving the sources; only the pairs asked for become pandas rows. Why: a
+        batch of a streamed load cites works of earlier batches, whose stored edges (twenty a work) would
+        otherwise all be converted, a cost that grew with the batches written."""
         identifiers = self._rel_identifiers(rel)
         keys = pd.unique(sources.dropna().astype(object)).tolist()
         parts = [
@@ -709,8 +713,18 @@ class EmbeddedStore(GraphStore):
         parts = [part for part in parts if part.num_rows]
         if not parts:
             return pd.DataFrame({name: pd.Series([], dtype=object) for name in self._edge_columns(rel)})
-        found = pa.concat_tables(parts).combine_chunks()
-        return require_sound(found, store=self.describe(), what="rels_from_keys").to_pandas()
+        found = require_sound(pa.concat_tables(parts).combine_chunks(), store=self.describe(), what="rels_from_keys")
+        asked = pa.table({SOURCE_COLUMN: _keys(sources), TARGET_COLUMN: _keys(targets)})
+        ends = pa.table(
+            {
+                SOURCE_COLUMN: found.column(SOURCE_COLUMN).cast(pa.string()),
+                TARGET_COLUMN: found.column(TARGET_COLUMN).cast(pa.string()),
+                "row": pa.array(np.arange(found.num_rows, dtype=np.int64)),
+            }
+        )
+        # A semi join of the end keys alone: Arrow joins carry no list columns (CITES.intents) along.
+        rows = ends.join(asked, keys=[SOURCE_COLUMN, TARGET_COLUMN], join_type="left semi").column("row")
+        return found.take(np.sort(rows.to_numpy())).to_pandas()
 
     def _rel_identifiers(self, rel: RelType) -> dict[str, str]:
         """The identifiers of the ``read_rels`` / ``rels_from_keys`` statements for ``rel``: its end labels and
@@ -801,6 +815,14 @@ def _blank_identity(edges: pd.DataFrame, rel: RelType) -> pd.DataFrame:
     for name in rel.identity:
         edges[name] = edges[name].where(edges[name].notna(), "")
     return edges
+
+
+def _keys(values: pd.Series) -> pa.Array | pa.ChunkedArray:
+    """Node keys as Arrow strings (no trip through Python objects for a pyarrow-backed column)."""
+    found = arrow_strings(values)
+    if found is None:
+        return pa.array(values.astype(object), type=pa.string(), from_pandas=True)
+    return found.cast(pa.string())  # pandas' Arrow strings may be large_string
 
 
 def _differs(incoming: pd.Series, stored: pd.Series) -> np.ndarray:

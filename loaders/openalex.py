@@ -309,11 +309,11 @@ def load_chunks(path: Path, chunk_works: int = CHUNK_WORKS) -> Iterator[GraphBat
 
     Ingested in order, the batches give the store the same papers, aliases, authors, citations and
     classes as :func:`load`'s one batch: a first pass reads every work's ids and which copy of each
-    is current (:class:`_Registry`), so a batch keys a work cited before it is read by the key it
-    will have (written as a stub, upgraded by the batch that reads it) and leaves out the copies a
-    later one supersedes. An author, class or stub is in the batch that names it first only. The
-    input is read twice; memory holds the ids of every work, the keys of the authors and the W
-    numbers of the stubs written so far, and the tables of one batch.
+    is current (:class:`_Registry`), so a citation of a work read later waits for the batch that reads
+    it, and the copies a later one supersedes are left out. An author, class or stub is in the batch
+    that names it first only. The input is read twice; memory holds the ids of every work, the keys of
+    the authors and the W numbers of the stubs written so far, the citations waiting for a later batch
+    (two numbers and a shared key each), and the tables of one batch.
     """
     if chunk_works < 1:
         raise IngestError(f"--chunk-works is {chunk_works}; give at least 1 work per batch")
