@@ -187,8 +187,9 @@ STAGING_SUFFIX = recovery.STAGING_SUFFIX  # a relationship table being rebuilt b
 # with the square of the rows updated in one transaction (measured: 50k papers with two 20-element
 # list columns 15 s, 100k 63 s; in 10k-row transactions 100k take 12.5 s and 300k 41 s, linearly).
 SET_BATCH_ROWS = 10_000
-# Start nodes per lookup of the edges an upsert can match (rels_from_keys): bounds the parameter list.
-EDGE_LOOKUP_KEYS = 50_000
+# Start nodes per lookup of the edges an upsert can match (rels_from_keys), and keys per lookup of the stored
+# values a node upsert compares: bounds the parameter list and what one lookup holds (twenty edges a paper).
+EDGE_LOOKUP_KEYS = 5_000
 
 
 class EmbeddedStore(GraphStore):
@@ -696,35 +697,26 @@ class EmbeddedStore(GraphStore):
     def _edges_between(self, rel: RelType, sources: pd.Series, targets: pd.Series) -> pd.DataFrame:
         """Stored edges of ``rel`` from ``sources[i]`` to ``targets[i]`` for some i (columns as :meth:`read_edges`).
 
-        The engine reads every edge leaving the sources; only the pairs asked for become pandas rows. Why: a
-        batch of a streamed load cites works of earlier batches, whose stored edges (twenty a work) would
-        otherwise all be converted, a cost that grew with the batches written."""
+        The engine reads every edge leaving a few thousand sources at a time, and only the pairs asked for
+        are kept. Why: a batch of a streamed load cites works of earlier batches, whose stored edges (twenty
+        a work) would otherwise all be held at once, a cost that grew with the batches written."""
         identifiers = self._rel_identifiers(rel)
         keys = pd.unique(sources.dropna().astype(object)).tolist()
-        parts = [
-            _arrow(
+        asked = pa.table({SOURCE_COLUMN: _keys(sources), TARGET_COLUMN: _keys(targets)})
+        parts = []
+        for start in range(0, len(keys), EDGE_LOOKUP_KEYS):
+            found = _arrow(
                 self._run("rels_from_keys", {"keys": keys[start : start + EDGE_LOOKUP_KEYS]}, identifiers),
                 self.path,
                 "rels_from_keys",
                 -1,
             )
-            for start in range(0, len(keys), EDGE_LOOKUP_KEYS)
-        ]
+            if found.num_rows:
+                parts.append(_pairs_in(require_sound(found, store=self.describe(), what="rels_from_keys"), asked))
         parts = [part for part in parts if part.num_rows]
         if not parts:
             return pd.DataFrame({name: pd.Series([], dtype=object) for name in self._edge_columns(rel)})
-        found = require_sound(pa.concat_tables(parts).combine_chunks(), store=self.describe(), what="rels_from_keys")
-        asked = pa.table({SOURCE_COLUMN: _keys(sources), TARGET_COLUMN: _keys(targets)})
-        ends = pa.table(
-            {
-                SOURCE_COLUMN: found.column(SOURCE_COLUMN).cast(pa.string()),
-                TARGET_COLUMN: found.column(TARGET_COLUMN).cast(pa.string()),
-                "row": pa.array(np.arange(found.num_rows, dtype=np.int64)),
-            }
-        )
-        # A semi join of the end keys alone: Arrow joins carry no list columns (CITES.intents) along.
-        rows = ends.join(asked, keys=[SOURCE_COLUMN, TARGET_COLUMN], join_type="left semi").column("row")
-        return found.take(np.sort(rows.to_numpy())).to_pandas()
+        return pa.concat_tables(parts).to_pandas()
 
     def _rel_identifiers(self, rel: RelType) -> dict[str, str]:
         """The identifiers of the ``read_rels`` / ``rels_from_keys`` statements for ``rel``: its end labels and
@@ -815,6 +807,20 @@ def _blank_identity(edges: pd.DataFrame, rel: RelType) -> pd.DataFrame:
     for name in rel.identity:
         edges[name] = edges[name].where(edges[name].notna(), "")
     return edges
+
+
+def _pairs_in(edges: pa.Table, asked: pa.Table) -> pa.Table:
+    """The rows of ``edges`` whose (source, target) is a row of ``asked``: a semi join of the end keys alone,
+    since Arrow joins carry no list columns (CITES.intents) along."""
+    ends = pa.table(
+        {
+            SOURCE_COLUMN: edges.column(SOURCE_COLUMN).cast(pa.string()),
+            TARGET_COLUMN: edges.column(TARGET_COLUMN).cast(pa.string()),
+            "row": pa.array(np.arange(edges.num_rows, dtype=np.int64)),
+        }
+    )
+    rows = ends.join(asked, keys=[SOURCE_COLUMN, TARGET_COLUMN], join_type="left semi").column("row")
+    return edges.take(np.sort(rows.to_numpy()))
 
 
 def _keys(values: pd.Series) -> pa.Array | pa.ChunkedArray:
