@@ -671,6 +671,9 @@ class EmbeddedStore(GraphStore):
         keys = list(rel.key_columns)
         # Only edges leaving the frame's start nodes can match: a batch of a large load reads those, not the table.
         existing = _blank_identity(self._edges_between(rel, frame[SOURCE_COLUMN], frame[TARGET_COLUMN]), rel)
+        if existing.empty:  # every edge is new (a streamed load's batch): no join to make
+            self._copy_given(rel, frame)
+            return WriteResult(created=len(frame), matched=0)
         joined = frame.merge(existing, on=keys, how="left", suffixes=("", "__stored"), indicator=True)
         is_new = (joined["_merge"] == "left_only").to_numpy()
         given = [c for c in frame.columns if c not in keys and c in {p.name for p in rel.properties}]
