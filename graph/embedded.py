@@ -499,12 +499,13 @@ class EmbeddedStore(GraphStore):
 
     def _write(self, nodes: Mapping[str, pd.DataFrame], rels: Mapping[str, pd.DataFrame]) -> dict[str, WriteResult]:
         results: dict[str, WriteResult] = {}
+        created: dict[str, pd.Series] = {}  # the keys of the nodes this write creates, by label
         self._recycle()  # what re-keying and validation read goes first
         for label, frame in nodes.items():
-            results[label] = self._upsert_nodes(label, frame)
+            results[label], created[label] = self._upsert_nodes(label, frame)
             self._recycle()
         for rel_type, frame in rels.items():
-            results[rel_type] = self._upsert_rels(rel_type, frame)
+            results[rel_type] = self._upsert_rels(rel_type, frame, created)
             self._recycle()
         return results
 
@@ -611,7 +612,8 @@ class EmbeddedStore(GraphStore):
             {"TABLE": table or target, "COLUMNS": columns},
         )
 
-    def _upsert_nodes(self, label: str, frame: pd.DataFrame) -> WriteResult:
+    def _upsert_nodes(self, label: str, frame: pd.DataFrame) -> tuple[WriteResult, pd.Series]:
+        """Create the frame's new nodes and set what the others change; also the keys of the new ones."""
         node = self.schema.node(label)
         exists = self.has_nodes(label, frame[node.key])
         new, old = frame[~exists], frame[exists]
@@ -629,7 +631,7 @@ class EmbeddedStore(GraphStore):
                 {"frame": arrow_table(old, columns)},
                 {"LABEL": label, "KEY": node.key, "ASSIGNMENTS": assignments},
             )
-        return WriteResult(created=len(new), matched=matched)
+        return WriteResult(created=len(new), matched=matched), new[node.key]
 
     def _changing(self, node: NodeType, rows: pd.DataFrame, properties: list[str]) -> tuple[pd.DataFrame, list[str]]:
         """The rows of stored nodes that bring a value the store does not hold, and the properties they change.
@@ -661,7 +663,9 @@ class EmbeddedStore(GraphStore):
         changed = [name for name in properties if differs[name][changing_rows].any()]
         return rows[changing_rows], changed
 
-    def _upsert_rels(self, rel_type: str, frame: pd.DataFrame) -> WriteResult:
+    def _upsert_rels(self, rel_type: str, frame: pd.DataFrame, created: Mapping[str, pd.Series]) -> WriteResult:
+        """Create the frame's new edges and set what the others change. ``created``: the keys of the nodes
+        this write created, by label; an edge with such an end cannot be stored yet and is not looked up."""
         rel = self.schema.rel(rel_type)
         if frame.empty:
             return WriteResult(0, 0)
@@ -669,8 +673,14 @@ class EmbeddedStore(GraphStore):
             self._copy_given(rel, frame)
             return WriteResult(created=len(frame), matched=0)
         keys = list(rel.key_columns)
-        # Only edges leaving the frame's start nodes can match: a batch of a large load reads those, not the table.
-        existing = _blank_identity(self._edges_between(rel, frame[SOURCE_COLUMN], frame[TARGET_COLUMN]), rel)
+        # Only edges between nodes stored before this write can match (a batch of a streamed load has
+        # almost none), and only the edges leaving their start nodes are read, not the table.
+        fresh = np.zeros(len(frame), dtype=bool)
+        for column, label in ((SOURCE_COLUMN, rel.source), (TARGET_COLUMN, rel.target)):
+            if label in created and len(created[label]):
+                fresh |= frame[column].isin(created[label]).to_numpy()
+        looked_up = frame[~fresh]
+        existing = _blank_identity(self._edges_between(rel, looked_up[SOURCE_COLUMN], looked_up[TARGET_COLUMN]), rel)
         if existing.empty:  # every edge is new (a streamed load's batch): no join to make
             self._copy_given(rel, frame)
             return WriteResult(created=len(frame), matched=0)

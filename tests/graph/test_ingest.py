@@ -119,6 +119,26 @@ def test_only_stored_nodes_a_batch_changes_are_written(store: GraphStore, monkey
     assert rows["p1"]["title"] == "A new title" and rows["p3"]["year"] == 1888 and rows["p2"]["year"] == year
 
 
+def test_edges_with_an_end_created_by_the_write_are_not_looked_up(
+    store: GraphStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    looked_up: list[list[str]] = []
+    run = store._run  # type: ignore[attr-defined]
+
+    def recording(name: str, parameters: dict | None = None, identifiers: dict | None = None) -> object:
+        if name == "rels_from_keys":
+            looked_up.append(list(parameters["keys"]))  # type: ignore[index]
+        return run(name, parameters, identifiers)
+
+    monkeypatch.setattr(store, "_run", recording)
+    papers = pd.DataFrame({"id": ["p6", "p7"], "title": ["New one", "New two"]})
+    cites = pd.DataFrame({"source": ["p6", "p7", "p1", "p1"], "target": ["p1", "p6", "p7", "p2"]})
+    report = ingest(store, GraphBatch("more", nodes={"Paper": papers}, rels={"CITES": cites}))
+    assert looked_up == [["p1"]]  # only p1 -> p2 joins two papers stored before: it is the one stored edge
+    assert report.tables["CITES"].created == 3 and report.tables["CITES"].matched == 1
+    assert store.stats()["relationships"]["CITES"] == 6 + 3
+
+
 def test_changed_edge_properties_are_updated_without_duplicates(store: GraphStore) -> None:
     result = store.upsert_edges(
         "CITES", pd.DataFrame({"source": ["p1", "p5"], "target": ["p2", "p1"], "n_contexts": [7, 1]})
