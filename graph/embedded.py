@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import functools
+import itertools
 import logging
 import os
 import shutil
@@ -189,7 +190,7 @@ STAGING_SUFFIX = recovery.STAGING_SUFFIX  # a relationship table being rebuilt b
 SET_BATCH_ROWS = 10_000
 # Start nodes per lookup of the edges an upsert can match (rels_from_keys), and keys per lookup of the stored
 # values a node upsert compares: bounds the parameter list and what one lookup holds (twenty edges a paper).
-EDGE_LOOKUP_KEYS = 5_000
+LOOKUP_KEYS = 5_000
 
 
 class EmbeddedStore(GraphStore):
@@ -449,9 +450,7 @@ class EmbeddedStore(GraphStore):
         node = self.schema.node(label)
         stored_keys = self._run("node_keys", identifiers={"LABEL": label, "KEY": node.key})
         stored = _arrow(stored_keys, self.path, "node_keys").column("key")
-        needles = arrow_strings(keys)
-        if needles is None:
-            needles = pa.array(keys.astype(object).where(keys.notna(), None).to_numpy(), type=pa.string())
+        needles = _keys(keys)
         found = pc.is_in(needles.cast(pa.large_string()), value_set=stored.combine_chunks().cast(pa.large_string()))
         return found.fill_null(False).to_numpy(zero_copy_only=False).astype(bool)
 
@@ -647,16 +646,7 @@ class EmbeddedStore(GraphStore):
             "NODE_COLUMNS": "".join(f", n.{name} AS {name}" for name in properties),
         }
         keys = rows[node.key].astype(object).tolist()
-        parts = [
-            _arrow(
-                self._run("nodes_by_keys", {"keys": keys[start : start + EDGE_LOOKUP_KEYS]}, identifiers),
-                self.path,
-                "nodes_by_keys",
-                -1,
-            )
-            for start in range(0, len(keys), EDGE_LOOKUP_KEYS)
-        ]
-        stored = require_sound(pa.concat_tables(parts), store=self.describe(), what="nodes_by_keys").to_pandas()
+        stored = pa.concat_tables(self._looked_up("nodes_by_keys", keys, identifiers)).to_pandas()
         stored = stored.drop_duplicates("key").set_index("key").reindex(keys)
         differs = {name: _differs(rows[name], stored[name]) for name in properties}
         changing_rows = np.logical_or.reduce(list(differs.values()))
@@ -669,19 +659,10 @@ class EmbeddedStore(GraphStore):
         rel = self.schema.rel(rel_type)
         if frame.empty:
             return WriteResult(0, 0)
-        if self.count_rels(rel_type) == 0:
-            self._copy_given(rel, frame)
-            return WriteResult(created=len(frame), matched=0)
         keys = list(rel.key_columns)
-        # Only edges between nodes stored before this write can match (a batch of a streamed load has
-        # almost none), and only the edges leaving their start nodes are read, not the table.
-        fresh = np.zeros(len(frame), dtype=bool)
-        for column, label in ((SOURCE_COLUMN, rel.source), (TARGET_COLUMN, rel.target)):
-            if label in created and len(created[label]):
-                fresh |= frame[column].isin(created[label]).to_numpy()
-        looked_up = frame[~fresh]
-        existing = _blank_identity(self._edges_between(rel, looked_up[SOURCE_COLUMN], looked_up[TARGET_COLUMN]), rel)
-        if existing.empty:  # every edge is new (a streamed load's batch): no join to make
+        candidates = self._possibly_stored(rel, frame, created)
+        existing = _blank_identity(self._edges_between(rel, candidates[SOURCE_COLUMN], candidates[TARGET_COLUMN]), rel)
+        if existing.empty:  # every edge is new (a first load, a streamed load's batch): no join to make
             self._copy_given(rel, frame)
             return WriteResult(created=len(frame), matched=0)
         joined = frame.merge(existing, on=keys, how="left", suffixes=("", "__stored"), indicator=True)
@@ -690,8 +671,7 @@ class EmbeddedStore(GraphStore):
         changed = np.zeros(len(joined), dtype=bool)
         for name in given:
             incoming, stored = joined[name], joined[f"{name}__stored"]
-            differs = incoming.notna().to_numpy() & ~_equal(incoming, stored)
-            changed |= differs & ~is_new
+            changed |= _differs(incoming, stored) & ~is_new
         if not changed.any():
             self._copy_given(rel, frame[is_new])
             return WriteResult(created=int(is_new.sum()), matched=int((~is_new).sum()))
@@ -707,6 +687,18 @@ class EmbeddedStore(GraphStore):
         self._copy(rel_type, arrow_table(merged, self._rel_columns(rel)))
         return WriteResult(created=int(is_new.sum()), matched=int((~is_new).sum()))
 
+    def _possibly_stored(self, rel: RelType, frame: pd.DataFrame, created: Mapping[str, pd.Series]) -> pd.DataFrame:
+        """The edges of ``frame`` that may be stored already: none in an empty table, and only those between
+        nodes stored before this write (``created``: the keys it created, by label; a streamed load's batch
+        has almost none)."""
+        if self.count_rels(rel.type) == 0:
+            return frame.iloc[:0]
+        fresh = np.zeros(len(frame), dtype=bool)
+        for column, label in ((SOURCE_COLUMN, rel.source), (TARGET_COLUMN, rel.target)):
+            if label in created and len(created[label]):
+                fresh |= frame[column].isin(created[label]).to_numpy()
+        return frame[~fresh]
+
     def _edges_between(self, rel: RelType, sources: pd.Series, targets: pd.Series) -> pd.DataFrame:
         """Stored edges of ``rel`` from ``sources[i]`` to ``targets[i]`` for some i (columns as :meth:`read_edges`).
 
@@ -716,20 +708,17 @@ class EmbeddedStore(GraphStore):
         identifiers = self._rel_identifiers(rel)
         keys = pd.unique(sources.dropna().astype(object)).tolist()
         asked = pa.table({SOURCE_COLUMN: _keys(sources), TARGET_COLUMN: _keys(targets)})
-        parts = []
-        for start in range(0, len(keys), EDGE_LOOKUP_KEYS):
-            found = _arrow(
-                self._run("rels_from_keys", {"keys": keys[start : start + EDGE_LOOKUP_KEYS]}, identifiers),
-                self.path,
-                "rels_from_keys",
-                -1,
-            )
-            if found.num_rows:
-                parts.append(_pairs_in(require_sound(found, store=self.describe(), what="rels_from_keys"), asked))
+        parts = [_pairs_in(found, asked) for found in self._looked_up("rels_from_keys", keys, identifiers)]
         parts = [part for part in parts if part.num_rows]
         if not parts:
             return pd.DataFrame({name: pd.Series([], dtype=object) for name in self._edge_columns(rel)})
         return pa.concat_tables(parts).to_pandas()
+
+    def _looked_up(self, name: str, keys: list[Any], identifiers: Mapping[str, str]) -> Iterator[pa.Table]:
+        """The checked results of statement ``name`` for ``keys``, :data:`LOOKUP_KEYS` keys at a time."""
+        for start in range(0, len(keys), LOOKUP_KEYS):
+            result = self._run(name, {"keys": keys[start : start + LOOKUP_KEYS]}, identifiers)
+            yield require_sound(_arrow(result, self.path, name, -1), store=self.describe(), what=name)
 
     def _rel_identifiers(self, rel: RelType) -> dict[str, str]:
         """The identifiers of the ``read_rels`` / ``rels_from_keys`` statements for ``rel``: its end labels and
@@ -845,36 +834,22 @@ def _keys(values: pd.Series) -> pa.Array | pa.ChunkedArray:
 
 
 def _differs(incoming: pd.Series, stored: pd.Series) -> np.ndarray:
-    """Where ``incoming`` holds a value and ``stored`` a different one or none (lists by value; an incoming
-    null never differs: it means "not known here")."""
-    out = np.zeros(len(incoming), dtype=bool)
-    for i, (new, old) in enumerate(zip(incoming.astype(object).to_numpy(), stored.astype(object).to_numpy())):
-        if _is_null(new):
-            continue
-        if _is_null(old):
-            out[i] = True
-        elif isinstance(new, (list, tuple, np.ndarray)) or isinstance(old, (list, tuple, np.ndarray)):
-            out[i] = not np.array_equal(np.asarray(new), np.asarray(old))
-        else:
-            out[i] = bool(new != old)
-    return out
-
-
-def _is_null(value: object) -> bool:
-    return value is None or (not isinstance(value, (list, tuple, np.ndarray)) and bool(pd.isna(value)))
-
-
-def _equal(left: pd.Series, right: pd.Series) -> np.ndarray:
-    """Element-wise equality that treats lists/arrays by value and two nulls as equal."""
-    if left.dtype != object and right.dtype != object:
-        both_null = left.isna().to_numpy() & right.isna().to_numpy()
-        return (left.to_numpy() == right.to_numpy()) | both_null
-    out = np.empty(len(left), dtype=bool)
-    for i, (a, b) in enumerate(zip(left.to_numpy(), right.to_numpy())):
-        if isinstance(a, (list, tuple, np.ndarray)) or isinstance(b, (list, tuple, np.ndarray)):
-            out[i] = a is not None and b is not None and np.array_equal(np.asarray(a), np.asarray(b))
-        else:
-            out[i] = (a == b) or (pd.isna(a) and pd.isna(b))
+    """Where ``incoming`` holds a value and ``stored`` a different one or none (lists and vectors by value; an
+    incoming null never differs: it means "not known here")."""
+    given, known = incoming.notna().to_numpy(), stored.notna().to_numpy()
+    out = given & ~known
+    both = np.flatnonzero(given & known)
+    new, old = incoming.to_numpy(dtype=object)[both], stored.to_numpy(dtype=object)[both]
+    listlike = (list, tuple, np.ndarray)
+    if any(isinstance(value, listlike) for value in itertools.chain(new, old)):
+        out[both] = [
+            not np.array_equal(np.asarray(a), np.asarray(b))
+            if isinstance(a, listlike) or isinstance(b, listlike)
+            else bool(a != b)
+            for a, b in zip(new, old)
+        ]
+    elif len(both):
+        out[both] = (new != old).astype(bool)
     return out
 
 
