@@ -239,11 +239,12 @@ class _Emitted:
     broader: set[tuple[str, str]] = field(default_factory=set)
     # W numbers of the works written as stubs (cited, not in the input), sorted: 8 bytes a stub
     stubs: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    # Citations of works a later batch reads, held until that batch (:func:`_batch`): the citing work's key
-    # and origin (shared strings), the cited work's W number and the ordinal of its current copy.
-    waiting_sources: list[object] = field(default_factory=list)
-    waiting_origins: list[object] = field(default_factory=list)
-    waiting_targets: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    # Citations of works a later batch reads, held until that batch (:func:`_held_and_released`): the citing
+    # and cited works' keys and the citing work's origin (strings shared with the batch that read them), and
+    # the ordinal of the cited work's current copy.
+    waiting_sources: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=object))
+    waiting_targets: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=object))
+    waiting_origins: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=object))
     waiting_ordinals: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
 
@@ -742,15 +743,7 @@ def _batch(out: _Columns, registry: _Registry, emitted: _Emitted, *, end: int | 
     if end is not None:
         emitted.stubs = np.union1d(emitted.stubs, np.array(stubbed, dtype=np.int64))
         cite_sources, cite_targets, cite_origins = _held_and_released(
-            emitted,
-            groups,
-            end,
-            later[inverse],
-            numbers[inverse],
-            later_ordinals[inverse],
-            cite_sources,
-            cite_targets,
-            cite_origins,
+            emitted, end, later[inverse], later_ordinals[inverse], cite_sources, cite_targets, cite_origins
         )
 
     # Papers: the current copy of each work, then the stubs.
@@ -847,39 +840,29 @@ def _batch(out: _Columns, registry: _Registry, emitted: _Emitted, *, end: int | 
 
 def _held_and_released(
     emitted: _Emitted,
-    groups: IdGroups,
     end: int,
     later: np.ndarray,
-    target_numbers: np.ndarray,
-    target_ordinals: np.ndarray,
+    ordinals: np.ndarray,
     sources: np.ndarray,
     targets: np.ndarray,
     origins: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """A batch's citations less those of works a later batch reads (``later``), which wait in ``emitted``,
-    plus the waiting ones whose cited work is read by now (its ordinal before ``end``)."""
-    emitted.waiting_sources += sources[later].tolist()
-    emitted.waiting_origins += origins[later].tolist()
-    emitted.waiting_targets = np.concatenate([emitted.waiting_targets, target_numbers[later]])
-    emitted.waiting_ordinals = np.concatenate([emitted.waiting_ordinals, target_ordinals[later]])
-    due = emitted.waiting_ordinals < end
-    if not due.any():
-        return sources[~later], targets[~later], origins[~later]
-    picked = np.flatnonzero(due).tolist()
-    due_sources = np.array([emitted.waiting_sources[i] for i in picked], dtype=object)
-    due_origins = np.array([emitted.waiting_origins[i] for i in picked], dtype=object)
-    due_targets = np.array(
-        [groups.canonical(f"{OPENALEX_PREFIX}W{n}") for n in emitted.waiting_targets[due].tolist()], dtype=object
+    """A batch's citations less those of works a later batch reads (``later``; ``ordinals``: of the cited
+    works' current copies), which wait in ``emitted``, plus the waiting ones whose cited work is read by now
+    (its ordinal before ``end``)."""
+    waiting = (
+        np.concatenate([emitted.waiting_sources, sources[later]]),
+        np.concatenate([emitted.waiting_targets, targets[later]]),
+        np.concatenate([emitted.waiting_origins, origins[later]]),
     )
-    kept = np.flatnonzero(~due).tolist()
-    emitted.waiting_sources = [emitted.waiting_sources[i] for i in kept]
-    emitted.waiting_origins = [emitted.waiting_origins[i] for i in kept]
-    emitted.waiting_targets, emitted.waiting_ordinals = emitted.waiting_targets[~due], emitted.waiting_ordinals[~due]
-    return (
-        np.concatenate([sources[~later], due_sources]),
-        np.concatenate([targets[~later], due_targets]),
-        np.concatenate([origins[~later], due_origins]),
-    )
+    ordinal = np.concatenate([emitted.waiting_ordinals, ordinals[later]])
+    due = ordinal < end
+    emitted.waiting_sources, emitted.waiting_targets, emitted.waiting_origins = (column[~due] for column in waiting)
+    emitted.waiting_ordinals = ordinal[~due]
+    released = [
+        np.concatenate([column[~later], held[due]]) for column, held in zip((sources, targets, origins), waiting)
+    ]
+    return released[0], released[1], released[2]
 
 
 def _rows(values: array, alive: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
