@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -99,22 +100,30 @@ def test_null_keeps_the_stored_value(store: GraphStore) -> None:
     assert row["title"] == "Statistical machine translation" and row["venue"] == "ACL"
 
 
-def test_only_stored_nodes_a_batch_changes_are_written(store: GraphStore, monkeypatch: pytest.MonkeyPatch) -> None:
-    merged: list[list[str]] = []
+def _parameters_of(statement: str, store: GraphStore, monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
+    """The parameters of every run of the embedded store's named ``statement`` from now on, as the list fills."""
+    runs: list[dict[str, Any]] = []
     run = store._run  # type: ignore[attr-defined]
 
     def recording(name: str, parameters: dict | None = None, identifiers: dict | None = None) -> object:
-        if name == "merge_nodes":
-            merged.append(parameters["frame"].column("id").to_pylist())  # type: ignore[index]
+        if name == statement:
+            runs.append(dict(parameters or {}))
         return run(name, parameters, identifiers)
 
     monkeypatch.setattr(store, "_run", recording)
+    return runs
+
+
+def test_only_stored_nodes_a_batch_changes_are_written(store: GraphStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    merges = _parameters_of("merge_nodes", store, monkeypatch)
     ingest(store, tiny_batch())  # every value as stored: nothing to set
-    assert merged == []
+    assert merges == []
     year = store.query("paper_by_ids", {"ids": ["p2"]})[0]["year"]
     changes = pd.DataFrame({"id": ["p1", "p2", "p3"], "title": ["A new title", None, None], "year": [None, year, 1888]})
     ingest(store, GraphBatch("edits", nodes={"Paper": changes}))
-    assert merged == [["p1", "p3"]]  # p2 repeats its year and has no title: left out
+    assert [m["frame"].column("id").to_pylist() for m in merges] == [
+        ["p1", "p3"]
+    ]  # p2 repeats its year and has no title: left out
     rows = {row["id"]: row for row in store.query("paper_by_ids", {"ids": ["p1", "p2", "p3"]})}
     assert rows["p1"]["title"] == "A new title" and rows["p3"]["year"] == 1888 and rows["p2"]["year"] == year
 
@@ -122,19 +131,13 @@ def test_only_stored_nodes_a_batch_changes_are_written(store: GraphStore, monkey
 def test_edges_with_an_end_created_by_the_write_are_not_looked_up(
     store: GraphStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    looked_up: list[list[str]] = []
-    run = store._run  # type: ignore[attr-defined]
-
-    def recording(name: str, parameters: dict | None = None, identifiers: dict | None = None) -> object:
-        if name == "rels_from_keys":
-            looked_up.append(list(parameters["keys"]))  # type: ignore[index]
-        return run(name, parameters, identifiers)
-
-    monkeypatch.setattr(store, "_run", recording)
+    lookups = _parameters_of("rels_from_keys", store, monkeypatch)
     papers = pd.DataFrame({"id": ["p6", "p7"], "title": ["New one", "New two"]})
     cites = pd.DataFrame({"source": ["p6", "p7", "p1", "p1"], "target": ["p1", "p6", "p7", "p2"]})
     report = ingest(store, GraphBatch("more", nodes={"Paper": papers}, rels={"CITES": cites}))
-    assert looked_up == [["p1"]]  # only p1 -> p2 joins two papers stored before: it is the one stored edge
+    assert [list(lookup["keys"]) for lookup in lookups] == [
+        ["p1"]
+    ]  # only p1 -> p2 joins two papers stored before: it is the one stored edge
     assert report.tables["CITES"].created == 3 and report.tables["CITES"].matched == 1
     assert store.stats()["relationships"]["CITES"] == 6 + 3
 
