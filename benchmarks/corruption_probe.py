@@ -11,10 +11,11 @@ page may crash the engine rather than raise):
 3. compares the snapshot with the undamaged store's (stats and every table, as ``kill_harness.py`` does).
 
 A trial's outcome is the first of: an *engine error* (1 fails: the engine refused to open or read a
-page), *refused where read* (1 fails: the read guard met a NaN, an infinity or text that is not UTF-8), an *engine crash* (1 or 2
-died), *found by check only* (2 exits 65), *harmless* (nothing noticed, and the data read back equals the
-original: the bytes hit free or unused space) or *undetected* (nothing noticed, but the data differs). LadybugDB checksums its write-ahead
-log only (``Database(enable_checksums=True)`` is about the WAL), not the pages of the store file::
+page), *refused where read* (1 fails: the read guard met a NaN, an infinity or text that is not UTF-8), an
+*engine crash* (1 or 2 died), *found by check only* (2 exits 65), *harmless* (nothing noticed, and the data
+read back equals the original: the bytes hit free or unused space) or *undetected* (nothing noticed, but the
+data differs). LadybugDB checksums its write-ahead log only (``Database(enable_checksums=True)`` is about the
+WAL), not the pages of the store file::
 
     python benchmarks/corruption_probe.py --db <a small store> --trials 30 --out docs/results/corruption_probe.json
 """

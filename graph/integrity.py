@@ -33,10 +33,10 @@ Two guards use these facts. Every named statement's result is checked for non-fi
 text for bytes that are not UTF-8, as it is read (:func:`require_sound`, called by both backends' ``query``
 and ``query_arrow``): a damaged value stops the reader with :class:`~graph.errors.StoreCorruptError` instead
 of reaching a client or a computation (or, for text, a decoding error with a traceback: the engine hands a
-damaged string page over as it finds it). And ``citegraph check`` (:func:`graph.check.check_store`) scans every property of the table above
-and reports each impossible value, with what to do (:mod:`graph.check`). Writes are held to the
-same finiteness (:func:`non_finite_rows`, called by ``write_node_properties`` and ``replace_edges``),
-so no step can put a NaN there itself.
+damaged string page over as it finds it). And ``citegraph check`` (:func:`graph.check.check_store`) scans
+every property of the table above and reports each impossible value, with what to do (:mod:`graph.check`).
+Writes are held to the same finiteness (:func:`non_finite_rows`, called by ``write_node_properties`` and
+``replace_edges``), so no step can put a NaN there itself.
 """
 
 from __future__ import annotations

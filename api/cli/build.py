@@ -51,8 +51,8 @@ class Step:
 # The default build's reranker: one objective, one seed of trees at twice the default rate, trained on the latest
 # training fold, the neural model stopped after 2 epochs without a gain (in the first builds' runs no gain came
 # after two epochs without one: the same models, 6 fewer epochs), without the comparison row, the test queries or
-# the example cache (docs/results.md: what it gives
-# up against FULL=1, test figures included, from benchmarks/default_vs_full.py).
+# the example cache (docs/results.md: what it gives up against FULL=1, test figures included, from
+# benchmarks/default_vs_full.py).
 DEFAULT_RERANKER = (
     "--objective",
     "triplet",
