@@ -164,7 +164,7 @@ def _max_rss() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux: KiB
 
 
-def child(partition: Path, db: Path, chunk_works: int) -> dict[str, Any]:
+def child(partition: Path, db: Path, chunk_works: int, buffer_pool_mib: int = 0) -> dict[str, Any]:
     """One run: the partition into a new store; times, peak RSS and table sizes.
 
     ``chunk_works`` > 0: streamed, as ``citegraph ingest openalex`` does (``load_chunks`` +
@@ -175,7 +175,7 @@ def child(partition: Path, db: Path, chunk_works: int) -> dict[str, Any]:
     from loaders import openalex
 
     baseline = _max_rss()
-    store = open_store(StoreConfig(db_path=db))
+    store = open_store(StoreConfig(db_path=db, buffer_pool_mib=buffer_pool_mib))
     if chunk_works:
         peaks: list[int] = []
 
@@ -313,10 +313,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--chunk-works", type=int, default=5_000, help="works per batch (0: one batch, as before streaming)"
     )
+    parser.add_argument(
+        "--buffer-pool-mib",
+        type=int,
+        default=0,
+        help="the store's page cache (CITEGRAPH_BUFFER_POOL_MIB); 0: citegraph's default",
+    )
     parser.add_argument("--child", nargs=2, type=Path, help=argparse.SUPPRESS)  # partition, db
     args = parser.parse_args(argv)
     if args.child:
-        print(json.dumps(child(*args.child, args.chunk_works)))
+        print(json.dumps(child(*args.child, args.chunk_works, args.buffer_pool_mib)))
         return 0
 
     command = "python benchmarks/openalex_import.py " + " ".join(sys.argv[1:])
@@ -333,7 +339,17 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             db = workdir / f"store_{n}.db"
             done = subprocess.run(
-                [sys.executable, __file__, "--child", str(partition), str(db), "--chunk-works", str(args.chunk_works)],
+                [
+                    sys.executable,
+                    __file__,
+                    "--child",
+                    str(partition),
+                    str(db),
+                    "--chunk-works",
+                    str(args.chunk_works),
+                    "--buffer-pool-mib",
+                    str(args.buffer_pool_mib),
+                ],
                 capture_output=True,
                 text=True,
             )

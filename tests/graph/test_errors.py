@@ -49,6 +49,9 @@ def test_ladybug_errors_become_the_projects_with_their_first_line(tmp_path: Path
     assert str(failed) == f"embedded store {path}: `count_nodes` failed: Binder exception: no table"
     refused = RuntimeError("Connection exception: Cannot execute write operations in a read-only database!")
     assert isinstance(translate_ladybug_error(refused, path=path, what="query", read_only=True), QueryError)
+    full = RuntimeError("Buffer manager exception: Unable to allocate memory! The buffer pool is full and no memory")
+    advice = str(translate_ladybug_error(full, path=path, what="copy_columns"))
+    assert "`copy_columns` needs more page cache" in advice and "raise CITEGRAPH_BUFFER_POOL_MIB" in advice
 
 
 def test_a_failing_query_of_the_embedded_store_names_the_store_and_what_failed(tmp_path: Path) -> None:

@@ -142,6 +142,20 @@ def test_edges_with_an_end_created_by_the_write_are_not_looked_up(
     assert store.stats()["relationships"]["CITES"] == 6 + 3
 
 
+def test_membership_is_looked_up_by_key_for_few_keys_and_scanned_for_many(
+    empty_store: GraphStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stored = [f"p{i}" for i in range(100)]
+    ingest(empty_store, GraphBatch("many", nodes={"Paper": pd.DataFrame({"id": stored})}))
+    lookups = _parameters_of("nodes_by_keys", empty_store, monkeypatch)
+    few = pd.Series(["p3", None, "ghost", "p3", "p99"])  # 3 distinct keys, 20 x 3 < 100 stored: looked up
+    assert empty_store.has_nodes("Paper", few).tolist() == [True, False, False, True, True]
+    assert [sorted(lookup["keys"]) for lookup in lookups] == [["ghost", "p3", "p99"]]
+    many = pd.Series([*stored[:40], "ghost"])  # 41 x 20 >= 100: every stored key is read instead
+    assert empty_store.has_nodes("Paper", many).tolist() == [True] * 40 + [False]
+    assert len(lookups) == 1
+
+
 def test_changed_edge_properties_are_updated_without_duplicates(store: GraphStore) -> None:
     result = store.upsert_edges(
         "CITES", pd.DataFrame({"source": ["p1", "p5"], "target": ["p2", "p1"], "n_contexts": [7, 1]})

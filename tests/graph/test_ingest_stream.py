@@ -18,6 +18,7 @@ import pytest
 from tiny_graph import tiny_batch
 
 from graph import GraphBatch, GraphStore, StoreConfig, ValidationError, ingest, ingest_stream, open_store
+from graph.embedded import STREAM_BUFFER_POOL_MIB
 from graph.errors import Reject
 
 TESTS = Path(__file__).resolve().parents[1]
@@ -82,6 +83,17 @@ def test_batches_into_a_store_that_holds_data_keep_it(store: GraphStore) -> None
     assert store.count_nodes("Paper") == 6 and store.count_rels("CITES") == 6
     papers = pd.concat(store.iter_nodes("Paper", 100), ignore_index=True).set_index("id")
     assert papers.loc["p9", "title"] == "Kept" and papers.loc["p4", "title"] == "Neural machine translation"
+
+
+@pytest.mark.parametrize(("configured", "expected"), [(0, STREAM_BUFFER_POOL_MIB), (64, 64)])
+def test_the_copy_a_stream_writes_has_a_bounded_page_cache(tmp_path: Path, configured: int, expected: int) -> None:
+    """The engine's default cache is 80% of the machine: the copy gets the configured one, else a bound."""
+    with open_store(StoreConfig(db_path=tmp_path / "g.db", buffer_pool_mib=configured)) as store:
+        with store.staged() as copy:  # type: ignore[union-attr]
+            assert copy.buffer_pool_mib == expected  # type: ignore[attr-defined]
+            written = copy.apply({"Paper": pd.DataFrame({"id": ["p1"]})}, {})
+        assert written["Paper"].created == 1 and store.count_nodes("Paper") == 1
+        assert store.buffer_pool_mib == configured  # type: ignore[attr-defined]
 
 
 def _failing(batches: list[GraphBatch], after: int) -> Iterator[GraphBatch]:
