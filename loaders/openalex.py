@@ -81,7 +81,8 @@ is two machine integers (the citing work's row, the target's W number) until the
 built. :func:`load` builds one batch of the whole input (its tables grow with the input);
 :func:`load_chunks` reads the input twice (first every work's ids, then the works) and yields a
 batch of tables every :data:`CHUNK_WORKS` works, which :func:`graph.ingest.ingest_stream` writes
-all or none: memory then holds the ids of every work and one batch. Measured in docs/results.md
+all or none: memory then holds the ids of every work (in arrays once the first pass is done, ~160 bytes
+a work: :class:`_FrozenRegistry`) and one batch. Measured in docs/results.md
 (``benchmarks/openalex_import.py``).
 """
 
@@ -127,6 +128,7 @@ from loaders.ids import (
     IdGroups,
     PaperIdError,
     canonical_paper_id,
+    id_kind,
 )
 
 log = logging.getLogger(__name__)
@@ -230,6 +232,51 @@ class _Registry:
         return found[0] if found is not None else None
 
 
+class _FrozenRegistry:
+    """A :class:`_Registry` whose first pass is done, answering the same from arrays sorted by W number.
+
+    Why: a streamed load keeps the registry through its second pass, and as dictionaries (a union-find entry
+    per id, a dict of kinds per work, a tuple per copy) it held ~1.1 KB a work, the largest part of the
+    loader's memory (400k works: ~450 MB). Here a work is its W number, its current copy's ordinal and its
+    group's ids as one string, the key first: ~160 bytes.
+    """
+
+    def __init__(self, registry: _Registry) -> None:
+        numbers = np.fromiter(registry.current, dtype=np.int64, count=len(registry.current))
+        numbers.sort()
+        self.numbers = numbers
+        self.ordinals = np.fromiter((registry.current[n][0] for n in numbers.tolist()), np.int64, len(numbers))
+        # The ids are DOIs, PubMed / MAG numbers, arXiv and W ids: none holds whitespace (loaders.ids).
+        self.group_ids = np.array(
+            [" ".join(registry.groups.members(f"{OPENALEX_PREFIX}W{n}")) for n in numbers.tolist()], dtype=object
+        )
+        self.works_read, self.superseded = registry.works_read, registry.superseded
+        self.malformed_ids, self.conflicts = registry.malformed_ids, registry.groups.conflicts
+        self.groups = self  # the IdGroups questions are answered here: canonical, member, members
+
+    def _index(self, number: int) -> int | None:
+        at = int(np.searchsorted(self.numbers, number))
+        return at if at < len(self.numbers) and self.numbers[at] == number else None
+
+    def ordinal(self, number: int) -> int | None:
+        at = self._index(number)
+        return int(self.ordinals[at]) if at is not None else None
+
+    def members(self, wid: str) -> list[str]:
+        """Every id of the work ``wid`` (``openalex:W…``, a work of the input), the key first."""
+        at = self._index(int(wid[len(OPENALEX_PREFIX) + 1 :]))
+        if at is None:
+            raise KeyError(wid)
+        ids: str = self.group_ids[at]
+        return ids.split(" ")
+
+    def canonical(self, wid: str) -> str:
+        return self.members(wid)[0]
+
+    def member(self, wid: str, kind: str) -> str | None:
+        return next((other for other in self.members(wid) if id_kind(other) == kind), None)
+
+
 @dataclass
 class _Emitted:
     """Nodes that earlier batches of a streamed load carried: not repeated, so the first entry read stays."""
@@ -310,11 +357,11 @@ def load_chunks(path: Path, chunk_works: int = CHUNK_WORKS) -> Iterator[GraphBat
 
     Ingested in order, the batches give the store the same papers, aliases, authors, citations and
     classes as :func:`load`'s one batch: a first pass reads every work's ids and which copy of each
-    is current (:class:`_Registry`), so a citation of a work read later waits for the batch that reads
+    is current (:class:`_Registry`, then kept compact as :class:`_FrozenRegistry`), so a citation of a work read later waits for the batch that reads
     it, and the copies a later one supersedes are left out. An author, class or stub is in the batch
     that names it first only. The input is read twice; memory holds the ids of every work, the keys of
     the authors and the W numbers of the stubs written so far, the citations waiting for a later batch
-    (two numbers and a shared key each), and the tables of one batch.
+    (the two works' keys, shared, and an ordinal each), and the tables of one batch.
     """
     if chunk_works < 1:
         raise IngestError(f"--chunk-works is {chunk_works}; give at least 1 work per batch")
@@ -324,10 +371,12 @@ def load_chunks(path: Path, chunk_works: int = CHUNK_WORKS) -> Iterator[GraphBat
 
 def _chunks(path: Path, files: list[Path], chunk_works: int) -> Iterator[GraphBatch]:
     started = time.perf_counter()
-    registry = _Registry()
+    first_pass = _Registry()
     for found in tqdm(_works(files), desc=f"{SOURCE} ids", unit=" works", disable=None, leave=False):
         if not isinstance(found, Reject):  # the second pass reports rejects, once
-            registry.read(found[2], found[0])
+            first_pass.read(found[2], found[0])
+    registry = _FrozenRegistry(first_pass)
+    del first_pass
     emitted, out = _Emitted(), _Columns()
     ordinal = 0  # copies read so far in the second pass, superseded ones too: _Registry's numbering
     batches, references, stubs, authors = 0, 0, 0, 0
@@ -357,7 +406,9 @@ def _chunks(path: Path, files: list[Path], chunk_works: int) -> Iterator[GraphBa
     _log(path, _report(registry, len(files), references, stubs, batches), authors, len(emitted.classes), started)
 
 
-def _report(registry: _Registry, files: int, references: int, stubs: int, batches: int) -> OpenAlexReport:
+def _report(
+    registry: _Registry | _FrozenRegistry, files: int, references: int, stubs: int, batches: int
+) -> OpenAlexReport:
     return OpenAlexReport(
         files=files,
         works=registry.works_read,
@@ -696,7 +747,9 @@ def _topic(topic: object, where: str, out: _Columns) -> str | None:
     return class_id
 
 
-def _batch(out: _Columns, registry: _Registry, emitted: _Emitted, *, end: int | None) -> tuple[GraphBatch, int, int]:
+def _batch(
+    out: _Columns, registry: _Registry | _FrozenRegistry, emitted: _Emitted, *, end: int | None
+) -> tuple[GraphBatch, int, int]:
     """The batch of ``out``: keys from the id groups, stubs for cited works not read, and the tables.
 
     ``end``: in a streamed load, the ordinal after this batch's last work. A citation of a work read in

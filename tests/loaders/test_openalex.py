@@ -238,6 +238,28 @@ def test_two_works_claiming_one_doi_stay_two_papers(samples: Path, tmp_path: Pat
     assert batch.nodes["Alias"]["id"].is_unique
 
 
+def test_the_registry_kept_through_a_streamed_load_answers_as_the_first_pass_built_it(samples: Path) -> None:
+    works = _works(samples / CHUNK) + _works(samples / SINGLE)
+    arxiv = {**copy.deepcopy(works[0]), "id": "https://openalex.org/W7", "ids": {}, "doi": None}
+    arxiv["locations"].append({"landing_page_url": "http://arxiv.org/abs/1705.01523v2"})
+    twin = {**works[1], "id": "https://openalex.org/W8", "ids": {"doi": works[1]["doi"], "pmid": "12345/"}}
+    live = openalex._Registry()
+    for work in [*works, arxiv, twin]:
+        live.read(int(work["id"].rsplit("W", 1)[1]), work)
+    frozen = openalex._FrozenRegistry(live)
+    assert (frozen.works_read, frozen.superseded, frozen.conflicts) == (len(works) + 2, live.superseded, 1)
+    for number in live.current:
+        wid = f"openalex:W{number}"
+        assert frozen.ordinal(number) == live.ordinal(number)
+        assert frozen.members(wid) == live.groups.members(wid) and frozen.canonical(wid) == live.groups.canonical(wid)
+        for kind in ("doi", "arxiv", "pmid", "mag"):
+            assert frozen.member(wid, kind) == live.groups.member(wid, kind)
+    assert (
+        frozen.canonical("openalex:W7") == "arxiv:1705.01523" and frozen.member("openalex:W8", "pmid") == "pmid:12345"
+    )
+    assert frozen.ordinal(3) is None and frozen.ordinal(10**12) is None
+
+
 # Broken variants, each derived from the real files ---------------------------------------------
 
 
