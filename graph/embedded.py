@@ -223,11 +223,12 @@ class EmbeddedStore(GraphStore):
             removed = recovery.remove_build_leftovers(self.path)
             if removed:
                 log.warning("%s", recovery.build_leftovers_line(self.path, removed))
-        self._connect()
-        self._columns: dict[str, list[str]] = {}
         # True for the copy a staged load writes (staged()): it is discarded whole on failure, so its
         # writes need neither a transaction nor a build-and-swap of their own.
         self._direct = False
+        self._in_transaction = False  # between _begin and _commit / _rollback
+        self._connect()
+        self._columns: dict[str, list[str]] = {}
         if not read_only:
             self._drop_staging_tables()
 
@@ -317,9 +318,40 @@ class EmbeddedStore(GraphStore):
         try:
             return self._conn.execute(text, dict(params or {}))
         except RuntimeError as exc:
+            if self._cache_can_grow(exc):
+                self._grow_cache(what)
+                return self._execute(text, params, what=what)
             raise translate_ladybug_error(exc, path=self.path, what=what, read_only=self.read_only) from exc
         except MemoryError as exc:
             raise _out_of_memory(self.path, what, exc) from exc
+
+    def _cache_can_grow(self, exc: RuntimeError) -> bool:
+        """Whether a full page cache may be doubled and the statement run again: only in a staged copy outside
+        a transaction, where the failed statement (autocommit) left nothing and the committed ones stay."""
+        return (
+            self._direct
+            and not self._in_transaction
+            and "buffer pool is full" in str(exc)
+            and 0 < self.buffer_pool_mib * 2 <= _largest_cache_mib()
+        )
+
+    def _grow_cache(self, what: str) -> None:
+        """Reopen the staged copy with twice the page cache: the bounded cache a streamed load starts with
+        (:data:`STREAM_BUFFER_POOL_MIB`) trades memory for the risk that some write needs more; that write then
+        costs memory instead of the load."""
+        log.warning(
+            "%s: `%s` needed more than a %d MiB page cache; reopened with %d MiB (CITEGRAPH_BUFFER_POOL_MIB starts "
+            "there)",
+            self.path,
+            what,
+            self.buffer_pool_mib,
+            self.buffer_pool_mib * 2,
+        )
+        self.buffer_pool_mib *= 2
+        self.close()
+        release_freed_memory()
+        self._connect()
+        self._columns = {}
 
     def query(
         self, name: str, params: Mapping[str, Any] | None = None, identifiers: Mapping[str, str] | None = None
@@ -489,11 +521,16 @@ class EmbeddedStore(GraphStore):
     # writes ----------------------------------------------------------------------------------
     def _begin(self) -> None:
         self._execute("BEGIN TRANSACTION", what="begin transaction")
+        self._in_transaction = True
 
     def _commit(self) -> None:
-        self._execute("COMMIT", what="commit")
+        try:
+            self._execute("COMMIT", what="commit")
+        finally:
+            self._in_transaction = False
 
     def _rollback(self) -> None:
+        self._in_transaction = False
         with contextlib.suppress(RuntimeError):  # a failed statement already rolled the transaction back
             self._conn.execute("ROLLBACK")
 
@@ -811,6 +848,14 @@ class EmbeddedStore(GraphStore):
             raise
         self._columns.pop(rel_type, None)
         return len(frame)
+
+
+def _largest_cache_mib() -> int:
+    """Half the machine's memory in MiB: how far :meth:`EmbeddedStore._grow_cache` may double a page cache."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2**21
+    except (ValueError, OSError, AttributeError):  # no sysconf (Windows): the engine's own limit applies
+        return 2**20
 
 
 @functools.cache

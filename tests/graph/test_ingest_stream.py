@@ -19,7 +19,7 @@ from tiny_graph import tiny_batch
 
 from graph import GraphBatch, GraphStore, StoreConfig, ValidationError, ingest, ingest_stream, open_store
 from graph.embedded import STREAM_BUFFER_POOL_MIB
-from graph.errors import Reject
+from graph.errors import Reject, StoreError
 
 TESTS = Path(__file__).resolve().parents[1]
 REPO = TESTS.parent
@@ -94,6 +94,41 @@ def test_the_copy_a_stream_writes_has_a_bounded_page_cache(tmp_path: Path, confi
             written = copy.apply({"Paper": pd.DataFrame({"id": ["p1"]})}, {})
         assert written["Paper"].created == 1 and store.count_nodes("Paper") == 1
         assert store.buffer_pool_mib == configured  # type: ignore[attr-defined]
+
+
+POOL_FULL = "Buffer manager exception: Unable to allocate memory! The buffer pool is full and no memory could be freed!"
+
+
+def _cache_fills_once(store: GraphStore) -> None:
+    """The store's next statement fails as when the page cache is full (the engine then runs no part of it)."""
+    from unittest.mock import MagicMock
+
+    real = store._conn  # type: ignore[attr-defined]
+    failing = MagicMock(wraps=real)
+    failing.execute.side_effect = RuntimeError(POOL_FULL)
+    failing.close.side_effect = real.close
+    store._conn = failing  # type: ignore[attr-defined]
+
+
+def test_a_full_page_cache_in_the_streamed_copy_is_doubled_and_the_statement_run_again(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    with open_store(StoreConfig(db_path=tmp_path / "g.db", buffer_pool_mib=64)) as store:
+        with store.staged() as copy:  # type: ignore[union-attr]
+            copy.apply({"Paper": pd.DataFrame({"id": ["p1"]})}, {})
+            _cache_fills_once(copy)
+            assert copy.count_nodes("Paper") == 1  # run again, after the reopening
+            assert copy.buffer_pool_mib == 128  # type: ignore[attr-defined]
+            assert copy.apply({"Paper": pd.DataFrame({"id": ["p2"]})}, {})["Paper"].created == 1
+        assert store.count_nodes("Paper") == 2
+    assert "needed more than a 64 MiB page cache; reopened with 128 MiB" in caplog.text
+
+
+def test_a_full_page_cache_elsewhere_is_an_error_that_says_what_to_raise(tmp_path: Path) -> None:
+    with open_store(StoreConfig(db_path=tmp_path / "g.db", buffer_pool_mib=64)) as store:
+        _cache_fills_once(store)  # not a staged copy: its transaction would be lost by reopening
+        with pytest.raises(StoreError, match=r"needs more page cache.*raise CITEGRAPH_BUFFER_POOL_MIB"):
+            store.apply({"Paper": pd.DataFrame({"id": ["p1"]})}, {})
 
 
 def _failing(batches: list[GraphBatch], after: int) -> Iterator[GraphBatch]:
