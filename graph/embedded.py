@@ -100,6 +100,7 @@ def plain_numbers(table: pa.Table) -> pa.Table:
 
 
 OPENING = "open"  # the `what` of translate_ladybug_error when the database itself could not be opened
+POOL_FULL = "buffer pool is full"  # in the engine's error when a statement needs more page cache than it has
 
 
 def translate_ladybug_error(exc: RuntimeError, *, path: Path, what: str, read_only: bool = False) -> CitegraphError:
@@ -116,7 +117,7 @@ def translate_ladybug_error(exc: RuntimeError, *, path: Path, what: str, read_on
         return StoreUnavailableError(f"cannot open the store at {path}: {message}; {_opening_advice(exc, path)}")
     if read_only and "read" in message.lower() and "only" in message.lower():
         return QueryError(f"the store is open read-only and `{what}` would write: {message}")
-    if "buffer pool is full" in message:
+    if POOL_FULL in message:
         return StoreError(
             f"embedded store {path}: `{what}` needs more page cache than the store was given: {message}; raise "
             "CITEGRAPH_BUFFER_POOL_MIB (a streamed load also takes fewer works per batch: --chunk-works)"
@@ -331,7 +332,7 @@ class EmbeddedStore(GraphStore):
         return (
             self._direct
             and not self._in_transaction
-            and "buffer pool is full" in str(exc)
+            and POOL_FULL in str(exc)
             and 0 < self.buffer_pool_mib * 2 <= _largest_cache_mib()
         )
 
@@ -348,10 +349,7 @@ class EmbeddedStore(GraphStore):
             self.buffer_pool_mib * 2,
         )
         self.buffer_pool_mib *= 2
-        self.close()
-        release_freed_memory()
-        self._connect()
-        self._columns = {}
+        self._reopen()
 
     def query(
         self, name: str, params: Mapping[str, Any] | None = None, identifiers: Mapping[str, str] | None = None
@@ -503,12 +501,10 @@ class EmbeddedStore(GraphStore):
         if len(wanted) * SCAN_RATIO < self.count_nodes(label):
             identifiers = {"LABEL": label, "KEY": node.key, "NODE_COLUMNS": ""}
             found = [part.column("key") for part in self._looked_up("nodes_by_keys", wanted.to_pylist(), identifiers)]
-            stored = pa.chunked_array(found, type=pa.string()) if found else pa.chunked_array([], type=pa.string())
+            stored = pa.chunked_array(found, type=pa.string())
         else:
-            stored = _arrow(
-                self._run("node_keys", identifiers={"LABEL": label, "KEY": node.key}), self.path, "node_keys"
-            )
-            stored = stored.column("key")
+            every_key = self._run("node_keys", identifiers={"LABEL": label, "KEY": node.key})
+            stored = _arrow(every_key, self.path, "node_keys").column("key")
         found_mask = pc.is_in(needles, value_set=stored.combine_chunks().cast(pa.large_string()))
         return found_mask.fill_null(False).to_numpy(zero_copy_only=False).astype(bool)
 
@@ -580,8 +576,11 @@ class EmbeddedStore(GraphStore):
         the C heap and opening again (~0.1 s) leaves one table's write in memory at a time (docs/results.md).
         Elsewhere (a transaction is open) nothing is done.
         """
-        if not self._direct:
-            return
+        if self._direct:
+            self._reopen()
+
+    def _reopen(self) -> None:
+        """Close the database, hand what it freed back to the system, and open it again."""
         self.close()
         release_freed_memory()
         self._connect()

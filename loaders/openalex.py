@@ -357,8 +357,8 @@ def load_chunks(path: Path, chunk_works: int = CHUNK_WORKS) -> Iterator[GraphBat
 
     Ingested in order, the batches give the store the same papers, aliases, authors, citations and
     classes as :func:`load`'s one batch: a first pass reads every work's ids and which copy of each
-    is current (:class:`_Registry`, then kept compact as :class:`_FrozenRegistry`), so a citation of a work read later waits for the batch that reads
-    it, and the copies a later one supersedes are left out. An author, class or stub is in the batch
+    is current (:class:`_Registry`, then kept compact as :class:`_FrozenRegistry`), so a citation of a
+    work read later waits for the batch that reads it, and the copies a later one supersedes are left out. An author, class or stub is in the batch
     that names it first only. The input is read twice; memory holds the ids of every work, the keys of
     the authors and the W numbers of the stubs written so far, the citations waiting for a later batch
     (the two works' keys, shared, and an ordinal each), and the tables of one batch.

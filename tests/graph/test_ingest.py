@@ -121,9 +121,8 @@ def test_only_stored_nodes_a_batch_changes_are_written(store: GraphStore, monkey
     year = store.query("paper_by_ids", {"ids": ["p2"]})[0]["year"]
     changes = pd.DataFrame({"id": ["p1", "p2", "p3"], "title": ["A new title", None, None], "year": [None, year, 1888]})
     ingest(store, GraphBatch("edits", nodes={"Paper": changes}))
-    assert [m["frame"].column("id").to_pylist() for m in merges] == [
-        ["p1", "p3"]
-    ]  # p2 repeats its year and has no title: left out
+    # p2 repeats its year and has no title: left out
+    assert [m["frame"].column("id").to_pylist() for m in merges] == [["p1", "p3"]]
     rows = {row["id"]: row for row in store.query("paper_by_ids", {"ids": ["p1", "p2", "p3"]})}
     assert rows["p1"]["title"] == "A new title" and rows["p3"]["year"] == 1888 and rows["p2"]["year"] == year
 
@@ -135,9 +134,8 @@ def test_edges_with_an_end_created_by_the_write_are_not_looked_up(
     papers = pd.DataFrame({"id": ["p6", "p7"], "title": ["New one", "New two"]})
     cites = pd.DataFrame({"source": ["p6", "p7", "p1", "p1"], "target": ["p1", "p6", "p7", "p2"]})
     report = ingest(store, GraphBatch("more", nodes={"Paper": papers}, rels={"CITES": cites}))
-    assert [list(lookup["keys"]) for lookup in lookups] == [
-        ["p1"]
-    ]  # only p1 -> p2 joins two papers stored before: it is the one stored edge
+    # only p1 -> p2 joins two papers stored before: it is the one stored edge
+    assert [list(lookup["keys"]) for lookup in lookups] == [["p1"]]
     assert report.tables["CITES"].created == 3 and report.tables["CITES"].matched == 1
     assert store.stats()["relationships"]["CITES"] == 6 + 3
 

@@ -96,7 +96,9 @@ def test_the_copy_a_stream_writes_has_a_bounded_page_cache(tmp_path: Path, confi
         assert store.buffer_pool_mib == configured  # type: ignore[attr-defined]
 
 
-POOL_FULL = "Buffer manager exception: Unable to allocate memory! The buffer pool is full and no memory could be freed!"
+POOL_FULL_ERROR = (
+    "Buffer manager exception: Unable to allocate memory! The buffer pool is full and no memory could be freed!"
+)
 
 
 def _cache_fills_once(store: GraphStore) -> None:
@@ -105,7 +107,7 @@ def _cache_fills_once(store: GraphStore) -> None:
 
     real = store._conn  # type: ignore[attr-defined]
     failing = MagicMock(wraps=real)
-    failing.execute.side_effect = RuntimeError(POOL_FULL)
+    failing.execute.side_effect = RuntimeError(POOL_FULL_ERROR)
     failing.close.side_effect = real.close
     store._conn = failing  # type: ignore[attr-defined]
 
