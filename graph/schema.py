@@ -154,6 +154,11 @@ def build_schema(sizes: VectorSizes = VectorSizes()) -> Schema:
                 _p("dataset", S),  # which loader made it
                 _p("stub", B),  # known only as a citation target, no metadata of its own yet
                 _p("reference", S),  # a stub's reference string as a citing paper printed it (authors, title, venue)
+                # how analysts read a work in a map or a table: "Goos F, 1947, Ann Phys-Berlin 1:333" for a cited
+                # reference, built from its parsed fields (loaders.citedrefs); null where the title serves
+                _p("label", S),
+                _p("volume", S),  # volume and first page as the source prints them: with the source they key a
+                _p("first_page", S),  # cited work that has no DOI (CiteSpace's and bibliometrix's practice)
                 # the kind of work as the source names it (OpenAlex: article, book-chapter, preprint, ...)
                 _p("type", S),
                 _p("n_cited", I),
