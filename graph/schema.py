@@ -172,6 +172,12 @@ def build_schema(sizes: VectorSizes = VectorSizes()) -> Schema:
                 _p("negative_weight", F),
                 _p("cluster", I),
                 _p("cocite_cluster", I),  # community of the co-citation network (Leiden), see gnn.cocitation.clusters
+                # the strongest Kleinberg citation burst (gnn.mapping.bursts): its weight and first and last year
+                _p("burst_strength", F),
+                _p("burst_begin", I),
+                _p("burst_end", I),
+                _p("betweenness", F),  # normalised betweenness in the co-citation network (gnn.mapping.centrality)
+                _p("sigma", F),  # CiteSpace's sigma, (betweenness + 1) ** burst_strength
             ),
             "A scholarly work; one node per work across all sources.",
         ),

@@ -1,0 +1,63 @@
+"""Science mapping as CiteSpace and bibliometrix users know it: citation bursts, centrality, historiograph.
+
+=================  ======================================================================================
+``bursts``         Kleinberg's two-state automaton over each work's yearly citations; burst strength
+``centrality``     betweenness centrality of the co-citation network (networkx), CiteSpace's sigma
+``historiograph``  Garfield's direct-citation chronology of the most locally cited records
+``data``           the one bulk read they share: citations, years, which papers are records
+``compute``        ``citegraph compute mapping``: bursts, betweenness and sigma written onto every Paper
+=================  ======================================================================================
+
+Betweenness reads the CO_CITED edges that ``citegraph compute cocitation`` stores (:mod:`gnn.cocitation`).
+"""
+
+from __future__ import annotations
+
+from gnn.mapping.bursts import BurstSettings, detect_bursts, optimal_states, state_costs, strongest_bursts
+from gnn.mapping.centrality import EXACT_UP_TO, CentralitySettings, betweenness, cocitation_network, sigma
+from gnn.mapping.compute import (
+    PAPER_PROPERTIES,
+    MappingReport,
+    MappingSettings,
+    YearlyCitations,
+    burst_table,
+    compute_mapping,
+    yearly_citations,
+)
+from gnn.mapping.data import MappingInput, read_mapping_input
+from gnn.mapping.historiograph import (
+    HISTORIOGRAPH_FORMATS,
+    Historiograph,
+    historiograph,
+    historiograph_of,
+    local_citation_scores,
+    write_historiograph,
+)
+
+__all__ = [
+    "EXACT_UP_TO",
+    "HISTORIOGRAPH_FORMATS",
+    "PAPER_PROPERTIES",
+    "BurstSettings",
+    "CentralitySettings",
+    "Historiograph",
+    "MappingInput",
+    "MappingReport",
+    "MappingSettings",
+    "YearlyCitations",
+    "betweenness",
+    "burst_table",
+    "cocitation_network",
+    "compute_mapping",
+    "detect_bursts",
+    "historiograph",
+    "historiograph_of",
+    "local_citation_scores",
+    "optimal_states",
+    "read_mapping_input",
+    "sigma",
+    "state_costs",
+    "strongest_bursts",
+    "write_historiograph",
+    "yearly_citations",
+]
