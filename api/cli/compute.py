@@ -1,7 +1,8 @@
 """``citegraph compute STEP``: the steps that write results back into the graph, and the index beside it.
 
-``all`` runs :data:`COMPUTE_STEPS` in order; ``linkage`` (it needs a trained linker) and ``index``
-(also built by the first ``recommend``) run only when named. Every default of the step flags is
+``all`` runs :data:`COMPUTE_STEPS` in order; ``linkage`` (it needs a trained linker), ``index``
+(also built by the first ``recommend``) and ``mapping`` (citation bursts, betweenness and sigma, for
+science-mapping analysts; it reads the CO_CITED edges of ``cocitation``) run only when named. Every default of the step flags is
 read from the settings dataclass the flag fills (``default=CocitationSettings().min_count``), so the
 two cannot drift apart.
 """
@@ -14,6 +15,9 @@ from api.cli.common import index_dir, open_from_args
 from api.cli.linkage import add_cross_encoder_arguments, compute_linkage_step
 from gnn.cocitation.compute import CocitationSettings, compute_cocitation
 from gnn.hyperbolic.compute import HyperbolicSettings, MapSettings, compute_hyperbolic
+from gnn.mapping.bursts import BurstSettings
+from gnn.mapping.centrality import CentralitySettings
+from gnn.mapping.compute import MappingSettings, compute_mapping
 from gnn.recommend.service import ServiceSettings, open_retrieval
 from gnn.taxonomy.categories import CategorySettings
 from gnn.taxonomy.compute import TaxonomySettings, compute_taxonomy
@@ -102,6 +106,16 @@ def compute_hyperbolic_step(store: GraphStore, args: argparse.Namespace) -> None
     print(report.summary())
 
 
+def compute_mapping_step(store: GraphStore, args: argparse.Namespace) -> None:
+    settings = MappingSettings(
+        bursts=BurstSettings(s=args.burst_s, gamma=args.burst_gamma, min_duration=args.min_burst_duration),
+        centrality=CentralitySettings(
+            min_count=args.centrality_min_count, exact_up_to=args.exact_up_to, pivots=args.pivots, seed=args.seed
+        ),
+    )
+    print(compute_mapping(store, settings).summary())
+
+
 def compute_index_step(store: GraphStore, args: argparse.Namespace) -> None:
     """``citegraph compute index``: build or update the retrieval index and the citation-context
     profiles beside the store, as ``recommend`` opens them (not the reranker, not the citation lists)."""
@@ -126,6 +140,7 @@ STEP_FUNCTIONS = {
     "hyperbolic": compute_hyperbolic_step,
     "linkage": compute_linkage_step,
     "index": compute_index_step,
+    "mapping": compute_mapping_step,
 }
 
 
@@ -134,9 +149,10 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     p = sub.add_parser("compute", help="run compute steps that write results back into the graph")
     p.add_argument(
         "step",
-        choices=["all", *COMPUTE_STEPS, "linkage", "index"],
+        choices=["all", *COMPUTE_STEPS, "linkage", "index", "mapping"],
         help="which step (all: every step, in order; linkage runs only when named: it needs a trained linker; "
-        "index: the retrieval index beside the store, also built on the first `recommend`)",
+        "index: the retrieval index beside the store, also built on the first `recommend`; mapping, only when "
+        "named: citation bursts, betweenness and sigma as CiteSpace computes them, after cocitation)",
     )
     _embedding_arguments(p.add_argument_group("embeddings"))
     _cocitation_arguments(p.add_argument_group("cocitation"))
@@ -171,6 +187,7 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         default=HyperbolicSettings().fit_map,
         help="fit h_θ (nothing served reads it; --no-map writes the coordinates alone, a later --map run fits it)",
     )
+    _mapping_arguments(p.add_argument_group("mapping"))
     g = p.add_argument_group("linkage")
     g.add_argument("--model", help="linker model (default: $CITEGRAPH_CACHE/models/linker.json)")
     add_cross_encoder_arguments(g)
@@ -224,6 +241,44 @@ def _cocitation_arguments(g: argparse._ArgumentGroup) -> None:
         help="seed of the clustering, the taxonomy fusion and the hyperbolic embedding",
     )
     g.add_argument("--device", choices=["cpu", "cuda"], help="torch device (default: cuda when present, else cpu)")
+
+
+def _mapping_arguments(g: argparse._ArgumentGroup) -> None:
+    """CiteSpace's burst parameters and the betweenness settings (``--seed`` seeds the sampled pivots)."""
+    bursts, centrality = BurstSettings(), CentralitySettings()
+    g.add_argument(
+        "--burst-s", type=float, default=bursts.s, help="burst rate ratio s of Kleinberg's automaton (CiteSpace: 2)"
+    )
+    g.add_argument(
+        "--burst-gamma",
+        type=float,
+        default=bursts.gamma,
+        help="burst cost γ: higher gives fewer, longer bursts (CiteSpace: 1)",
+    )
+    g.add_argument(
+        "--min-burst-duration",
+        type=int,
+        default=bursts.min_duration,
+        help="shortest burst reported, in years (CiteSpace: 2)",
+    )
+    g.add_argument(
+        "--centrality-min-count",
+        type=int,
+        default=centrality.min_count,
+        help="betweenness: only co-citation links co-cited at least N times",
+    )
+    g.add_argument(
+        "--exact-up-to",
+        type=int,
+        default=centrality.exact_up_to,
+        help=f"betweenness: exact up to N works, sampled pivots above (default {centrality.exact_up_to})",
+    )
+    g.add_argument(
+        "--pivots",
+        type=int,
+        default=centrality.pivots,
+        help="betweenness: sampled source works above --exact-up-to",
+    )
 
 
 def _taxonomy_arguments(g: argparse._ArgumentGroup) -> None:

@@ -23,6 +23,7 @@ from api import explore
 from api.cli.common import EXIT_DATA, INT64, format_rows, open_from_args, paper_keys, parse_param, store_files
 from gnn.cocitation.compute import MEASURES
 from gnn.cocitation.export import FORMATS, export_cocitation, export_coupling
+from gnn.mapping.historiograph import historiograph, write_historiograph
 from graph import Completeness, GraphStore
 from graph.check import check_store
 from graph.errors import ConfigError
@@ -272,6 +273,11 @@ def cmd_export(args: argparse.Namespace) -> int:
         if args.kind == "neo4j-admin":
             print(export_neo4j_admin(store, out, progress=not args.quiet).summary())
             return 0
+        if args.kind == "historiograph":
+            graph = historiograph(store, top_n=args.top, min_lcs=args.min_lcs)
+            paths = write_historiograph(graph, out, args.format or "csv")
+            print(f"{graph.summary()} -> {', '.join(map(str, paths))}")
+            return 0
         options = {"fmt": args.format or "csv", "measure": args.measure, "min_count": args.min_count}
         if args.kind == "cocitation":
             seed = paper_keys(store, [args.seed_paper], "--seed-paper")[0] if args.seed_paper else None
@@ -340,9 +346,10 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     p = sub.add_parser("export", help="export tables or co-citation / coupling networks for analysts")
     p.add_argument(
         "kind",
-        choices=["tables", "cocitation", "coupling", "neo4j-admin"],
+        choices=["tables", "cocitation", "coupling", "historiograph", "neo4j-admin"],
         help="tables: every relationship type as an edge list (OUT is a folder); cocitation: the CO_CITED "
-        "network; coupling: bibliographic coupling (computed on demand); neo4j-admin: node and relationship "
+        "network; coupling: bibliographic coupling (computed on demand); historiograph: the direct-citation "
+        "chronology of the --top records most cited inside the collection (csv or graphml); neo4j-admin: node and relationship "
         "CSVs for `neo4j-admin database import full` plus OUT/import.sh (OUT is a folder)",
     )
     p.add_argument(
@@ -353,6 +360,10 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     p.add_argument("--min-count", type=int, default=1, help="smallest co-citation/coupling count exported")
     p.add_argument("--seed-paper", help="export only the neighbourhood of this paper (cocitation)")
     p.add_argument("--depth", type=int, default=1, help="hops around --seed-paper (1 or 2)")
+    p.add_argument("--top", type=int, default=20, help="historiograph: the N records with the most local citations")
+    p.add_argument(
+        "--min-lcs", type=int, default=1, help="historiograph: only records cited N times inside the collection"
+    )
     p.set_defaults(func=cmd_export)
 
 

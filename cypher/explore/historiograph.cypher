@@ -1,0 +1,22 @@
+// Historiograph (Garfield; bibliometrix's histNetwork): the $limit records of the loaded collection most cited
+// from inside it (local citation score, LCS), by year, each with the listed works it cites. Records are papers
+// that are not stubs (a stub is only somebody's cited reference); global_citations counts every citing paper.
+// parameters: $limit (the number of works)
+// returns: id, year, title, lcs, global_citations, cites (ids of the listed works it cites)
+// (UNWIND [work] is a barrier: without it LadybugDB collects before it orders and limits, keeping the wrong works.)
+// example: citegraph cypher --file cypher/explore/historiograph.cypher --param limit=20
+MATCH (c:Paper)-[:CITES]->(p:Paper)
+WHERE coalesce(c.stub, false) = false AND coalesce(p.stub, false) = false AND c.id <> p.id
+WITH p.id AS work, count(DISTINCT c) AS score
+ORDER BY score DESC, work
+LIMIT $limit
+UNWIND [work] AS kept
+WITH collect(kept) AS top
+MATCH (c:Paper)-[:CITES]->(w:Paper)
+WHERE w.id IN top AND c.id <> w.id
+WITH top, w, count(DISTINCT c) AS global_citations,
+     count(DISTINCT CASE WHEN coalesce(c.stub, false) = false THEN c.id END) AS lcs
+OPTIONAL MATCH (w)-[:CITES]->(q:Paper)
+WHERE q.id IN top AND q.id <> w.id
+RETURN w.id AS id, w.year AS year, w.title AS title, lcs, global_citations, collect(q.id) AS cites
+ORDER BY year, id
