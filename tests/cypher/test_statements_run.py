@@ -68,6 +68,8 @@ PARAMS: dict[str, dict[str, Any]] = {
     "explore/cocitation_neighbourhood": {"paper_id": "p2", "limit": 5},
     "explore/cluster_bridges": {"cluster_a": 0, "cluster_b": 1, "limit": 5},
     "explore/cocitation_over_time": {"paper_a": "p2", "paper_b": "p3"},
+    "explore/historiograph": {"limit": 3},
+    "historiograph_labels": {"ids": ["p1", "nope"]},
     # The GraphQL API's statements (api/services.py).
     "papers_of_authors": {"ids": ["a1"]},
     "author_by_ids": {"ids": ["a1", "nope"]},
@@ -178,6 +180,11 @@ EXPECTED_ANY_ORDER = {
     # only p1 (2001) co-cites by 2003: p2 with p3
     "enrich_cocited_until": [{"paper_id": "p2", "other_id": "p3", "count": 1}],
     "paper_years": [{"id": f"p{i}", "year": y} for i, y in zip(range(1, 6), [2001, 1993, 1999, 2004, 2005])],
+    # the tiny graph's loader sets no stub flag: every paper counts as a record of the collection
+    "paper_years_stubs": [
+        {"id": f"p{i}", "year": y, "stub": None} for i, y in zip(range(1, 6), [2001, 1993, 1999, 2004, 2005])
+    ],
+    "historiograph_labels": [{"id": "p1", "title": "Statistical machine translation", "label": None}],
     # every tiny paper has a title and none has a vector yet (tests/graph/test_completeness.py computes some)
     "paper_completeness": [
         {"with_text": 5, "embedding": 0, "taxonomy": 0, "poincare": 0},  # text of their own
