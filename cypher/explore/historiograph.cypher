@@ -1,6 +1,7 @@
-// Historiograph (Garfield; bibliometrix's histNetwork): the $limit records of the loaded collection most cited
-// from inside it (local citation score, LCS), by year, each with the listed works it cites. Records are papers
-// that are not stubs (a stub is only somebody's cited reference); global_citations counts every citing paper.
+// Historiograph (Garfield; bibliometrix's histNetwork): the records most cited inside the loaded collection, by year.
+// The $limit records with the highest local citation score (LCS: citations from other records; a stub, known only
+// as somebody's cited reference, is no record), each with the listed works it cites; global_citations counts
+// every citing paper.
 // parameters: $limit (the number of works)
 // returns: id, year, title, lcs, global_citations, cites (ids of the listed works it cites)
 // (UNWIND [work] is a barrier: without it LadybugDB collects before it orders and limits, keeping the wrong works.)

@@ -170,9 +170,11 @@ def test_historiograph_exports(history_db: Path, tmp_path: Path) -> None:
     assert read.nodes["r1"] == {"label": "One", "lcs": 3, "gcs": 3, "year": 2000}
     with pytest.raises(ConfigError, match="not one of csv, graphml"):
         write_historiograph(graph, tmp_path / "h.gexf", "gexf")
-    with open_store(StoreConfig(db_path=history_db, read_only=True)) as store:
-        with pytest.raises(ConfigError, match="at least 1 work"):
-            historiograph(store, top_n=0)
+    with (
+        open_store(StoreConfig(db_path=history_db, read_only=True)) as store,
+        pytest.raises(ConfigError, match="at least 1 work"),
+    ):
+        historiograph(store, top_n=0)
 
 
 def test_cli_compute_mapping_and_export_historiograph(

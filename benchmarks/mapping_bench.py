@@ -1,0 +1,176 @@
+"""The cost of the science-mapping analyses (``gnn.mapping``) on a synthetic network of configurable size.
+
+The network: ``--papers`` papers spread evenly over the years 1990-2025 (ids in publication order),
+each citing ``--refs`` distinct earlier papers drawn Zipf-like (``rank ** -alpha`` over a random
+popularity ranking, as ``benchmarks/ingest_bench.py``), seeded. It is built in memory as the
+:class:`gnn.mapping.data.MappingInput` the compute step reads from a store (the store read is the
+co-citation step's, measured by ``benchmarks/cocitation_bench.py``), so each analysis is timed alone:
+
+* ``bursts``: ``yearly_citations`` + ``burst_table`` (Kleinberg's automaton over every cited work);
+* ``network``: the co-citation pairs (``gnn.cocitation.counts.count_pairs``, what ``compute cocitation``
+  stores as CO_CITED) with ``count >= --centrality-min-count``, and the networkx graph of them;
+* ``betweenness``: ``gnn.mapping.centrality.betweenness`` with ``--pivots`` sampled sources (exact at or
+  below ``--exact-up-to`` works), ``sigma`` included;
+* ``historiograph``: ``historiograph_of`` (LCS over every citation, top ``--top`` records).
+
+Each analysis runs in its own fresh process (``spawn``): wall time of the analysis and the process's peak
+resident memory (``ru_maxrss``), with the resident memory after building the input for reference.
+``--scan-betweenness`` instead times exact betweenness on small co-citation graphs (the measurement behind
+``gnn.mapping.centrality.EXACT_UP_TO``)::
+
+    nice python benchmarks/mapping_bench.py --papers 100000 --out docs/results/mapping_cost.json
+    nice python benchmarks/mapping_bench.py --scan-betweenness
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import multiprocessing as mp
+import resource
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # run as a script from anywhere: the project package must import
+    sys.path.insert(0, str(ROOT))
+
+ANALYSES = ("bursts", "network", "betweenness", "historiograph")
+FIRST_YEAR, LAST_YEAR = 1990, 2025
+
+
+def synthetic_input(papers: int, refs: int, seed: int, alpha: float) -> Any:
+    """A :class:`~gnn.mapping.data.MappingInput` of ``papers`` papers each citing up to ``refs`` earlier ones."""
+    from gnn.mapping.data import MappingInput
+
+    rng = np.random.default_rng(seed)
+    width = max(7, len(str(papers - 1)))
+    ids = pd.Index([f"P{i:0{width}d}" for i in range(papers)], dtype="str")  # sorted = publication order
+    years = (FIRST_YEAR + np.arange(papers) * (LAST_YEAR - FIRST_YEAR + 1) // papers).astype(np.float64)
+    rank = rng.permutation(papers)
+    cdf = np.cumsum(np.arange(1, papers + 1, dtype=np.float64) ** -alpha)
+    cdf /= cdf[-1]
+    citing = np.repeat(np.arange(papers, dtype=np.int64), refs)
+    cited = rank[np.minimum(np.searchsorted(cdf, rng.random(len(citing)), side="right"), papers - 1)]
+    earlier = cited < citing  # a paper cites older ones only; the rest of the draws are dropped
+    codes = np.unique(citing[earlier] * papers + cited[earlier])
+    record = rng.random(papers) < 0.5  # half the papers are records of the collection, half cited stubs
+    return MappingInput(ids, years, record, codes // papers, codes % papers)
+
+
+def _peak_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
+
+
+def _rss_mib() -> float:
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * resource.getpagesize() / 2**20
+
+
+def run_analysis(name: str, options: dict[str, Any]) -> dict[str, Any]:
+    """One analysis in this (fresh) process: seconds, peak RSS, RSS after the input was built, sizes."""
+    from gnn.cocitation.counts import count_pairs
+    from gnn.mapping.centrality import CentralitySettings, betweenness, cocitation_network, sigma
+    from gnn.mapping.compute import burst_table, yearly_citations
+    from gnn.mapping.historiograph import historiograph_of
+
+    data = synthetic_input(options["papers"], options["refs"], options["seed"], options["alpha"])
+    result: dict[str, Any] = {"citations": len(data.citing), "input_rss_mib": round(_rss_mib(), 1)}
+
+    def network() -> Any:
+        pairs = count_pairs(data.citing, data.cited, data.papers, device="cpu")
+        keep = pairs.count >= options["centrality_min_count"]
+        edges = pd.DataFrame(
+            {"source": data.papers[pairs.i[keep]], "target": data.papers[pairs.j[keep]], "count": pairs.count[keep]}
+        )
+        result["pairs"] = len(pairs)
+        return cocitation_network(edges, options["centrality_min_count"])
+
+    started = time.perf_counter()
+    if name == "bursts":
+        citations = yearly_citations(data)
+        bursts = burst_table(citations)
+        result.update(cited_works=len(citations.works), years=int(citations.r.shape[1]), bursts=len(bursts))
+    elif name == "network":
+        graph = network()
+        result.update(works=graph.number_of_nodes(), links=graph.number_of_edges())
+    elif name == "betweenness":
+        graph = network()
+        result.update(works=graph.number_of_nodes(), links=graph.number_of_edges())
+        result["network_seconds"] = round(time.perf_counter() - started, 2)
+        started = time.perf_counter()  # betweenness alone, the network built above
+        settings = CentralitySettings(
+            min_count=options["centrality_min_count"], exact_up_to=options["exact_up_to"], pivots=options["pivots"]
+        )
+        values, sampled = betweenness(graph, settings)
+        sigma(values, pd.Series(dtype="float64"))
+        result.update(sampled=sampled, pivots=options["pivots"] if sampled else None)
+    else:
+        nodes, edges = historiograph_of(data, top_n=options["top"])
+        result.update(nodes=len(nodes), edges=len(edges))
+    result["seconds"] = round(time.perf_counter() - started, 2)
+    result["peak_rss_mib"] = round(_peak_mib(), 1)
+    return result
+
+
+def scan_betweenness(sizes: list[int], refs: int, seed: int) -> list[dict[str, Any]]:
+    """Exact networkx betweenness on co-citation graphs of ``sizes`` cited works (8-reference citing papers)."""
+    import networkx as nx
+
+    rows = []
+    for size in sizes:
+        rng = np.random.default_rng(seed)
+        weights = 1 / np.arange(1, size + 1) ** 0.8
+        weights /= weights.sum()
+        graph = nx.Graph()
+        for _ in range(size // 2):  # half as many citing papers as cited works
+            references = np.unique(rng.choice(size, refs, p=weights))
+            graph.add_edges_from(itertools.combinations(references.tolist(), 2))
+        started = time.perf_counter()
+        nx.betweenness_centrality(graph, normalized=True)
+        seconds = time.perf_counter() - started
+        rows.append({"works": graph.number_of_nodes(), "links": graph.number_of_edges(), "seconds": round(seconds, 2)})
+        print(rows[-1], flush=True)
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--papers", type=int, default=100_000)
+    parser.add_argument("--refs", type=int, default=10, help="references drawn per paper (earlier papers kept)")
+    parser.add_argument("--alpha", type=float, default=0.8, help="Zipf exponent of the cited papers' popularity")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--top", type=int, default=20, help="historiograph size")
+    parser.add_argument("--centrality-min-count", type=int, default=1, help="co-citation links kept for betweenness")
+    parser.add_argument("--exact-up-to", type=int, default=1000)
+    parser.add_argument("--pivots", type=int, default=1000)
+    parser.add_argument("--analyses", nargs="+", choices=ANALYSES, default=list(ANALYSES))
+    parser.add_argument("--scan-betweenness", action="store_true", help="time exact betweenness on small graphs")
+    parser.add_argument("--out", help="write the results as JSON here")
+    args = parser.parse_args(argv)
+
+    if args.scan_betweenness:
+        rows = scan_betweenness([250, 500, 1000, 2000], refs=8, seed=args.seed)
+        print(pd.DataFrame(rows).to_string(index=False))
+        return 0
+    options = {k: v for k, v in vars(args).items() if k not in ("analyses", "out", "scan_betweenness")}
+    results = {}
+    context = mp.get_context("spawn")
+    for name in args.analyses:
+        with context.Pool(1) as pool:  # a fresh process per analysis: its own peak memory
+            results[name] = pool.apply(run_analysis, (name, options))
+        print(name, results[name], flush=True)
+    if args.out:
+        from benchmarks.run_record import run_record, write_json
+
+        write_json(args.out, {**run_record("benchmarks/mapping_bench.py", args), "results": results})
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
