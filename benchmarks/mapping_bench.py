@@ -148,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--top", type=int, default=20, help="historiograph size")
     parser.add_argument("--centrality-min-count", type=int, default=1, help="co-citation links kept for betweenness")
     parser.add_argument("--exact-up-to", type=int, default=1000)
-    parser.add_argument("--pivots", type=int, default=1000)
+    parser.add_argument("--pivots", type=int, default=100)
     parser.add_argument("--analyses", nargs="+", choices=ANALYSES, default=list(ANALYSES))
     parser.add_argument("--scan-betweenness", action="store_true", help="time exact betweenness on small graphs")
     parser.add_argument("--out", help="write the results as JSON here")

@@ -14,7 +14,7 @@ Betweenness reads the CO_CITED edges that ``citegraph compute cocitation`` store
 from __future__ import annotations
 
 from gnn.mapping.bursts import BurstSettings, detect_bursts, optimal_states, state_costs, strongest_bursts
-from gnn.mapping.centrality import EXACT_UP_TO, CentralitySettings, betweenness, cocitation_network, sigma
+from gnn.mapping.centrality import EXACT_UP_TO, PIVOTS, CentralitySettings, betweenness, cocitation_network, sigma
 from gnn.mapping.compute import (
     PAPER_PROPERTIES,
     MappingReport,
@@ -38,6 +38,7 @@ __all__ = [
     "EXACT_UP_TO",
     "HISTORIOGRAPH_FORMATS",
     "PAPER_PROPERTIES",
+    "PIVOTS",
     "BurstSettings",
     "CentralitySettings",
     "Historiograph",
