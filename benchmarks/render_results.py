@@ -43,6 +43,7 @@ CAPABILITIES = {
     "ingest": "Ingest",
     "text": "Text embeddings",
     "cocitation": "Co-citation",
+    "mapping": "Science mapping",
     "taxonomy": "Taxonomy fusion",
     "hyperbolic": "Hyperbolic embeddings",
     "recommend": "Citation recommendation",

@@ -15,14 +15,14 @@ components has no path and adds nothing.
 
 Cost: Brandes' algorithm is one breadth-first search per source, :math:`O(nm)`. Measured on this
 project's shared 2-core machine (networkx 3.6; ``benchmarks/mapping_bench.py --scan-betweenness``, synthetic
-co-citation graphs of 8 references per citing paper): 828 works / 10,646 links took 10.8 s exactly,
-1,643 / 22,252 took 44.9 s (117 s on a busier hour). Above :data:`EXACT_UP_TO` works the searches start
-from :data:`PIVOTS` sampled sources (Brandes & Pich 2007; networkx's ``k``, seeded), an unbiased estimate:
-on the 1,643-work graph 100 pivots took 7.9 s against 117 s exactly, with Spearman's ρ = 0.963 to the exact
-values, 19 of the exact top 20 in its top 20 and at most 0.022 absolute error (the largest value 0.237);
-300 pivots gave ρ = 0.980 in 18.4 s. A pivot costs one search over every link: on a 76,020-work /
-1,366,189-link network (100k synthetic papers, docs/results.md "Science mapping") 20 pivots took 550 s
-on the busy machine, so large stores want fewer pivots or a higher ``min_count``.
+co-citation graphs of 8 references per citing paper; docs/results/mapping_cost.json): 828 works / 10,646 links
+took 10.2 s exactly, 1,643 / 22,252 took 60.1 s. Above :data:`EXACT_UP_TO` works the searches start from
+:data:`PIVOTS` sampled sources (Brandes & Pich 2007; networkx's ``k``, seeded), an unbiased estimate: on the
+1,643-work graph 100 pivots took 3.6 s, with Spearman's ρ = 0.963 to the exact values, 19 of the exact top
+20 in its top 20 and at most 0.022 absolute error (the largest value is 0.237); 300 pivots gave ρ = 0.980 in
+13.2 s. A pivot costs one search over every link: on a 76,020-work / 1,366,189-link network (100k synthetic
+papers) 20 pivots took 550 s on a busy hour of the machine, so large stores want fewer pivots or a higher
+``min_count``.
 
 Sigma (Chen et al. 2009, "Towards an explanatory and computational theory of scientific discovery",
 J. Informetrics 3(3)) combines structural and temporal novelty:
@@ -50,7 +50,7 @@ log = logging.getLogger(__name__)
 
 # Exact betweenness up to this many works; sampled pivots above (measured: see the module docstring).
 EXACT_UP_TO = 1000
-PIVOTS = 100  # sampled sources above EXACT_UP_TO: rho 0.96 to the exact values at 1,643 works, 15x faster
+PIVOTS = 100  # sampled sources above EXACT_UP_TO: rho 0.96 to the exact values at 1,643 works, 17x faster
 LARGEST = float(np.finfo(np.float64).max)
 
 
