@@ -112,3 +112,13 @@ def test_settings_and_inputs_are_checked() -> None:
         BurstSettings(min_duration=0)
     with pytest.raises(ValueError, match="r_t > d_t"):
         detect_bursts(np.array([[3, 0]]), np.array([2, 2]))
+
+
+def test_a_work_cited_by_most_documents_gets_a_finite_strength() -> None:
+    # p0 = 36 / 60 = 0.6, so p1 = min(2 * 0.6, 1) = 1: the bursty state cannot emit r_t < d_t (sigma1 = inf in
+    # 2000-2002) and emits r_t = d_t at no cost; the burst of the last three years weighs sum sigma(0) there.
+    d = np.full(6, 10)
+    r = np.array([[2, 2, 2, 10, 10, 10]])
+    bursts = detect_bursts(r, d)
+    assert bursts[["row", "begin", "end"]].values.tolist() == [[0, 3, 5]]
+    assert bursts["strength"].iloc[0] == pytest.approx(-3 * 10 * math.log(0.6), rel=1e-12)
