@@ -35,7 +35,14 @@ import pyarrow.compute as pc
 
 from graph import recovery
 from graph.arrow import arrow_strings, arrow_table
-from graph.errors import CitegraphError, QueryError, SchemaError, StoreError, StoreUnavailableError
+from graph.errors import (
+    CitegraphError,
+    QueryError,
+    SchemaError,
+    StoreError,
+    StoreFullError,
+    StoreUnavailableError,
+)
 from graph.integrity import damage_advice, non_finite_count, require_sound, require_valid
 from graph.readonly import EMBEDDED_PROCEDURES, check_read_only
 from graph.schema import SOURCE_COLUMN, TARGET_COLUMN, Kind, NodeType, Property, RelType, Schema
@@ -113,6 +120,8 @@ def translate_ladybug_error(exc: RuntimeError, *, path: Path, what: str, read_on
         read_only: whether the store is open read-only; a write refused there is a :class:`QueryError`.
     """
     message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    if recovery.is_disk_full(exc) or recovery.POST_COMMIT_CHECKPOINT in message:
+        return _disk_full(message, path=path, what=what)
     if what == OPENING:
         return StoreUnavailableError(f"cannot open the store at {path}: {message}; {_opening_advice(exc, path)}")
     if read_only and "read" in message.lower() and "only" in message.lower():
@@ -123,6 +132,34 @@ def translate_ladybug_error(exc: RuntimeError, *, path: Path, what: str, read_on
             "CITEGRAPH_BUFFER_POOL_MIB (a streamed load also takes fewer works per batch: --chunk-works)"
         )
     return StoreError(f"embedded store {path}: `{what}` failed: {message}")
+
+
+def _disk_full(message: str, *, path: Path, what: str) -> StoreError:
+    """The error of a statement or an open that failed for want of disk space, or whose commit's checkpoint failed.
+
+    The engine's commit error then reads "Transaction committed successfully … The committed data is durable",
+    which a full disk makes untrue (its commit record "may have reached storage"): the message says instead
+    that the write is whole or absent, and that ``recover`` tells which once there is room. What a failed
+    statement leaves written is said by the caller that knows (a transaction rolled back, a staged copy removed,
+    batches already committed).
+    """
+    cause = message.rpartition("Original error: ")[2] or message
+    full = recovery.is_disk_full(RuntimeError(message))
+    if recovery.POST_COMMIT_CHECKPOINT in message or (what == OPENING and full and recovery.companions(path)):
+        doing = "opening it" if what == OPENING else f"`{what}`"
+        line = recovery.checkpoint_pending_line(path, disk_full=full)
+        error = StoreFullError if full else StoreError
+        return error(
+            f"embedded store {path}: {doing} failed ({cause}): {line}", **({"pending_recovery": True} if full else {})
+        )
+    if what == OPENING:
+        return StoreFullError(
+            f"cannot open the store at {path}: the disk is full ({recovery.free_space_text(path)}): {cause}; "
+            "nothing was written. Free space on that filesystem, then retry"
+        )
+    return StoreFullError(
+        f"embedded store {path}: `{what}` failed, the disk is full ({recovery.free_space_text(path)}): {cause}"
+    )
 
 
 def _out_of_memory(path: Path, what: str, exc: MemoryError) -> StoreError:
@@ -268,6 +305,8 @@ class EmbeddedStore(GraphStore):
         except RuntimeError as exc:
             self._conn = None  # type: ignore[assignment]
             if exc is first or recovery.classify(exc) is recovery.OpenFailure.LOCKED:
+                raise translate_ladybug_error(exc, path=self.path, what=OPENING) from exc
+            if recovery.is_disk_full(exc):  # the repair itself needs room: say so, not "rebuild it"
                 raise translate_ladybug_error(exc, path=self.path, what=OPENING) from exc
             error = translate_ladybug_error(first, path=self.path, what=OPENING)
             reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
@@ -538,6 +577,14 @@ class EmbeddedStore(GraphStore):
             outcome = work()
             self._commit()
             return outcome
+        except StoreFullError as exc:
+            self._rollback()
+            if exc.pending_recovery:  # the commit went through and its checkpoint did not: the message says so
+                raise
+            raise StoreFullError(
+                f"{exc}; the transaction was rolled back, so nothing of this write was stored. Free space on that "
+                "filesystem (or put the store on a larger one with --db), then rerun the command"
+            ) from exc
         except BaseException:
             self._rollback()
             raise
@@ -643,12 +690,26 @@ class EmbeddedStore(GraphStore):
             finally:
                 builder.close()
             os.replace(building, self.path)
-        except BaseException:
+        except BaseException as exc:
             recovery.remove_build_leftovers(self.path)
+            if recovery.is_disk_full(exc):
+                raise self._staged_full(exc, building) from exc
             raise
         finally:
             self._connect()
             self._columns = {}
+
+    def _staged_full(self, exc: BaseException, building: Path) -> StoreFullError:
+        """The error of a staged write whose disk filled: the copy is gone, the store untouched; the room it needs."""
+        size = self.path.stat().st_size if self.path.exists() else 0
+        cause = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc).splitlines()[0]
+        return StoreFullError(
+            f"{self.describe()}: the disk filled up while writing the store's working copy {building.name} "
+            f"({cause}); the copy was removed and the store is as it was before this command: nothing was written. "
+            f"A staged write needs room for a whole copy of the store ({recovery.size_text(size)}) plus what it "
+            f"adds; {recovery.free_space_text(self.path)} now. Free space (or put the store on a larger "
+            "filesystem with --db), then rerun the command"
+        )
 
     def _copy(self, table: str, frame: pa.Table) -> None:
         """COPY a frame holding every column of the table, in the table's order."""
@@ -818,7 +879,16 @@ class EmbeddedStore(GraphStore):
         identifiers = {"LABEL": label, "KEY": node.key, "ASSIGNMENTS": assignments}
         for start in range(0, table.num_rows, SET_BATCH_ROWS):
             batch = table.slice(start, SET_BATCH_ROWS)
-            self._transaction(lambda batch=batch: self._run("set_node_properties", {"frame": batch}, identifiers))
+            try:
+                self._transaction(lambda batch=batch: self._run("set_node_properties", {"frame": batch}, identifiers))
+            except StoreFullError as exc:
+                this = f"{batch.num_rows:,} ({'whole or not at all' if exc.pending_recovery else 'not written'})"
+                raise StoreFullError(
+                    f"{exc}. Of the {table.num_rows:,} {label} nodes this step writes ({', '.join(properties)}), "
+                    f"{start:,} were written in earlier transactions, the batch of the next {this}, the rest not: "
+                    "rerun the step once there is room, and it writes them all",
+                    pending_recovery=exc.pending_recovery,
+                ) from exc
 
     def _replace_edges(self, rel_type: str, frame: pd.DataFrame) -> int:
         """COPY the edges into a staging table outside any transaction, then swap it in atomically.
