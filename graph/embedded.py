@@ -21,6 +21,7 @@ import functools
 import itertools
 import logging
 import os
+import re
 import shutil
 import warnings
 from collections.abc import Iterator, Mapping
@@ -134,32 +135,75 @@ def translate_ladybug_error(exc: RuntimeError, *, path: Path, what: str, read_on
     return StoreError(f"embedded store {path}: `{what}` failed: {message}")
 
 
+# What the engine's commit error says before the cause: "Transaction committed successfully, but the post-commit
+# checkpoint failed. The committed data is durable and will be recovered on restart: <cause>", the cause sometimes
+# "Checkpoint failed after its commit record may have reached storage; … Original error: <IO error>".
+_IO_FAILURE = re.compile(r"IO exception: .*?" + re.escape(recovery.NO_SPACE))
+_ENGINE_PREAMBLE = re.compile(r"^.*(?:recovered on restart: |Original error: )")
+
+
 def _disk_full(message: str, *, path: Path, what: str) -> StoreError:
     """The error of a statement or an open that failed for want of disk space, or whose commit's checkpoint failed.
 
-    The engine's commit error then reads "Transaction committed successfully … The committed data is durable",
-    which a full disk makes untrue (its commit record "may have reached storage"): the message says instead
-    that the write is whole or absent, and that ``recover`` tells which once there is room. What a failed
-    statement leaves written is said by the caller that knows (a transaction rolled back, a staged copy removed,
-    batches already committed).
+    The engine's commit error then calls the write "durable", which a full disk makes untrue: measured on a
+    4 MiB tmpfs, a load whose checkpoint filled the disk was gone after recovery when nothing but the store
+    file was left beside it (with ``<db>.shadow`` beside it too, once gone and once kept). So: with no engine
+    file beside the store the engine has nothing to recover the write from, and the message says the store is
+    as before; with some, the write is whole or absent, and ``recover`` tells which once there is room. What a
+    failed statement leaves written is said by the caller that knows (a transaction rolled back, a staged copy
+    removed, batches already committed).
     """
-    cause = message.rpartition("Original error: ")[2] or message
+    cause = _ENGINE_PREAMBLE.sub("", message)
     full = recovery.is_disk_full(RuntimeError(message))
-    if recovery.POST_COMMIT_CHECKPOINT in message or (what == OPENING and full and recovery.companions(path)):
-        doing = "opening it" if what == OPENING else f"`{what}`"
-        line = recovery.checkpoint_pending_line(path, disk_full=full)
+    free = recovery.free_space_text(path)
+    doing = "opening it" if what == OPENING else f"`{what}`"
+    left = recovery.companions(path)
+    if recovery.POST_COMMIT_CHECKPOINT in message and not left:
         error = StoreFullError if full else StoreError
+        reason = f"the disk filled up ({free})" if full else "the checkpoint failed"
         return error(
-            f"embedded store {path}: {doing} failed ({cause}): {line}", **({"pending_recovery": True} if full else {})
+            f"embedded store {path}: {doing} failed: {reason} while the engine checkpointed this write ({cause}), "
+            "and no log of it is left beside the store, so nothing of it was stored: the store is as it was "
+            "before this write. Free space on that filesystem (or put the store on a larger one with --db), "
+            "then rerun the command"
         )
+    if recovery.POST_COMMIT_CHECKPOINT in message or (what == OPENING and full and left):
+        line = recovery.checkpoint_pending_line(path, disk_full=full)
+        if full:
+            return StoreFullError(f"embedded store {path}: {doing} failed ({cause}): {line}", pending_recovery=True)
+        return StoreError(f"embedded store {path}: {doing} failed ({cause}): {line}")
     if what == OPENING:
         return StoreFullError(
-            f"cannot open the store at {path}: the disk is full ({recovery.free_space_text(path)}): {cause}; "
-            "nothing was written. Free space on that filesystem, then retry"
+            f"cannot open the store at {path}: the disk is full ({free}): {cause}; nothing was written. Free space "
+            "on that filesystem, then retry"
         )
-    return StoreFullError(
-        f"embedded store {path}: `{what}` failed, the disk is full ({recovery.free_space_text(path)}): {cause}"
-    )
+    if what == "commit":
+        return StoreFullError(
+            f"embedded store {path}: `commit` failed, the disk is full ({free}): {cause}; the engine did not commit "
+            "this write, so nothing of it was stored. Free space on that filesystem (or put the store on a larger "
+            "one with --db), then rerun the command"
+        )
+    return StoreFullError(f"embedded store {path}: `{what}` failed, the disk is full ({free}): {cause}")
+
+
+def _failed_file(message: str) -> str:
+    """The file an engine IO error names (``… path: /x/g.db.wal fileDescriptor: 4 …``), or ``""``."""
+    found = re.search(r"path: (\S+) fileDescriptor", message)
+    return found[1] if found else ""
+
+
+def _abandon(*handles: object) -> None:
+    """Keep the engine's connection and database alive until the process ends, never closing them.
+
+    Why: when the disk filled while the engine wrote its log (``<db>.wal``), its database's close (and its
+    destructor, at the latest when the interpreter exits) throws the IO error again outside any handler, and
+    the C++ runtime aborts the process (measured on a full tmpfs: "terminate called after throwing an instance of
+    'lbug::common::IOException'", exit 134) — before the CLI printed what happened. An extra reference keeps
+    the destructor from running; the process's exit then releases the files and the lock, and the next open
+    reads the log as a killed writer left it (:mod:`graph.recovery`).
+    """
+    for handle in handles:
+        ctypes.pythonapi.Py_IncRef(ctypes.py_object(handle))
 
 
 def _out_of_memory(path: Path, what: str, exc: MemoryError) -> StoreError:
@@ -265,6 +309,7 @@ class EmbeddedStore(GraphStore):
         # writes need neither a transaction nor a build-and-swap of their own.
         self._direct = False
         self._in_transaction = False  # between _begin and _commit / _rollback
+        self._log_unwritable = False  # a full disk failed a write of the engine's log: close abandons (_abandon)
         self._connect()
         self._columns: dict[str, list[str]] = {}
         if not read_only:
@@ -343,8 +388,11 @@ class EmbeddedStore(GraphStore):
 
     def close(self) -> None:
         if getattr(self, "_conn", None) is not None:
-            self._conn.close()
-            self._db.close()
+            if getattr(self, "_log_unwritable", False):
+                _abandon(self._conn, self._db)
+            else:
+                self._conn.close()
+                self._db.close()
             self._conn = None  # type: ignore[assignment]
 
     # statements ------------------------------------------------------------------------------
@@ -361,7 +409,10 @@ class EmbeddedStore(GraphStore):
             if self._cache_can_grow(exc):
                 self._grow_cache(what)
                 return self._execute(text, params, what=what)
-            raise translate_ladybug_error(exc, path=self.path, what=what, read_only=self.read_only) from exc
+            error = translate_ladybug_error(exc, path=self.path, what=what, read_only=self.read_only)
+            if isinstance(error, StoreFullError) and _failed_file(str(exc)).endswith(".wal"):
+                self._log_unwritable = True  # see _abandon
+            raise error from exc
         except MemoryError as exc:
             raise _out_of_memory(self.path, what, exc) from exc
 
@@ -575,12 +626,8 @@ class EmbeddedStore(GraphStore):
         self._begin()
         try:
             outcome = work()
-            self._commit()
-            return outcome
-        except StoreFullError as exc:
+        except StoreFullError as exc:  # a statement failed: the engine rolls the transaction back
             self._rollback()
-            if exc.pending_recovery:  # the commit went through and its checkpoint did not: the message says so
-                raise
             raise StoreFullError(
                 f"{exc}; the transaction was rolled back, so nothing of this write was stored. Free space on that "
                 "filesystem (or put the store on a larger one with --db), then rerun the command"
@@ -588,6 +635,12 @@ class EmbeddedStore(GraphStore):
         except BaseException:
             self._rollback()
             raise
+        try:
+            self._commit()  # a full disk here: _disk_full says what the store holds
+        except BaseException:
+            self._rollback()
+            raise
+        return outcome
 
     def apply(self, nodes: Mapping[str, pd.DataFrame], rels: Mapping[str, pd.DataFrame]) -> dict[str, WriteResult]:
         """Upsert in one transaction; a first load into an empty store is built in a new file and swapped in.
@@ -702,7 +755,8 @@ class EmbeddedStore(GraphStore):
     def _staged_full(self, exc: BaseException, building: Path) -> StoreFullError:
         """The error of a staged write whose disk filled: the copy is gone, the store untouched; the room it needs."""
         size = self.path.stat().st_size if self.path.exists() else 0
-        cause = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc).splitlines()[0]
+        engine = _IO_FAILURE.search(str(exc))  # the engine's IO error, without what the copy's own store said
+        cause = exc.strerror if isinstance(exc, OSError) and exc.strerror else engine[0] if engine else str(exc)
         return StoreFullError(
             f"{self.describe()}: the disk filled up while writing the store's working copy {building.name} "
             f"({cause}); the copy was removed and the store is as it was before this command: nothing was written. "
@@ -902,19 +956,30 @@ class EmbeddedStore(GraphStore):
         """
         rel = self.schema.rel(rel_type)
         staging = f"{rel_type}{STAGING_SUFFIX}"
-        self._run("drop_table_if_exists", identifiers={"TABLE": staging})  # left by a crash mid-COPY
-        self._create_rel_table(rel, name=staging)
 
         def swap() -> None:
             self._run("drop_table", identifiers={"TABLE": rel_type})
             self._run("rename_table", identifiers={"TABLE": staging, "NAME": rel_type})
 
         try:
-            self._copy_given(rel, frame, table=staging)
-            self._transaction(swap)
-        except BaseException:
-            self._run("drop_table_if_exists", identifiers={"TABLE": staging})
-            raise
+            self._run("drop_table_if_exists", identifiers={"TABLE": staging})  # left by a crash mid-COPY
+            self._create_rel_table(rel, name=staging)
+            try:
+                self._copy_given(rel, frame, table=staging)
+                self._transaction(swap)
+            except BaseException:
+                # the first error is the one to report; a staging table left behind is dropped by the next open
+                with contextlib.suppress(StoreError):
+                    self._run("drop_table_if_exists", identifiers={"TABLE": staging})
+                raise
+        except StoreFullError as exc:
+            if exc.pending_recovery:  # the swap's commit: old or new edges, as recover will tell
+                raise
+            raise StoreFullError(
+                f"{exc}; the {rel_type} edges are as they were before this step (the new ones were being staged in "
+                f"{staging}, which the next read-write open drops if it is left). Free space on that filesystem (or "
+                "put the store on a larger one with --db), then rerun the step"
+            ) from exc
         self._columns.pop(rel_type, None)
         return len(frame)
 
