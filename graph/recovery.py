@@ -227,6 +227,8 @@ def size_text(n_bytes: int) -> str:
 def free_space_text(path: Path) -> str:
     """``3.2 MiB free on the filesystem of /data`` (the folder of ``path``), or that it could not be read."""
     folder = path.parent
+    while not folder.exists() and folder != folder.parent:  # a folder the failed write was to create
+        folder = folder.parent
     try:
         free = shutil.disk_usage(folder).free
     except OSError:

@@ -195,3 +195,49 @@ def test_a_compute_step_that_fills_the_disk_leaves_the_edges_it_replaces(
     filler.unlink()
     with open_store(StoreConfig(db_path=db, read_only=True)) as store:
         assert store.count_rels("CO_CITED") == 0 and store.count_nodes("Paper") == TINY_PAPERS
+
+
+def test_recover_fails_when_the_engine_leaves_its_checkpoint_files_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A read-write open that closes without finishing the checkpoint is no repair: recover must not say it is."""
+    import api.cli.data as data
+
+    db = _tiny_store(tmp_path)
+    real_open = data.open_store
+
+    def open_leaving_a_shadow(config: StoreConfig) -> object:
+        store = real_open(config)
+        if not config.read_only:
+            close = store.close
+
+            def close_and_leave() -> None:
+                close()
+                db.with_name(db.name + ".shadow").write_bytes(b"\0" * 4096)
+
+            store.close = close_and_leave  # type: ignore[method-assign]
+        return store
+
+    monkeypatch.setattr(data, "open_store", open_leaving_a_shadow)
+    assert main(["--db", str(db), "recover"]) == 1
+    err = capsys.readouterr().err
+    assert "g.db.shadow (4 KiB) are still beside it" in err and "run `citegraph --db" in err
+
+
+def test_a_full_disk_beside_the_store_is_a_one_line_error_not_an_internal_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import errno
+
+    import api.cli.data as data
+
+    target = tmp_path / "g.db.index" / "vectors.npy"
+
+    def full(args: object) -> int:
+        raise OSError(errno.ENOSPC, "No space left on device", str(target))
+
+    monkeypatch.setattr(data, "cmd_recover", full)
+    assert main(["--db", str(tmp_path / "g.db"), "recover"]) == 1
+    err = capsys.readouterr().err
+    assert f"the disk is full: writing {target} failed" in err and "free on the filesystem of" in err
+    assert "internal error" not in err
