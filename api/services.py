@@ -13,11 +13,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from api.paper_ids import resolve_paper_ids
 from gnn.cocitation.clusters import ClusterLabel, read_cluster_labels
-from graph.aliases import stored_keys
 from graph.files import StoreFiles
 from graph.store import Completeness, GraphStore
-from loaders.ids import lookup_candidates
 
 YEAR_MIN, YEAR_MAX = 0, 9999  # open bounds for year filters (statements take integers)
 
@@ -143,16 +142,14 @@ class GraphService:
 
     def papers(self, ids: Sequence[str]) -> list[PaperRecord | None]:
         """The paper each id names, or None. An id that is not a key is read as a user types ids
-        (:func:`loaders.ids.lookup_candidates`: ``0708.3686`` -> ``arxiv:0708.3686``, ``W2741809807`` ->
+        (:func:`api.paper_ids.resolve_paper_ids`: ``0708.3686`` -> ``arxiv:0708.3686``, ``W2741809807`` ->
         ``openalex:W2741809807``) and looked up as a key and as an ``Alias``; the record carries the key."""
         rows = {row["id"]: PaperRecord(**row) for row in self._query("paper_by_ids", {"ids": list(ids)})}
         missing = [i for i in ids if i not in rows]
         if missing:  # only ids that are not keys cost more round trips
-            candidates = {raw: lookup_candidates(raw) for raw in missing}
             with self._lock:
                 self.round_trips += 1
-                known = stored_keys(self.store, [c for forms in candidates.values() for c in forms])
-            keys = {raw: next((known[c] for c in forms if c in known), None) for raw, forms in candidates.items()}
+                keys = resolve_paper_ids(self.store, missing)
             wanted = sorted({k for k in keys.values() if k is not None})
             found = (
                 {row["id"]: PaperRecord(**row) for row in self._query("paper_by_ids", {"ids": wanted})}

@@ -16,6 +16,7 @@ from graph.errors import (
     Reject,
     SchemaError,
     StoreError,
+    StoreFullError,
     StoreUnavailableError,
     ValidationError,
 )
@@ -62,6 +63,7 @@ __all__ = [
     "SchemaError",
     "StoreConfig",
     "StoreError",
+    "StoreFullError",
     "StoreUnavailableError",
     "TableCount",
     "ValidationError",

@@ -21,6 +21,7 @@ import functools
 import itertools
 import logging
 import os
+import re
 import shutil
 import warnings
 from collections.abc import Iterator, Mapping
@@ -35,7 +36,14 @@ import pyarrow.compute as pc
 
 from graph import recovery
 from graph.arrow import arrow_strings, arrow_table
-from graph.errors import CitegraphError, QueryError, SchemaError, StoreError, StoreUnavailableError
+from graph.errors import (
+    CitegraphError,
+    QueryError,
+    SchemaError,
+    StoreError,
+    StoreFullError,
+    StoreUnavailableError,
+)
 from graph.integrity import damage_advice, non_finite_count, require_sound, require_valid
 from graph.readonly import EMBEDDED_PROCEDURES, check_read_only
 from graph.schema import SOURCE_COLUMN, TARGET_COLUMN, Kind, NodeType, Property, RelType, Schema
@@ -113,6 +121,8 @@ def translate_ladybug_error(exc: RuntimeError, *, path: Path, what: str, read_on
         read_only: whether the store is open read-only; a write refused there is a :class:`QueryError`.
     """
     message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    if recovery.is_disk_full(exc) or recovery.POST_COMMIT_CHECKPOINT in message:
+        return _disk_full(message, path=path, what=what)
     if what == OPENING:
         return StoreUnavailableError(f"cannot open the store at {path}: {message}; {_opening_advice(exc, path)}")
     if read_only and "read" in message.lower() and "only" in message.lower():
@@ -123,6 +133,77 @@ def translate_ladybug_error(exc: RuntimeError, *, path: Path, what: str, read_on
             "CITEGRAPH_BUFFER_POOL_MIB (a streamed load also takes fewer works per batch: --chunk-works)"
         )
     return StoreError(f"embedded store {path}: `{what}` failed: {message}")
+
+
+# What the engine's commit error says before the cause: "Transaction committed successfully, but the post-commit
+# checkpoint failed. The committed data is durable and will be recovered on restart: <cause>", the cause sometimes
+# "Checkpoint failed after its commit record may have reached storage; … Original error: <IO error>".
+_IO_FAILURE = re.compile(r"IO exception: .*?" + re.escape(recovery.NO_SPACE))
+_ENGINE_PREAMBLE = re.compile(r"^.*(?:recovered on restart: |Original error: )")
+
+
+def _disk_full(message: str, *, path: Path, what: str) -> StoreError:
+    """The error of a statement or an open that failed for want of disk space, or whose commit's checkpoint failed.
+
+    The engine's commit error then calls the write "durable", which a full disk makes untrue: measured on a
+    4 MiB tmpfs, a load whose checkpoint filled the disk was gone after recovery when nothing but the store
+    file was left beside it (with ``<db>.shadow`` beside it too, once gone and once kept). So: with no engine
+    file beside the store the engine has nothing to recover the write from, and the message says the store is
+    as before; with some, the write is whole or absent, and ``recover`` tells which once there is room. What a
+    failed statement leaves written is said by the caller that knows (a transaction rolled back, a staged copy
+    removed, batches already committed).
+    """
+    cause = _ENGINE_PREAMBLE.sub("", message)
+    full = recovery.is_disk_full(RuntimeError(message))
+    free = recovery.free_space_text(path)
+    doing = "opening it" if what == OPENING else f"`{what}`"
+    left = recovery.companions(path)
+    if recovery.POST_COMMIT_CHECKPOINT in message and not left:
+        error = StoreFullError if full else StoreError
+        reason = f"the disk filled up ({free})" if full else "the checkpoint failed"
+        return error(
+            f"embedded store {path}: {doing} failed: {reason} while the engine checkpointed this write ({cause}), "
+            "and no log of it is left beside the store, so nothing of it was stored: the store is as it was "
+            "before this write. Free space on that filesystem (or put the store on a larger one with --db), "
+            "then rerun the command"
+        )
+    if recovery.POST_COMMIT_CHECKPOINT in message or (what == OPENING and full and left):
+        line = recovery.checkpoint_pending_line(path, disk_full=full)
+        if full:
+            return StoreFullError(f"embedded store {path}: {doing} failed ({cause}): {line}", pending_recovery=True)
+        return StoreError(f"embedded store {path}: {doing} failed ({cause}): {line}")
+    if what == OPENING:
+        return StoreFullError(
+            f"cannot open the store at {path}: the disk is full ({free}): {cause}; nothing was written. Free space "
+            "on that filesystem, then retry"
+        )
+    if what == "commit":
+        return StoreFullError(
+            f"embedded store {path}: `commit` failed, the disk is full ({free}): {cause}; the engine did not commit "
+            "this write, so nothing of it was stored. Free space on that filesystem (or put the store on a larger "
+            "one with --db), then rerun the command"
+        )
+    return StoreFullError(f"embedded store {path}: `{what}` failed, the disk is full ({free}): {cause}")
+
+
+def _failed_file(message: str) -> str:
+    """The file an engine IO error names (``… path: /x/g.db.wal fileDescriptor: 4 …``), or ``""``."""
+    found = re.search(r"path: (\S+) fileDescriptor", message)
+    return found[1] if found else ""
+
+
+def _abandon(*handles: object) -> None:
+    """Keep the engine's connection and database alive until the process ends, never closing them.
+
+    Why: when the disk filled while the engine wrote its log (``<db>.wal``), its database's close (and its
+    destructor, at the latest when the interpreter exits) throws the IO error again outside any handler, and
+    the C++ runtime aborts the process (measured on a full tmpfs: "terminate called after throwing an instance of
+    'lbug::common::IOException'", exit 134) — before the CLI printed what happened. An extra reference keeps
+    the destructor from running; the process's exit then releases the files and the lock, and the next open
+    reads the log as a killed writer left it (:mod:`graph.recovery`).
+    """
+    for handle in handles:
+        ctypes.pythonapi.Py_IncRef(ctypes.py_object(handle))
 
 
 def _out_of_memory(path: Path, what: str, exc: MemoryError) -> StoreError:
@@ -228,6 +309,7 @@ class EmbeddedStore(GraphStore):
         # writes need neither a transaction nor a build-and-swap of their own.
         self._direct = False
         self._in_transaction = False  # between _begin and _commit / _rollback
+        self._log_unwritable = False  # a full disk failed a write of the engine's log: close abandons (_abandon)
         self._connect()
         self._columns: dict[str, list[str]] = {}
         if not read_only:
@@ -269,6 +351,8 @@ class EmbeddedStore(GraphStore):
             self._conn = None  # type: ignore[assignment]
             if exc is first or recovery.classify(exc) is recovery.OpenFailure.LOCKED:
                 raise translate_ladybug_error(exc, path=self.path, what=OPENING) from exc
+            if recovery.is_disk_full(exc):  # the repair itself needs room: say so, not "rebuild it"
+                raise translate_ladybug_error(exc, path=self.path, what=OPENING) from exc
             error = translate_ladybug_error(first, path=self.path, what=OPENING)
             reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             raise StoreUnavailableError(f"{error} (the repair failed: {reason})") from exc
@@ -304,8 +388,11 @@ class EmbeddedStore(GraphStore):
 
     def close(self) -> None:
         if getattr(self, "_conn", None) is not None:
-            self._conn.close()
-            self._db.close()
+            if getattr(self, "_log_unwritable", False):
+                _abandon(self._conn, self._db)
+            else:
+                self._conn.close()
+                self._db.close()
             self._conn = None  # type: ignore[assignment]
 
     # statements ------------------------------------------------------------------------------
@@ -322,7 +409,10 @@ class EmbeddedStore(GraphStore):
             if self._cache_can_grow(exc):
                 self._grow_cache(what)
                 return self._execute(text, params, what=what)
-            raise translate_ladybug_error(exc, path=self.path, what=what, read_only=self.read_only) from exc
+            error = translate_ladybug_error(exc, path=self.path, what=what, read_only=self.read_only)
+            if isinstance(error, StoreFullError) and _failed_file(str(exc)).endswith(".wal"):
+                self._log_unwritable = True  # see _abandon
+            raise error from exc
         except MemoryError as exc:
             raise _out_of_memory(self.path, what, exc) from exc
 
@@ -536,11 +626,21 @@ class EmbeddedStore(GraphStore):
         self._begin()
         try:
             outcome = work()
-            self._commit()
-            return outcome
+        except StoreFullError as exc:  # a statement failed: the engine rolls the transaction back
+            self._rollback()
+            raise StoreFullError(
+                f"{exc}; the transaction was rolled back, so nothing of this write was stored. Free space on that "
+                "filesystem (or put the store on a larger one with --db), then rerun the command"
+            ) from exc
         except BaseException:
             self._rollback()
             raise
+        try:
+            self._commit()  # a full disk here: _disk_full says what the store holds
+        except BaseException:
+            self._rollback()
+            raise
+        return outcome
 
     def apply(self, nodes: Mapping[str, pd.DataFrame], rels: Mapping[str, pd.DataFrame]) -> dict[str, WriteResult]:
         """Upsert in one transaction; a first load into an empty store is built in a new file and swapped in.
@@ -643,12 +743,27 @@ class EmbeddedStore(GraphStore):
             finally:
                 builder.close()
             os.replace(building, self.path)
-        except BaseException:
+        except BaseException as exc:
             recovery.remove_build_leftovers(self.path)
+            if recovery.is_disk_full(exc):
+                raise self._staged_full(exc, building) from exc
             raise
         finally:
             self._connect()
             self._columns = {}
+
+    def _staged_full(self, exc: BaseException, building: Path) -> StoreFullError:
+        """The error of a staged write whose disk filled: the copy is gone, the store untouched; the room it needs."""
+        size = self.path.stat().st_size if self.path.exists() else 0
+        engine = _IO_FAILURE.search(str(exc))  # the engine's IO error, without what the copy's own store said
+        cause = exc.strerror if isinstance(exc, OSError) and exc.strerror else engine[0] if engine else str(exc)
+        return StoreFullError(
+            f"{self.describe()}: the disk filled up while writing the store's working copy {building.name} "
+            f"({cause}); the copy was removed and the store is as it was before this command: nothing was written. "
+            f"A staged write needs room for a whole copy of the store ({recovery.size_text(size)}) plus what it "
+            f"adds; {recovery.free_space_text(self.path)} now. Free space (or put the store on a larger "
+            "filesystem with --db), then rerun the command"
+        )
 
     def _copy(self, table: str, frame: pa.Table) -> None:
         """COPY a frame holding every column of the table, in the table's order."""
@@ -818,7 +933,16 @@ class EmbeddedStore(GraphStore):
         identifiers = {"LABEL": label, "KEY": node.key, "ASSIGNMENTS": assignments}
         for start in range(0, table.num_rows, SET_BATCH_ROWS):
             batch = table.slice(start, SET_BATCH_ROWS)
-            self._transaction(lambda batch=batch: self._run("set_node_properties", {"frame": batch}, identifiers))
+            try:
+                self._transaction(lambda batch=batch: self._run("set_node_properties", {"frame": batch}, identifiers))
+            except StoreFullError as exc:
+                this = f"{batch.num_rows:,} ({'whole or not at all' if exc.pending_recovery else 'not written'})"
+                raise StoreFullError(
+                    f"{exc}. Of the {table.num_rows:,} {label} nodes this step writes ({', '.join(properties)}), "
+                    f"{start:,} were written in earlier transactions, the batch of the next {this}, the rest not: "
+                    "rerun the step once there is room, and it writes them all",
+                    pending_recovery=exc.pending_recovery,
+                ) from exc
 
     def _replace_edges(self, rel_type: str, frame: pd.DataFrame) -> int:
         """COPY the edges into a staging table outside any transaction, then swap it in atomically.
@@ -832,19 +956,30 @@ class EmbeddedStore(GraphStore):
         """
         rel = self.schema.rel(rel_type)
         staging = f"{rel_type}{STAGING_SUFFIX}"
-        self._run("drop_table_if_exists", identifiers={"TABLE": staging})  # left by a crash mid-COPY
-        self._create_rel_table(rel, name=staging)
 
         def swap() -> None:
             self._run("drop_table", identifiers={"TABLE": rel_type})
             self._run("rename_table", identifiers={"TABLE": staging, "NAME": rel_type})
 
         try:
-            self._copy_given(rel, frame, table=staging)
-            self._transaction(swap)
-        except BaseException:
-            self._run("drop_table_if_exists", identifiers={"TABLE": staging})
-            raise
+            self._run("drop_table_if_exists", identifiers={"TABLE": staging})  # left by a crash mid-COPY
+            self._create_rel_table(rel, name=staging)
+            try:
+                self._copy_given(rel, frame, table=staging)
+                self._transaction(swap)
+            except BaseException:
+                # the first error is the one to report; a staging table left behind is dropped by the next open
+                with contextlib.suppress(StoreError):
+                    self._run("drop_table_if_exists", identifiers={"TABLE": staging})
+                raise
+        except StoreFullError as exc:
+            if exc.pending_recovery:  # the swap's commit: old or new edges, as recover will tell
+                raise
+            raise StoreFullError(
+                f"{exc}; the {rel_type} edges are as they were before this step (the new ones were being staged in "
+                f"{staging}, which the next read-write open drops if it is left). Free space on that filesystem (or "
+                "put the store on a larger one with --db), then rerun the step"
+            ) from exc
         self._columns.pop(rel_type, None)
         return len(frame)
 

@@ -12,6 +12,7 @@
     ├── QueryError                  a named statement is missing or malformed, or a read-only query would write
     └── StoreError                  the backend failed (translated from LadybugDB / Neo4j driver errors)
         ├── StoreUnavailableError   cannot open or reach the store
+        ├── StoreFullError          the disk that holds the store filled up; says what was written and what to do
         └── TransientStoreError     a failure that may pass (deadlock, leader switch): an idempotent write may be retried
 
 Outside this module: ``loaders.fetch.FetchError`` (a download failed; ``SourceUnreachableError``,
@@ -104,6 +105,22 @@ class StoreUnavailableError(StoreError):
     """The store cannot be opened or reached (missing file, lock held, server down, bad credentials)."""
 
 
+class StoreFullError(StoreError):
+    """The filesystem that holds the store (or a copy of it being written) ran out of space.
+
+    Translated from an ``OSError`` with ``errno.ENOSPC`` and from the embedded engine's "No space left on
+    device". The message names the store, the free space (and the space needed where it is known), says
+    what was written — nothing, everything up to a point, or, when the disk filled during the engine's
+    checkpoint after a commit, one whole write or none of it until ``citegraph recover`` finishes that
+    checkpoint — and what to do. ``pending_recovery``: a checkpoint was left unfinished, so every open of
+    the store needs a read-write open (``recover``) with room on the disk first.
+    """
+
+    def __init__(self, message: str, *, pending_recovery: bool = False) -> None:
+        super().__init__(message)
+        self.pending_recovery = pending_recovery
+
+
 class TransientStoreError(StoreError):
     """The backend failed for a reason that may pass (a deadlock, a leader switch, a timeout).
 
@@ -122,6 +139,7 @@ __all__ = [
     "SchemaError",
     "StoreCorruptError",
     "StoreError",
+    "StoreFullError",
     "StoreUnavailableError",
     "TransientStoreError",
     "ValidationError",

@@ -35,6 +35,7 @@ so a read-only open never rewrites it.
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import re
@@ -196,4 +197,63 @@ def recovery_pending_line(path: Path) -> str:
     return (
         f"{path}: finished a checkpoint that a killed writing command had interrupted (the data is unchanged) "
         "before opening it read-only"
+    )
+
+
+# A full disk -----------------------------------------------------------------------------------------
+NO_SPACE = "No space left on device"  # the engine's IO errors end with strerror(ENOSPC)
+POST_COMMIT_CHECKPOINT = (
+    "post-commit checkpoint failed"  # the engine's commit error when the checkpoint after it failed
+)
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    """Whether ``exc`` is the filesystem running out of space: an ``OSError`` with ``ENOSPC`` (Python's own
+    writes: a copy of the store, a file beside it) or the engine's ``RuntimeError`` ending in strerror(ENOSPC)."""
+    if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
+        return True
+    return NO_SPACE in str(exc)
+
+
+def size_text(n_bytes: int) -> str:
+    """``1.5 MiB`` / ``12 KiB`` / ``0 bytes``: a size as a message gives it."""
+    if n_bytes >= 2**20:
+        return f"{n_bytes / 2**20:.1f} MiB"
+    if n_bytes >= 2**10:
+        return f"{n_bytes // 2**10} KiB"
+    return f"{n_bytes} bytes"
+
+
+def free_space_text(path: Path) -> str:
+    """``3.2 MiB free on the filesystem of /data`` (the folder of ``path``), or that it could not be read."""
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:  # a folder the failed write was to create
+        folder = folder.parent
+    try:
+        free = shutil.disk_usage(folder).free
+    except OSError:
+        return f"the free space on the filesystem of {folder} could not be read"
+    return f"{size_text(free)} free on the filesystem of {folder}"
+
+
+def pending_checkpoint_bytes(path: Path) -> int:
+    """The size of what an unfinished checkpoint left beside ``path`` (``<db>.shadow``, the logs): the pages
+    finishing it writes into the store's file, so about the room that needs (the engine says no more)."""
+    return sum(p.stat().st_size for p in companions(path) if p.exists())
+
+
+def checkpoint_pending_line(path: Path, *, disk_full: bool) -> str:
+    """What to do when the engine's checkpoint after a commit failed (the disk filled, or another cause): the
+    engine calls the write "durable", but on a full disk the commit record may not have reached it (the
+    engine's own words: "may have reached storage"), so the outcome is known only after recovery."""
+    held = pending_checkpoint_bytes(path)
+    what = f"the disk filled up ({free_space_text(path)})" if disk_full else "the checkpoint failed"
+    room = f" (the checkpoint's files beside it hold {size_text(held)}: leave at least that much free)" if held else ""
+    free = f"Free space on that filesystem{room}, run" if disk_full else "Run"
+    return (
+        f"{what} while the engine checkpointed a write into {path}. That write is all or nothing, but whether the "
+        "store holds it is known only once the checkpoint is finished, and until then no command can open the "
+        f"store. {free} `{recovery_command(path)}` (it finishes the checkpoint and prints what the store holds), "
+        "then rerun the command that failed: writes are idempotent, so one that did commit is not stored twice. "
+        "The store is not damaged: do not delete it"
     )

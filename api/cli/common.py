@@ -16,13 +16,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from api.paper_ids import resolve_paper_ids, unknown_ids_message
 from api.settings import AppSettings
 from gnn import reports
 from graph import GraphStore, StoreConfig, open_store
-from graph.aliases import stored_keys
 from graph.errors import ConfigError, NotFoundError
 from graph.files import StoreFiles
-from loaders.ids import lookup_candidates
 
 EXIT_DATA = 65  # a DataError: the input or the store must change (sysexits.h EX_DATAERR), not a flag
 
@@ -143,18 +142,10 @@ __all__ = [
 
 def paper_keys(store: GraphStore, given: Sequence[str], option: str) -> list[str]:
     """The stored key of each paper id a user typed (any id a source gave the paper: a DOI, an arXiv id
-    with or without version, an OpenAlex W-id, ...), or :class:`NotFoundError` naming the ids that name nothing."""
-    forms = {raw: lookup_candidates(raw) for raw in given}
-    known = stored_keys(store, [form for candidates in forms.values() for form in candidates])
-    keys = {raw: next((known[f] for f in candidates if f in known), None) for raw, candidates in forms.items()}
+    with or without version, an OpenAlex W-id, a MAG number, ...: :func:`api.paper_ids.resolve_paper_ids`),
+    or :class:`NotFoundError` naming the ids that name nothing."""
+    keys = resolve_paper_ids(store, given)
     unknown = [raw for raw, key in keys.items() if key is None]
     if unknown:
-        shown = ", ".join(repr(raw) for raw in unknown[:5]) + (
-            f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
-        )
-        raise NotFoundError(
-            f"{option}: no paper in {store.describe()} has id {shown} (looked up as a key and as a DOI, arXiv, "
-            "OpenAlex, Semantic Scholar, PubMed or ACL id); check the id against your source, and that the source "
-            "that has the paper was ingested into this store"
-        )
+        raise NotFoundError(unknown_ids_message(option, unknown, store))
     return [str(keys[raw]) for raw in given]

@@ -7,9 +7,9 @@ import json
 from pathlib import Path
 
 from api.settings import AppSettings
-from graph import StoreConfig, open_store
+from graph import StoreConfig, open_store, recovery
 from graph.copy import CopySettings, copy_store
-from graph.errors import ConfigError
+from graph.errors import CitegraphError, ConfigError, StoreError, StoreFullError
 from loaders.fetch import fetch_data
 
 
@@ -49,14 +49,40 @@ def cmd_fetch_data(args: argparse.Namespace) -> int:
 def cmd_recover(args: argparse.Namespace) -> int:
     """``citegraph recover``: open the store read-write, which repairs what a killed writer left beside it
     (a first load's ``.building`` files, staging tables, a torn log, an interrupted checkpoint) and adds
-    the tables and columns a newer version of the data model has (empty), and close it."""
+    the tables and columns a newer version of the data model has (empty), and close it; then check the repair
+    as the next command would meet it: no engine file left beside the store, and a read-only open that works.
+
+    Exits non-zero while a repair is pending (a checkpoint the full disk did not let it finish, most often),
+    saying what it could not repair and what to do; on success it prints what the store holds, so that after a
+    write interrupted by a full disk the user sees whether that write is in."""
     config = StoreConfig.from_env(db_path=args.db)
     path = config.db_path
     if not path.exists():
         raise ConfigError(f"no store at {path}; give the path of an embedded store file with --db")
     open_store(config).close()
+    left = recovery.companions(path)
+    if left:
+        names = ", ".join(f"{p.name} ({recovery.size_text(p.stat().st_size)})" for p in left if p.exists())
+        raise StoreError(
+            f"{path}: opened read-write and closed, but {names} are still beside it: the engine did not finish "
+            f"its checkpoint, so the repair is pending ({recovery.free_space_text(path)}). Free space on that "
+            f"filesystem and run `{recovery.recovery_command(path)}` again; until it succeeds, commands cannot open "
+            "the store"
+        )
+    try:
+        with open_store(StoreConfig.from_env(db_path=path, read_only=True)) as store:
+            stats = store.stats()
+    except StoreFullError:
+        raise
+    except CitegraphError as exc:
+        raise StoreError(
+            f"{path}: opened read-write and closed, but a read-only open (what `stats`, `recommend` and the server "
+            f"do) still fails, so a repair is pending: {exc}"
+        ) from exc
+    held = ", ".join(f"{name} {count:,}" for counts in stats.values() for name, count in counts.items() if count)
     print(
-        f"{path}: opens read-write and read-only, with every table and column of this version; nothing left to repair"
+        f"{path}: opens read-write and read-only, with every table and column of this version; nothing left to "
+        f"repair. It holds {held or 'nothing'}"
     )
     return 0
 

@@ -18,9 +18,11 @@ needs; ``EX_DATAERR`` of sysexits.h); 130 interrupted.
 from __future__ import annotations
 
 import argparse
+import errno
 import logging
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 import api.cli.build as build
 import api.cli.compute as compute
@@ -32,7 +34,7 @@ import api.cli.recommend as recommend
 import api.cli.serve as serve
 import api.cli.spark as spark
 from api.cli.common import EXIT_DATA, add_global_flags
-from graph import CitegraphError
+from graph import CitegraphError, recovery
 from graph.errors import DataError
 
 log = logging.getLogger("citegraph")
@@ -68,17 +70,34 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(f"citegraph: error: {exc}", file=sys.stderr)
         return EXIT_DATA if isinstance(exc, DataError) else 1
+    except OSError as exc:
+        if args.debug:
+            raise
+        if exc.errno != errno.ENOSPC:
+            return _internal_error(exc)
+        written = Path(str(exc.filename)) if exc.filename else Path.cwd() / "-"  # free_space_text reads its folder
+        print(
+            f"citegraph: error: the disk is full: writing {exc.filename or 'a file'} failed ({exc.strerror}; "
+            f"{recovery.free_space_text(written)}). Files beside the store are written whole and renamed into "
+            "place, so the ones there are as before this command; free space, then rerun it",
+            file=sys.stderr,
+        )
+        return 1
     except KeyboardInterrupt:
         print("citegraph: interrupted", file=sys.stderr)
         return 130
     except Exception as exc:  # a bug: say so in one line, the traceback is one flag away
         if args.debug:
             raise
-        print(
-            f"citegraph: internal error: {type(exc).__name__}: {exc} (rerun with --debug for the traceback)",
-            file=sys.stderr,
-        )
-        return 2
+        return _internal_error(exc)
+
+
+def _internal_error(exc: Exception) -> int:
+    print(
+        f"citegraph: internal error: {type(exc).__name__}: {exc} (rerun with --debug for the traceback)",
+        file=sys.stderr,
+    )
+    return 2
 
 
 if __name__ == "__main__":

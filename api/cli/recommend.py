@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import sys
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -19,11 +20,13 @@ from typing import Any
 import torch
 
 from api.cli.common import index_dir, open_from_args, paper_keys, print_report, store_files
+from api.paper_ids import resolve_paper_ids, unknown_ids_message
 from gnn.recommend import evaluate, train
 from gnn.recommend.citances import QUERY_SOURCES, default_query_source
 from gnn.recommend.examples import TrainSettings
 from gnn.recommend.service import (
     DEFAULT_K,
+    BatchQueries,
     RecommendationService,
     RecommendRequest,
     RecommendResponse,
@@ -35,8 +38,8 @@ from gnn.rerank.lambdamart import LambdaMartSettings
 from gnn.rerank.model import OBJECTIVES, RerankerSettings
 from gnn.retrieval.index import IndexSettings, RetrievalIndex, built_digest
 from gnn.text.encoder import EncoderSettings, TextEncoder
-from graph.errors import ConfigError, DataError
-from graph.files import StoreFiles
+from graph.errors import ConfigError, DataError, NotFoundError
+from graph.files import StoreFiles, write_atomic
 from graph.store import GraphStore
 
 log = logging.getLogger("citegraph")
@@ -77,13 +80,14 @@ def cmd_recommend(args: argparse.Namespace) -> int:
         # Ids as the user's sources print them, resolved (or refused) before the index and encoder load.
         cited = tuple(paper_keys(store, args.cited, "--cited"))
         citing = paper_keys(store, [args.citing], "--citing")[0] if args.citing else None
+        batch = _read_resolved_batch(store, args) if args.batch else None
         settings = ServiceSettings(candidate_sentences=args.candidate_sentences)
         service = RecommendationService.open(
             store, settings, index_dir=index_dir(args), progress=not args.quiet, build=True
         )
         try:
-            if args.batch:
-                requests = read_batch(Path(args.batch), k=args.k or BATCH_K)
+            if batch is not None:
+                requests = batch.requests
                 start = time.perf_counter()
                 responses = []
                 for begin in range(0, len(requests), args.batch_size):
@@ -92,6 +96,12 @@ def cmd_recommend(args: argparse.Namespace) -> int:
                 written = write_ranked(Path(args.out), responses)
                 rate = written / seconds if seconds > 0 else float("inf")
                 print(f"{written} queries ranked into {args.out} ({seconds:.1f}s, {rate:.1f} queries/s)")
+                if batch.unresolved:
+                    queries = len({u.origin for u in batch.unresolved})
+                    print(
+                        f"{len(batch.unresolved)} paper id(s) of {queries} quer{'y' if queries == 1 else 'ies'} named no "
+                        f"stored paper and were left out of them (listed in {rejects_path(Path(args.out))})"
+                    )
                 return 0
             request = RecommendRequest(
                 context=args.context or "",
@@ -112,6 +122,53 @@ def cmd_recommend(args: argparse.Namespace) -> int:
             return 0
         finally:
             service.close()
+
+
+def rejects_path(out: Path) -> Path:
+    """Where ``recommend --batch --on-error skip`` lists the ids it left out: ``<out stem>.rejects.jsonl``."""
+    return out.with_name(f"{out.stem}.rejects.jsonl")
+
+
+SHOWN_ON_STDERR = 20  # unresolved ids printed one per line; the rest are in the rejects file only
+
+
+def _read_resolved_batch(store: GraphStore, args: argparse.Namespace) -> BatchQueries:
+    """``--batch`` read with its paper ids resolved as ``--citing`` / ``--cited`` are (one lookup for the file).
+
+    An id that names no stored paper stops the command (``--on-error fail``, the default), naming its file and
+    line, before anything is ranked; with ``--on-error skip`` its query is ranked without it, and each such id is
+    printed on stderr and written to :func:`rejects_path` (``{"origin", "query_id", "field", "id"}`` per line).
+    """
+    path = Path(args.batch)
+    batch = read_batch(path, k=args.k or BATCH_K, resolve=lambda ids: resolve_paper_ids(store, ids))
+    rejects = rejects_path(Path(args.out))
+    if not batch.unresolved:
+        rejects.unlink(missing_ok=True)  # a list from an earlier run would describe this one wrongly
+        return batch
+    first = batch.unresolved[0]
+    if args.on_error == "fail":
+        others = batch.unresolved[1:]
+        more = (
+            f"; {len(others)} more id(s) resolve to nothing too ({', '.join(u.origin for u in others[:5])}"
+            f"{', …' if len(others) > 5 else ''})"
+            if others
+            else ""
+        )
+        raise NotFoundError(
+            unknown_ids_message(f"{first.origin}: `{first.field}`", [first.given], store)
+            + f"{more}. Nothing was ranked; fix the ids, or rerun with --on-error skip to rank those queries "
+            f"without them (the ids left out are listed on stderr and in {rejects})"
+        )
+    rejects.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(rejects, "".join(json.dumps(u.as_record()) + "\n" for u in batch.unresolved))
+    for u in batch.unresolved[:SHOWN_ON_STDERR]:
+        print(
+            f"{u.origin}: `{u.field}` {u.given!r} names no stored paper; left out of query {u.query_id!r}",
+            file=sys.stderr,
+        )
+    if len(batch.unresolved) > SHOWN_ON_STDERR:
+        print(f"… and {len(batch.unresolved) - SHOWN_ON_STDERR} more in {rejects}", file=sys.stderr)
+    return batch
 
 
 def _read_draft(path: Path, position: int | None) -> tuple[str, ...]:
@@ -315,6 +372,14 @@ def _add_recommend(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
         "--out", metavar="RANKED.jsonl", help='with --batch: {"id", "ranked": [{"paper_id", "score"}]} per line'
     )
     p.add_argument("--batch-size", type=int, default=64, help="queries per service call in --batch mode")
+    p.add_argument(
+        "--on-error",
+        choices=["fail", "skip"],
+        default="fail",
+        help="with --batch, a citing_paper_id or cited_ids entry that names no stored paper: fail (default) stops "
+        "before ranking, naming the file and line; skip ranks the query without it, lists it on stderr and in "
+        "<out stem>.rejects.jsonl, and counts the ids left out in the summary",
+    )
     p.add_argument("--index-dir", help="where the retrieval index lives (default: <db>.index beside the store)")
     p.add_argument("--json", action="store_true", help="print the recommendations as JSON")
     p.set_defaults(func=cmd_recommend)

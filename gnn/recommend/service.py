@@ -25,8 +25,8 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -427,11 +427,66 @@ def check_encoder(index: RetrievalIndex, encoder: TextEncoder, store: GraphStore
 # --- batch files -------------------------------------------------------------------------------
 
 
-def read_batch(path: Path, *, k: int) -> list[RecommendRequest]:
+# Paper ids as a batch line gives them -> the stored key of each, or None where it names no stored paper
+# (api.paper_ids.resolve_paper_ids: the resolver of every other place that takes paper ids).
+IdResolver = Callable[[Sequence[str]], Mapping[str, "str | None"]]
+
+
+@dataclass(frozen=True)
+class UnresolvedId:
+    """A paper id of a batch line that names no stored paper: left out of its query."""
+
+    origin: str  # "<file>:<line>"
+    query_id: str  # the line's "id"
+    field: str  # "citing_paper_id" or "cited_ids"
+    given: str  # the id as the line wrote it
+
+    def as_record(self) -> dict[str, str]:
+        return {"origin": self.origin, "query_id": self.query_id, "field": self.field, "id": self.given}
+
+
+@dataclass(frozen=True)
+class BatchQueries:
+    """A batch file read: its requests with every paper id resolved to a stored key, and the ids that resolved
+    to nothing (left out of their requests; a caller that must not go on without them refuses the batch)."""
+
+    requests: list[RecommendRequest]
+    unresolved: list[UnresolvedId]
+
+
+def read_batch(path: Path, *, k: int, resolve: IdResolver) -> BatchQueries:
     """Requests from a JSON Lines file of ``{"id", "context", "citing_paper_id"?, "title"?, "abstract"?, "cited_ids"?}``;
     a manuscript-mode line gives ``"draft"`` (the draft's sentences, a list of strings) and ``"position"`` (the
-    index of the sentence that needs the citation) instead of, or besides, ``"context"``."""
-    requests = []
+    index of the sentence that needs the citation) instead of, or besides, ``"context"``.
+
+    ``citing_paper_id`` and ``cited_ids`` are written as the user's sources print them (``0708.3686``,
+    ``arXiv:0708.3686v2``, a DOI, a MAG number): ``resolve`` maps them, all lines at once, to the store's keys.
+    Why never as given: an id that is not the key would silently exclude nothing and enrich nothing, so the
+    citing paper itself could be recommended (on one user's held-out set, MRR fell from 0.483 to 0.317).
+    """
+    lines = list(_batch_lines(path, k=k))
+    given = [i for _, r in lines for i in ((r.citing_paper_id,) if r.citing_paper_id else ()) + r.cited_ids]
+    keys = resolve(list(dict.fromkeys(given))) if given else {}
+    requests: list[RecommendRequest] = []
+    unresolved: list[UnresolvedId] = []
+    for where, request in lines:
+        query_id = request.id or ""
+        citing = keys.get(request.citing_paper_id) if request.citing_paper_id else None
+        if request.citing_paper_id and citing is None:
+            unresolved.append(UnresolvedId(where, query_id, "citing_paper_id", request.citing_paper_id))
+        cited = []
+        for raw in request.cited_ids:
+            key = keys.get(raw)
+            if key is None:
+                unresolved.append(UnresolvedId(where, query_id, "cited_ids", raw))
+            else:
+                cited.append(key)
+        requests.append(replace(request, citing_paper_id=citing, cited_ids=tuple(dict.fromkeys(cited))))
+    return BatchQueries(requests, unresolved)
+
+
+def _batch_lines(path: Path, *, k: int) -> Iterable[tuple[str, RecommendRequest]]:
+    """``("<file>:<line>", request)`` per query line of ``path``, ids as written; a bad line is a DataError."""
     with path.open(encoding="utf-8") as lines:
         for number, line in enumerate(lines, start=1):
             if not line.strip():
@@ -464,15 +519,14 @@ def read_batch(path: Path, *, k: int) -> list[RecommendRequest]:
                     title=title,
                     abstract=abstract,
                     cited_ids=tuple(cited),
-                    citing_paper_id=citing_paper_id,
+                    citing_paper_id=citing_paper_id or None,
                     year=int(year) if isinstance(year, int) else None,
                     k=k,
                     id=str(record.get("id", number)),
                 )
             except ConfigError as exc:  # the request's own checks (blank context, position), with the line
                 raise DataError(f"{where}: {exc}") from exc
-            requests.append(request)
-    return requests
+            yield where, request
 
 
 def _draft(record: dict[str, Any], where: str) -> tuple[tuple[str, ...], int | None]:
@@ -506,11 +560,14 @@ def write_ranked(path: Path, responses: Iterable[RecommendResponse]) -> int:
 
 
 __all__ = [
+    "BatchQueries",
+    "IdResolver",
     "RecommendRequest",
     "RecommendResponse",
     "Recommendation",
     "RecommendationService",
     "ServiceSettings",
+    "UnresolvedId",
     "open_retrieval",
     "read_batch",
     "write_ranked",

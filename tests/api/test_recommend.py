@@ -211,14 +211,19 @@ def test_requests_are_validated() -> None:
 # --- batch files and the CLI --------------------------------------------------------------------
 
 
+def _as_given(ids: Sequence[str]) -> dict[str, str | None]:
+    """A resolver for batch tests whose ids are all stored keys."""
+    return {i: i for i in ids}
+
+
 def test_read_batch_reports_the_line(tmp_path: Path) -> None:
     path = tmp_path / "q.jsonl"
     path.write_text('{"id": "a", "context": "x [CIT]"}\n\n{"id": "b"}\n', encoding="utf-8")
     with pytest.raises(DataError, match=r"q.jsonl:3"):
-        read_batch(path, k=5)
+        read_batch(path, k=5, resolve=_as_given)
     path.write_text('{"id": "a", "context": "x [CIT]"}\n{"id": "c", "context": "   "}\n', encoding="utf-8")
     with pytest.raises(DataError, match=r"q.jsonl:2: a recommendation needs a context"):
-        read_batch(path, k=5)  # the request's own checks name the line too
+        read_batch(path, k=5, resolve=_as_given)  # the request's own checks name the line too
 
 
 def test_batch_cli_round_trip(
@@ -268,11 +273,43 @@ def test_batch_cli_round_trip(
     assert table[0].split()[:6] == ["#", "id", "title", "year", "score", "why"] and len(table) == 5
 
 
+def test_batch_on_error_skip_ranks_without_unknown_ids_and_lists_them(
+    graph: GraphStore,
+    store_path: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    graph.close()
+    monkeypatch.setenv("CITEGRAPH_CACHE", str(tmp_path / "cache"))
+    queries = tmp_path / "queries.jsonl"
+    lines = [
+        {"id": "q1", "context": "phrase tables for translation [CIT]", "citing_paper_id": "no-such-paper"},
+        {"id": "q2", "context": "attention [CIT]", "cited_ids": ["p4", "10.9999/nothing"]},
+    ]
+    queries.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    out = tmp_path / "ranked.jsonl"
+    args = ["--db", str(store_path), "-q", "recommend", "--batch", str(queries), "--out", str(out)]
+    assert main([*args, "--index-dir", str(tmp_path / "index"), "--on-error", "skip"]) == 0
+    captured = capsys.readouterr()
+    assert "queries.jsonl:1: `citing_paper_id` 'no-such-paper' names no stored paper" in captured.err
+    assert "queries.jsonl:2: `cited_ids` '10.9999/nothing' names no stored paper" in captured.err
+    assert "2 queries ranked" in captured.out and "2 paper id(s) of 2 queries named no stored paper" in captured.out
+    rejects = [json.loads(line) for line in (tmp_path / "ranked.rejects.jsonl").read_text().splitlines()]
+    assert rejects == [
+        {"origin": "queries.jsonl:1", "query_id": "q1", "field": "citing_paper_id", "id": "no-such-paper"},
+        {"origin": "queries.jsonl:2", "query_id": "q2", "field": "cited_ids", "id": "10.9999/nothing"},
+    ]
+    ranked = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert [r["id"] for r in ranked] == ["q1", "q2"] and all(r["ranked"] for r in ranked)
+    assert "p4" not in [r["paper_id"] for r in ranked[1]["ranked"]]  # the id that resolved still counts
+
+
 def test_read_batch_manuscript_lines(tmp_path: Path) -> None:
     path = tmp_path / "q.jsonl"
     draft = ["We translate.", "Phrase tables help [CIT].", "They are large."]
     path.write_text(json.dumps({"id": "m", "draft": draft, "position": 1}) + "\n", encoding="utf-8")
-    (request,) = read_batch(path, k=5)
+    (request,) = read_batch(path, k=5, resolve=_as_given).requests
     assert request.draft == tuple(draft) and request.position == 1 and request.context == ""
     for bad, message in (
         ({"draft": draft, "position": 3}, "`position` must be the index"),
@@ -281,7 +318,7 @@ def test_read_batch_manuscript_lines(tmp_path: Path) -> None:
     ):
         path.write_text(json.dumps(bad) + "\n", encoding="utf-8")
         with pytest.raises(DataError, match=rf"q.jsonl:1: {message}"):
-            read_batch(path, k=5)
+            read_batch(path, k=5, resolve=_as_given)
 
 
 def test_manuscript_mode_searches_body_sampled_candidates(
