@@ -17,7 +17,7 @@ from taxonomy_graph import taxonomy_batch, write_fused
 from test_recommend import _citances
 
 from api.cli.common import format_rows
-from api.cli.main import main
+from api.cli.main import build_parser, main
 from api.cli.query import completeness_table, recipe_statement
 from gnn.recommend.service import RecommendationService, ServiceSettings
 from gnn.text.embeddings import compute_embeddings
@@ -632,3 +632,26 @@ def test_compute_hyperbolic_no_map_writes_coordinates_and_a_later_map_run_loads_
     assert (files.hyperbolic_map / "latest").is_file()
     assert main(args) == 0
     assert f"loaded from cache {files.hyperbolic_map}" in capsys.readouterr().out
+
+
+def test_every_command_a_statement_header_names_exists(capsys: pytest.CaptureFixture[str]) -> None:
+    """most_cited_papers.cypher sent its users to `citegraph compute citation-counts`, which is no command."""
+
+    def header(path: Path) -> str:  # the leading // lines as one text, so a command may run across lines
+        lines = path.read_text(encoding="utf-8").splitlines()
+        return " ".join(line.lstrip("/").strip() for line in lines if line.startswith("//"))
+
+    named = [
+        (path.relative_to(REPO), command)
+        for path in sorted((REPO / "cypher").rglob("*.cypher"))
+        for command in re.findall(r"`citegraph ([^`]+)`", header(path))
+    ]
+    assert any(command.startswith("compute cocitation") for _, command in named)  # the headers are read
+    unknown = []
+    for path, command in named:
+        try:
+            build_parser().parse_known_args(shlex.split(command.replace("…", "")))
+        except SystemExit:
+            unknown.append(f"{path}: citegraph {command}")
+    capsys.readouterr()
+    assert not unknown
