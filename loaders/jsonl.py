@@ -6,6 +6,7 @@ One JSON object per line (UTF-8; the file may be gzipped), told apart by ``type`
      "doi": "10.3115/...", "arxiv_id": null, "authors": ["Ann Lee", "Bo Chen"], "categories": ["cs.CL"],
      "ids": {"s2": "649def34f8be52c8b66281af98ae884c09aef38b", "pmid": "18153422"}}
     {"type": "paper", "id": "10.1162/coli.2000.26.1.1", "stub": true}
+    {"type": "paper", "id": "ref-12", "reference": "Brants, T. (2000). TnT: a statistical part-of-speech tagger. ANLP."}
     {"type": "citation", "citing": "P98-1081", "cited": "my-paper-7", "contexts": ["As shown by ...", "..."]}
     {"type": "sentence", "paper": "P98-1081", "sid": 12, "text": "We tag with TnT [3].", "section": "Method",
      "cites": [{"paper": "my-paper-7", "marker": "[3]"}]}
@@ -13,7 +14,7 @@ One JSON object per line (UTF-8; the file may be gzipped), told apart by ``type`
 Required: ``paper`` ``id``; ``citation`` ``citing`` and ``cited``; ``sentence`` ``paper``, ``sid``
 and ``text``. Everything else may be left out or null. What each becomes:
 
-* ``paper`` -> ``Paper {id, title, abstract, year, venue, doi, arxiv_id, stub, dataset="jsonl"}``;
+* ``paper`` -> ``Paper {id, title, abstract, year, venue, doi, arxiv_id, stub, reference, dataset="jsonl"}``;
   ``Author {id, name}`` + ``(Author)-[:WROTE {position}]->(Paper)`` for each name in ``authors``
   ("First Last"; ``id`` is :func:`loaders.ids.author_key` of the name, ``position`` 1-based, a name
   twice on one paper gives one edge at its first place); ``(Paper)-[:IN_CATEGORY {score=1.0,
@@ -25,7 +26,11 @@ and ``text``. Everything else may be left out or null. What each becomes:
   **Stubs**: a paper known only by its id (a work your data cite but do not describe) is
   ``"stub": true`` or simply has no ``title``; it is stored with ``stub=true`` (``stub=false``
   for every paper with a title). A later load of the same id with a title fills it in and makes
-  it ``stub=false``. ``"stub": false`` without a title is rejected.
+  it ``stub=false``. ``"stub": false`` without a title is rejected. A work known only from a
+  bibliography gives its entry as ``reference`` (``"Brants, T. (2000). TnT ..."``) and no ``title``: it
+  is a stub with ``Paper.reference`` set, as the Web of Science and Scopus importers store the works
+  their records cite; the paper embeddings, the retrieval index and the reranker's title features use the
+  reference string as its text while it has no title or abstract.
   **Other ids**: ``ids`` maps a kind of id to the paper's id of that kind (``doi``, ``arxiv``,
   ``acl``, ``openalex``, ``s2`` (Semantic Scholar paperId), ``s2corpus``, ``pmid``, ``mag``,
   ``wos``, ``scopus``); each, and the ``doi`` and ``arxiv_id`` fields, becomes an
@@ -111,7 +116,20 @@ DATASET = "jsonl"  # Paper.dataset and CITES.dataset
 LINE_TABLE = "line"  # Reject.table of a line that is a record of no table (not JSON, unknown type)
 
 FIELDS: dict[str, tuple[str, ...]] = {
-    "paper": ("id", "title", "abstract", "year", "venue", "doi", "arxiv_id", "authors", "categories", "stub", "ids"),
+    "paper": (
+        "id",
+        "title",
+        "abstract",
+        "year",
+        "venue",
+        "doi",
+        "arxiv_id",
+        "authors",
+        "categories",
+        "stub",
+        "ids",
+        "reference",
+    ),
     "citation": ("citing", "cited", "contexts"),
     "sentence": ("paper", "sid", "text", "section", "cites"),
 }
@@ -172,7 +190,8 @@ class _Tables:
 
     papers: dict[str, list[object]] = field(
         default_factory=lambda: {
-            k: [] for k in ("id", "title", "abstract", "year", "venue", "doi", "arxiv_id", "stub", ORIGIN_COLUMN)
+            k: []
+            for k in ("id", "title", "abstract", "year", "venue", "doi", "arxiv_id", "stub", "reference", ORIGIN_COLUMN)
         }
     )
     authors: dict[str, tuple[str, str]] = field(default_factory=dict)  # key -> (first spelling, its origin)
@@ -322,6 +341,7 @@ def _paper(record: dict[str, Any], where: str, out: _Tables) -> None:
         doi=doi if doi is not None else ids.get("doi", "").removeprefix(DOI_PREFIX) or None,
         arxiv_id=arxiv if arxiv is not None else ids.get("arxiv", "").removeprefix(ARXIV_PREFIX) or None,
         stub=stub,  # a value of another type is left for validation to reject
+        reference=text_or_null(record.get("reference")),
         **{ORIGIN_COLUMN: where},
     )
     for prefix, value in ((DOI_PREFIX, doi), (ARXIV_PREFIX, arxiv)):

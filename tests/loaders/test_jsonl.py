@@ -503,3 +503,31 @@ def test_a_sentence_citing_a_paper_defined_nowhere_is_dangling(tmp_path: Path, e
         ("CITES", "dangle.jsonl:2", "`target` Paper 'zz' is neither in this load nor in the store"),
         ("MENTIONS", "dangle.jsonl:2", "`target` Paper 'zz' is neither in this load nor in the store"),
     ]
+
+
+def test_a_bibliography_only_work_is_a_stub_with_its_reference_string(tmp_path: Path, empty_store: GraphStore) -> None:
+    """There was no `reference` field: a user put the entry in `title` and got a full paper named by it."""
+    entry = "Brants, T. (2000). TnT: a statistical part-of-speech tagger. In ANLP 2000."
+    path = _write(
+        tmp_path / "refs.jsonl",
+        [
+            _line(type="paper", id="mine", title="Our tagger"),
+            _line(type="paper", id="brants-2000", reference=f"  {entry} "),
+            _line(type="citation", citing="mine", cited="brants-2000"),
+        ],
+    )
+    batch = jsonl.load(path)
+    assert batch.rejects == []
+    ingest(empty_store, batch)
+    [papers] = list(empty_store.iter_nodes("Paper", 10))
+    stored = papers.set_index("id")
+    assert stored.loc["brants-2000", "reference"] == entry and bool(stored.loc["brants-2000", "stub"])
+    assert pd.isna(stored.loc["brants-2000", "title"])
+    assert not bool(stored.loc["mine", "stub"]) and pd.isna(stored.loc["mine", "reference"])
+    # a later record with the title fills the work in and keeps the reference string
+    ingest(
+        empty_store, jsonl.load(_write(tmp_path / "more.jsonl", [_line(type="paper", id="brants-2000", title="TnT")]))
+    )
+    [papers] = list(empty_store.iter_nodes("Paper", 10))
+    filled = papers.set_index("id").loc["brants-2000"]
+    assert filled["title"] == "TnT" and not bool(filled["stub"]) and filled["reference"] == entry
