@@ -37,7 +37,8 @@ and ``text``. Everything else may be left out or null. What each becomes:
   ``Alias {id, kind}`` with ``(Alias)-[:ALIAS_OF]->(Paper)`` in the prefixed form of
   :mod:`loaders.ids` (``doi:10.1/x``, ``pmid:18153422``), so the paper is found by any of them, and
   a ``citing``/``cited``/``paper`` of this file may name the paper by any of them. ``id`` stays
-  the key. ``ids.doi``/``ids.arxiv`` fill ``doi``/``arxiv_id`` when those fields are absent;
+  the key. ``ids.doi``/``ids.arxiv`` fill ``doi``/``arxiv_id`` when those fields are absent. An id
+  in ``ids`` that is another paper's ``id`` joins the two papers (:func:`_join_papers_named_by_ids`);
 * ``citation`` -> ``(Paper)-[:CITES {n_contexts, dataset="jsonl"}]->(Paper)``; both papers must
   be defined, in this file (a stub record will do) or already in the store. Each distinct text in
   ``contexts`` becomes a citing sentence of the citing paper (:mod:`loaders.contexts`):
@@ -70,13 +71,13 @@ type); ``authors``/``categories``/``contexts``/``cites`` that is not a list (``W
 ``MENTIONS``/``MENTIONS``; the rest of the record is loaded) and entries of them that are not
 names, codes, texts or cited papers (``Author``/``IN_CATEGORY``/``Sentence``/``MENTIONS``); ``ids``
 that is not an object, or an id in it that does not read as its kind, or that another paper of
-the file has as its id or alias (``Alias``); a citation of a paper by itself, or a sentence citing
-its own paper (``CITES``/``MENTIONS``). Values of the wrong type (``"year": "n.d."``, ``"title": 5``,
-``"stub": "yes"``) are passed on for :mod:`graph.validate` to reject with the same origin, which
-also rejects a citation of a paper defined nowhere (dangling) and a paper id defined twice. Blank
-lines are skipped; fields not listed above are ignored with a warning in the log. With
-``--on-error skip``, the context sentences of a citation whose citing paper exists nowhere are
-stored without their ``HAS_SENTENCE`` edge.
+the file has as an alias (``Alias``; one that is another paper's id joins the two instead); a
+citation of a paper by itself, or a sentence citing its own paper (``CITES``/``MENTIONS``). Values of
+the wrong type (``"year": "n.d."``, ``"title": 5``, ``"stub": "yes"``) are passed on for
+:mod:`graph.validate` to reject with the same origin, which also rejects a citation of a paper
+defined nowhere (dangling) and a paper id defined twice. Blank lines are skipped; fields not listed
+above are ignored with a warning in the log. With ``--on-error skip``, the context sentences of a
+citation whose citing paper exists nowhere are stored without their ``HAS_SENTENCE`` edge.
 """
 
 from __future__ import annotations
@@ -466,7 +467,66 @@ def _same_text(text: str) -> str:
     return " ".join(text.split())
 
 
+def _join_papers_named_by_ids(out: _Tables) -> None:
+    """Join each paper whose ``ids`` name another paper of the file by its key (``"ids": {"mag": "2123"}``
+    beside a paper ``"id": "mag:2123"``) into that paper: they are one work.
+
+    As a later load joins a paper into the stored one its ids name (:mod:`graph.aliases`), the paper keyed
+    by the id keeps its key and its values; the other record fills the values it lacks (``stub`` false if
+    either has a title), and its own key becomes an ``Alias`` of the work, so citations and sentences of the
+    file that name it land on the joined paper. Its authors, categories and other ids move over (an author or
+    category on both records: one edge, the first).
+    """
+    keys = {key for key in out.papers["id"] if isinstance(key, str)}
+    parent: dict[str, str] = {}
+
+    def root(key: str) -> str:
+        while key in parent:
+            key = parent[key]
+        return key
+
+    for alias, key, _ in out.aliases:
+        if alias != key and alias in keys and isinstance(key, str) and root(key) != root(alias):
+            parent[root(key)] = root(alias)
+    if not parent:
+        return
+    joined = {key: root(key) for key in parent}
+    rows = [dict(zip(out.papers, values)) for values in zip(*out.papers.values())]
+    kept: dict[str, dict[str, object]] = {}  # the row of each surviving key (its first; a duplicate is validation's)
+    for row in rows:
+        if row["id"] in joined.values():
+            kept.setdefault(str(row["id"]), row)
+    merged = []
+    for row in rows:
+        key = row["id"]
+        if not isinstance(key, str) or key not in joined:
+            merged.append(row)
+            continue
+        into = kept[joined[key]]
+        out.aliases.append((key, joined[key], str(row[ORIGIN_COLUMN])))
+        for name, value in row.items():
+            if into.get(name) is None and value is not None:
+                into[name] = value
+        if row["stub"] is False or into["title"] is not None:
+            into["stub"] = False
+    out.papers = {name: [row[name] for row in merged] for name in out.papers}
+    out.aliases = [(alias, joined.get(key, key), where) for alias, key, where in out.aliases]
+    for columns in (out.wrote, out.in_category):
+        seen: set[tuple[object, object]] = set()
+        kept_rows = []
+        for values in zip(*columns.values()):
+            row = dict(zip(columns, values))
+            row[TARGET_COLUMN] = joined.get(str(row[TARGET_COLUMN]), row[TARGET_COLUMN])
+            pair = (row[SOURCE_COLUMN], row[TARGET_COLUMN])
+            if pair not in seen:
+                seen.add(pair)
+                kept_rows.append(row)
+        for name in columns:
+            columns[name] = [row[name] for row in kept_rows]
+
+
 def _batch(path: Path, out: _Tables) -> GraphBatch:
+    _join_papers_named_by_ids(out)
     rejects = list(out.rejects)
     keys = {str(key) for key in out.papers["id"]}  # papers of this file (a duplicate is left to validation)
     alias_of = _resolve_aliases(out, keys, rejects)
