@@ -107,6 +107,35 @@ def plain_numbers(table: pa.Table) -> pa.Table:
         return table.cast(schema(wide=True))
 
 
+# A result column type that holds nodes, relationships or paths, alone or inside a list or struct.
+_GRAPH_TYPE = re.compile(r"\b(NODE|REL|RECURSIVE_REL)\b")
+
+
+def readable_graph_value(value: Any) -> Any:
+    """``value`` of a query's row with each node, relationship and path the engine hands out as a map a user
+    reads: a node as ``{"_label": ..., property: value, ...}``, a relationship as ``{"_type": ..., ...}`` (the
+    properties that are set; the engine's internal offsets left out, as Neo4j's records leave out theirs), a
+    path as ``{"nodes": [...], "relationships": [...]}``; lists and maps are read inside."""
+    if isinstance(value, list):
+        return [readable_graph_value(item) for item in value]
+    if not isinstance(value, dict):
+        return value
+    if "_NODES" in value and "_RELS" in value:
+        return {
+            "nodes": [readable_graph_value(node) for node in value["_NODES"]],
+            "relationships": [readable_graph_value(rel) for rel in value["_RELS"]],
+        }
+    if "_LABEL" in value and "_ID" in value:
+        name = "_type" if "_SRC" in value else "_label"
+        properties = {
+            key: readable_graph_value(item)
+            for key, item in value.items()
+            if key not in ("_ID", "_LABEL", "_SRC", "_DST") and item is not None
+        }
+        return {name: value["_LABEL"], **properties}
+    return {key: readable_graph_value(item) for key, item in value.items()}
+
+
 OPENING = "open"  # the `what` of translate_ladybug_error when the database itself could not be opened
 POOL_FULL = "buffer pool is full"  # in the engine's error when a statement needs more page cache than it has
 
@@ -482,6 +511,13 @@ class EmbeddedStore(GraphStore):
         result = self._execute(text, params, what="query")
         if not result.get_column_names():
             return [], []
+        if any(_GRAPH_TYPE.search(kind) for kind in result.get_column_data_types()):
+            # the engine's Arrow export of a node or relationship column fails ("Expected 2 buffers for
+            # imported type float"): such results are read row by row, each node or relationship as a map
+            rows = []
+            while result.has_next():
+                rows.append([readable_graph_value(value) for value in result.get_next()])
+            return result.get_column_names(), rows
         table = require_valid(plain_numbers(_arrow(result, self.path, "query")), store=self.describe(), what="query")
         # a query may compute a NaN itself (0.0 / 0.0), so its rows are shown; but the user is told
         bad = sum(non_finite_count(table.column(name)) for name in table.column_names)

@@ -39,6 +39,7 @@ from neo4j.exceptions import (
     SessionExpired,
     TransientError,
 )
+from neo4j.graph import Node, Path, Relationship
 
 from graph.arrow import arrow_table
 from graph.config import StoreConfig
@@ -71,6 +72,27 @@ _ENDPOINTS = [
     (SOURCE_COLUMN, Property(SOURCE_COLUMN, Kind.STRING)),
     (TARGET_COLUMN, Property(TARGET_COLUMN, Kind.STRING)),
 ]
+
+
+def readable_graph_value(value: Any) -> Any:
+    """``value`` of a user's query with each node, relationship and path as the embedded backend hands them
+    out (:func:`graph.embedded.readable_graph_value`): a node as ``{"_label": ..., property: value}``, a
+    relationship as ``{"_type": ..., property: value}``, a path as ``{"nodes": [...], "relationships": [...]}``;
+    so ``citegraph cypher "... RETURN p"`` prints the same on both backends."""
+    if isinstance(value, Node):
+        return {"_label": ":".join(sorted(value.labels)), **{k: readable_graph_value(v) for k, v in value.items()}}
+    if isinstance(value, Relationship):
+        return {"_type": value.type, **{k: readable_graph_value(v) for k, v in value.items()}}
+    if isinstance(value, Path):
+        return {
+            "nodes": [readable_graph_value(node) for node in value.nodes],
+            "relationships": [readable_graph_value(rel) for rel in value.relationships],
+        }
+    if isinstance(value, list):
+        return [readable_graph_value(item) for item in value]
+    if isinstance(value, dict):
+        return {key: readable_graph_value(item) for key, item in value.items()}
+    return value
 
 
 @dataclass
@@ -338,7 +360,7 @@ class Neo4jStore(GraphStore):
 
         def work(tx: ManagedTransaction) -> tuple[list[str], list[list[Any]]]:
             result = tx.run(text, parameters)
-            rows = [list(record.data().values()) for record in result]
+            rows = [[readable_graph_value(value) for value in record.values()] for record in result]
             return list(result.keys()), rows
 
         with (

@@ -24,6 +24,27 @@ from graph.schema import ORIGIN_COLUMN, SOURCE_COLUMN, TARGET_COLUMN, Kind, Node
 # has_nodes(label, keys) -> boolean mask: which keys exist in the store already.
 HasNodes = Callable[[str, pd.Series], np.ndarray]
 
+# The longest text a field may hold, in characters, per label and property; a longer value is rejected with
+# its origin. Why limits at all: a title or a name of megabytes is no title or name but a field that ran into
+# the next (a quote missing in a CSV, a tag lost in a tagged export, a damaged file); stored as it is, it
+# swells the store, the embedding cache and the index, and every table and page that shows it. Each limit sits
+# far above the longest real value, so a real record never meets it. Every importer's tables pass here, so this
+# is the one definition for all of them.
+FIELD_LIMITS: dict[str, dict[str, int]] = {
+    "Paper": {
+        # the longest real titles (with subtitles) run to a few hundred characters, rarely past 1,000
+        "title": 4_000,
+        # an abstract is ~250 words (~2,000 characters); long structured ones stay under ~20,000
+        "abstract": 100_000,
+        # one cited-reference string (a WoS CR entry, a bibliography line): ~100-400 characters
+        "reference": 4_000,
+        # a journal's or proceedings' full name: well under 300 characters
+        "venue": 1_000,
+    },
+    # a person's name, or a consortium's: the longest group names run to a few hundred characters
+    "Author": {"name": 1_000},
+}
+
 
 def preview(value: object) -> str:
     """A value as shown in a reject reason: its repr, cut to 60 characters."""
@@ -94,6 +115,26 @@ def _check_key_column(values: pd.Series, name: str, out: _Collector) -> None:
             else (values.notna() & (values != "")).to_numpy()
         )
     out.add(~is_text, lambda p: f"`{name}` is {preview(raw[p])}, expected a non-empty string")
+
+
+def _check_length(values: pd.Series, prop: Property, label: str, limit: int, out: _Collector) -> None:
+    """Reject strings longer than ``limit`` characters (:data:`FIELD_LIMITS`), naming the length and the limit."""
+    raw = _Values(values)
+    if values.dtype == object:
+        lengths = np.fromiter((len(v) if isinstance(v, str) else 0 for v in raw.array), dtype=np.int64, count=len(raw))
+    elif pd.api.types.is_string_dtype(values):
+        lengths = values.str.len().fillna(0).to_numpy(dtype=np.int64)
+    else:
+        return  # not text: the type check has rejected it
+
+    def reason(p: int) -> str:
+        return (
+            f"`{prop.name}` is {lengths[p]:,} characters long ({preview(str(raw[p])[:80])}), over the limit of {limit:,} for "
+            f"{label}.{prop.name}: most likely a field that ran into the next or a damaged record; fix the record in "
+            "the export, or load the rest with --on-error skip"
+        )
+
+    out.add(lengths > limit, reason)
 
 
 def _check_property(values: pd.Series, prop: Property, out: _Collector) -> None:
@@ -183,8 +224,11 @@ def validate_nodes(frame: pd.DataFrame, node: NodeType) -> tuple[pd.DataFrame, l
         raise SchemaError(f"table {node.label} has no `{node.key}` column; every {node.label} needs its key")
     out = _Collector(frame, node.label)
     _check_key_column(frame[node.key], node.key, out)
+    limits = FIELD_LIMITS.get(node.label, {})
     for prop in _property_columns(frame, node, {node.key}):
         _check_property(frame[prop.name], prop, out)
+        if prop.name in limits:
+            _check_length(frame[prop.name], prop, node.label, limits[prop.name], out)
     _reject_duplicates(frame, [node.key], out, f"duplicate {node.label} `{node.key}`")
     return _clean_rows(frame, out.bad), out.rejects()
 
@@ -345,4 +389,12 @@ def require_valid_rels(frame: pd.DataFrame, rel: RelType, has_nodes: HasNodes) -
     return clean
 
 
-__all__ = ["HasNodes", "first_reject", "preview", "require_valid_rels", "validate_nodes", "validate_rels"]
+__all__ = [
+    "FIELD_LIMITS",
+    "HasNodes",
+    "first_reject",
+    "preview",
+    "require_valid_rels",
+    "validate_nodes",
+    "validate_rels",
+]

@@ -36,7 +36,15 @@ from graph.errors import Reject
 from graph.ingest import GraphBatch
 from graph.schema import ORIGIN_COLUMN, SOURCE_COLUMN, TARGET_COLUMN
 from graph.validate import preview
-from loaders._common import integer_or_as_is, iter_raw_lines, nullable_ints, origin, require_file, table, text_or_null
+from loaders._common import (
+    integer_or_as_is,
+    iter_raw_lines,
+    nullable_ints,
+    origin,
+    require_file,
+    table,
+    text_or_unescaped_null,
+)
 from loaders.ids import ARXIV_PREFIX, DOI_PREFIX, PaperIdError, author_key, canonical_paper_id
 
 log = logging.getLogger(__name__)
@@ -99,10 +107,10 @@ def load(path: Path) -> GraphBatch:
                 continue
 
         paper_cols["id"].append(paper_id)
-        paper_cols["title"].append(text_or_null(record.get("title")))
-        paper_cols["abstract"].append(text_or_null(record.get("abstract")))
+        paper_cols["title"].append(text_or_unescaped_null(record.get("title")))  # HTML-escaped: R&amp;G
+        paper_cols["abstract"].append(text_or_unescaped_null(record.get("abstract")))
         paper_cols["year"].append(integer_or_as_is(record.get("year")))
-        paper_cols["venue"].append(text_or_null(record.get("venue")))
+        paper_cols["venue"].append(text_or_unescaped_null(record.get("venue")))
         paper_cols[ORIGIN_COLUMN].append(where)
 
         names = record.get("authors")

@@ -6,6 +6,7 @@ One JSON object per line (UTF-8; the file may be gzipped), told apart by ``type`
      "doi": "10.3115/...", "arxiv_id": null, "authors": ["Ann Lee", "Bo Chen"], "categories": ["cs.CL"],
      "ids": {"s2": "649def34f8be52c8b66281af98ae884c09aef38b", "pmid": "18153422"}}
     {"type": "paper", "id": "10.1162/coli.2000.26.1.1", "stub": true}
+    {"type": "paper", "id": "ref-12", "reference": "Brants, T. (2000). TnT: a statistical part-of-speech tagger. ANLP."}
     {"type": "citation", "citing": "P98-1081", "cited": "my-paper-7", "contexts": ["As shown by ...", "..."]}
     {"type": "sentence", "paper": "P98-1081", "sid": 12, "text": "We tag with TnT [3].", "section": "Method",
      "cites": [{"paper": "my-paper-7", "marker": "[3]"}]}
@@ -13,7 +14,7 @@ One JSON object per line (UTF-8; the file may be gzipped), told apart by ``type`
 Required: ``paper`` ``id``; ``citation`` ``citing`` and ``cited``; ``sentence`` ``paper``, ``sid``
 and ``text``. Everything else may be left out or null. What each becomes:
 
-* ``paper`` -> ``Paper {id, title, abstract, year, venue, doi, arxiv_id, stub, dataset="jsonl"}``;
+* ``paper`` -> ``Paper {id, title, abstract, year, venue, doi, arxiv_id, stub, reference, dataset="jsonl"}``;
   ``Author {id, name}`` + ``(Author)-[:WROTE {position}]->(Paper)`` for each name in ``authors``
   ("First Last"; ``id`` is :func:`loaders.ids.author_key` of the name, ``position`` 1-based, a name
   twice on one paper gives one edge at its first place); ``(Paper)-[:IN_CATEGORY {score=1.0,
@@ -25,14 +26,19 @@ and ``text``. Everything else may be left out or null. What each becomes:
   **Stubs**: a paper known only by its id (a work your data cite but do not describe) is
   ``"stub": true`` or simply has no ``title``; it is stored with ``stub=true`` (``stub=false``
   for every paper with a title). A later load of the same id with a title fills it in and makes
-  it ``stub=false``. ``"stub": false`` without a title is rejected.
+  it ``stub=false``. ``"stub": false`` without a title is rejected. A work known only from a
+  bibliography gives its entry as ``reference`` (``"Brants, T. (2000). TnT ..."``) and no ``title``: it
+  is a stub with ``Paper.reference`` set, as the Web of Science and Scopus importers store the works
+  their records cite; the paper embeddings, the retrieval index and the reranker's title features use the
+  reference string as its text while it has no title or abstract.
   **Other ids**: ``ids`` maps a kind of id to the paper's id of that kind (``doi``, ``arxiv``,
   ``acl``, ``openalex``, ``s2`` (Semantic Scholar paperId), ``s2corpus``, ``pmid``, ``mag``,
   ``wos``, ``scopus``); each, and the ``doi`` and ``arxiv_id`` fields, becomes an
   ``Alias {id, kind}`` with ``(Alias)-[:ALIAS_OF]->(Paper)`` in the prefixed form of
   :mod:`loaders.ids` (``doi:10.1/x``, ``pmid:18153422``), so the paper is found by any of them, and
   a ``citing``/``cited``/``paper`` of this file may name the paper by any of them. ``id`` stays
-  the key. ``ids.doi``/``ids.arxiv`` fill ``doi``/``arxiv_id`` when those fields are absent;
+  the key. ``ids.doi``/``ids.arxiv`` fill ``doi``/``arxiv_id`` when those fields are absent. An id
+  in ``ids`` that is another paper's ``id`` joins the two papers (:func:`_join_papers_named_by_ids`);
 * ``citation`` -> ``(Paper)-[:CITES {n_contexts, dataset="jsonl"}]->(Paper)``; both papers must
   be defined, in this file (a stub record will do) or already in the store. Each distinct text in
   ``contexts`` becomes a citing sentence of the citing paper (:mod:`loaders.contexts`):
@@ -65,13 +71,13 @@ type); ``authors``/``categories``/``contexts``/``cites`` that is not a list (``W
 ``MENTIONS``/``MENTIONS``; the rest of the record is loaded) and entries of them that are not
 names, codes, texts or cited papers (``Author``/``IN_CATEGORY``/``Sentence``/``MENTIONS``); ``ids``
 that is not an object, or an id in it that does not read as its kind, or that another paper of
-the file has as its id or alias (``Alias``); a citation of a paper by itself, or a sentence citing
-its own paper (``CITES``/``MENTIONS``). Values of the wrong type (``"year": "n.d."``, ``"title": 5``,
-``"stub": "yes"``) are passed on for :mod:`graph.validate` to reject with the same origin, which
-also rejects a citation of a paper defined nowhere (dangling) and a paper id defined twice. Blank
-lines are skipped; fields not listed above are ignored with a warning in the log. With
-``--on-error skip``, the context sentences of a citation whose citing paper exists nowhere are
-stored without their ``HAS_SENTENCE`` edge.
+the file has as an alias (``Alias``; one that is another paper's id joins the two instead); a
+citation of a paper by itself, or a sentence citing its own paper (``CITES``/``MENTIONS``). Values of
+the wrong type (``"year": "n.d."``, ``"title": 5``, ``"stub": "yes"``) are passed on for
+:mod:`graph.validate` to reject with the same origin, which also rejects a citation of a paper
+defined nowhere (dangling) and a paper id defined twice. Blank lines are skipped; fields not listed
+above are ignored with a warning in the log. With ``--on-error skip``, the context sentences of a
+citation whose citing paper exists nowhere are stored without their ``HAS_SENTENCE`` edge.
 """
 
 from __future__ import annotations
@@ -111,7 +117,20 @@ DATASET = "jsonl"  # Paper.dataset and CITES.dataset
 LINE_TABLE = "line"  # Reject.table of a line that is a record of no table (not JSON, unknown type)
 
 FIELDS: dict[str, tuple[str, ...]] = {
-    "paper": ("id", "title", "abstract", "year", "venue", "doi", "arxiv_id", "authors", "categories", "stub", "ids"),
+    "paper": (
+        "id",
+        "title",
+        "abstract",
+        "year",
+        "venue",
+        "doi",
+        "arxiv_id",
+        "authors",
+        "categories",
+        "stub",
+        "ids",
+        "reference",
+    ),
     "citation": ("citing", "cited", "contexts"),
     "sentence": ("paper", "sid", "text", "section", "cites"),
 }
@@ -172,7 +191,8 @@ class _Tables:
 
     papers: dict[str, list[object]] = field(
         default_factory=lambda: {
-            k: [] for k in ("id", "title", "abstract", "year", "venue", "doi", "arxiv_id", "stub", ORIGIN_COLUMN)
+            k: []
+            for k in ("id", "title", "abstract", "year", "venue", "doi", "arxiv_id", "stub", "reference", ORIGIN_COLUMN)
         }
     )
     authors: dict[str, tuple[str, str]] = field(default_factory=dict)  # key -> (first spelling, its origin)
@@ -322,6 +342,7 @@ def _paper(record: dict[str, Any], where: str, out: _Tables) -> None:
         doi=doi if doi is not None else ids.get("doi", "").removeprefix(DOI_PREFIX) or None,
         arxiv_id=arxiv if arxiv is not None else ids.get("arxiv", "").removeprefix(ARXIV_PREFIX) or None,
         stub=stub,  # a value of another type is left for validation to reject
+        reference=text_or_null(record.get("reference")),
         **{ORIGIN_COLUMN: where},
     )
     for prefix, value in ((DOI_PREFIX, doi), (ARXIV_PREFIX, arxiv)):
@@ -446,7 +467,66 @@ def _same_text(text: str) -> str:
     return " ".join(text.split())
 
 
+def _join_papers_named_by_ids(out: _Tables) -> None:
+    """Join each paper whose ``ids`` name another paper of the file by its key (``"ids": {"mag": "2123"}``
+    beside a paper ``"id": "mag:2123"``) into that paper: they are one work.
+
+    As a later load joins a paper into the stored one its ids name (:mod:`graph.aliases`), the paper keyed
+    by the id keeps its key and its values; the other record fills the values it lacks (``stub`` false if
+    either has a title), and its own key becomes an ``Alias`` of the work, so citations and sentences of the
+    file that name it land on the joined paper. Its authors, categories and other ids move over (an author or
+    category on both records: one edge, the first).
+    """
+    keys = {key for key in out.papers["id"] if isinstance(key, str)}
+    parent: dict[str, str] = {}
+
+    def root(key: str) -> str:
+        while key in parent:
+            key = parent[key]
+        return key
+
+    for alias, key, _ in out.aliases:
+        if alias != key and alias in keys and isinstance(key, str) and root(key) != root(alias):
+            parent[root(key)] = root(alias)
+    if not parent:
+        return
+    joined = {key: root(key) for key in parent}
+    rows = [dict(zip(out.papers, values)) for values in zip(*out.papers.values())]
+    kept: dict[str, dict[str, object]] = {}  # the row of each surviving key (its first; a duplicate is validation's)
+    for row in rows:
+        if row["id"] in joined.values():
+            kept.setdefault(str(row["id"]), row)
+    merged = []
+    for row in rows:
+        key = row["id"]
+        if not isinstance(key, str) or key not in joined:
+            merged.append(row)
+            continue
+        into = kept[joined[key]]
+        out.aliases.append((key, joined[key], str(row[ORIGIN_COLUMN])))
+        for name, value in row.items():
+            if into.get(name) is None and value is not None:
+                into[name] = value
+        if row["stub"] is False or into["title"] is not None:
+            into["stub"] = False
+    out.papers = {name: [row[name] for row in merged] for name in out.papers}
+    out.aliases = [(alias, joined.get(key, key), where) for alias, key, where in out.aliases]
+    for columns in (out.wrote, out.in_category):
+        seen: set[tuple[object, object]] = set()
+        kept_rows = []
+        for values in zip(*columns.values()):
+            row = dict(zip(columns, values))
+            row[TARGET_COLUMN] = joined.get(str(row[TARGET_COLUMN]), row[TARGET_COLUMN])
+            pair = (row[SOURCE_COLUMN], row[TARGET_COLUMN])
+            if pair not in seen:
+                seen.add(pair)
+                kept_rows.append(row)
+        for name in columns:
+            columns[name] = [row[name] for row in kept_rows]
+
+
 def _batch(path: Path, out: _Tables) -> GraphBatch:
+    _join_papers_named_by_ids(out)
     rejects = list(out.rejects)
     keys = {str(key) for key in out.papers["id"]}  # papers of this file (a duplicate is left to validation)
     alias_of = _resolve_aliases(out, keys, rejects)

@@ -168,7 +168,19 @@ def _csv_file(path: Path, name: str, out: _Columns) -> None:
                     "save the file as UTF-8",
                 )
                 continue
-            fields = next(csv.reader([text.lstrip("\ufeff")]), [])
+            try:
+                fields = next(csv.reader([text.lstrip("\ufeff")]), [])
+            except csv.Error as exc:  # a field past the csv module's limit (128 KiB), a NUL byte
+                out.records += 1
+                out.reject(
+                    where,
+                    f"line of {len(text):,} characters is no CSV row ({exc}; it starts {preview(text)}); a row holds "
+                    "short ids (OCI, DOIs, dates): a damaged line, or a quote never closed that swallowed the lines "
+                    "after it. Fix or drop the line, or load the rest with --on-error skip",
+                )
+                if columns is None:
+                    return  # no header, so no row can be read
+                continue
             if columns is None:
                 header = [f.strip().lower() for f in fields]
                 if "citing" not in header or "cited" not in header:

@@ -250,6 +250,9 @@ def _read_json_file(path: Path, anchor: tuple[str | None, str | None], into: _In
             "save it as UTF-8 (the API answers in UTF-8: save the response body as it came)",
         )
         return True
+    if not text.strip():  # an empty input loads nothing and says so, as every importer's (docs/data.md)
+        log.warning("%s is empty (no record in it); check that it is the file you meant", path)
+        return True
     try:
         value = json.loads(text)
     except json.JSONDecodeError as exc:

@@ -38,11 +38,11 @@ from __future__ import annotations
 
 import codecs
 import hashlib
-import html
 import re
 from dataclasses import dataclass, field
 
 from graph.schema import ABSTRACT_SECTION
+from loaders._common import unescape_entities
 from loaders.ids import canonical_paper_id
 
 # ---------------------------------------------------------------------------------------------
@@ -94,9 +94,9 @@ _SOFT_HYPHEN = "\u00ad"
 
 
 def clean_text(text: str) -> str:
-    """Entities unescaped (``&apos;`` ``&#8220;``), soft hyphens dropped, whitespace runs made one space."""
-    if "&" in text:
-        text = html.unescape(text)
+    """Entities unescaped (``&apos;`` ``&#8220;``; twice-escaped ``&amp;quot;`` too: :func:`unescape_entities`),
+    soft hyphens dropped, whitespace runs made one space."""
+    text = unescape_entities(text)
     if _SOFT_HYPHEN in text:
         text = text.replace(_SOFT_HYPHEN, "")
     return " ".join(text.split())

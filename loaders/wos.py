@@ -84,8 +84,8 @@ def load_with_report(path: Path) -> tuple[GraphBatch, CitationReport]:
 def _read_file(file: Path, records: list[ExportRecord], rejects: list[Reject]) -> None:
     lines = iter_raw_lines(file)
     first = next(lines, None)
-    if first is None:  # an empty file: load_with_report warns
-        return
+    if first is None or (not first.strip() and all(not line.strip() for line in lines)):
+        return  # an empty file, or blank lines only: load_with_report warns (docs/data.md, "An empty input")
     first = first.removeprefix(BOM)
     if first.startswith((b"FN ", b"PT ")) or first in (b"FN", b"PT"):
         _read_tagged(file, first, lines, records, rejects)

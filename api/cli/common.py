@@ -96,19 +96,50 @@ def _unstorable(value: Any) -> str | None:
     return next((p for p in map(_unstorable, items) if p), None)
 
 
-def format_rows(columns: list[str], rows: list[list[Any]], fmt: str) -> str:
-    """Rows as ``json`` (objects), ``csv`` (with a header) or a ``table`` (cells cut at 60 characters)."""
+TABLE_WIDTH = 60  # the widest a table cell is shown (``--width``); wider values end in "…"
+
+
+def is_id_column(name: str) -> bool:
+    """Whether a result column holds keys (``id``, ``p.id``, ``paper_id``, ``doi``): a table never cuts
+    these, since keys that share their first characters would read as one."""
+    last = name.rsplit(".", 1)[-1].lower()
+    return last in ("id", "key", "doi", "code") or last.endswith("_id")
+
+
+def format_cell(value: Any) -> str:
+    """A value as the table and CSV formats write it: maps and lists (nodes, relationships, paths and
+    collections of them) as JSON, nothing for null, anything else as its text."""
+    if value is None:
+        return ""
+    if isinstance(value, dict | list | tuple):
+        return json.dumps(value, default=str, ensure_ascii=False)
+    return str(value)
+
+
+def format_rows(columns: list[str], rows: list[list[Any]], fmt: str, *, width: int = TABLE_WIDTH) -> str:
+    """Rows as ``json`` (objects), ``csv`` (with a header) or a ``table``.
+
+    A table cell longer than ``width`` characters is cut to ``width`` ending in "…" (0: never cut); the
+    cells of id columns (:func:`is_id_column`) are never cut.
+    """
     if fmt == "json":
         return json.dumps([dict(zip(columns, row)) for row in rows], indent=2, default=str)
     if fmt == "csv":
         buffer = io.StringIO()
         writer = csv.writer(buffer)
         writer.writerow(columns)
-        writer.writerows(rows)
+        writer.writerows([format_cell(value) for value in row] for row in rows)
         return buffer.getvalue().rstrip("\n")
-    cells = [[str(c) for c in columns]] + [["" if v is None else str(v) for v in row] for row in rows]
-    widths = [min(60, max(len(r[i]) for r in cells)) for i in range(len(columns))]
-    lines = [" | ".join(v[:60].ljust(w) for v, w in zip(r, widths)) for r in cells]
+    limits = [None if width <= 0 or is_id_column(name) else width for name in columns]
+
+    def cut(text: str, limit: int | None) -> str:
+        return text if limit is None or len(text) <= limit else text[: limit - 1] + "…"
+
+    cells = [[str(c) for c in columns]] + [
+        [cut(format_cell(v), limit) for v, limit in zip(row, limits)] for row in rows
+    ]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(columns))]
+    lines = [" | ".join(v.ljust(w) for v, w in zip(r, widths)) for r in cells]
     lines.insert(1, "-+-".join("-" * w for w in widths))
     return "\n".join([*lines, f"({len(rows)} rows)"])
 
@@ -130,8 +161,10 @@ def print_report(
 __all__ = [
     "EXIT_DATA",
     "data_dir",
+    "format_cell",
     "format_rows",
     "index_dir",
+    "is_id_column",
     "open_from_args",
     "paper_keys",
     "parse_param",

@@ -20,7 +20,16 @@ from typing import Any
 
 import cypher
 from api import explore
-from api.cli.common import EXIT_DATA, INT64, format_rows, open_from_args, paper_keys, parse_param, store_files
+from api.cli.common import (
+    EXIT_DATA,
+    INT64,
+    TABLE_WIDTH,
+    format_rows,
+    open_from_args,
+    paper_keys,
+    parse_param,
+    store_files,
+)
 from gnn.cocitation.compute import MEASURES
 from gnn.cocitation.export import FORMATS, export_cocitation, export_coupling
 from gnn.mapping.historiograph import historiograph, write_historiograph
@@ -117,7 +126,7 @@ def cmd_cypher(args: argparse.Namespace) -> int:
                 if isinstance(params[name], str):
                     params[name] = paper_keys(store, [params[name]], f"--param {name}")[0]
         columns, rows = store.read_only_query(text, params)
-    print(format_rows(columns, rows, args.format))
+    print(format_rows(columns, rows, args.format, width=args.width))
     return 0
 
 
@@ -340,7 +349,20 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         metavar="NAME=VALUE",
         help="query parameter (VALUE as JSON or text; for a recipe, as its header types it)",
     )
-    p.add_argument("--format", choices=["table", "json", "csv"], default="table")
+    p.add_argument(
+        "--format",
+        choices=["table", "json", "csv"],
+        default="table",
+        help="table (the default), json or csv; nodes, relationships and paths come as maps in each",
+    )
+    p.add_argument(
+        "--width",
+        type=int,
+        default=TABLE_WIDTH,
+        metavar="N",
+        help=f"the table format cuts longer cells to N characters ending in '…' (default {TABLE_WIDTH}; 0: never); "
+        "id columns (id, *_id, doi, code) are never cut",
+    )
     p.set_defaults(func=cmd_cypher)
 
     p = sub.add_parser("export", help="export tables or co-citation / coupling networks for analysts")

@@ -1,4 +1,4 @@
-// The most cited papers (by n_cited, computed by `citegraph compute citation-counts`) in a year range.
+// The most cited papers (by n_cited, computed by `citegraph compute cocitation`) in a year range.
 // parameters: $year_min, $year_max (integers), $limit
 // returns: id, title, year, venue, n_cited
 MATCH (p:Paper)

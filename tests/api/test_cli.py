@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import csv
 import gzip
 import json
 import logging
@@ -15,7 +16,8 @@ import pytest
 from taxonomy_graph import taxonomy_batch, write_fused
 from test_recommend import _citances
 
-from api.cli.main import main
+from api.cli.common import format_rows
+from api.cli.main import build_parser, main
 from api.cli.query import completeness_table, recipe_statement
 from gnn.recommend.service import RecommendationService, ServiceSettings
 from gnn.text.embeddings import compute_embeddings
@@ -344,6 +346,58 @@ def test_an_ablation_saves_its_models_beside_its_report_never_over_the_served_re
 
 
 # cypher: numbers, recipes, files -------------------------------------------------------------------
+@pytest.fixture
+def openalex_built(tmp_path: Path) -> Path:
+    """A store of one OpenAlex work citing another: the engine's Arrow export of its Paper nodes fails
+    ("Expected 2 buffers for imported type float"), which the tiny graph's nodes do not show."""
+    work = {"id": "https://openalex.org/W1", "title": "A", "publication_year": 2020}
+    path = tmp_path / "w1.json"
+    path.write_text(json.dumps(work | {"referenced_works": ["https://openalex.org/W2"]}), encoding="utf-8")
+    db = tmp_path / "oa.db"
+    assert main(["--db", str(db), "-q", "ingest", "openalex", str(path)]) == 0
+    return db
+
+
+def test_cypher_returns_whole_nodes_relationships_and_paths_as_maps(
+    openalex_built: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`RETURN p` was an internal ArrowInvalid (exit 2); now a node is its label and set properties in every format."""
+    assert main(["--db", str(openalex_built), "cypher", "MATCH (p:Paper) RETURN p ORDER BY p.id LIMIT 1"]) == 0
+    assert '"_label": "Paper", "id": "openalex:W1"' in capsys.readouterr().out
+    query = (
+        "MATCH path = (p:Paper {id: 'openalex:W1'})-[r:CITES]->(q:Paper) RETURN p, r, path, [q] AS cited, q.id AS id"
+    )
+    assert main(["--db", str(openalex_built), "cypher", query, "--format", "json"]) == 0
+    [row] = json.loads(capsys.readouterr().out)
+    paper = {"_label": "Paper", "id": "openalex:W1", "title": "A", "year": 2020, "dataset": "openalex", "stub": False}
+    assert {k: row["p"][k] for k in paper} == paper and None not in row["p"].values()
+    assert row["r"]["_type"] == "CITES" and "_SRC" not in row["r"]
+    assert [n["id"] for n in row["path"]["nodes"]] == ["openalex:W1", "openalex:W2"]
+    assert [r["_type"] for r in row["path"]["relationships"]] == ["CITES"]
+    assert row["cited"][0]["_label"] == "Paper" and row["cited"][0]["stub"] is True
+    assert main(["--db", str(openalex_built), "cypher", query, "--format", "csv"]) == 0
+    out = capsys.readouterr().out
+    [header, line] = list(csv.reader(out.splitlines()))
+    assert header == ["p", "r", "path", "cited", "id"]
+    assert json.loads(line[0])["title"] == "A" and line[4] == "openalex:W2"  # cells as JSON
+    assert main(["--db", str(openalex_built), "cypher", query, "--width", "0"]) == 0
+    table = capsys.readouterr().out
+    assert '"_label": "Paper"' in table and "(1 rows)" in table
+
+
+def test_table_cuts_long_cells_with_an_ellipsis_and_never_id_columns() -> None:
+    """Four ids sharing their first 60 characters read as one; a cut cell did not say it was cut."""
+    ids = [f"{'x' * 70}{n}" for n in range(2)]
+    lines = format_rows(["p.id", "title"], [[key, "t" * 100] for key in ids], "table").splitlines()
+    assert [line.split(" | ")[0].strip() for line in lines[2:4]] == ids  # whole
+    assert all(line.split(" | ")[1] == "t" * 59 + "…" for line in lines[2:4])  # 60 characters with the ellipsis
+    assert lines[0].split(" | ")[1].strip() == "title"
+    wide = format_rows(["title"], [["t" * 100]], "table", width=0).splitlines()
+    assert wide[2] == "t" * 100
+    short = format_rows(["title", "paper_id"], [["t" * 10, "k" * 30]], "table", width=5).splitlines()
+    assert short[2] == "tttt… | " + "k" * 30
+
+
 def test_cypher_json_keeps_sums_numeric(built: Path, capsys: pytest.CaptureFixture[str]) -> None:
     query = (
         "MATCH (p:Paper) RETURN sum(CASE WHEN p.year > 3000 THEN 1 ELSE 0 END) AS later, "
@@ -578,3 +632,26 @@ def test_compute_hyperbolic_no_map_writes_coordinates_and_a_later_map_run_loads_
     assert (files.hyperbolic_map / "latest").is_file()
     assert main(args) == 0
     assert f"loaded from cache {files.hyperbolic_map}" in capsys.readouterr().out
+
+
+def test_every_command_a_statement_header_names_exists(capsys: pytest.CaptureFixture[str]) -> None:
+    """most_cited_papers.cypher sent its users to `citegraph compute citation-counts`, which is no command."""
+
+    def header(path: Path) -> str:  # the leading // lines as one text, so a command may run across lines
+        lines = path.read_text(encoding="utf-8").splitlines()
+        return " ".join(line.lstrip("/").strip() for line in lines if line.startswith("//"))
+
+    named = [
+        (path.relative_to(REPO), command)
+        for path in sorted((REPO / "cypher").rglob("*.cypher"))
+        for command in re.findall(r"`citegraph ([^`]+)`", header(path))
+    ]
+    assert any(command.startswith("compute cocitation") for _, command in named)  # the headers are read
+    unknown = []
+    for path, command in named:
+        try:
+            build_parser().parse_known_args(shlex.split(command.replace("…", "")))
+        except SystemExit:
+            unknown.append(f"{path}: citegraph {command}")
+    capsys.readouterr()
+    assert not unknown

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from neo4j.exceptions import AuthError, ClientError, CypherSyntaxError, ServiceUnavailable, TransientError
+from neo4j.graph import Graph, Path
 
 import cypher
 from graph import StoreConfig
@@ -28,7 +29,7 @@ from graph.errors import (
     StoreUnavailableError,
     TransientStoreError,
 )
-from graph.neo4j import Neo4jStore, constraint_name, vector_index_name
+from graph.neo4j import Neo4jStore, constraint_name, readable_graph_value, vector_index_name
 from graph.schema import ABSTRACT_SECTION, VectorSizes, build_schema
 
 URI = "neo4j://graph.example:7687"
@@ -514,3 +515,17 @@ def test_close_closes_the_driver_once() -> None:
     driver.close.assert_called_once()
     with pytest.raises(StoreError, match="closed"):
         store.count_nodes("Paper")
+
+
+def test_a_users_query_gets_nodes_relationships_and_paths_as_the_embedded_store_gives_them() -> None:
+    """`citegraph cypher "... RETURN p"` prints a node as a map with its label on both backends."""
+    graph = Graph()
+    a = graph.relationship_type("CITES")
+    p1 = neo4j.graph.Node(graph, "n1", 1, ["Paper"], {"id": "p1", "year": 2020})
+    p2 = neo4j.graph.Node(graph, "n2", 2, ["Paper"], {"id": "p2"})
+    cites = a(graph, "r1", 3, {"dataset": "jsonl"})
+    cites._start_node, cites._end_node = p1, p2
+    assert readable_graph_value(p1) == {"_label": "Paper", "id": "p1", "year": 2020}
+    assert readable_graph_value([cites]) == [{"_type": "CITES", "dataset": "jsonl"}]
+    path = readable_graph_value({"path": Path(p1, cites)})["path"]
+    assert [n["id"] for n in path["nodes"]] == ["p1", "p2"] and path["relationships"][0]["_type"] == "CITES"

@@ -166,3 +166,20 @@ def test_real_anthology(data_dir: Path) -> None:
     assert set(wrote["target"]) <= set(papers["id"]) and set(wrote["source"]) == set(authors["id"])
     for frame in (papers, authors, wrote):
         assert frame[ORIGIN_COLUMN].notna().all()
+
+
+def test_html_escaped_titles_and_abstracts_are_stored_as_text(tmp_path: Path) -> None:
+    """The Anthology's file escapes `&` in abstracts (`R&amp;G`); the dashboard showed the entity as it is."""
+    record = _line(
+        id="2023.bea-1.26",
+        title="Repair &amp; Grounding: &quot;R&amp;G&quot;",
+        abstract="Patterns of R&amp;G, as in AT&T &lt;2023&gt;.",
+        year="2023",
+        venue="BEA &amp; friends",
+    )
+    path = tmp_path / "papers.jsonl"
+    path.write_bytes(record + b"\n")
+    paper = anthology.load(path).nodes["Paper"].iloc[0]
+    assert paper["title"] == 'Repair & Grounding: "R&G"'
+    assert paper["abstract"] == "Patterns of R&G, as in AT&T <2023>."
+    assert paper["venue"] == "BEA & friends"

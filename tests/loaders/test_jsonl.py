@@ -503,3 +503,73 @@ def test_a_sentence_citing_a_paper_defined_nowhere_is_dangling(tmp_path: Path, e
         ("CITES", "dangle.jsonl:2", "`target` Paper 'zz' is neither in this load nor in the store"),
         ("MENTIONS", "dangle.jsonl:2", "`target` Paper 'zz' is neither in this load nor in the store"),
     ]
+
+
+def test_a_bibliography_only_work_is_a_stub_with_its_reference_string(tmp_path: Path, empty_store: GraphStore) -> None:
+    """There was no `reference` field: a user put the entry in `title` and got a full paper named by it."""
+    entry = "Brants, T. (2000). TnT: a statistical part-of-speech tagger. In ANLP 2000."
+    path = _write(
+        tmp_path / "refs.jsonl",
+        [
+            _line(type="paper", id="mine", title="Our tagger"),
+            _line(type="paper", id="brants-2000", reference=f"  {entry} "),
+            _line(type="citation", citing="mine", cited="brants-2000"),
+        ],
+    )
+    batch = jsonl.load(path)
+    assert batch.rejects == []
+    ingest(empty_store, batch)
+    [papers] = list(empty_store.iter_nodes("Paper", 10))
+    stored = papers.set_index("id")
+    assert stored.loc["brants-2000", "reference"] == entry and bool(stored.loc["brants-2000", "stub"])
+    assert pd.isna(stored.loc["brants-2000", "title"])
+    assert not bool(stored.loc["mine", "stub"]) and pd.isna(stored.loc["mine", "reference"])
+    # a later record with the title fills the work in and keeps the reference string
+    ingest(
+        empty_store, jsonl.load(_write(tmp_path / "more.jsonl", [_line(type="paper", id="brants-2000", title="TnT")]))
+    )
+    [papers] = list(empty_store.iter_nodes("Paper", 10))
+    filled = papers.set_index("id").loc["brants-2000"]
+    assert filled["title"] == "TnT" and not bool(filled["stub"]) and filled["reference"] == entry
+
+
+def test_a_paper_whose_ids_name_another_papers_key_is_joined_into_it(tmp_path: Path, empty_store: GraphStore) -> None:
+    """`"ids": {"mag": "2123"}` beside a paper keyed `mag:2123` was rejected ("one id names one work"); it is one work."""
+    path = _write(
+        tmp_path / "mag.jsonl",
+        [
+            _line(type="citation", citing="p2", cited="other"),
+            _line(
+                type="paper",
+                id="p2",
+                abstract="Its abstract.",
+                ids={"mag": "2123", "doi": "10.1234/J"},
+                authors=["Ann Lee", "Bo Chen"],
+            ),
+            _line(type="paper", id="mag:2123", title="Joined work", year=2011, authors=["Ann Lee"]),
+            _line(type="paper", id="other", stub=True),
+        ],
+    )
+    batch = jsonl.load(path)
+    assert batch.rejects == []
+    papers = batch.nodes["Paper"].set_index("id")
+    assert sorted(papers.index) == ["mag:2123", "other"]
+    work = papers.loc["mag:2123"]
+    assert (work["title"], work["abstract"], work["year"], work["doi"], bool(work["stub"])) == (
+        "Joined work",
+        "Its abstract.",
+        2011,
+        "10.1234/j",
+        False,
+    )
+    assert work[ORIGIN_COLUMN] == "mag.jsonl:3"  # the record keyed by the id
+    aliases = batch.rels["ALIAS_OF"]
+    assert sorted(zip(aliases["source"], aliases["target"])) == [("doi:10.1234/j", "mag:2123"), ("p2", "mag:2123")]
+    assert list(zip(batch.rels["CITES"]["source"], batch.rels["CITES"]["target"])) == [("mag:2123", "other")]
+    wrote = batch.rels["WROTE"]
+    assert sorted(zip(wrote["source"], wrote["target"])) == [
+        ("author:ann lee", "mag:2123"),
+        ("author:bo chen", "mag:2123"),
+    ]
+    report = ingest(empty_store, batch)  # on_error="fail": nothing rejected
+    assert report.rejects == [] and empty_store.stats()["nodes"]["Paper"] == 2

@@ -190,3 +190,22 @@ def test_the_cli(samples: Path, tmp_path: Path, capsys: pytest.CaptureFixture[st
     pairs = {p for name in BODIES for p in _pairs(samples / name)}
     assert stats["relationships"]["CITES"] == len(pairs) == 133
     assert stats["nodes"]["Paper"] == len({d for p in pairs for d in p})
+
+
+def test_a_line_past_the_csv_field_limit_is_a_located_reject(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It was `internal error: field larger than field limit (131072)` with no file or line."""
+    huge = '"' + "10.1000/" + "x" * 200_000 + '"'
+    lines = ["citing,cited", "10.1000/a,10.1000/b", f"10.1000/c,{huge}", "10.1000/d,10.1000/e"]
+    (tmp_path / "long.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    batch = opencitations.load(tmp_path / "long.csv")
+    assert [r.origin for r in batch.rejects] == ["long.csv:3"]
+    assert f"line of {len(lines[2]):,} characters is no CSV row" in batch.rejects[0].reason
+    assert len(batch.rels["CITES"]) == 2  # the lines around it are read
+    db = tmp_path / "s.db"
+    assert main(["--db", str(db), "ingest", "opencitations", str(tmp_path / "long.csv")]) == 65
+    err = capsys.readouterr().err
+    assert f"long.csv:3: line of {len(lines[2]):,} characters" in err and "internal error" not in err
+    (tmp_path / "long.csv").write_text(f"{huge},cited\n", encoding="utf-8")  # on the header line: nothing to read
+    assert [r.origin for r in opencitations.load(tmp_path / "long.csv").rejects] == ["long.csv:1"]

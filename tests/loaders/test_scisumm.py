@@ -417,3 +417,15 @@ def test_real_training_set_ingests_without_validation_rejects(real: tuple[GraphB
         validation = report.rejects[len(batch.rejects) :]
         assert validation == [], validation[:5]
         assert store.count_rels("LINKS_TO") == len(batch.rels["LINKS_TO"])
+
+
+def test_text_escaped_twice_is_read_as_text() -> None:
+    """ScisummNet's XML holds `&amp;quot;` 10,551 times: stored sentences and titles showed `&quot;`."""
+    raw = (
+        b'<PAPER><S sid="0">A &amp;quot;Parsing&amp;quot; title</S>\n'
+        b'<ABSTRACT><S sid="1" ssid="1">We parse &amp;quot;the man on the hill&amp;quot; at AT&amp;T &amp;amp; '
+        b"&#8220;fast&#8221;.</S></ABSTRACT></PAPER>"
+    )
+    parsed = parse_sentence_xml(raw)
+    assert parsed.title == 'A "Parsing" title'
+    assert parsed.by_sid()[1].text == 'We parse "the man on the hill" at AT&T & \u201cfast\u201d.'
