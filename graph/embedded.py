@@ -39,10 +39,15 @@ from graph.errors import CitegraphError, QueryError, SchemaError, StoreError, St
 from graph.integrity import damage_advice, non_finite_count, require_sound, require_valid
 from graph.readonly import EMBEDDED_PROCEDURES, check_read_only
 from graph.schema import SOURCE_COLUMN, TARGET_COLUMN, Kind, NodeType, Property, RelType, Schema
-from graph.statements import identifier, statement_text
+from graph.statements import identifier, load_statement, statement_text
 from graph.store import GraphStore, WriteResult
 
 log = logging.getLogger(__name__)
+
+# A ``$skip`` from here on is checked against the statement's row count before it reaches the engine: the
+# SIGSEGV of ``ORDER BY ... SKIP`` past the end (see :meth:`EmbeddedStore._clamped_skip`) needs a SKIP beyond
+# ~11,900 rows in every shape tried, so smaller ones run as they are and a first page costs no count.
+SKIP_COUNTED_FROM = 1_000
 
 
 _DDL_TYPES = {
@@ -313,7 +318,36 @@ class EmbeddedStore(GraphStore):
         self, name: str, params: Mapping[str, Any] | None = None, identifiers: Mapping[str, str] | None = None
     ) -> Any:
         text = statement_text(name, self.dialect, identifiers)
+        if params is not None and "skip" in params:
+            params = self._clamped_skip(name, params, identifiers)
         return self._execute(text, params, what=name)
+
+    def _clamped_skip(
+        self, name: str, params: Mapping[str, Any], identifiers: Mapping[str, str] | None
+    ) -> Mapping[str, Any]:
+        """``params`` with ``skip`` at most the statement's row count, counted only from :data:`SKIP_COUNTED_FROM`.
+
+        LadybugDB 0.22 dies with SIGSEGV on ``ORDER BY ... SKIP s LIMIT l`` when ``s`` lies far past the last
+        row (``benchmarks/ladybug_skip_crash.py``), so no ``skip`` from a caller reaches the engine unchecked:
+        a large one is compared with the count of the statement's ``// counted by:`` statement and cut to it
+        (``SKIP`` at the end gives the same empty page); a statement without one refuses it.
+        """
+        skip = params["skip"]
+        if not isinstance(skip, int) or isinstance(skip, bool) or skip < 0:
+            raise QueryError(f"`{name}`: skip must be a non-negative integer, got {skip!r}")
+        if skip < SKIP_COUNTED_FROM:
+            return params
+        counter = load_statement(name, self.dialect).counted_by
+        if counter is None:
+            raise QueryError(
+                f"`{name}`: skip {skip} is refused: the statement names no `// counted by:` statement, and a "
+                f"SKIP of {SKIP_COUNTED_FROM} or more past the last row crashes the embedded engine; add the header"
+            )
+        wanted = load_statement(counter, self.dialect).parameters
+        count_params = {key: value for key, value in params.items() if key in wanted}
+        result = self._execute(statement_text(counter, self.dialect, identifiers), count_params, what=counter)
+        rows = int(result.get_next()[0]) if result.has_next() else 0
+        return {**params, "skip": min(skip, rows)}
 
     def _execute(self, text: str, params: Mapping[str, Any] | None = None, *, what: str) -> Any:
         try:
