@@ -37,7 +37,7 @@ from graph import recovery
 from graph.arrow import arrow_strings, arrow_table
 from graph.errors import CitegraphError, QueryError, SchemaError, StoreError, StoreUnavailableError
 from graph.integrity import damage_advice, non_finite_count, require_sound, require_valid
-from graph.readonly import EMBEDDED_PROCEDURES, check_read_only
+from graph.readonly import EMBEDDED_PROCEDURES, check_plan, check_read_only
 from graph.schema import SOURCE_COLUMN, TARGET_COLUMN, Kind, NodeType, Property, RelType, Schema
 from graph.statements import identifier, load_statement, statement_text
 from graph.store import GraphStore, WriteResult
@@ -416,13 +416,15 @@ class EmbeddedStore(GraphStore):
         return require_sound(table, store=self.describe(), what=name) if verify else table
 
     def read_only_query(self, text: str, params: Mapping[str, Any] | None = None) -> tuple[list[str], list[list[Any]]]:
-        """Columns and rows of a user's query, checked by :func:`graph.readonly.check_read_only` first:
-        the store's own read-only mode refuses graph writes, but not ``COPY ... TO``, ``LOAD FROM`` a
-        path, ``INSTALL`` or ``CHECKPOINT`` (which fails half-way on a read-only open and leaves the
-        store needing a read-write open)."""
+        """Columns and rows of a user's query, checked by :func:`graph.readonly.check_read_only` first and
+        then by the engine's plan (:func:`graph.readonly.check_plan`): the store's own read-only mode refuses
+        graph writes, but not ``COPY ... TO``, ``LOAD FROM`` a path, ``INSTALL``, table functions such as
+        ``clear_warnings`` or ``CHECKPOINT`` (which fails half-way on a read-only open and leaves the store
+        needing a read-write open)."""
         if not self.read_only:
             raise QueryError("ad-hoc queries run only on a store opened read-only (the CLI and the server do that)")
         check_read_only(text, procedures=EMBEDDED_PROCEDURES, parse=self._parse)
+        check_plan(self._plan(text, params))  # the engine's own reading: only reading operators
         result = self._execute(text, params, what="query")
         if not result.get_column_names():
             return [], []
@@ -437,6 +439,14 @@ class EmbeddedStore(GraphStore):
                 damage_advice(self.describe()),
             )
         return table.column_names, [list(row.values()) for row in table.to_pylist()]
+
+    def _plan(self, text: str, params: Mapping[str, Any] | None) -> str:
+        """The engine's ``EXPLAIN`` of ``text``: its physical plan as text, planned but not run."""
+        result = self._execute(f"EXPLAIN {text}", params, what="query")
+        lines: list[str] = []
+        while result.has_next():
+            lines.append(str(result.get_next()[0]))
+        return "\n".join(lines)
 
     def _parse(self, text: str) -> None:
         """Raise the engine's parse or bind error for ``text``, without running it."""
