@@ -28,8 +28,8 @@ clause only where the grammar allows nothing else:
 * right after ``.`` when what precedes the dot is a value (``p.set``; not ``1.LOAD``), after ``:``
   (``(p:Copy)``, ``{create: 1}``), or right before ``:`` or ``.``;
 * right after the keyword ``AS``, and ``AS`` is the keyword only where an expression has certainly just
-  ended: after ``)``, ``]``, ``}``, a literal, a parameter, a quoted name or a property
-  (``[1] AS as``, ``p.id AS set``). After a bare word (``WITH as LOAD ...``) the word may itself be a
+  ended: after ``)``, ``]``, ``}``, a literal (``null``, ``true``, ``false`` too), ``END``, a parameter, a
+  quoted name or a property (``[1] AS as``, ``p.id AS set``). After a bare word (``WITH as LOAD ...``) the word may itself be a
   variable called ``as``, so what follows is read as a clause.
 
 A variable named like a writing clause (``RETURN set``, ``x AS set``) is therefore refused; quote it in
@@ -80,6 +80,7 @@ NEO4J_PROCEDURES = frozenset(
         "db.schema.visualization",
         "db.schema.nodetypeproperties",
         "db.schema.reltypeproperties",
+        "db.index.vector.querynodes",  # nearest neighbours in a vector index (docs/cypher.md)
     }
 )
 
@@ -89,7 +90,8 @@ NEO4J_PROCEDURES = frozenset(
 # an operator a newer engine adds included, until it is listed here.
 EMBEDDED_READ_OPERATORS = frozenset(
     {
-        *("AGGREGATE", "AGGREGATE_FINALIZE", "AGGREGATE_SCAN", "CROSS_PRODUCT", "EMPTY_RESULT", "FILTER"),
+        *("AGGREGATE", "AGGREGATE_FINALIZE", "AGGREGATE_SCAN", "COUNT_REL_TABLE", "CROSS_PRODUCT", "EMPTY_RESULT"),
+        "FILTER",
         *("FACTORIZED_TABLE_SCAN", "FLATTEN", "HASH_JOIN_BUILD", "HASH_JOIN_PROBE", "INDEX_LOOKUP", "INDEX_SCAN"),
         *("INTERSECT", "INTERSECT_BUILD", "LIMIT", "MULTIPLICITY_REDUCER", "ORDER_BY", "ORDER_BY_MERGE"),
         *("ORDER_BY_SCAN", "PATH_PROPERTY_PROBE", "PRIMARY_KEY_SCAN_NODE_TABLE", "PROJECTION"),
@@ -101,6 +103,8 @@ EMBEDDED_READ_OPERATORS = frozenset(
 # Table functions a read plan may call: READ_FTABLE (the engine's own scan of an intermediate result, behind
 # RETURN, UNWIND and path queries) and the describing functions of EMBEDDED_PROCEDURES.
 EMBEDDED_PLAN_FUNCTIONS = frozenset({"READ_FTABLE", *(name.upper() for name in EMBEDDED_PROCEDURES)})
+# Keywords that end an expression (``CASE ... END AS x``, ``null AS x``): after them ``AS`` is the keyword.
+_VALUE_WORDS = frozenset({"END", "NULL", "TRUE", "FALSE"})
 _OPERATOR = re.compile(r"\b([A-Z][A-Z0-9_]*)\[[0-9]+\]")
 _FUNCTION = re.compile(r"Function:\s*([A-Za-z0-9_]+)")
 
@@ -193,6 +197,8 @@ def _ends_value(toks: list[Token], k: int) -> bool:
         return True
     if tok.kind == "symbol":
         return tok.text in (")", "]", "}")
+    if tok.text.upper() in _VALUE_WORDS:
+        return True
     return k > 0 and toks[k - 1].kind == "symbol" and toks[k - 1].text == "." and _has_properties(toks, k - 2)
 
 
