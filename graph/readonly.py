@@ -106,6 +106,11 @@ EMBEDDED_PLAN_FUNCTIONS = frozenset({"READ_FTABLE", *(name.upper() for name in E
 # Keywords that end an expression (``CASE ... END AS x``, ``null AS x``): after them ``AS`` is the keyword.
 _VALUE_WORDS = frozenset({"END", "NULL", "TRUE", "FALSE"})
 _OPERATOR = re.compile(r"\b([A-Z][A-Z0-9_]*)\[[0-9]+\]")
+_SKIP = re.compile(r"Skip:\s*([0-9]+)")
+# A TOP_K (ORDER BY + SKIP + LIMIT) SKIP from here on may lie far enough past the last row to kill the process
+# (benchmarks/ladybug_skip_crash.py: never below ~11,900 in any shape tried); an ad-hoc query cannot be
+# counted first as the store's own paged statements are, so it is refused.
+TOP_K_SKIP_LIMIT = 10_000
 _FUNCTION = re.compile(r"Function:\s*([A-Za-z0-9_]+)")
 
 _WHAT_TO_DO = (
@@ -297,7 +302,8 @@ def check_read_only(text: str, *, procedures: frozenset[str], parse: Callable[[s
 def check_plan(plan: str) -> None:
     """Refuse a LadybugDB ``EXPLAIN`` plan that does more than read (:data:`EMBEDDED_READ_OPERATORS`) or calls a
     table function other than :data:`EMBEDDED_PLAN_FUNCTIONS`: the engine's own reading of the statement, asked
-    after :func:`check_read_only`, so what the lexer misreads is still refused before anything runs."""
+    after :func:`check_read_only`, so what the lexer misreads is still refused before anything runs. A plan
+    that would crash the engine (a TOP_K with a SKIP of :data:`TOP_K_SKIP_LIMIT` or more) is refused too."""
     text = plan.replace("\u2502", " ")  # the boxes' vertical bars
     operators = _OPERATOR.findall(text)
     if not operators:
@@ -306,6 +312,13 @@ def check_plan(plan: str) -> None:
     if other:
         raise QueryError(
             f"the engine plans the query with {', '.join(other)}, which does more than read. {_WHAT_TO_DO}"
+        )
+    skips = [int(found) for found in _SKIP.findall(text)] if "TOP_K" in operators else []
+    if skips and max(skips) >= TOP_K_SKIP_LIMIT:
+        raise QueryError(
+            f"`SKIP {max(skips)}` after `ORDER BY` with a `LIMIT` is refused: LadybugDB 0.22 crashes on such a "
+            f"SKIP when it lies past the last row. Keep SKIP under {TOP_K_SKIP_LIMIT}, drop the LIMIT, or page by "
+            "the order key instead (`WHERE p.key > $last ORDER BY p.key LIMIT n`)"
         )
     functions = [name.upper() for name in _FUNCTION.findall(text)]
     called = sorted(set(functions) - EMBEDDED_PLAN_FUNCTIONS)
@@ -336,6 +349,7 @@ __all__ = [
     "NEO4J_PROCEDURES",
     "OTHER_CLAUSES",
     "READ_STARTS",
+    "TOP_K_SKIP_LIMIT",
     "check_plan",
     "check_read_only",
     "tokens",

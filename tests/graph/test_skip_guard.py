@@ -80,3 +80,27 @@ def test_a_bad_skip_is_refused_before_the_engine(loaded: Path) -> None:
         with pytest.raises(QueryError, match="non-negative integer"):
             store.query("search_papers_by_title", {**params, "skip": -1})
         assert store.query("search_papers_by_title", {**params, "skip": SKIP_COUNTED_FROM}) == []
+
+
+# An analyst's own query through `citegraph cypher` (the store's read-only path), far past the end.
+AD_HOC = """
+import sys
+from graph import StoreConfig, open_store
+from graph.errors import QueryError
+with open_store(StoreConfig(db_path=sys.argv[1], read_only=True)) as store:
+    try:
+        store.read_only_query("MATCH (p:Paper) RETURN p.id ORDER BY p.id SKIP $s LIMIT 1", {"s": 500000})
+    except QueryError as exc:
+        print(exc)
+    print(store.read_only_query("MATCH (p:Paper) RETURN p.id ORDER BY p.id SKIP 3 LIMIT 5")[1])
+"""
+
+
+def test_an_ad_hoc_skip_that_would_crash_is_refused(loaded: Path) -> None:
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), str(TESTS)]))
+    done = subprocess.run(
+        [sys.executable, "-c", AD_HOC, str(loaded)], cwd=REPO, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, f"exit status {done.returncode}: {done.stderr[-2000:]}"
+    refusal, rows = done.stdout.strip().splitlines()
+    assert "`SKIP 500000` after `ORDER BY`" in refusal and rows == "[['p4'], ['p5']]"
