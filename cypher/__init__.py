@@ -26,6 +26,10 @@ Known traps of the embedded engine (LadybugDB 0.22), avoided in every statement 
   scan the relationship table: 0.5 s on WROTE; ``MATCH (a)-[:R]->(p) WHERE p.id IN $ids`` takes 20 ms.
   Node-only lookups are the other way round (the key index serves ``UNWIND ... {id: wanted}``).
 * ``x CONTAINS ''`` is false (not true as in Neo4j); test ``$text = '' OR ...`` first.
+* ``ORDER BY ... SKIP $skip LIMIT $limit`` with ``$skip`` far past the last row (beyond ~11,900 rows
+  in every shape tried) kills the process with SIGSEGV (``benchmarks/ladybug_skip_crash.py``): a
+  statement with ``$skip`` names its count statement in a ``// counted by: name`` header line, which
+  the embedded store runs first to clamp a large ``$skip``.
 * ``ORDER BY`` inside ``WITH`` needs a ``LIMIT``; ``null`` parameters compared with integers are a
   type error (pass explicit bounds).
 """
@@ -40,6 +44,8 @@ from importlib import resources
 DIALECTS = ("embedded", "neo4j")
 _PLACEHOLDER = re.compile(r"__([A-Z][A-Z0-9_]*?)__")
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_PARAMETER = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
+_COUNTED_BY = re.compile(r"^//\s*counted by:\s*([a-z0-9_/]+)\s*$", re.MULTILINE)
 
 
 class StatementError(Exception):
@@ -56,6 +62,18 @@ class Statement:
     @property
     def placeholders(self) -> frozenset[str]:
         return frozenset(_PLACEHOLDER.findall(self.text))
+
+    @property
+    def parameters(self) -> frozenset[str]:
+        """The ``$names`` the statement reads."""
+        return frozenset(_PARAMETER.findall(self.text))
+
+    @property
+    def counted_by(self) -> str | None:
+        """The statement that counts this one's rows without ``SKIP``/``LIMIT`` (header ``// counted by: name``),
+        which the embedded store runs before a large ``$skip`` (see :mod:`graph.embedded`)."""
+        found = _COUNTED_BY.search(self.header)
+        return found.group(1) if found else None
 
 
 def check_identifier(name: str) -> str:

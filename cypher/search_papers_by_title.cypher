@@ -2,6 +2,7 @@
 // first; one page of $limit after $skip.
 // parameters: $text (lower-case), $year_min, $year_max (integers; pass wide bounds for open ends), $skip, $limit
 // returns: id
+// counted by: count_papers_by_title
 MATCH (p:Paper)
 WHERE lower(p.title) CONTAINS $text
   AND coalesce(p.year, 0) >= $year_min

@@ -2,6 +2,7 @@
 // every title) within a year range, most cited first; one page of $limit after $skip.
 // parameters: $category (ArxivCategory code), $text (lower-case), $year_min, $year_max (integers), $skip, $limit
 // returns: id, rank_key
+// counted by: count_papers_in_category
 MATCH (p:Paper)-[:IN_CATEGORY]->(c:ArxivCategory)
 WHERE c.code = $category
   AND ($text = '' OR lower(p.title) CONTAINS $text)

@@ -45,12 +45,17 @@ from graph.errors import (
     StoreUnavailableError,
 )
 from graph.integrity import damage_advice, non_finite_count, require_sound, require_valid
-from graph.readonly import EMBEDDED_PROCEDURES, check_read_only
+from graph.readonly import EMBEDDED_PROCEDURES, check_plan, check_read_only
 from graph.schema import SOURCE_COLUMN, TARGET_COLUMN, Kind, NodeType, Property, RelType, Schema
-from graph.statements import identifier, statement_text
+from graph.statements import identifier, load_statement, statement_text
 from graph.store import GraphStore, WriteResult
 
 log = logging.getLogger(__name__)
+
+# A ``$skip`` from here on is checked against the statement's row count before it reaches the engine: the
+# SIGSEGV of ``ORDER BY ... SKIP`` past the end (see :meth:`EmbeddedStore._clamped_skip`) needs a SKIP beyond
+# ~11,900 rows in every shape tried, so smaller ones run as they are and a first page costs no count.
+SKIP_COUNTED_FROM = 1_000
 
 
 _DDL_TYPES = {
@@ -429,7 +434,36 @@ class EmbeddedStore(GraphStore):
         self, name: str, params: Mapping[str, Any] | None = None, identifiers: Mapping[str, str] | None = None
     ) -> Any:
         text = statement_text(name, self.dialect, identifiers)
+        if params is not None and "skip" in params:
+            params = self._clamped_skip(name, params, identifiers)
         return self._execute(text, params, what=name)
+
+    def _clamped_skip(
+        self, name: str, params: Mapping[str, Any], identifiers: Mapping[str, str] | None
+    ) -> Mapping[str, Any]:
+        """``params`` with ``skip`` at most the statement's row count, counted only from :data:`SKIP_COUNTED_FROM`.
+
+        LadybugDB 0.22 dies with SIGSEGV on ``ORDER BY ... SKIP s LIMIT l`` when ``s`` lies far past the last
+        row (``benchmarks/ladybug_skip_crash.py``), so no ``skip`` from a caller reaches the engine unchecked:
+        a large one is compared with the count of the statement's ``// counted by:`` statement and cut to it
+        (``SKIP`` at the end gives the same empty page); a statement without one refuses it.
+        """
+        skip = params["skip"]
+        if not isinstance(skip, int) or isinstance(skip, bool) or skip < 0:
+            raise QueryError(f"`{name}`: skip must be a non-negative integer, got {skip!r}")
+        if skip < SKIP_COUNTED_FROM:
+            return params
+        counter = load_statement(name, self.dialect).counted_by
+        if counter is None:
+            raise QueryError(
+                f"`{name}`: skip {skip} is refused: the statement names no `// counted by:` statement, and a "
+                f"SKIP of {SKIP_COUNTED_FROM} or more past the last row crashes the embedded engine; add the header"
+            )
+        wanted = load_statement(counter, self.dialect).parameters
+        count_params = {key: value for key, value in params.items() if key in wanted}
+        result = self._execute(statement_text(counter, self.dialect, identifiers), count_params, what=counter)
+        rows = int(result.get_next()[0]) if result.has_next() else 0
+        return {**params, "skip": min(skip, rows)}
 
     def _execute(self, text: str, params: Mapping[str, Any] | None = None, *, what: str) -> Any:
         try:
@@ -501,13 +535,15 @@ class EmbeddedStore(GraphStore):
         return require_sound(table, store=self.describe(), what=name) if verify else table
 
     def read_only_query(self, text: str, params: Mapping[str, Any] | None = None) -> tuple[list[str], list[list[Any]]]:
-        """Columns and rows of a user's query, checked by :func:`graph.readonly.check_read_only` first:
-        the store's own read-only mode refuses graph writes, but not ``COPY ... TO``, ``LOAD FROM`` a
-        path, ``INSTALL`` or ``CHECKPOINT`` (which fails half-way on a read-only open and leaves the
-        store needing a read-write open)."""
+        """Columns and rows of a user's query, checked by :func:`graph.readonly.check_read_only` first and
+        then by the engine's plan (:func:`graph.readonly.check_plan`): the store's own read-only mode refuses
+        graph writes, but not ``COPY ... TO``, ``LOAD FROM`` a path, ``INSTALL``, table functions such as
+        ``clear_warnings`` or ``CHECKPOINT`` (which fails half-way on a read-only open and leaves the store
+        needing a read-write open)."""
         if not self.read_only:
             raise QueryError("ad-hoc queries run only on a store opened read-only (the CLI and the server do that)")
         check_read_only(text, procedures=EMBEDDED_PROCEDURES, parse=self._parse)
+        check_plan(self._plan(text, params))  # the engine's own reading: only reading operators
         result = self._execute(text, params, what="query")
         if not result.get_column_names():
             return [], []
@@ -529,6 +565,14 @@ class EmbeddedStore(GraphStore):
                 damage_advice(self.describe()),
             )
         return table.column_names, [list(row.values()) for row in table.to_pylist()]
+
+    def _plan(self, text: str, params: Mapping[str, Any] | None) -> str:
+        """The engine's ``EXPLAIN`` of ``text``: its physical plan as text, planned but not run."""
+        result = self._execute(f"EXPLAIN {text}", params, what="query")
+        lines: list[str] = []
+        while result.has_next():
+            lines.append(str(result.get_next()[0]))
+        return "\n".join(lines)
 
     def _parse(self, text: str) -> None:
         """Raise the engine's parse or bind error for ``text``, without running it."""

@@ -26,6 +26,14 @@ def statement_text(name: str, dialect: str, identifiers: Mapping[str, str] | Non
         raise translate_statement_error(exc) from exc
 
 
+def load_statement(name: str, dialect: str) -> cypher.Statement:
+    """Statement ``name`` in ``dialect`` (its header included), or :class:`QueryError`."""
+    try:
+        return cypher.load(name, dialect)
+    except cypher.StatementError as exc:
+        raise translate_statement_error(exc) from exc
+
+
 def identifier(name: str) -> str:
     """``name`` if it is a plain Cypher identifier (a label, type or property of the schema), else :class:`QueryError`."""
     try:
@@ -34,4 +42,4 @@ def identifier(name: str) -> str:
         raise translate_statement_error(exc) from exc
 
 
-__all__ = ["identifier", "statement_text", "translate_statement_error"]
+__all__ = ["identifier", "load_statement", "statement_text", "translate_statement_error"]

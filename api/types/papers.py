@@ -15,7 +15,7 @@ from strawberry.types import Info
 from api.context import Context
 from api.errors import UserInputError
 from api.services import PaperRecord
-from api.types.common import Connection, connection, page_bounds, wants
+from api.types.common import Connection, connection, cursor_scope, page_bounds, wants
 from api.types.taxonomy import Category, category_from
 
 MAX_SEARCH_CHARS = 200
@@ -40,7 +40,7 @@ class Author:
     @strawberry.field(description="The author's papers, newest first.")
     async def papers(self, info: Info[Context, Any], first: int = 20, after: str | None = None) -> Connection[Paper]:
         ids = await info.context.author_papers.load(str(self.id))
-        return await _page_of_ids(info, ids, first, after)
+        return await _page_of_ids(info, ids, first, after, cursor_scope("Author.papers", author=str(self.id)))
 
 
 @strawberry.type(description="A paper cited by a sentence (MENTIONS), with the marker the sentence used.")
@@ -109,11 +109,13 @@ class Paper:
 
     @strawberry.field(description="Papers this paper cites, most cited first.")
     async def citations(self, info: Info[Context, Any], first: int = 20, after: str | None = None) -> Connection[Paper]:
-        return await _page_of_ids(info, await info.context.cited.load(str(self.id)), first, after)
+        ids = await info.context.cited.load(str(self.id))
+        return await _page_of_ids(info, ids, first, after, cursor_scope("Paper.citations", paper=str(self.id)))
 
     @strawberry.field(description="Papers citing this paper, newest first.")
     async def cited_by(self, info: Info[Context, Any], first: int = 20, after: str | None = None) -> Connection[Paper]:
-        return await _page_of_ids(info, await info.context.citing.load(str(self.id)), first, after)
+        ids = await info.context.citing.load(str(self.id))
+        return await _page_of_ids(info, ids, first, after, cursor_scope("Paper.citedBy", paper=str(self.id)))
 
     @strawberry.field(
         description="Papers co-cited with this one, strongest first by `measure` (needs compute cocitation)."
@@ -144,11 +146,11 @@ class Paper:
     async def sentences(
         self, info: Info[Context, Any], first: int = 50, after: str | None = None
     ) -> Connection[Sentence]:
-        start, size = page_bounds(info, first, after)
+        page = page_bounds(info, first, after, cursor_scope("Paper.sentences", paper=str(self.id)))
         records = await info.context.sentences.load(str(self.id))
-        window = records[start : start + size]
+        window = records[page.start : page.start + page.size]
         nodes = [Sentence(id=strawberry.ID(s.id), sid=s.sid, section=s.section, text=s.text) for s in window]
-        return connection(nodes, start=start, has_next=start + size < len(records), total=len(records))
+        return connection(nodes, page=page, has_next=page.start + page.size < len(records), total=len(records))
 
     @strawberry.field(description="Whether the graph holds the paper's full text (its sentences).")
     async def has_full_text(self, info: Info[Context, Any]) -> bool:
@@ -188,12 +190,14 @@ def paper_from(record: PaperRecord) -> Paper:
     )
 
 
-async def _page_of_ids(info: Info[Context, Any], ids: list[str], first: int, after: str | None) -> Connection[Paper]:
+async def _page_of_ids(
+    info: Info[Context, Any], ids: list[str], first: int, after: str | None, scope: str
+) -> Connection[Paper]:
     """One page of an ordered id list, as papers (ids without a stored paper are dropped)."""
-    start, size = page_bounds(info, first, after)
-    records = await info.context.papers.load_many(ids[start : start + size])
+    page = page_bounds(info, first, after, scope)
+    records = await info.context.papers.load_many(ids[page.start : page.start + page.size])
     nodes = [paper_from(r) for r in records if r is not None]
-    return connection(nodes, start=start, has_next=start + size < len(ids), total=len(ids))
+    return connection(nodes, page=page, has_next=page.start + page.size < len(ids), total=len(ids))
 
 
 def _check_year(name: str, year: int | None) -> None:
@@ -233,24 +237,25 @@ class PaperQuery:
             raise UserInputError("give `search` (1 to 200 characters of a title), `category` (an arXiv code), or both")
         _check_year("yearMin", year_min)
         _check_year("yearMax", year_max)
-        start, size = page_bounds(info, first, after)
+        scope = cursor_scope("Query.papers", search=text, year_min=year_min, year_max=year_max, category=category)
+        page = page_bounds(info, first, after, scope)  # a cursor of another search is refused here
         found = await ctx.call(
             ctx.service.search,
             text,
             year_min=year_min,
             year_max=year_max,
             category=category,
-            skip=start,
-            limit=size + 1,  # one more than asked: whether a next page exists
+            skip=page.start,
+            limit=page.size + 1,  # one more than asked: whether a next page exists
         )
         total = None
         if wants(info, "totalCount"):
             total = await ctx.call(
                 ctx.service.count_search, text, year_min=year_min, year_max=year_max, category=category
             )
-        records = await ctx.papers.load_many(found[:size])
+        records = await ctx.papers.load_many(found[: page.size])
         nodes = [paper_from(r) for r in records if r is not None]
-        return connection(nodes, start=start, has_next=len(found) > size, total=total)
+        return connection(nodes, page=page, has_next=len(found) > page.size, total=total)
 
     @strawberry.field(description="One author by id (e.g. `author:kathleen mckeown`); null when unknown.")
     async def author(self, info: Info[Context, Any], id: strawberry.ID) -> Author | None:

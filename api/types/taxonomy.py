@@ -20,7 +20,7 @@ from strawberry.types import Info
 
 from api.context import Context
 from api.services import CategoryRecord, TaxonomyClassRecord
-from api.types.common import Connection, NotFound, connection, page_bounds, shown_id
+from api.types.common import Connection, NotFound, connection, cursor_scope, page_bounds, shown_id
 
 ARXIV_SCHEME = "arxiv"
 
@@ -174,10 +174,10 @@ class Taxonomy:
     def classes(
         self, info: Info[Context, Any], first: int = 100, after: str | None = None
     ) -> Connection[TaxonomyClass]:
-        start, size = page_bounds(info, first, after)
+        page = page_bounds(info, first, after, cursor_scope("Taxonomy.classes", scheme=self.scheme))
         records = list(self.index.classes.values())
-        nodes = [taxonomy_class_from(r) for r in records[start : start + size]]
-        return connection(nodes, start=start, has_next=start + size < len(records), total=len(records))
+        nodes = [taxonomy_class_from(r) for r in records[page.start : page.start + page.size]]
+        return connection(nodes, page=page, has_next=page.start + page.size < len(records), total=len(records))
 
 
 @strawberry.type(description="A classification scheme held in the graph.")

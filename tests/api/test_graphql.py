@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import time
 from typing import Any
 
@@ -15,7 +16,7 @@ from api.cost import UNBOUNDED_LIST_SIZE, query_cost
 from api.errors import CORRUPT_MESSAGE, MASKED_MESSAGE
 from api.schema import Context, schema
 from api.services import GraphService
-from api.types.common import encode_cursor
+from api.types.common import cursor_scope, encode_cursor
 from graph import GraphStore
 from tests.api.conftest import run
 
@@ -75,7 +76,8 @@ def test_citations_page_forward_with_cursors(service: GraphService) -> None:
             break
     assert pages == 3 and sorted(seen) == ["p1", "p2", "p3"] and len(set(seen)) == 3
     # a cursor past the end gives an empty page, not an error
-    past = ok(service, query, {"after": encode_cursor(10)})["paper"]["citations"]
+    past = ok(service, query, {"after": encode_cursor(10, cursor_scope("Paper.citations", paper="p4"))})["paper"]
+    past = past["citations"]
     assert past["edges"] == [] and past["pageInfo"]["endCursor"] is None
 
 
@@ -101,6 +103,49 @@ def test_search_pages_and_skips_the_count_unless_asked(service: GraphService) ->
     service.round_trips = 0
     ok(service, '{ papers(search: "translation", first: 2) { edges { node { id } } } }')
     assert service.round_trips == 2  # no count query when totalCount is not selected
+
+
+def _b64(text: str) -> str:
+    return base64.urlsafe_b64encode(text.encode()).decode()
+
+
+@pytest.mark.parametrize(
+    ("query", "forged"),
+    [
+        # the issue's case: an offset of a wider search (base64 "offset:12000"), then other forged offsets
+        ('{ papers(search: "machine translation", first: 2, after: "%s") { totalCount } }', _b64("offset:12000")),
+        ('{ papers(category: "cs.CL", after: "%s") { totalCount } }', _b64("offset:500000")),
+        ('{ papers(search: "translation", after: "%s") { totalCount } }', _b64("offset:99999")),
+        ('{ paper(id: "p1") { citedBy(after: "%s") { totalCount } } }', _b64("offset:20000")),
+        ('{ papers(search: "translation", after: "%s") { totalCount } }', "AAAAAAAAAAEAAAAAAAAAAAAAAAAAAAAA"),
+    ],
+)
+def test_forged_cursors_are_refused_before_the_store(service: GraphService, query: str, forged: str) -> None:
+    service.round_trips = 0
+    message, code = error(service, query % forged)
+    assert code == "BAD_USER_INPUT" and "not a cursor" in message and "first page" in message
+    if query.startswith("{ papers"):
+        assert service.round_trips == 0  # the search never reached the store
+
+
+def test_a_cursor_works_only_on_the_list_it_came_from(service: GraphService) -> None:
+    """The endCursor of one search pages that search, and is refused by another (other text, category or
+    years) and by the same field of another paper."""
+    query = '{ papers(search: "translation", first: 1) { pageInfo { endCursor } } }'
+    cursor = ok(service, query)["papers"]["pageInfo"]["endCursor"]
+    page = '{ papers(search: "translation", first: 1, after: "' + cursor + '") { edges { node { id } } } }'
+    assert len(ids(ok(service, page)["papers"])) == 1
+    for other in (
+        '{ papers(search: "machine translation", after: "%s") { totalCount } }',
+        '{ papers(search: "translation", category: "cs.CL", after: "%s") { totalCount } }',
+        '{ papers(search: "translation", yearMin: 2000, after: "%s") { totalCount } }',
+    ):
+        assert error(service, other % cursor)[0].startswith("`after` is not a cursor")
+    cited = '{ paper(id: "%s") { citations(first: 1, after: $after) { pageInfo { endCursor } } } }'
+    issued = ok(service, "query($after: String) " + cited % "p4", {"after": None})
+    cursor = issued["paper"]["citations"]["pageInfo"]["endCursor"]
+    assert ok(service, "query($after: String) " + cited % "p4", {"after": cursor})["paper"] is not None
+    assert "not a cursor" in error(service, "query($after: String) " + cited % "p5", {"after": cursor})[0]
 
 
 def test_search_by_category(service: GraphService) -> None:
@@ -456,6 +501,9 @@ def test_first_is_capped_with_a_client_message(service: GraphService) -> None:
     assert "between 1 and 50" in message and code == "BAD_USER_INPUT"
 
 
+SEARCH_X = cursor_scope("Query.papers", search="x", year_min=None, year_max=None, category=None)
+
+
 @pytest.mark.parametrize(
     ("query", "fragment"),
     [
@@ -464,7 +512,7 @@ def test_first_is_capped_with_a_client_message(service: GraphService) -> None:
         ('{ papers(search: "%s") { totalCount } }' % ("x" * 201), "at most 200"),
         ('{ papers(search: "x", yearMin: -5) { totalCount } }', "`yearMin` must be a year"),
         ('{ papers(search: "x", after: "bm90IGEgY3Vyc29y") { totalCount } }', "not a cursor"),
-        ('{ papers(search: "x", after: "' + encode_cursor(10**9) + '") { totalCount } }', "not a cursor"),
+        ('{ papers(search: "x", after: "' + encode_cursor(10**9, SEARCH_X) + '") { totalCount } }', "not a cursor"),
         ('{ paper(id: "p1") { citations(first: 0) { totalCount } } }', "between 1 and 50"),
         ("{ clusters(first: 51) { id } }", "between 1 and 50"),
     ],

@@ -13,7 +13,7 @@ import cypher
 from graph import GraphStore, StoreConfig, open_store
 from graph.embedded import plain_numbers
 from graph.errors import QueryError, StoreError
-from graph.readonly import EMBEDDED_PROCEDURES, NEO4J_PROCEDURES, check_read_only
+from graph.readonly import EMBEDDED_PROCEDURES, NEO4J_PROCEDURES, check_plan, check_read_only
 
 READS = [
     "MATCH (p:Paper) RETURN p.id ORDER BY p.id",
@@ -31,6 +31,9 @@ READS = [
     "CALL show_tables() RETURN *",
     "CALL table_info('Paper') RETURN *",
     "RETURN 1 AS x; // the end",
+    "MATCH (p:Paper) RETURN p.id AS load, count(*) AS call",
+    "UNWIND [1] AS as WITH as AS as RETURN as",
+    "RETURN CASE WHEN true THEN 1 END AS set, null AS copy",
 ]
 
 REFUSED = {
@@ -66,6 +69,12 @@ REFUSED = {
     "CALL apoc.load.json('file:///etc/passwd')": "CALL apoc.load.json",
     "RETURN apoc.cypher.runFirstColumnSingle('CREATE (n) RETURN n', {}) AS x": "apoc.cypher.runFirstColumnSingle",
     "SHOW DATABASES": "SHOW",
+    # a variable named `as` hid the next word; a number swallowed the keyword glued to it
+    "UNWIND [1] AS as WITH as LOAD FROM '/etc/passwd' (header=false, file_format='csv', delim=':') RETURN *": "LOAD",
+    "UNWIND [1] AS as WITH as CALL clear_warnings() RETURN *": "CALL clear_warnings",
+    "UNWIND [1] AS x WITH x SKIP 0LOAD FROM '/etc/passwd' RETURN *": "LOAD",
+    "UNWIND [1] AS x WITH x WHERE x = 1.0LOAD FROM '/etc/passwd' RETURN *": "LOAD",
+    "RETURN 1 AS x // a\rLOAD CSV FROM 'file:///etc/passwd' AS l RETURN l": "line break other than a newline",
     "RETURN 'never closed": "never closes",
     "RETURN 1 /* never closed": "never closes",
     "": "empty",
@@ -83,6 +92,19 @@ def test_everything_else_is_refused_naming_what(text: str, named: str) -> None:
     with pytest.raises(QueryError) as caught:
         check_read_only(text, procedures=EMBEDDED_PROCEDURES)
     assert named in str(caught.value)
+
+
+def test_a_plan_that_writes_or_calls_a_table_function_is_refused() -> None:
+    read = "│ RESULT_COLLECTOR[2] │\n│ PROJECTION[1] │\n│ TABLE_FUNCTION_CALL[0] │\n│ Function: READ_FTABLE │"
+    check_plan(read)
+    with pytest.raises(QueryError, match="COPY_TO"):
+        check_plan(read + "\n│ COPY_TO[3] │")
+    with pytest.raises(QueryError, match="CLEAR_WARNINGS"):
+        check_plan(read.replace("READ_FTABLE", "CLEAR_WARNINGS"))
+    with pytest.raises(QueryError, match="does not name"):
+        check_plan(read.replace("│ Function: READ_FTABLE │", ""))
+    with pytest.raises(QueryError, match="names no operator"):
+        check_plan("")
 
 
 def test_neo4j_describes_with_its_own_procedures() -> None:
