@@ -15,12 +15,14 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from graphql import DocumentNode
 from strawberry.dataloader import DataLoader
 from strawberry.fastapi import BaseContext
 
 from api.cost import DEFAULT_MAX_QUERY_COST
 from api.errors import RequestTimeout, UserInputError
 from api.lazy import Lazy
+from api.scheduling import Budget, Scheduler, budget_message
 from api.services import (
     AuthorRecord,
     CategoryAssignment,
@@ -44,6 +46,7 @@ V = TypeVar("V")
 
 DEFAULT_TIMEOUT_S = 10.0  # per request; CITEGRAPH_REQUEST_TIMEOUT overrides (AppSettings.request_timeout_s)
 INT64_MAX = 2**63 - 1
+MAX_BATCH = 500  # keys per store call of a DataLoader: a heavy request's calls stay short, light calls interleave
 
 
 class Context(BaseContext):
@@ -63,6 +66,7 @@ class Context(BaseContext):
         linkage: Lazy[LinkageService] | None = None,
         recommend: Lazy[RecommendationService] | None = None,
         max_query_cost: int = DEFAULT_MAX_QUERY_COST,
+        scheduler: Scheduler | None = None,
     ) -> None:
         super().__init__()
         self.service = service
@@ -72,6 +76,9 @@ class Context(BaseContext):
         self.max_query_cost = max_query_cost
         self.timeout_s = timeout_s
         self.deadline = time.monotonic() + timeout_s
+        self.budget = Budget(self.deadline, timeout_s)  # its kind is set when the operation is classified
+        self.scheduler = scheduler  # the app's (light pool, heavy slots); None: the event loop's default pool
+        self.document: DocumentNode | None = None  # the request's document, once the scheduler has parsed it
         self.memo: dict[str, Any] = {}  # request-scoped results that are not keyed loads (e.g. a taxonomy)
 
         s = service
@@ -108,18 +115,23 @@ class Context(BaseContext):
         linkage: Lazy[LinkageService] | None = None,
         recommend: Lazy[RecommendationService] | None = None,
         max_query_cost: int = DEFAULT_MAX_QUERY_COST,
+        scheduler: Scheduler | None = None,
     ) -> Context:
-        return cls(service, max_results, timeout_s, linkage, recommend, max_query_cost)
+        return cls(service, max_results, timeout_s, linkage, recommend, max_query_cost, scheduler)
 
     def _loader(self, batch: Callable[[list[K]], Sequence[V]]) -> DataLoader[K, V]:
         async def load(keys: list[K]) -> Sequence[V]:
             return await self.call(batch, list(keys))
 
-        return DataLoader(load_fn=load)
+        return DataLoader(load_fn=load, max_batch_size=MAX_BATCH)
 
     async def call(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
-        """``fn(*args, **kwargs)`` in a worker thread, cut off at the request's deadline."""
-        remaining = self.deadline - time.monotonic()
+        """``fn(*args, **kwargs)`` in a worker thread, cut off at the request's deadline.
+
+        The thread sees the request's :class:`~api.scheduling.Budget` (a context variable that
+        ``asyncio.to_thread`` copies): a store call it has not issued by the deadline never is.
+        """
+        remaining = self.budget.remaining()
         if remaining <= 0:
             raise self._timeout()
         try:
@@ -152,7 +164,7 @@ class Context(BaseContext):
 
 def timeout_message(timeout_s: float) -> str:
     """What a client that ran past the time limit is told."""
-    return f"the request ran past its {timeout_s:g} s limit; ask for less (smaller `first`, `limit` or `depth`)"
+    return budget_message(timeout_s)
 
 
 __all__ = ["DEFAULT_TIMEOUT_S", "Context", "timeout_message"]

@@ -151,7 +151,7 @@ def test_recommend_while_the_model_loads_says_so(graph_service: GraphService) ->
         )
     )
     release.set()
-    assert result.errors and result.errors[0].extensions == {"code": "TIMEOUT"}
+    assert result.errors and result.errors[0].extensions == {"code": "TIME_BUDGET_EXCEEDED"}
     message = result.errors[0].message
     assert "recommender is still loading" in message and "CITEGRAPH_WARM=1" in message
 
