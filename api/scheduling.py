@@ -45,7 +45,8 @@ HEAVY_COST = 2_000  # objects (api.cost); the dashboard's queries cost at most ~
 # root fields that walk much of the graph whatever they return: a whole-graph explore query, a depth-2 ego network
 HEAVY_FIELDS = {"explore": None, "egoNetwork": ("depth", 2)}
 HEAVY_PENALTY_S = 0.25  # a heavy (or unbudgeted) store call waits behind light calls that arrived up to this much later
-LIGHT_WORKERS = 32  # threads running light operations (they mostly wait on the store lock, not on the CPU)
+LIGHT_WORKERS = 8  # threads running light operations: the store lock serialises them anyway, and fewer threads
+# contending for the GIL keep the event loop (/healthz) responsive
 DEFAULT_HEAVY_SLOTS = 1  # CITEGRAPH_HEAVY_SLOTS: heavy operations run at once (one keeps a core for the rest on 2)
 DEFAULT_HEAVY_QUEUE = 4  # CITEGRAPH_HEAVY_QUEUE: heavy operations waiting for a slot; beyond it SERVER_BUSY
 DEFAULT_RETRY_AFTER_S = 5.0  # the hint before any heavy operation has finished

@@ -16,7 +16,7 @@ Scenarios: ``paper`` (a paper with authors and its first citing papers), ``egoNe
 both directions, 50 nodes), ``recommend`` (10 recommendations for a passage built from a seeded
 most-cited paper's title, sent as a GraphQL variable; the server starts warm and the scenario waits
 until ``/readyz`` lists the recommender as loaded), ``starvation`` (of the clients, ``--heavy`` send the
-heaviest operations the limits accept — 15 aliases of ``papers(first: 200)`` two ``citedBy(first: 3)``
+heaviest operations the limits accept — 15 aliases of ``papers(search: "the", first: 200)`` two ``citedBy(first: 3)``
 levels deep, 15 depth-2 ``egoNetwork``, 15 ``explore(top_cocited_pairs_in_years)``, in turn — and the
 rest the ``paper`` query; it reports the light queries' latency, the heavy ones' outcomes by code, and
 ``/healthz`` and ``/readyz`` meanwhile; a heavy client told ``SERVER_BUSY`` waits the ``retryAfter`` it is
@@ -50,7 +50,7 @@ RECOMMEND = """query Recommend($context: String!) {
   }
 }"""
 ALIASES = 15  # api.schema.MAX_ALIASES
-NESTED = "papers(first: 200) { edges { node { id citedBy(first: 3) { edges { node { id citedBy(first: 3) { totalCount } } } } } } }"
+NESTED = 'papers(search: "the", first: 200) { edges { node { id citedBy(first: 3) { edges { node { id citedBy(first: 3) { totalCount } } } } } } }'
 HEAVY_QUERIES: list[Callable[[str], str]] = [
     lambda _paper: "{ " + " ".join(f"a{i}: {NESTED}" for i in range(ALIASES)) + " }",
     lambda paper: (
@@ -91,7 +91,7 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def wait_ready(base: str, server: subprocess.Popen[bytes], timeout: float = 60) -> None:
+def wait_ready(base: str, server: subprocess.Popen[bytes], timeout: float = 300) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if server.poll() is not None:
