@@ -46,7 +46,8 @@ V = TypeVar("V")
 
 DEFAULT_TIMEOUT_S = 10.0  # per request; CITEGRAPH_REQUEST_TIMEOUT overrides (AppSettings.request_timeout_s)
 INT64_MAX = 2**63 - 1
-MAX_BATCH = 500  # keys per store call of a DataLoader: a heavy request's calls stay short, light calls interleave
+MAX_BATCH = 100  # keys per store call of a DataLoader: a heavy request's calls stay short (a 500-key citing_papers
+# took up to 0.9 s on the full store, a machine under load), so light calls interleave
 
 
 class Context(BaseContext):
@@ -78,6 +79,7 @@ class Context(BaseContext):
         self.deadline = time.monotonic() + timeout_s
         self.budget = Budget(self.deadline, timeout_s)  # its kind is set when the operation is classified
         self.scheduler = scheduler  # the app's (light pool, heavy slots); None: the event loop's default pool
+        self.resolved = 0  # fields resolved so far, counted for a heavy operation (api.schema.BudgetedResolvers)
         self.document: DocumentNode | None = None  # the request's document, once the scheduler has parsed it
         self.memo: dict[str, Any] = {}  # request-scoped results that are not keyed loads (e.g. a taxonomy)
 

@@ -49,6 +49,8 @@ LIGHT_WORKERS = 8  # threads running light operations: the store lock serialises
 # contending for the GIL keep the event loop (/healthz) responsive
 DEFAULT_HEAVY_SLOTS = 1  # CITEGRAPH_HEAVY_SLOTS: heavy operations run at once (one keeps a core for the rest on 2)
 DEFAULT_HEAVY_QUEUE = 4  # CITEGRAPH_HEAVY_QUEUE: heavy operations waiting for a slot; beyond it SERVER_BUSY
+HEAVY_YIELD_EVERY = 50  # fields a heavy operation resolves between two sleeps (api.schema.BudgetedResolvers)
+HEAVY_YIELD_S = 0.005  # each sleep: the GIL goes to light requests' threads and the event loop meanwhile
 DEFAULT_RETRY_AFTER_S = 5.0  # the hint before any heavy operation has finished
 
 
@@ -291,6 +293,8 @@ class Scheduler:
 __all__ = [
     "HEAVY",
     "HEAVY_COST",
+    "HEAVY_YIELD_EVERY",
+    "HEAVY_YIELD_S",
     "LIGHT",
     "Budget",
     "Scheduler",

@@ -34,7 +34,7 @@ from strawberry.types.graphql import OperationType
 from api.context import Context, timeout_message
 from api.cost import DEFAULT_MAX_QUERY_COST, query_cost
 from api.errors import CodedMaskErrors, UserInputError, coded_error, error_code
-from api.scheduling import HEAVY, classify, current_budget
+from api.scheduling import HEAVY, HEAVY_YIELD_EVERY, HEAVY_YIELD_S, classify, current_budget
 from api.types import (
     ExploreQueries,
     LinkageQuery,
@@ -135,6 +135,30 @@ class ParsedOnce(SchemaExtension):
         if ec.graphql_document is None and isinstance(ec.context, Context) and ec.context.document is not None:
             ec.graphql_document = ec.context.document
         yield
+
+
+class BudgetedResolvers(SchemaExtension):
+    """Every field resolution checks the request's budget, and a heavy operation yields the GIL.
+
+    The store calls of a request stop at its deadline (:class:`api.scheduling.StoreLock`), but a heavy
+    operation's own Python work (resolving thousands of objects: seconds that never await) would go on
+    holding the GIL that light requests and the event loop need. Here it stops at the first field
+    resolved past the deadline (``TIME_BUDGET_EXCEEDED``), and a heavy operation sleeps
+    :data:`~api.scheduling.HEAVY_YIELD_S` every :data:`~api.scheduling.HEAVY_YIELD_EVERY` fields so
+    that the other threads get the interpreter in between.
+    """
+
+    def resolve(self, _next: Callable[..., Any], root: Any, info: Any, *args: Any, **kwargs: Any) -> Any:
+        context = info.context
+        if isinstance(context, Context):
+            budget = context.budget
+            if budget.kind == HEAVY:
+                context.resolved += 1
+                if context.resolved % HEAVY_YIELD_EVERY == 0:
+                    if budget.spent():
+                        raise budget.exceeded()
+                    time.sleep(HEAVY_YIELD_S)
+        return _next(root, info, *args, **kwargs)
 
 
 class CitegraphSchema(strawberry.Schema):
@@ -255,6 +279,7 @@ schema = CitegraphSchema(
         lambda: MaxTokensLimiter(max_token_count=MAX_TOKENS),
         lambda: MaxAliasesLimiter(max_alias_count=MAX_ALIASES),
         ParsedOnce,
+        BudgetedResolvers,
         OperationChecks,
         CodedMaskErrors,
     ],

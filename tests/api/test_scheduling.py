@@ -191,3 +191,31 @@ def test_readyz_needs_the_key_and_shows_no_path(closed_store: Path) -> None:
     assert keyed.status_code == 200 and keyed.json()["papers"] == 5
     assert str(closed_store.parent) not in keyed.text and keyed.json()["index"]["folder"] == "graph.db.index"
     assert health.status_code == 200  # liveness stays open
+
+
+def test_a_heavy_operation_stops_resolving_fields_past_its_budget_and_yields_between(service: GraphService) -> None:
+    """Its Python work (fields that never await) stops at the deadline too, not only its store calls."""
+    from types import SimpleNamespace
+
+    from api.errors import TimeBudgetExceeded
+    from api.scheduling import HEAVY_YIELD_EVERY
+    from api.schema import BudgetedResolvers
+
+    extension = BudgetedResolvers(execution_context=None)
+    heavy = Context.create(service, 50, timeout_s=0.05)
+    heavy.budget.kind = HEAVY
+    light = Context.create(service, 50, timeout_s=0.05)
+    time.sleep(0.1)  # both budgets spent
+    calls = []
+
+    def field(root: object, info: object) -> str:
+        calls.append(root)
+        return "value"
+
+    for _ in range(HEAVY_YIELD_EVERY - 1):
+        extension.resolve(field, "heavy", SimpleNamespace(context=heavy))
+    with pytest.raises(TimeBudgetExceeded):
+        extension.resolve(field, "heavy", SimpleNamespace(context=heavy))
+    for _ in range(HEAVY_YIELD_EVERY):  # a light operation's fields are not counted, slowed or stopped here
+        extension.resolve(field, "light", SimpleNamespace(context=light))
+    assert calls.count("heavy") == HEAVY_YIELD_EVERY - 1 and calls.count("light") == HEAVY_YIELD_EVERY
