@@ -22,7 +22,7 @@ from strawberry.fastapi import BaseContext
 from api.cost import DEFAULT_MAX_QUERY_COST
 from api.errors import RequestTimeout, UserInputError
 from api.lazy import Lazy
-from api.scheduling import Budget, Scheduler, budget_message
+from api.scheduling import Budget, Scheduler, budget_message, current_budget
 from api.services import (
     AuthorRecord,
     CategoryAssignment,
@@ -144,8 +144,16 @@ class Context(BaseContext):
     async def load(self, get: Callable[[], T], what: str) -> T:
         """``get()`` (a lazy service's first build) in a worker thread; past the deadline the client is
         told that ``what`` is still loading — the load goes on in its thread, so a retry finds it ready."""
+
+        def unbudgeted() -> T:  # the load serves every later request: its store reads are not cut at this deadline
+            token = current_budget.set(None)
+            try:
+                return get()
+            finally:
+                current_budget.reset(token)
+
         try:
-            return await self.call(get)
+            return await self.call(unbudgeted)
         except RequestTimeout as exc:
             raise RequestTimeout(
                 f"the {what} is still loading (it loads once per server, on first use); retry in a few seconds, "
