@@ -219,3 +219,10 @@ def test_a_heavy_operation_stops_resolving_fields_past_its_budget_and_yields_bet
     for _ in range(HEAVY_YIELD_EVERY):  # a light operation's fields are not counted, slowed or stopped here
         extension.resolve(field, "light", SimpleNamespace(context=light))
     assert calls.count("heavy") == HEAVY_YIELD_EVERY - 1 and calls.count("light") == HEAVY_YIELD_EVERY
+
+
+def test_a_document_the_classifier_cannot_read_is_light_and_fails_when_it_runs() -> None:
+    deep = "{" + "a{" * 900 + "}" * 901  # within the token limit, deeper than the parser's recursion
+    assert classify(
+        schema._schema, deep, operation_name=None, variables=None, max_results=200, max_tokens=MAX_TOKENS
+    ) == (LIGHT, None)
