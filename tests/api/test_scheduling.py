@@ -221,8 +221,14 @@ def test_a_heavy_operation_stops_resolving_fields_past_its_budget_and_yields_bet
     assert calls.count("heavy") == HEAVY_YIELD_EVERY - 1 and calls.count("light") == HEAVY_YIELD_EVERY
 
 
-def test_a_document_the_classifier_cannot_read_is_light_and_fails_when_it_runs() -> None:
-    deep = "{" + "a{" * 900 + "}" * 901  # within the token limit, deeper than the parser's recursion
+def test_a_document_that_does_not_parse_is_light_and_left_to_the_operation_to_report(service: GraphService) -> None:
+    deep = "{" + "a{" * 600 + "a" + "}" * 601  # within the token limit, nested deeper than the parser allows
     assert classify(
         schema._schema, deep, operation_name=None, variables=None, max_results=200, max_tokens=MAX_TOKENS
     ) == (LIGHT, None)
+    scheduler = Scheduler()
+    try:
+        result = asyncio.run(schema.execute(deep, context_value=Context.create(service, 50, 5, scheduler=scheduler)))
+    finally:
+        scheduler.close()
+    assert result.errors and (result.errors[0].extensions or {}).get("code") == "GRAPHQL_PARSE_FAILED"
