@@ -1,11 +1,13 @@
 """Per-request state of the GraphQL API: the service, caps, a deadline and DataLoaders.
 
 Every DataLoader lives for one request (created here, in the context getter), so its cache never
-serves another client's query; each batches the keys of one level of nesting into one store round
-trip. The whole operation runs off the server's event loop (:class:`api.schema.CitegraphSchema`),
-and store calls run in a worker thread under the request's deadline (:meth:`Context.call`), so a
-slow query answers ``TIMEOUT`` instead of holding the client, and the server keeps answering
-other requests (``/healthz`` included) meanwhile.
+serves another client's query; each batches the keys of one level of nesting into store round trips
+of at most :data:`MAX_BATCH` keys, so that one heavy request's calls stay short and other requests'
+calls get the store between them. The whole operation runs off the server's event loop
+(:class:`api.schema.CitegraphSchema`), and store calls run in a worker thread under the request's
+time budget (:meth:`Context.call`, :class:`api.scheduling.Budget`): a slow query answers
+``TIME_BUDGET_EXCEEDED`` instead of holding the client and issues no store call after that, and the
+server keeps answering other requests (``/healthz`` included) meanwhile.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """Fair scheduling of GraphQL work: per-request time budgets, a fair store lock, a bounded heavy queue.
 
-Without it a few accepted but heavy operations (15 aliases of nested ``papers``, 15 depth-2 ego
-networks, 15 whole-graph ``explore`` queries: ~5 s each) starved every other client: they filled
-the worker threads, queued ahead of everyone at the store lock, and their store calls ran on after
-their clients had been told ``TIMEOUT``. Three pieces keep the server fair:
+A few accepted but heavy operations (15 aliases of nested ``papers``, 15 depth-2 ego networks, 15
+whole-graph ``explore`` queries: seconds each) would otherwise starve every other client: fill the
+worker threads, queue ahead of everyone at the store lock, and go on calling the store after their
+clients had been told they ran out of time. Three pieces keep the server fair:
 
 * :class:`Budget` — each request's deadline, seen by every store call it makes (a context variable
   copied into the threads that call the store). A call past the budget is never issued: the lock
