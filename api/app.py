@@ -8,7 +8,8 @@
   GET without a ``query`` parameter, which runs nothing) must send it (``Authorization: Bearer <key>``
   or ``X-API-Key: <key>``). The router decides on the request as it parses it — the decoded query
   parameters and the body it would run — so no spelling of a request runs an operation without the
-  key; keys are compared in constant time. Pages, assets and health checks stay open. Browser
+  key; keys are compared in constant time. ``/readyz`` needs it too (it tells the store's size and
+  state); pages, assets and ``/healthz`` stay open. Browser
   origins allowed to call the API cross-origin come from ``CITEGRAPH_CORS_ORIGINS``.
 * Request bodies longer than ``CITEGRAPH_MAX_BODY_BYTES`` are refused while they are read (413),
   JSON nested deeper than :data:`api.errors.MAX_JSON_DEPTH` is refused (400), and every refusal
@@ -17,6 +18,9 @@
   writing and the background build (:mod:`api.background`) computes what a default build left for
   later while the API serves; ``/readyz`` says how far it is, and the recommendation service moves
   to the new index when it is built. Without it the store is opened read-only.
+* ``/healthz`` and ``/readyz`` answer from memory, never from the store: a probe is answered at once
+  while heavy queries hold the store. GraphQL operations are scheduled fairly (:mod:`api.scheduling`):
+  a time budget per request, a bounded queue of heavy operations, light ones served first.
 * GraphQL runs over HTTP only: the schema has no subscriptions, and WebSocket transports (which
   would run queries outside these checks) are off.
 """
@@ -33,6 +37,7 @@ import threading
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any, TypeVar
 
 from cross_web import HTTPException
@@ -50,6 +55,7 @@ from strawberry.types.unset import UNSET
 from api.background import BackgroundBuild
 from api.errors import MAX_JSON_DEPTH, http_error_body
 from api.lazy import Lazy
+from api.scheduling import Scheduler
 from api.schema import Context, schema
 from api.services import GraphService
 from api.settings import AppSettings
@@ -64,7 +70,8 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 GRAPHQL_PATH = "/graphql"
 API_KEY_HEADERS = ("authorization", "x-api-key")
-COMPLETENESS_MAX_AGE_S = 15.0  # how stale /readyz's completeness may be while the background build writes
+READY_REFRESH_S = 15.0  # how stale /readyz's counts may be while the background build writes
+READY_POLL_S = 0.5  # how soon after the background build ends /readyz's counts are read again
 
 
 _HTTP_CODES = {
@@ -344,7 +351,9 @@ class _Server:
         self.linkage: Lazy[LinkageService] | None = None
         self.recommend: Lazy[RecommendationService] | None = None
         self.background: BackgroundBuild | None = None
-        self._completeness: tuple[float, list[dict[str, object]]] | None = None  # (time.time() read at, rows)
+        self.scheduler = Scheduler(settings.heavy_slots, settings.heavy_queue)  # light pool, heavy slots
+        self._ready: dict[str, Any] | None = None  # what /readyz shows of the store and index (_read_readiness)
+        self._api_key = settings.api_key.encode() if settings.api_key else None
 
     @asynccontextmanager
     async def lifespan(self, _: FastAPI) -> AsyncIterator[None]:
@@ -356,6 +365,7 @@ class _Server:
         self.recommend = recommend = Lazy(
             lambda: _settled(_recommendation_service(service)), close=RecommendationService.close
         )
+        await asyncio.to_thread(self._read_readiness, service)
         _settled(None)
         for problem in missing_assets():
             log.warning("GraphiQL will not load offline: %s", problem)
@@ -377,9 +387,13 @@ class _Server:
             ).start()
         elif start_background is not None:
             start_background()
+        stop_refresh = threading.Event()
+        threading.Thread(target=self._keep_ready, args=(service, stop_refresh), daemon=True).start()
         try:
             yield
         finally:
+            stop_refresh.set()
+            self.scheduler.close()
             linkage.close()
             recommend.close()
             store.close()
@@ -402,58 +416,71 @@ class _Server:
             linkage=self.linkage,
             recommend=self.recommend,
             max_query_cost=self.settings.max_query_cost,
+            scheduler=self.scheduler,
         )
 
-    async def _completeness_rows(self, service: GraphService) -> list[dict[str, object]]:
-        """:meth:`graph.store.GraphStore.completeness` as dicts, read again at most every
-        :data:`COMPLETENESS_MAX_AGE_S` while the background build writes, else once (nothing else writes).
-
-        The counts read vector columns (a fraction of a second on the full corpus) under the store lock:
-        probes every few seconds must not queue behind them.
-        """
-        background = self.background
-        cached = self._completeness
-        fresh = cached is not None and (
-            background is None
-            or (background.status.finished is not None and cached[0] > background.status.finished)
-            or (background.status.state != "complete" and time.time() - cached[0] < COMPLETENESS_MAX_AGE_S)
-        )
-        if cached is not None and fresh:
-            return cached[1]
-
-        def read() -> list[dict[str, object]]:
-            with service.lock:
-                return [{"property": row.property, **row.as_dict()} for row in service.store.completeness()]
-
-        taken = time.time()
-        rows = await asyncio.to_thread(read)
-        self._completeness = (taken, rows)
-        return rows
-
-    async def readiness(self) -> JSONResponse:
-        """``/readyz``: the store's paper count, the retrieval index's state, each model's, how complete each
-        computed property is, and with ``complete`` the background build's progress."""
-        service = self.service
-        if service is None:
-            return JSONResponse({"status": "starting"}, status_code=503)
-
-        def count_papers() -> int:
-            with service.lock:  # the store's one connection, shared with the GraphQL worker threads
-                return service.store.count_nodes("Paper")
-
+    def _read_readiness(self, service: GraphService) -> None:
+        """Read what ``/readyz`` shows from the store and the index folder into :attr:`_ready` (a thread's work:
+        the counts read vector columns, a fraction of a second on the full corpus, under the store lock)."""
         try:
-            papers = await asyncio.to_thread(count_papers)  # a store call: off the event loop
-        except CitegraphError:
-            return JSONResponse({"status": "store unavailable"}, status_code=503)
-        body: dict[str, Any] = {"status": "ready", "store": service.store.backend, "papers": papers}
-        # the server never rebuilds the index: a missing or stale one is reported with the command that builds it
-        body["index"] = index_status(service.store).as_dict()
+            with service.lock:
+                papers = service.store.count_nodes("Paper")
+            with service.lock:
+                completeness = [{"property": row.property, **row.as_dict()} for row in service.store.completeness()]
+            index = index_status(service.store)
+        except CitegraphError as exc:
+            log.warning("/readyz: the store could not be read: %s", exc)
+            self._ready = {"status": "store unavailable"}
+            return
+        folder = Path(index.path).name if index.path else None  # the folder's name: no absolute path to clients
+        self._ready = {
+            "status": "ready",
+            "store": service.store.backend,
+            "papers": papers,
+            "index": {"state": index.state, "folder": folder, "command": index.command},
+            "completeness": completeness,
+            "checked": time.time(),
+        }
+
+    def _keep_ready(self, service: GraphService, stop: threading.Event) -> None:
+        """Re-read :attr:`_ready` every :data:`READY_REFRESH_S` while the background build writes, and as soon
+        as it ends; a read-only server's store does not change, so it was read once at start-up."""
+        background = self.background
+        if background is None:
+            return
+        last = time.monotonic()
+        while not stop.wait(READY_POLL_S):
+            done = background.status.finished is not None
+            if done or time.monotonic() - last >= READY_REFRESH_S:
+                self._read_readiness(service)
+                last = time.monotonic()
+            if done:
+                return
+
+    async def readiness(self, request: Request) -> JSONResponse:
+        """``/readyz``: the store's paper count, the retrieval index's state, each model's, how complete each
+        computed property is, and with ``complete`` the background build's progress.
+
+        Answered from what the server keeps in memory (read at start-up, and again every few seconds while
+        the background build writes): never a store call, so a probe is answered at once while heavy
+        queries hold the store. It shows no path of the server's files, and needs the API key when one is set.
+        """
+        if self._api_key is not None and not any(
+            hmac.compare_digest(given, self._api_key) for given in presented_keys(request.headers)
+        ):
+            refusal = HttpRefusal(
+                401, "/readyz needs the API key: send `Authorization: Bearer <key>` or `X-API-Key: <key>`"
+            )
+            return refusal.response({"www-authenticate": "Bearer"})
+        ready = self._ready
+        if self.service is None or ready is None:
+            return JSONResponse({"status": "starting"}, status_code=503)
+        if ready["status"] != "ready":
+            return JSONResponse(ready, status_code=503)
+        body: dict[str, Any] = {key: value for key, value in ready.items() if key != "checked"}
+        body["checked_s_ago"] = round(time.time() - ready["checked"], 1)
         if self.background is not None:
             body["background"] = self.background.status.as_dict()
-        try:
-            body["completeness"] = await self._completeness_rows(service)
-        except CitegraphError:
-            return JSONResponse({"status": "store unavailable"}, status_code=503)
         body["models"] = {
             name: "loaded" if lazy is not None and lazy.loaded else self.models.get(name, "loads on first use")
             for name, lazy in (("recommend", self.recommend), ("linkage", self.linkage))

@@ -1,11 +1,13 @@
 """Per-request state of the GraphQL API: the service, caps, a deadline and DataLoaders.
 
 Every DataLoader lives for one request (created here, in the context getter), so its cache never
-serves another client's query; each batches the keys of one level of nesting into one store round
-trip. The whole operation runs off the server's event loop (:class:`api.schema.CitegraphSchema`),
-and store calls run in a worker thread under the request's deadline (:meth:`Context.call`), so a
-slow query answers ``TIMEOUT`` instead of holding the client, and the server keeps answering
-other requests (``/healthz`` included) meanwhile.
+serves another client's query; each batches the keys of one level of nesting into store round trips
+of at most :data:`MAX_BATCH` keys, so that one heavy request's calls stay short and other requests'
+calls get the store between them. The whole operation runs off the server's event loop
+(:class:`api.schema.CitegraphSchema`), and store calls run in a worker thread under the request's
+time budget (:meth:`Context.call`, :class:`api.scheduling.Budget`): a slow query answers
+``TIME_BUDGET_EXCEEDED`` instead of holding the client and issues no store call after that, and the
+server keeps answering other requests (``/healthz`` included) meanwhile.
 """
 
 from __future__ import annotations
@@ -15,12 +17,14 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from graphql import DocumentNode
 from strawberry.dataloader import DataLoader
 from strawberry.fastapi import BaseContext
 
 from api.cost import DEFAULT_MAX_QUERY_COST
 from api.errors import RequestTimeout, UserInputError
 from api.lazy import Lazy
+from api.scheduling import Budget, Scheduler, budget_message, current_budget
 from api.services import (
     AuthorRecord,
     CategoryAssignment,
@@ -44,6 +48,8 @@ V = TypeVar("V")
 
 DEFAULT_TIMEOUT_S = 10.0  # per request; CITEGRAPH_REQUEST_TIMEOUT overrides (AppSettings.request_timeout_s)
 INT64_MAX = 2**63 - 1
+MAX_BATCH = 100  # keys per store call of a DataLoader: a heavy request's calls stay short (a 500-key citing_papers
+# took up to 0.9 s on the full store, a machine under load), so light calls interleave
 
 
 class Context(BaseContext):
@@ -63,6 +69,7 @@ class Context(BaseContext):
         linkage: Lazy[LinkageService] | None = None,
         recommend: Lazy[RecommendationService] | None = None,
         max_query_cost: int = DEFAULT_MAX_QUERY_COST,
+        scheduler: Scheduler | None = None,
     ) -> None:
         super().__init__()
         self.service = service
@@ -72,6 +79,10 @@ class Context(BaseContext):
         self.max_query_cost = max_query_cost
         self.timeout_s = timeout_s
         self.deadline = time.monotonic() + timeout_s
+        self.budget = Budget(self.deadline, timeout_s)  # its kind is set when the operation is classified
+        self.scheduler = scheduler  # the app's (light pool, heavy slots); None: the event loop's default pool
+        self.resolved = 0  # fields resolved so far, counted for a heavy operation (api.schema.BudgetedResolvers)
+        self.document: DocumentNode | None = None  # the request's document, once the scheduler has parsed it
         self.memo: dict[str, Any] = {}  # request-scoped results that are not keyed loads (e.g. a taxonomy)
 
         s = service
@@ -108,18 +119,23 @@ class Context(BaseContext):
         linkage: Lazy[LinkageService] | None = None,
         recommend: Lazy[RecommendationService] | None = None,
         max_query_cost: int = DEFAULT_MAX_QUERY_COST,
+        scheduler: Scheduler | None = None,
     ) -> Context:
-        return cls(service, max_results, timeout_s, linkage, recommend, max_query_cost)
+        return cls(service, max_results, timeout_s, linkage, recommend, max_query_cost, scheduler)
 
     def _loader(self, batch: Callable[[list[K]], Sequence[V]]) -> DataLoader[K, V]:
         async def load(keys: list[K]) -> Sequence[V]:
             return await self.call(batch, list(keys))
 
-        return DataLoader(load_fn=load)
+        return DataLoader(load_fn=load, max_batch_size=MAX_BATCH)
 
     async def call(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
-        """``fn(*args, **kwargs)`` in a worker thread, cut off at the request's deadline."""
-        remaining = self.deadline - time.monotonic()
+        """``fn(*args, **kwargs)`` in a worker thread, cut off at the request's deadline.
+
+        The thread sees the request's :class:`~api.scheduling.Budget` (a context variable that
+        ``asyncio.to_thread`` copies): a store call it has not issued by the deadline never is.
+        """
+        remaining = self.budget.remaining()
         if remaining <= 0:
             raise self._timeout()
         try:
@@ -130,8 +146,16 @@ class Context(BaseContext):
     async def load(self, get: Callable[[], T], what: str) -> T:
         """``get()`` (a lazy service's first build) in a worker thread; past the deadline the client is
         told that ``what`` is still loading — the load goes on in its thread, so a retry finds it ready."""
+
+        def unbudgeted() -> T:  # the load serves every later request: its store reads are not cut at this deadline
+            token = current_budget.set(None)
+            try:
+                return get()
+            finally:
+                current_budget.reset(token)
+
         try:
-            return await self.call(get)
+            return await self.call(unbudgeted)
         except RequestTimeout as exc:
             raise RequestTimeout(
                 f"the {what} is still loading (it loads once per server, on first use); retry in a few seconds, "
@@ -152,7 +176,7 @@ class Context(BaseContext):
 
 def timeout_message(timeout_s: float) -> str:
     """What a client that ran past the time limit is told."""
-    return f"the request ran past its {timeout_s:g} s limit; ask for less (smaller `first`, `limit` or `depth`)"
+    return budget_message(timeout_s)
 
 
 __all__ = ["DEFAULT_TIMEOUT_S", "Context", "timeout_message"]

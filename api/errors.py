@@ -4,7 +4,8 @@
 
     ApiError                     message written for the client, code in ``extensions``
     ├── UserInputError           BAD_USER_INPUT: an argument is out of range or malformed
-    └── RequestTimeout           TIMEOUT: the request ran past the per-request time limit
+    └── RequestTimeout           TIME_BUDGET_EXCEEDED: the request spent its time budget
+        └── TimeBudgetExceeded   a store call refused because the budget is spent (api.scheduling)
 
 Checks made before execution (several operations without a name, the cost limit) return errors
 built by :func:`coded_error`, which carry their code from the start.
@@ -21,7 +22,10 @@ GRAPHQL_VALIDATION_FAILED unknown field or argument, wrong variable type
 OPERATION_NAME_REQUIRED   the document holds several operations and the request names none
 QUERY_TOO_COMPLEX         depth, token, alias or cost limit exceeded (the cost: ``extensions.cost``)
 BAD_USER_INPUT            :class:`UserInputError`
-TIMEOUT                   :class:`RequestTimeout`
+TIME_BUDGET_EXCEEDED      :class:`RequestTimeout`: the request spent its time budget (``CITEGRAPH_REQUEST_TIMEOUT``);
+                          it was stopped, and no store call of it is issued after that
+SERVER_BUSY               a heavy operation found every heavy slot and queue place taken (:mod:`api.scheduling`);
+                          nothing ran: retry after ``extensions.retryAfter`` seconds, or ask for less
 STORE_CORRUPT             the store returned a value no step writes (:class:`graph.errors.StoreCorruptError`):
                           its file is damaged; a fixed message (the details, with the store's path, go to the log)
 INTERNAL_SERVER_ERROR     anything else; the message is masked (no stack trace, no Cypher)
@@ -78,9 +82,14 @@ class UserInputError(ApiError):
 
 
 class RequestTimeout(ApiError):
-    """The request ran past the per-request time limit (``CITEGRAPH_REQUEST_TIMEOUT``)."""
+    """The request spent its time budget (``CITEGRAPH_REQUEST_TIMEOUT``)."""
 
-    code = "TIMEOUT"
+    code = "TIME_BUDGET_EXCEEDED"
+
+
+class TimeBudgetExceeded(RequestTimeout):
+    """A store call of a request refused because the request's time budget is spent
+    (:class:`api.scheduling.StoreLock`): the client has been answered, the store's time goes to others."""
 
 
 def coded_error(message: str, code: str, **extensions: Any) -> GraphQLError:
@@ -150,6 +159,7 @@ __all__ = [
     "ApiError",
     "CodedMaskErrors",
     "RequestTimeout",
+    "TimeBudgetExceeded",
     "UserInputError",
     "coded_error",
     "error_code",

@@ -6,9 +6,10 @@ fields class, and ``Query`` merges them. Adding an area is a new module plus one
 Limits: query depth, token and alias counts are capped by schema extensions, and what an operation
 will fetch by its cost (:mod:`api.cost`, ``CITEGRAPH_MAX_QUERY_COST``), all before it runs; list
 arguments (``first``, ``limit``) are capped at ``AppSettings.max_results``; a document with several
-operations must name the one to run. Each request has a deadline (:class:`api.context.Context`) that
-holds: the operation runs off the server's event loop, so a slow or CPU-heavy one delays neither
-other requests nor its own ``TIMEOUT``. Errors carry ``extensions.code`` and internal ones are
+operations must name the one to run. Each request has a time budget (:class:`api.context.Context`,
+:mod:`api.scheduling`) that holds: the operation runs off the server's event loop, so a slow or
+CPU-heavy one delays neither other requests nor its own ``TIME_BUDGET_EXCEEDED``, and heavy
+operations run in a bounded number of slots (``SERVER_BUSY`` beyond the queue). Errors carry ``extensions.code`` and internal ones are
 masked (no stack traces or Cypher reach clients), see :mod:`api.errors`. ``api/schema.graphql`` is
 this schema printed (``make schema``); a test keeps it current.
 """
@@ -16,6 +17,7 @@ this schema printed (``make schema``); a test keeps it current.
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from collections.abc import Awaitable, Callable, Iterable, Iterator
 from pathlib import Path
@@ -32,6 +34,7 @@ from strawberry.types.graphql import OperationType
 from api.context import Context, timeout_message
 from api.cost import DEFAULT_MAX_QUERY_COST, query_cost
 from api.errors import CodedMaskErrors, UserInputError, coded_error, error_code
+from api.scheduling import HEAVY, HEAVY_YIELD_EVERY, HEAVY_YIELD_S, classify, current_budget
 from api.types import (
     ExploreQueries,
     LinkageQuery,
@@ -48,7 +51,7 @@ MAX_ALIASES = 15
 SCHEMA_FILE = Path(__file__).with_name("schema.graphql")
 # Past the deadline the operation is cancelled at its next await, INNER_GRACE_S after the resolvers' own
 # deadline so that their messages ("the recommender is still loading") win; the server's event loop
-# answers TIMEOUT itself OUTER_GRACE_S after it where the operation is stuck in code that never awaits.
+# answers TIME_BUDGET_EXCEEDED itself OUTER_GRACE_S after it where the operation is stuck in code that never awaits.
 INNER_GRACE_S = 0.1
 OUTER_GRACE_S = 0.5
 DEFAULT_MAX_RESULTS = 200  # list cap assumed by the cost check for a context that is not a Context
@@ -123,15 +126,53 @@ def _checks_rule(
     return OperationChecksRule
 
 
+class ParsedOnce(SchemaExtension):
+    """Hands the operation the document :func:`api.scheduling.classify` parsed (with the same token
+    limit), so that a long document is not parsed twice."""
+
+    def on_parse(self) -> Iterator[None]:
+        ec = self.execution_context
+        if ec.graphql_document is None and isinstance(ec.context, Context) and ec.context.document is not None:
+            ec.graphql_document = ec.context.document
+        yield
+
+
+class BudgetedResolvers(SchemaExtension):
+    """Every field resolution checks the request's budget, and a heavy operation yields the GIL.
+
+    The store calls of a request stop at its deadline (:class:`api.scheduling.StoreLock`), but a heavy
+    operation's own Python work (resolving thousands of objects: seconds that never await) would go on
+    holding the GIL that light requests and the event loop need. Here it stops at the first field
+    resolved past the deadline (``TIME_BUDGET_EXCEEDED``), and a heavy operation sleeps
+    :data:`~api.scheduling.HEAVY_YIELD_S` every :data:`~api.scheduling.HEAVY_YIELD_EVERY` fields so
+    that the other threads get the interpreter in between.
+    """
+
+    def resolve(self, _next: Callable[..., Any], root: Any, info: Any, *args: Any, **kwargs: Any) -> Any:
+        context = info.context
+        if isinstance(context, Context):
+            budget = context.budget
+            if budget.kind == HEAVY:
+                context.resolved += 1
+                if context.resolved % HEAVY_YIELD_EVERY == 0:
+                    if budget.spent():
+                        raise budget.exceeded()
+                    time.sleep(HEAVY_YIELD_S)
+        return _next(root, info, *args, **kwargs)
+
+
 class CitegraphSchema(strawberry.Schema):
     """Runs each operation off the event loop under its deadline; logs only internal errors (with their
     traceback), client errors are the client's to read.
 
     :meth:`execute` parses, validates and executes in a worker thread with an event loop of its own,
     so the server's loop only moves bytes: ``/healthz`` and other requests are answered while an
-    operation parses a long document or runs CPU-heavy resolvers. Past the context's deadline the
+    operation parses a long document or runs CPU-heavy resolvers. With the app's
+    :class:`~api.scheduling.Scheduler` in the context, the operation is first classified (in a
+    thread: parsing is CPU work) and runs on the light pool, or takes a heavy slot (waiting in the
+    bounded queue, or refused at once with ``SERVER_BUSY``). Past the context's deadline the
     operation is cancelled (its memory returned once its thread lets go) and the client gets
-    ``TIMEOUT`` on time.
+    ``TIME_BUDGET_EXCEEDED`` on time.
     """
 
     def process_errors(self, errors: list[GraphQLError], execution_context: ExecutionContext | None = None) -> None:
@@ -163,7 +204,32 @@ class CitegraphSchema(strawberry.Schema):
         if not isinstance(context_value, Context):
             return await operation()
         context = context_value
-        worker = asyncio.get_running_loop().run_in_executor(None, _run_in_own_loop, operation, context)
+        loop = asyncio.get_running_loop()
+        scheduler = context.scheduler
+        if scheduler is None:
+            worker = loop.run_in_executor(None, _run_in_own_loop, operation, context)
+        else:
+            kind, context.document = await loop.run_in_executor(
+                scheduler.light,
+                functools.partial(
+                    classify,
+                    self._schema,
+                    query,
+                    operation_name=operation_name,
+                    variables=variable_values,
+                    max_results=context.max_results,
+                    max_tokens=MAX_TOKENS,
+                ),
+            )
+            context.budget.kind = kind
+            if kind == HEAVY:
+                if not scheduler.try_admit():
+                    return ExecutionResult(data=None, errors=[scheduler.busy()])
+                heavy = scheduler.heavy.submit(_run_in_own_loop, operation, context)
+                heavy.add_done_callback(functools.partial(scheduler.finished, started=time.monotonic()))
+                worker = asyncio.wrap_future(heavy)
+            else:
+                worker = loop.run_in_executor(scheduler.light, _run_in_own_loop, operation, context)
         try:
             return await asyncio.wait_for(worker, max(context.deadline - time.monotonic(), 0) + OUTER_GRACE_S)
         except TimeoutError:  # stuck in code that does not await (or never got a worker); it stops at its next await
@@ -171,7 +237,8 @@ class CitegraphSchema(strawberry.Schema):
 
 
 def _run_in_own_loop(operation: Callable[[], Awaitable[ExecutionResult]], context: Context) -> ExecutionResult:
-    """``operation()`` on a fresh event loop in this (worker) thread, cancelled past the deadline."""
+    """``operation()`` on a fresh event loop in this (worker) thread, cancelled past the deadline; every
+    store call it makes sees the request's budget (:data:`api.scheduling.current_budget`)."""
 
     async def bounded() -> ExecutionResult:
         remaining = context.deadline - time.monotonic()
@@ -184,6 +251,7 @@ def _run_in_own_loop(operation: Callable[[], Awaitable[ExecutionResult]], contex
 
     # asyncio.run would also wait for the loop's store-call threads; one that outlives the deadline
     # finishes on its own instead, and the worker is free for the next request.
+    token = current_budget.set(context.budget)  # before the loop's tasks copy this thread's context
     loop = asyncio.new_event_loop()
     try:
         return loop.run_until_complete(bounded())
@@ -197,10 +265,11 @@ def _run_in_own_loop(operation: Callable[[], Awaitable[ExecutionResult]], contex
             loop.run_until_complete(loop.shutdown_asyncgens())
         finally:
             loop.close()  # shuts its thread pool down without waiting
+            current_budget.reset(token)  # the pool's thread serves other requests next
 
 
 def _timed_out(context: Context) -> ExecutionResult:
-    return ExecutionResult(data=None, errors=[coded_error(timeout_message(context.timeout_s), "TIMEOUT")])
+    return ExecutionResult(data=None, errors=[coded_error(timeout_message(context.timeout_s), "TIME_BUDGET_EXCEEDED")])
 
 
 schema = CitegraphSchema(
@@ -209,6 +278,8 @@ schema = CitegraphSchema(
         lambda: QueryDepthLimiter(max_depth=MAX_DEPTH),
         lambda: MaxTokensLimiter(max_token_count=MAX_TOKENS),
         lambda: MaxAliasesLimiter(max_alias_count=MAX_ALIASES),
+        ParsedOnce,
+        BudgetedResolvers,
         OperationChecks,
         CodedMaskErrors,
     ],

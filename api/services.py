@@ -1,7 +1,8 @@
 """Read services over the store: batched lookups the GraphQL loaders call.
 
 One lock serialises access to the store's connection (the embedded connection is not meant for
-concurrent use); every function takes many ids at once so a nested GraphQL query costs one
+concurrent use): a :class:`api.scheduling.StoreLock`, which serves light requests' calls first and
+refuses a call whose request's time budget is spent; every function takes many ids at once so a nested GraphQL query costs one
 store round trip per level, not one per object.
 """
 
@@ -11,9 +12,10 @@ import threading
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from api.paper_ids import resolve_paper_ids
+from api.scheduling import StoreLock
 from gnn.cocitation.clusters import ClusterLabel, read_cluster_labels
 from graph.files import StoreFiles
 from graph.store import Completeness, GraphStore
@@ -126,7 +128,7 @@ class GraphService:
 
     def __init__(self, store: GraphStore) -> None:
         self.store = store
-        self._lock = threading.Lock()
+        self._lock = StoreLock()
         self.round_trips = 0  # store queries issued; tests assert on it (no N+1)
         self._labels_cache: tuple[int, list[ClusterLabel]] | None = None  # (file mtime, labels)
 
@@ -137,8 +139,11 @@ class GraphService:
 
     @property
     def lock(self) -> threading.Lock:
-        """The lock that serialises store access; services sharing the store (linkage) take it too."""
-        return self._lock
+        """The lock that serialises store access; services sharing the store (linkage) take it too.
+
+        A :class:`~api.scheduling.StoreLock`, typed as the :class:`threading.Lock` it stands in for
+        (the services in ``gnn/`` take any lock, and know nothing of ``api``)."""
+        return cast(threading.Lock, self._lock)
 
     def papers(self, ids: Sequence[str]) -> list[PaperRecord | None]:
         """The paper each id names, or None. An id that is not a key is read as a user types ids

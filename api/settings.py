@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from api.cost import DEFAULT_MAX_QUERY_COST
+from api.scheduling import DEFAULT_HEAVY_QUEUE, DEFAULT_HEAVY_SLOTS
 from graph.errors import ConfigError
 from graph.files import default_cache_root
 
@@ -43,6 +44,11 @@ class AppSettings:
     # CITEGRAPH_INGEST_CHUNK_WORKS: works per batch of an importer that streams (`citegraph ingest openalex`);
     # memory holds one batch (5k works: ~150 MB of tables) and, while it is written, one table's write; docs/results.md
     ingest_chunk_works: int = DEFAULT_INGEST_CHUNK_WORKS
+    # CITEGRAPH_HEAVY_SLOTS: heavy GraphQL operations (api/scheduling.py) run at once; the rest of the server's
+    # store time and cores go to light ones. One on a 2-core machine.
+    heavy_slots: int = DEFAULT_HEAVY_SLOTS
+    # CITEGRAPH_HEAVY_QUEUE: heavy operations waiting for a slot; one more is answered SERVER_BUSY at once
+    heavy_queue: int = DEFAULT_HEAVY_QUEUE
 
     @classmethod
     def from_env(cls) -> AppSettings:
@@ -80,6 +86,8 @@ class AppSettings:
             warm=env.get("CITEGRAPH_WARM", "").strip().lower() in {"1", "true", "yes"},
             torch_threads=_positive_int(env, "CITEGRAPH_TORCH_THREADS", 1),
             ingest_chunk_works=_positive_int(env, "CITEGRAPH_INGEST_CHUNK_WORKS", DEFAULT_INGEST_CHUNK_WORKS),
+            heavy_slots=_positive_int(env, "CITEGRAPH_HEAVY_SLOTS", DEFAULT_HEAVY_SLOTS),
+            heavy_queue=_positive_int(env, "CITEGRAPH_HEAVY_QUEUE", DEFAULT_HEAVY_QUEUE),
         )
 
 

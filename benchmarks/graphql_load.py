@@ -15,7 +15,12 @@ script's clients, for a before/after comparison on the same machine.
 Scenarios: ``paper`` (a paper with authors and its first citing papers), ``egoNetwork`` (depth 1,
 both directions, 50 nodes), ``recommend`` (10 recommendations for a passage built from a seeded
 most-cited paper's title, sent as a GraphQL variable; the server starts warm and the scenario waits
-until ``/readyz`` lists the recommender as loaded).
+until ``/readyz`` lists the recommender as loaded), ``starvation`` (of the clients, ``--heavy`` send the
+heaviest operations the limits accept — 15 aliases of ``papers(search: "the", first: 200)`` two ``citedBy(first: 3)``
+levels deep, 15 depth-2 ``egoNetwork``, 15 ``explore(top_cocited_pairs_in_years)``, in turn — and the
+rest the ``paper`` query; it reports the light queries' latency, the heavy ones' outcomes by code, and
+``/healthz`` and ``/readyz`` meanwhile; a heavy client told ``SERVER_BUSY`` waits the ``retryAfter`` it is
+given, as a well-behaved client does). Run it with ``--request-timeout 10`` (the server's default).
 """
 
 from __future__ import annotations
@@ -44,6 +49,28 @@ RECOMMEND = """query Recommend($context: String!) {
     ... on RecommendUnavailable { reason message }
   }
 }"""
+ALIASES = 15  # api.schema.MAX_ALIASES
+NESTED = 'papers(search: "the", first: 200) { edges { node { id citedBy(first: 3) { edges { node { id citedBy(first: 3) { totalCount } } } } } } }'
+HEAVY_QUERIES: list[Callable[[str], str]] = [
+    lambda _paper: "{ " + " ".join(f"a{i}: {NESTED}" for i in range(ALIASES)) + " }",
+    lambda paper: (
+        "{ "
+        + " ".join(
+            f'e{i}: egoNetwork(paperId: "{paper}", depth: 2, limit: 200) {{ ... on EgoNetwork {{ nodes {{ id }} edges {{ source target }} }} }}'
+            for i in range(ALIASES)
+        )
+        + " }"
+    ),
+    lambda _paper: (
+        "{ "
+        + " ".join(
+            f'x{i}: explore(name: "top_cocited_pairs_in_years", params: {{year_min: {1995 + i}, year_max: {2005 + i}, '
+            "min_count: 2, limit: 200}) { ... on ExploreRows { rowCount } }"
+            for i in range(ALIASES)
+        )
+        + " }"
+    ),
+]
 # scenario -> its request body from (a seeded paper, its title)
 SCENARIOS: dict[str, Callable[[str, str], dict[str, Any]]] = {
     "paper": lambda paper, _title: {"query": PAPER % paper},
@@ -55,7 +82,7 @@ SCENARIOS: dict[str, Callable[[str, str], dict[str, Any]]] = {
 }
 
 
-HEALTH_INTERVAL_S = 0.1  # one /healthz request this often during a scenario
+HEALTH_INTERVAL_S = 0.1  # one /healthz (and, in starvation, one /readyz) request this often during a scenario
 
 
 def free_port() -> int:
@@ -64,7 +91,7 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def wait_ready(base: str, server: subprocess.Popen[bytes], timeout: float = 60) -> None:
+def wait_ready(base: str, server: subprocess.Popen[bytes], timeout: float = 300) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if server.poll() is not None:
@@ -124,8 +151,8 @@ def percentiles(values: list[float]) -> list[float]:
     return statistics.quantiles(ordered, n=100) if len(ordered) > 1 else ordered * 99
 
 
-def probe_health(base: str, seconds: float) -> None:
-    """``--probe``: GET /healthz every HEALTH_INTERVAL_S for ``seconds``; print the latencies' summary."""
+def probe_health(base: str, seconds: float, path: str = "/healthz") -> None:
+    """``--probe``: GET ``path`` every HEALTH_INTERVAL_S for ``seconds``; print the latencies' summary."""
     waits: list[float] = []
     failures = 0
     stop = time.monotonic() + seconds
@@ -133,7 +160,7 @@ def probe_health(base: str, seconds: float) -> None:
         while time.monotonic() < stop:
             started = time.perf_counter()
             try:
-                failures += http.get("/healthz").status_code != 200
+                failures += http.get(path).status_code != 200
             except httpx.HTTPError:
                 failures += 1
             waits.append(time.perf_counter() - started)
@@ -150,7 +177,7 @@ async def scenario(
     clients: int,
     seconds: float,
     seed: int,
-) -> dict[str, float]:
+) -> dict[str, Any]:
     out: dict[str, list] = {"latency": [], "errors": []}
     probe = subprocess.Popen(
         [sys.executable, __file__, "--probe", base, "--seconds", str(seconds)], stdout=subprocess.PIPE, text=True
@@ -176,25 +203,113 @@ async def scenario(
     }
 
 
+def outcome(response: httpx.Response) -> str:
+    """``ok``, the first error's ``extensions.code``, or ``http <status>``."""
+    if response.status_code != 200:
+        return f"http {response.status_code}"
+    errors = response.json().get("errors")
+    if not errors:
+        return "ok"
+    return str((errors[0].get("extensions") or {}).get("code", "error"))
+
+
+async def heavy_client(
+    base: str, papers: list[tuple[str, str]], stop: float, rng: random.Random, first: int, out: dict[str, list]
+) -> None:
+    """Sends the heavy queries in turn (from ``first``); waits the ``retryAfter`` of a SERVER_BUSY."""
+    turn = first
+    async with httpx.AsyncClient(base_url=base, timeout=30) as http:
+        while time.monotonic() < stop:
+            query = HEAVY_QUERIES[turn % len(HEAVY_QUERIES)](rng.choice(papers)[0])
+            turn += 1
+            started = time.perf_counter()
+            try:
+                response = await http.post("/graphql", json={"query": query})
+                result, retry = outcome(response), 0.0
+                if result == "SERVER_BUSY":
+                    retry = float(response.json()["errors"][0]["extensions"].get("retryAfter", 1))
+            except httpx.HTTPError as exc:
+                result, retry = type(exc).__name__, 0.0
+            out["heavy"].append((result, time.perf_counter() - started))
+            await asyncio.sleep(min(retry, max(0.0, stop - time.monotonic())))
+
+
+async def starvation(
+    base: str, papers: list[tuple[str, str]], clients: int, heavy: int, seconds: float, seed: int
+) -> dict[str, object]:
+    """``heavy`` clients send heavy operations, the rest the light ``paper`` query, for ``seconds``."""
+    out: dict[str, list] = {"latency": [], "errors": [], "heavy": []}
+    probes = {
+        path: subprocess.Popen(
+            [sys.executable, __file__, "--probe", base, "--probe-path", path, "--seconds", str(seconds)],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for path in ("/healthz", "/readyz")
+    }
+    started = time.monotonic()
+    stop = started + seconds
+    light = SCENARIOS["paper"]
+    await asyncio.gather(
+        *(heavy_client(base, papers, stop, random.Random(seed + i), i, out) for i in range(heavy)),
+        *(client(base, light, papers, stop, random.Random(seed + i), out) for i in range(heavy, clients)),
+    )
+    elapsed = time.monotonic() - started
+    health = {path: json.loads(probe.communicate(timeout=120)[0]) for path, probe in probes.items()}
+    q = percentiles(out["latency"])
+    outcomes: dict[str, int] = {}
+    for result, _ in out["heavy"]:
+        outcomes[result] = outcomes.get(result, 0) + 1
+    heavy_ok = [s for result, s in out["heavy"] if result == "ok"]
+    return {
+        "seconds": round(elapsed, 1),
+        "heavy_clients": heavy,
+        "light_requests": len(out["latency"]),
+        "light_rps": round(len(out["latency"]) / elapsed, 1),
+        "light_p50_ms": round(q[49] * 1000, 1),
+        "light_p95_ms": round(q[94] * 1000, 1),
+        "light_p99_ms": round(q[98] * 1000, 1),
+        "light_errors": sum(out["errors"]),
+        "heavy_outcomes": dict(sorted(outcomes.items())),
+        "heavy_ok_median_s": round(statistics.median(heavy_ok), 1) if heavy_ok else None,
+        "healthz_p95_ms": health["/healthz"]["p95_ms"],
+        "healthz_max_ms": health["/healthz"]["max_ms"],
+        "readyz_p95_ms": health["/readyz"]["p95_ms"],
+        "readyz_max_ms": health["/readyz"]["max_ms"],
+        "readyz_failures": health["/readyz"]["failures"],
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--db", default=os.environ.get("CITEGRAPH_DB", "var/citegraph.db"))
     parser.add_argument("--clients", type=int, default=64)
     parser.add_argument("--seconds", type=float, default=10.0, help="per scenario")
-    parser.add_argument("--scenarios", nargs="*", default=list(SCENARIOS), choices=list(SCENARIOS))
+    parser.add_argument(
+        "--scenarios",
+        nargs="*",
+        default=list(SCENARIOS),
+        choices=[*SCENARIOS, "starvation"],
+        help="starvation: see above",
+    )
+    parser.add_argument("--heavy", type=int, default=8, help="heavy clients of the starvation scenario")
+    parser.add_argument(
+        "--request-timeout", type=float, default=30.0, help="the server's CITEGRAPH_REQUEST_TIMEOUT (s)"
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--repo", type=Path, default=Path(__file__).resolve().parent.parent, help="checkout to serve")
     parser.add_argument("--probe", metavar="BASE_URL", help=argparse.SUPPRESS)  # internal: the /healthz prober
+    parser.add_argument("--probe-path", default="/healthz", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.probe:
-        probe_health(args.probe, args.seconds)
+        probe_health(args.probe, args.seconds, args.probe_path)
         return 0
     args.db = str(Path(args.db).resolve())  # the server runs in --repo
     if not Path(args.db).exists():
         raise SystemExit(f"no store at {args.db}; build one with `make build` (or citegraph ingest all + compute all)")
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    env = {**os.environ, "CITEGRAPH_DB": args.db, "CITEGRAPH_REQUEST_TIMEOUT": "30"}
+    env = {**os.environ, "CITEGRAPH_DB": args.db, "CITEGRAPH_REQUEST_TIMEOUT": f"{args.request_timeout:g}"}
     if "recommend" in args.scenarios:
         env["CITEGRAPH_WARM"] = "1"  # the models load at start-up, not inside the first timed requests
     env["PYTHONPATH"] = str(args.repo)  # the server runs that checkout's code
@@ -207,12 +322,18 @@ def main() -> int:
     try:
         wait_ready(base, server)
         papers = seed_papers(base, 100, args.seed)
-        results = {}
+        results: dict[str, dict[str, Any]] = {}
         for name in args.scenarios:
             if name == "recommend":
                 state = wait_model(base, "recommend")
                 print(json.dumps({"scenario": name, "model": state}), flush=True)
-            results[name] = asyncio.run(scenario(base, SCENARIOS[name], papers, args.clients, args.seconds, args.seed))
+            if name == "starvation":
+                results[name] = asyncio.run(starvation(base, papers, args.clients, args.heavy, args.seconds, args.seed))
+                results[name]["errors"] = results[name]["light_errors"]
+            else:
+                results[name] = asyncio.run(
+                    scenario(base, SCENARIOS[name], papers, args.clients, args.seconds, args.seed)
+                )
             print(json.dumps({"scenario": name, "clients": args.clients, **results[name]}), flush=True)
     finally:
         server.terminate()

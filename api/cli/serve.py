@@ -1,8 +1,14 @@
-"""``citegraph serve``: the GraphQL API, the dashboard and the health checks (:mod:`api.app`)."""
+"""``citegraph serve``: the GraphQL API, the dashboard and the health checks (:mod:`api.app`).
+
+The command supervises (:mod:`api.supervisor`): it binds the port, then runs the server in a worker
+process on that socket and restarts the worker when it dies (a native crash in the store's engine),
+while connections wait in the backlog. ``--no-supervise`` serves in this process instead.
+"""
 
 from __future__ import annotations
 
 import argparse
+import sys
 
 import torch
 
@@ -16,18 +22,67 @@ def cmd_serve(args: argparse.Namespace) -> int:
     # command starts without it.
     import uvicorn
 
-    from api.app import create_app
-
     settings = AppSettings.from_env()
-    torch.set_num_threads(settings.torch_threads)
     host, port = args.host or settings.host, args.port or settings.port
     # --complete writes (the background build): the store opens read-write, which the embedded store
     # allows one process at a time; otherwise the server never writes, and says so to the store.
     config = StoreConfig.from_env(db_path=args.db, backend=args.backend, read_only=not args.complete)
+    log_level = "warning" if args.quiet else "info"
+    if args.worker_fd is not None:  # the supervisor's worker: serve on the socket it inherited
+        torch.set_num_threads(settings.torch_threads)
+        from api.app import create_app
+
+        uvicorn.run(create_app(config, settings, complete=args.complete), fd=args.worker_fd, log_level=log_level)
+        return 0
     if config.backend == "embedded" and not config.db_path.exists():
         raise ConfigError(f"no store at {config.db_path}; run `make build` (or `citegraph ingest`) first")
     open_store(config).close()  # a missing or unopenable store is a one-line error here, not a server traceback
-    app = create_app(config, settings, complete=args.complete)
+    _print_banner(host, port)
+    if args.no_supervise:
+        torch.set_num_threads(settings.torch_threads)
+        from api.app import create_app
+
+        uvicorn.run(create_app(config, settings, complete=args.complete), host=host, port=port, log_level=log_level)
+        return 0
+    return _supervise(args, host, port)
+
+
+def _supervise(args: argparse.Namespace, host: str, port: int) -> int:
+    """Bind ``host:port`` here and run the server as a restarted worker on it (:class:`api.supervisor.Supervisor`)."""
+    from api.supervisor import Supervisor, bind
+
+    try:
+        sock = bind(host, port)
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot listen on {host}:{port}: {exc.strerror or exc}; choose another `--port` (or stop what uses it)"
+        ) from exc
+    supervisor = Supervisor(sock, lambda fd: worker_command(args, fd))
+    supervisor.install_signals()
+    try:
+        return supervisor.run()
+    finally:
+        sock.close()
+
+
+def worker_command(args: argparse.Namespace, fd: int) -> list[str]:
+    """The argv of a worker that serves on descriptor ``fd`` with this command's store and flags."""
+    command = [sys.executable, "-m", "api.cli"]
+    if args.db:
+        command += ["--db", str(args.db)]
+    if args.backend:
+        command += ["--backend", args.backend]
+    if args.debug:
+        command.append("--debug")
+    if args.quiet:
+        command.append("-q")
+    command += ["serve", "--worker-fd", str(fd)]
+    if args.complete:
+        command.append("--complete")
+    return command
+
+
+def _print_banner(host: str, port: int) -> None:
     print(f"citegraph GraphQL API on http://{host}:{port}/graphql  (health: /healthz, ready: /readyz)")
     print("Two example queries (paste into GraphiQL at /graphql, or POST them as JSON):")
     print("  { stats { kind label count } }")
@@ -35,9 +90,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         '  { papers(search: "machine translation", first: 3) { id title year nCited authors { name } citedBy { id } } }'
     )
     print(f"  curl -s http://{host}:{port}/graphql -H 'content-type: application/json' \\")
-    print("""       -d '{"query": "{ stats { kind label count } }"}'""")
-    uvicorn.run(app, host=host, port=port, log_level="warning" if args.quiet else "info")
-    return 0
+    print("""       -d '{"query": "{ stats { kind label count } }"}'""", flush=True)
 
 
 def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -52,7 +105,13 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         "taxonomy vector and Poincaré point, h_θ, the index) and move recommendation to the new index; "
         "opens the store for writing (progress: /readyz)",
     )
+    p.add_argument(
+        "--no-supervise",
+        action="store_true",
+        help="serve in this process, without the supervisor that restarts a crashed server (for debugging)",
+    )
+    p.add_argument("--worker-fd", type=int, help=argparse.SUPPRESS)  # internal: the supervisor's worker
     p.set_defaults(func=cmd_serve)
 
 
-__all__ = ["add_commands", "cmd_serve"]
+__all__ = ["add_commands", "cmd_serve", "worker_command"]

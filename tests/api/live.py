@@ -11,6 +11,7 @@ from pathlib import Path
 
 import httpx
 import uvicorn
+from fastapi import FastAPI
 
 from api.app import create_app
 from api.settings import AppSettings
@@ -26,8 +27,14 @@ def free_port() -> int:
 @contextmanager
 def live_server(store_path: Path, settings: AppSettings) -> Iterator[str]:
     """Serve the store (read-only) on 127.0.0.1; yields the base URL; stops the server on exit."""
+    with live_app(create_app(StoreConfig(db_path=store_path, read_only=True), settings)) as base:
+        yield base
+
+
+@contextmanager
+def live_app(app: FastAPI) -> Iterator[str]:
+    """Serve ``app`` on 127.0.0.1; yields the base URL once it has started; stops the server on exit."""
     port = free_port()
-    app = create_app(StoreConfig(db_path=store_path, read_only=True), settings)
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -35,7 +42,7 @@ def live_server(store_path: Path, settings: AppSettings) -> Iterator[str]:
     deadline = time.monotonic() + 30
     while True:
         try:
-            if httpx.get(f"{base}/readyz", timeout=2).status_code == 200:
+            if httpx.get(f"{base}/healthz", timeout=2).status_code == 200:  # answered once start-up is done
                 break
         except httpx.TransportError:
             pass

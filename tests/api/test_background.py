@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -135,7 +137,11 @@ def test_serve_complete_reports_the_background_build_in_readyz(built: Path) -> N
         ready = client.get("/readyz").json()
         assert ready["background"]["state"] in {"waiting", "running", "complete"}
         app.state.server.background.join(600)
+        deadline = time.monotonic() + 30
         ready = client.get("/readyz").json()
+        while _embedding_have(ready) != len(TITLES) and time.monotonic() < deadline:  # read again after the build
+            time.sleep(0.2)
+            ready = client.get("/readyz").json()
     background = ready["background"]
     assert background["state"] == "complete" and background["error"] is None, background
     assert [s["name"] for s in background["steps"]] == [s.name for s in build.BACKGROUND_STEPS]
@@ -150,6 +156,10 @@ def test_serve_complete_reports_the_background_build_in_readyz(built: Path) -> N
         "fraction": 1.0,
     }
     assert _embedded(built) == len(TITLES)
+
+
+def _embedding_have(ready: dict[str, Any]) -> object:
+    return next((row["have"] for row in ready.get("completeness", []) if row["property"] == "Paper.embedding"), None)
 
 
 def test_a_server_without_complete_opens_the_store_read_only_and_builds_nothing(built: Path) -> None:

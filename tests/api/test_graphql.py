@@ -581,6 +581,6 @@ def test_slow_requests_time_out(service: GraphService, monkeypatch: pytest.Monke
         return result, time.monotonic() - started
 
     result, elapsed = asyncio.run(timed())
-    assert result.errors and result.errors[0].extensions["code"] == "TIMEOUT"
-    assert "0.1 s limit" in result.errors[0].message
+    assert result.errors and result.errors[0].extensions["code"] == "TIME_BUDGET_EXCEEDED"
+    assert "0.1 s time budget" in result.errors[0].message
     assert elapsed < 0.4  # answered at the deadline, not when the store call ended (0.5 s)

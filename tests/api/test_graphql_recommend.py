@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -151,9 +152,33 @@ def test_recommend_while_the_model_loads_says_so(graph_service: GraphService) ->
         )
     )
     release.set()
-    assert result.errors and result.errors[0].extensions == {"code": "TIMEOUT"}
+    assert result.errors and result.errors[0].extensions == {"code": "TIME_BUDGET_EXCEEDED"}
     message = result.errors[0].message
     assert "recommender is still loading" in message and "CITEGRAPH_WARM=1" in message
+
+
+def test_a_model_load_past_the_first_request_budget_still_reads_the_store(graph_service: GraphService) -> None:
+    """The request that started a load gets TIME_BUDGET_EXCEEDED, but the load's own store reads are not
+    refused at that request's deadline (the load serves every later request)."""
+    read: list[int] = []
+    done = threading.Event()
+
+    def slow_open() -> RecommendationService:
+        time.sleep(0.4)  # past the request's 0.2 s budget
+        with graph_service.lock:
+            read.append(graph_service.store.count_nodes("Paper"))
+        done.set()
+        raise ConfigError("no index yet")
+
+    result = asyncio.run(
+        schema.execute(
+            RECOMMEND,
+            variable_values={"input": {"context": "phrase tables [CIT]"}},
+            context_value=Context.create(graph_service, 200, 0.2, recommend=Lazy(slow_open)),
+        )
+    )
+    assert result.errors and result.errors[0].extensions == {"code": "TIME_BUDGET_EXCEEDED"}
+    assert done.wait(5) and read and read[0] > 0
 
 
 @pytest.mark.parametrize(

@@ -311,9 +311,9 @@ def test_a_request_past_its_limit_answers_timeout_on_time(module_store: Path, sl
         elapsed = time.monotonic() - started
         slow_paper.set()
     body = response.json()
-    assert body["errors"][0]["extensions"]["code"] == "TIMEOUT" and body.get("data") is None
-    assert "0.5 s limit" in body["errors"][0]["message"]
-    assert elapsed < 2.0, f"TIMEOUT came after {elapsed:.2f} s (limit 0.5 s, the resolver runs 3 s)"
+    assert body["errors"][0]["extensions"]["code"] == "TIME_BUDGET_EXCEEDED" and body.get("data") is None
+    assert "0.5 s time budget" in body["errors"][0]["message"]
+    assert elapsed < 2.0, f"TIME_BUDGET_EXCEEDED came after {elapsed:.2f} s (limit 0.5 s, the resolver runs 3 s)"
 
 
 def test_query_cost_setting(monkeypatch: pytest.MonkeyPatch) -> None:
