@@ -402,6 +402,7 @@ class _Server:
             linkage=self.linkage,
             recommend=self.recommend,
             max_query_cost=self.settings.max_query_cost,
+            max_response_bytes=self.settings.max_response_bytes,
         )
 
     async def _completeness_rows(self, service: GraphService) -> list[dict[str, object]]:

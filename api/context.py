@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from strawberry.dataloader import DataLoader
 from strawberry.fastapi import BaseContext
 
+from api.budget import DEFAULT_MAX_RESPONSE_BYTES
 from api.cost import DEFAULT_MAX_QUERY_COST
 from api.errors import RequestTimeout, UserInputError
 from api.lazy import Lazy
@@ -63,6 +64,7 @@ class Context(BaseContext):
         linkage: Lazy[LinkageService] | None = None,
         recommend: Lazy[RecommendationService] | None = None,
         max_query_cost: int = DEFAULT_MAX_QUERY_COST,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
     ) -> None:
         super().__init__()
         self.service = service
@@ -70,6 +72,7 @@ class Context(BaseContext):
         self.recommend = recommend
         self.max_results = max_results
         self.max_query_cost = max_query_cost
+        self.max_response_bytes = max_response_bytes  # read by api.budget.ResponseBudget
         self.timeout_s = timeout_s
         self.deadline = time.monotonic() + timeout_s
         self.memo: dict[str, Any] = {}  # request-scoped results that are not keyed loads (e.g. a taxonomy)
@@ -108,8 +111,9 @@ class Context(BaseContext):
         linkage: Lazy[LinkageService] | None = None,
         recommend: Lazy[RecommendationService] | None = None,
         max_query_cost: int = DEFAULT_MAX_QUERY_COST,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
     ) -> Context:
-        return cls(service, max_results, timeout_s, linkage, recommend, max_query_cost)
+        return cls(service, max_results, timeout_s, linkage, recommend, max_query_cost, max_response_bytes)
 
     def _loader(self, batch: Callable[[list[K]], Sequence[V]]) -> DataLoader[K, V]:
         async def load(keys: list[K]) -> Sequence[V]:

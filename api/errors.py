@@ -45,6 +45,7 @@ NOT_FOUND                 404     no page, asset or endpoint at that path
 from __future__ import annotations
 
 import logging
+import traceback
 from typing import Any
 
 from graphql import GraphQLError
@@ -55,6 +56,9 @@ from graph.errors import StoreCorruptError
 log = logging.getLogger(__name__)
 
 MAX_JSON_DEPTH = 100  # nesting of a request body or its variables; no GraphQL request needs more
+# An error message (graphql-core's quote a client's literal whole: `Int cannot represent …: "<1 MB>"`) and
+# each line the server logs are cut to this many characters and end with "…".
+MAX_MESSAGE_CHARS = 1_000
 MASKED_MESSAGE = "Internal error; the server log has the details."
 CORRUPT_MESSAGE = (
     "The server's store returned a value no citegraph step writes: its file is damaged. "
@@ -124,7 +128,7 @@ class CodedMaskErrors(MaskErrors):
                 log.error("%s", error.original_error)
             coded.append(
                 GraphQLError(
-                    message=CORRUPT_MESSAGE if code == "STORE_CORRUPT" else visible.message,
+                    message=CORRUPT_MESSAGE if code == "STORE_CORRUPT" else shorten(visible.message),
                     nodes=visible.nodes,
                     source=visible.source,
                     positions=visible.positions,
@@ -138,6 +142,21 @@ class CodedMaskErrors(MaskErrors):
         return coded
 
 
+def shorten(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
+    """``text`` whole up to ``limit`` characters, else cut there and marked with "…"."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def log_internal(error: GraphQLError, query: str | None) -> None:
+    """Logs an internal error with its traceback and the operation, no line longer than
+    :data:`MAX_MESSAGE_CHARS` (a 100,000-digit literal once made a 100 KB log line)."""
+    original = error.original_error
+    trace = traceback.format_exception(original) if original is not None else []
+    lines = [f"internal error: {error.message}", f"operation: {query or '(none)'}"]
+    lines += [line for chunk in trace for line in chunk.rstrip("\n").split("\n")]
+    log.error("%s", "\n".join(shorten(line) for line in lines))
+
+
 def http_error_body(message: str, code: str) -> dict[str, list[dict[str, Any]]]:
     """The JSON body of an HTTP-level refusal, shaped like a GraphQL response's errors."""
     return {"errors": [{"message": message, "extensions": {"code": code}}]}
@@ -147,6 +166,7 @@ __all__ = [
     "CORRUPT_MESSAGE",
     "MASKED_MESSAGE",
     "MAX_JSON_DEPTH",
+    "MAX_MESSAGE_CHARS",
     "ApiError",
     "CodedMaskErrors",
     "RequestTimeout",
@@ -154,4 +174,6 @@ __all__ = [
     "coded_error",
     "error_code",
     "http_error_body",
+    "log_internal",
+    "shorten",
 ]
