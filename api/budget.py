@@ -89,10 +89,8 @@ class ResponseBudget(SchemaExtension):
         yield
         result = self.execution_context.result
         if self.over and result is not None and hasattr(result, "errors"):
-            result.data = None  # type: ignore[union-attr]
-            result.errors = [  # type: ignore[union-attr]
-                GraphQLError(too_large_message(self.budget), extensions={"code": ResponseTooLarge.code})
-            ]
+            result.data = None
+            result.errors = [GraphQLError(too_large_message(self.budget), extensions={"code": ResponseTooLarge.code})]
 
     def get_results(self) -> dict[str, Any]:
         if not self.cut_count or self.over:
@@ -118,7 +116,7 @@ class ResponseBudget(SchemaExtension):
         if isinstance(value, str):
             if len(value) > MAX_STRING_CHARS:
                 value = self._cut(value, info)
-            spent += json_bytes(value)  # type: ignore[arg-type]
+            spent += json_bytes(value)
         elif isinstance(value, list | tuple | dict):
             value, spent = self._walk(value, info)
         self.spent += spent

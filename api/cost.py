@@ -210,7 +210,7 @@ class _Counter:
         except GraphQLError:  # execution reports a bad argument
             return 0
         recipe = values.get("name")
-        if recipe not in EXPLORE_WORK:
+        if not isinstance(recipe, str) or recipe not in EXPLORE_WORK:
             return 0  # NotFound: nothing runs
         params = values.get("params")
         limit = params.get("limit") if isinstance(params, Mapping) else None

@@ -4,10 +4,12 @@
 
     ApiError                     message written for the client, code in ``extensions``
     ├── UserInputError           BAD_USER_INPUT: an argument is out of range or malformed
-    └── RequestTimeout           TIMEOUT: the request ran past the per-request time limit
+    ├── RequestTimeout           TIMEOUT: the request ran past the per-request time limit
+    └── ResponseTooLarge         RESPONSE_TOO_LARGE: the answer passed its byte budget (api.budget)
 
-Checks made before execution (several operations without a name, the cost limit) return errors
-built by :func:`coded_error`, which carry their code from the start.
+Checks made before execution (several operations without a name, the cost limit, oversized input)
+return errors built by :func:`coded_error`, which carry their code from the start. Messages are cut
+at :data:`MAX_MESSAGE_CHARS`.
 
 Expected domain outcomes (an unknown id, a paper without full text, an unknown explore query) are
 not errors: they are part of the schema (``NotFound`` / ``InvalidArgument`` members of unions, or a
@@ -20,8 +22,9 @@ GRAPHQL_PARSE_FAILED      the document is not GraphQL
 GRAPHQL_VALIDATION_FAILED unknown field or argument, wrong variable type
 OPERATION_NAME_REQUIRED   the document holds several operations and the request names none
 QUERY_TOO_COMPLEX         depth, token, alias or cost limit exceeded (the cost: ``extensions.cost``)
-BAD_USER_INPUT            :class:`UserInputError`
+BAD_USER_INPUT            :class:`UserInputError`; or a number or variable no argument takes (api.inputs)
 TIMEOUT                   :class:`RequestTimeout`
+RESPONSE_TOO_LARGE        the response passed ``CITEGRAPH_MAX_RESPONSE_BYTES`` (api.budget); ``data`` is null
 STORE_CORRUPT             the store returned a value no step writes (:class:`graph.errors.StoreCorruptError`):
                           its file is damaged; a fixed message (the details, with the store's path, go to the log)
 INTERNAL_SERVER_ERROR     anything else; the message is masked (no stack trace, no Cypher)

@@ -29,7 +29,7 @@ class AppSettings:
     cors_origins: tuple[str, ...] = ()  # CITEGRAPH_CORS_ORIGINS (comma-separated): browser origins allowed to call
     request_timeout_s: float = 10.0  # CITEGRAPH_REQUEST_TIMEOUT: seconds one GraphQL request may take
     # CITEGRAPH_MAX_QUERY_COST: objects one GraphQL operation may fetch, counted before it runs (api/cost.py);
-    # the dashboard's queries cost at most ~400, 100 papers with 100 citations each ~20,000
+    # the dashboard's queries cost at most ~4,400 (a title search: a scan), 100 papers with 100 citations each ~20,000
     max_query_cost: int = DEFAULT_MAX_QUERY_COST
     # CITEGRAPH_MAX_RESPONSE_BYTES: bytes of one GraphQL response, counted as it is built (api/budget.py), then
     # RESPONSE_TOO_LARGE; 200 papers with their abstracts take ~2 MB

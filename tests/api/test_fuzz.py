@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -249,11 +250,13 @@ def operations(fields: list[str], mode: Mode) -> st.SearchStrategy[str]:
     return from_schema(schema._schema, fields=fields, custom_scalars=SCALARS, mode=mode)
 
 
-def check_operation(service: GraphService, query: str) -> None:
+def check_operation(service: GraphService, query: str, outcomes: Counter[str] | None = None) -> None:
     """A generated operation gets data or client errors only: no internal error, no leak, no TIMEOUT."""
     result = run(service, query, max_results=CAP)
     check_errors(result, sent=query)
     json.dumps({"data": result.data, "extensions": result.extensions})  # what the server would send
+    if outcomes is not None:
+        outcomes[result.errors[0].extensions["code"] if result.errors else "data"] += 1
 
 
 @pytest.mark.parametrize(
@@ -283,6 +286,10 @@ def test_schema_driven_operations_long(shared_service: GraphService, mode: Mode)
     )
     @given(query=operations(ROOT_FIELDS if mode is Mode.POSITIVE else ARGUMENT_FIELDS, mode))
     def fuzz(query: str) -> None:
-        check_operation(shared_service, query)
+        check_operation(shared_service, query, outcomes)
 
+    outcomes: Counter[str] = Counter()
     fuzz()
+    print(f"{mode.name}: {sum(outcomes.values())} operations, outcomes {dict(outcomes.most_common())}")
+    if mode is Mode.POSITIVE:  # valid operations mostly run: the fuzzer reaches the resolvers
+        assert outcomes["data"] > sum(outcomes.values()) / 2, outcomes
