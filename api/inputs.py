@@ -4,9 +4,11 @@ graphql-core turns a number literal into a Python ``int`` only while it validate
 Python refuses to convert more than 4,300 digits (``ValueError``, CVE-2020-10735's guard): a
 100,000-digit ``first:`` reached the client as ``INTERNAL_SERVER_ERROR`` and the server log as one
 100 KB line. An error message that quotes a literal (``Int cannot represent …: 999…``) is as long as
-the literal. No argument of this schema takes a number beyond 64 bits or an infinite float, and no
-variable nests deeper than :data:`api.errors.MAX_JSON_DEPTH`, so :func:`oversized_input` refuses those
-with a short ``BAD_USER_INPUT`` message that never repeats the value.
+the literal. No argument of this schema takes a number of more than :data:`MAX_NUMBER_CHARS`
+characters (64-bit integers take 20) or an infinite float, and no variable nests deeper than
+:data:`api.errors.MAX_JSON_DEPTH`, so :func:`oversized_input` refuses those with a short
+``BAD_USER_INPUT`` message that never repeats the value; smaller numbers out of range get the
+argument's own message.
 """
 
 from __future__ import annotations
@@ -20,7 +22,9 @@ from graphql import DocumentNode, FloatValueNode, IntValueNode, Node
 from api.errors import MAX_JSON_DEPTH
 
 MAX_NUMBER_CHARS = 40  # a number literal's characters: 64-bit ints take 20, doubles 24 (-1.7976931348623157e+308)
-MAX_INT_MAGNITUDE = 2**63  # a variable's integer beyond ±2^63 fits no argument (GraphQL Int is 32-bit)
+# a variable's integer past this takes more digits than a literal may; smaller ones (10**30 as an explore
+# `limit`) get the argument's own message, which names its range
+MAX_INT_MAGNITUDE = 10**MAX_NUMBER_CHARS
 
 
 def oversized_input(document: DocumentNode, variables: Mapping[str, Any] | None) -> str | None:
@@ -73,8 +77,11 @@ def _variables_problem(variables: Mapping[str, Any]) -> str | None:
         if isinstance(value, bool) or value is None or isinstance(value, str):
             continue
         if isinstance(value, int):
-            if not -MAX_INT_MAGNITUDE <= value <= MAX_INT_MAGNITUDE:  # compares without converting to text
-                return f"variable {_short(path)} holds an integer beyond ±2^63; send a number in the argument's range"
+            if not -MAX_INT_MAGNITUDE < value < MAX_INT_MAGNITUDE:  # compares without converting to text
+                return (
+                    f"variable {_short(path)} holds an integer of more than {MAX_NUMBER_CHARS} digits; "
+                    "send a number in the argument's range"
+                )
         elif isinstance(value, float):
             if not math.isfinite(value):
                 return f"variable {_short(path)} is not a finite number (Infinity or NaN); send a finite number"

@@ -67,8 +67,8 @@ def test_a_100000_digit_literal_is_bad_user_input_with_a_short_message_and_log(
     [
         ("{ clusters(first: 1.5e400) { id } }", None, "double"),  # a float literal that parses to inf
         ('{ explore(name: "coauthors", params: {limit: 1e999}) { __typename } }', None, "double"),
-        ("query($n: Int!) { clusters(first: $n) { id } }", {"n": 10**100_000}, "±2^63"),
-        ("query($n: Int!) { clusters(first: $n) { id } }", {"n": -(2**64)}, "±2^63"),
+        ("query($n: Int!) { clusters(first: $n) { id } }", {"n": 10**100_000}, "more than 40 digits"),
+        ("query($n: Int!) { clusters(first: $n) { id } }", {"n": -(10**40)}, "more than 40 digits"),
         (
             'query($p: JSON) { explore(name: "coauthors", params: $p) { __typename } }',
             {"p": {"limit": float("inf")}},
