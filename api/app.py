@@ -157,6 +157,10 @@ class OfflineGraphQLRouter(GraphQLRouter[Context, None]):
             raise json.JSONDecodeError(f"not UTF-8: {exc.reason}", "", 0) from exc
         except RecursionError:  # the decoder's own guard, far deeper than the limit
             raise _too_deep() from None
+        except json.JSONDecodeError:
+            raise
+        except ValueError as exc:  # a number of more than 4,300 digits: Python's int conversion limit
+            raise json.JSONDecodeError("a number is too long to read", "", 0) from exc
         if json_too_deep(value):
             raise _too_deep()
         if not isinstance(value, dict):
@@ -417,6 +421,7 @@ class _Server:
             recommend=self.recommend,
             max_query_cost=self.settings.max_query_cost,
             scheduler=self.scheduler,
+            max_response_bytes=self.settings.max_response_bytes,
         )
 
     def _read_readiness(self, service: GraphService) -> None:

@@ -21,6 +21,7 @@ from graphql import DocumentNode
 from strawberry.dataloader import DataLoader
 from strawberry.fastapi import BaseContext
 
+from api.budget import DEFAULT_MAX_RESPONSE_BYTES
 from api.cost import DEFAULT_MAX_QUERY_COST
 from api.errors import RequestTimeout, UserInputError
 from api.lazy import Lazy
@@ -70,6 +71,7 @@ class Context(BaseContext):
         recommend: Lazy[RecommendationService] | None = None,
         max_query_cost: int = DEFAULT_MAX_QUERY_COST,
         scheduler: Scheduler | None = None,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
     ) -> None:
         super().__init__()
         self.service = service
@@ -77,6 +79,7 @@ class Context(BaseContext):
         self.recommend = recommend
         self.max_results = max_results
         self.max_query_cost = max_query_cost
+        self.max_response_bytes = max_response_bytes  # read by api.budget.ResponseBudget
         self.timeout_s = timeout_s
         self.deadline = time.monotonic() + timeout_s
         self.budget = Budget(self.deadline, timeout_s)  # its kind is set when the operation is classified
@@ -120,8 +123,11 @@ class Context(BaseContext):
         recommend: Lazy[RecommendationService] | None = None,
         max_query_cost: int = DEFAULT_MAX_QUERY_COST,
         scheduler: Scheduler | None = None,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
     ) -> Context:
-        return cls(service, max_results, timeout_s, linkage, recommend, max_query_cost, scheduler)
+        return cls(
+            service, max_results, timeout_s, linkage, recommend, max_query_cost, scheduler, max_response_bytes
+        )
 
     def _loader(self, batch: Callable[[list[K]], Sequence[V]]) -> DataLoader[K, V]:
         async def load(keys: list[K]) -> Sequence[V]:

@@ -20,6 +20,22 @@ token limit) cost nothing.
 with :math:`m` the number of parent objects (1 at the root) and :math:`n_f` the length of ``f``
 (1 for a single object). Four nested ``coCited(first: 200) { paper { … } }`` cost about
 :math:`2 \\cdot 200^4 \\approx 3.2` billion.
+
+Objects are not all the work: a field whose statement reads far more than it returns adds its
+**work** :math:`w_f`, in the same unit (objects read), once per object it is resolved on
+(:math:`m\\,w_f`, scalars included):
+
+* ``papers`` (a title search or a category listing reads every paper) and its ``totalCount`` (the
+  count statement reads them again): :data:`SCAN_WORK` each;
+* ``stats`` and ``completeness`` (counts over every node): :data:`SCAN_WORK`;
+* ``explore``: its recipe's work (:data:`EXPLORE_WORK`: a one-hop read from an id costs nothing
+  extra, two or three hops :data:`HOPS_WORK`, a scan :data:`SCAN_WORK`, a scan over pairs of
+  citations :data:`PAIR_SCAN_WORK`) plus its rows (``params.limit``, else ``max_results``: ``rows``
+  is a JSON scalar the object count would miss).
+
+Fifteen aliased title searches with ``totalCount`` thus cost about 60,000 and are refused under the
+default limit, where each alone (about 4,000) runs. The bytes of the answer are bounded as it is
+built, not here (:mod:`api.budget`).
 """
 
 from __future__ import annotations
@@ -50,6 +66,41 @@ from graphql.utilities import get_operation_ast
 DEFAULT_MAX_QUERY_COST = 50_000  # CITEGRAPH_MAX_QUERY_COST (AppSettings.max_query_cost says what fits)
 UNBOUNDED_LIST_SIZE = 20  # assumed length of a list field that takes no first/limit/k
 SIZE_ARGUMENTS = ("first", "limit", "k")  # GraphQL argument names that bound a list's length
+# Work of a statement that reads every paper (or every edge of a kind), in objects: a title search over the
+# 133k papers of the shared data takes about as long as fetching 2,000 papers with their fields.
+SCAN_WORK = 2_000
+HOPS_WORK = 500  # two or three hops from one node: the degree squared, thousands of rows at the most cited papers
+PAIR_SCAN_WORK = 5 * SCAN_WORK  # every pair of papers cited together: the sum of squared out-degrees
+# Work of the fields that read more than they return, by "Type.field" or, for a field of a connection,
+# "Type.field/connectionField" (the totalCount of `papers` is a second scan; a paper's citations' totalCount
+# is the length of the list its page is cut from, read anyway).
+FIELD_WORK: Mapping[str, int] = {
+    "Query.papers": SCAN_WORK,
+    "Query.papers/totalCount": SCAN_WORK,
+    "Query.stats": SCAN_WORK,
+    "Query.completeness": SCAN_WORK,
+}
+# Work of each recipe of cypher/explore/ (a test checks every recipe is here): what its MATCH reads.
+EXPLORE_WORK: Mapping[str, int] = {
+    "arxiv_acm_mapping": 0,  # one hop from a category
+    "cocitation_neighbourhood": 0,  # one hop from a paper
+    "linked_sentences": 0,  # one hop from a sentence
+    "papers_of_author": 0,  # one hop from an author
+    "acm_subtree": HOPS_WORK,  # up to three levels below a class
+    "citation_neighbourhood": HOPS_WORK,  # CITES*1..2 either way
+    "citation_paths": HOPS_WORK,  # one to three hops between two papers
+    "coauthors": HOPS_WORK,  # author -> paper <- author
+    "cocitation_over_time": HOPS_WORK,  # papers citing both of two papers
+    "papers_citing_both": HOPS_WORK,
+    "category_acm_neighbours": SCAN_WORK,  # distance to every ACM class
+    "taxonomy_neighbours": SCAN_WORK,  # distance to every ACM class
+    "cluster_bridges": SCAN_WORK,  # every CO_CITED edge
+    "cocitation_cluster": SCAN_WORK,  # every CO_CITED edge
+    "ego_network": SCAN_WORK,  # every CITES edge, kept where both ends are neighbours
+    "most_cited_papers": SCAN_WORK,  # every paper
+    "top_cocited_pairs": SCAN_WORK,  # every CO_CITED edge
+    "top_cocited_pairs_in_years": PAIR_SCAN_WORK,  # every pair of papers one paper cites
+}
 
 
 def query_cost(
@@ -74,7 +125,8 @@ def query_cost(
     if isinstance(coerced, list):  # variables that do not fit their types
         return None
     fragments = {d.name.value: d for d in document.definitions if isinstance(d, FragmentDefinitionNode)}
-    return _Counter(schema, fragments, coerced, max_results).selection_set(operation.selection_set, root, 1, None)
+    counter = _Counter(schema, fragments, coerced, max_results)
+    return counter.selection_set(operation.selection_set, root, 1, None, "")
 
 
 class _Counter:
@@ -96,31 +148,39 @@ class _Counter:
         parent: GraphQLNamedType,
         multiplier: int,
         page: int | None,
+        owner: str,
         seen: frozenset[str] = frozenset(),
     ) -> int:
         """Cost of ``selection_set`` on ``multiplier`` objects of type ``parent``; ``page`` is the length
-        a parent's ``first``/``limit`` gives to lists in this object that take no length of their own."""
+        a parent's ``first``/``limit`` gives to lists in this object that take no length of their own, and
+        ``owner`` the field (``Type.field``) that returned these objects."""
         if selection_set is None:
             return 0
         total = 0
         for selection in selection_set.selections:
             if isinstance(selection, FieldNode):
-                total += self.field(selection, parent, multiplier, page, seen)
+                total += self.field(selection, parent, multiplier, page, owner, seen)
             elif isinstance(selection, InlineFragmentNode):
                 condition = selection.type_condition
                 target = self.schema.get_type(condition.name.value) if condition else parent
-                total += self.selection_set(selection.selection_set, target or parent, multiplier, page, seen)
+                total += self.selection_set(selection.selection_set, target or parent, multiplier, page, owner, seen)
             elif isinstance(selection, FragmentSpreadNode):
                 name = selection.name.value
                 fragment = self.fragments.get(name)
                 if fragment is None or name in seen:  # validation refuses unknown and cyclic fragments
                     continue
                 target = self.schema.get_type(fragment.type_condition.name.value) or parent
-                total += self.selection_set(fragment.selection_set, target, multiplier, page, seen | {name})
+                total += self.selection_set(fragment.selection_set, target, multiplier, page, owner, seen | {name})
         return total
 
     def field(
-        self, node: FieldNode, parent: GraphQLNamedType, multiplier: int, page: int | None, seen: frozenset[str]
+        self,
+        node: FieldNode,
+        parent: GraphQLNamedType,
+        multiplier: int,
+        page: int | None,
+        owner: str,
+        seen: frozenset[str],
     ) -> int:
         name = node.name.value
         if name.startswith("__") or not isinstance(parent, GraphQLObjectType):
@@ -128,16 +188,34 @@ class _Counter:
         definition = parent.fields.get(name)
         if definition is None:
             return 0
+        key = f"{parent.name}.{name}"
+        work = multiplier * (FIELD_WORK.get(key, 0) + FIELD_WORK.get(f"{owner}/{name}", 0))
+        if key == "Query.explore":
+            work += multiplier * self._explore_work(definition, node)
         named = get_named_type(definition.type)
         if not is_composite_type(named):
-            return 0  # scalars and enums, lists of them included, come with their object
+            return work  # scalars and enums, lists of them included, come with their object
         own = self._length(definition, node)
         if is_list_type(get_nullable_type(definition.type)):
             length = own or page or UNBOUNDED_LIST_SIZE
             count, inner_page = multiplier * length, None
         else:
             count, inner_page = multiplier, own  # a connection: its lists are `own` long
-        return count + self.selection_set(node.selection_set, named, count, inner_page, seen)
+        return work + count + self.selection_set(node.selection_set, named, count, inner_page, key, seen)
+
+    def _explore_work(self, definition: GraphQLField, node: FieldNode) -> int:
+        """The recipe's work plus its rows (``params.limit`` clamped to 1..max_results, else max_results)."""
+        try:
+            values = get_argument_values(definition, node, self.variables)
+        except GraphQLError:  # execution reports a bad argument
+            return 0
+        recipe = values.get("name")
+        if not isinstance(recipe, str) or recipe not in EXPLORE_WORK:
+            return 0  # NotFound: nothing runs
+        params = values.get("params")
+        limit = params.get("limit") if isinstance(params, Mapping) else None
+        rows = self.max_results if not isinstance(limit, int) else min(max(limit, 1), self.max_results)
+        return EXPLORE_WORK[recipe] + rows
 
     def _length(self, definition: GraphQLField, node: FieldNode) -> int | None:
         """The list length the field's own arguments ask for, clamped to 1..max_results; None without one."""
@@ -155,4 +233,13 @@ class _Counter:
         return min(max(value, 1), self.max_results)
 
 
-__all__ = ["DEFAULT_MAX_QUERY_COST", "UNBOUNDED_LIST_SIZE", "query_cost"]
+__all__ = [
+    "DEFAULT_MAX_QUERY_COST",
+    "EXPLORE_WORK",
+    "FIELD_WORK",
+    "HOPS_WORK",
+    "PAIR_SCAN_WORK",
+    "SCAN_WORK",
+    "UNBOUNDED_LIST_SIZE",
+    "query_cost",
+]

@@ -4,11 +4,13 @@
 
     ApiError                     message written for the client, code in ``extensions``
     ├── UserInputError           BAD_USER_INPUT: an argument is out of range or malformed
-    └── RequestTimeout           TIME_BUDGET_EXCEEDED: the request spent its time budget
-        └── TimeBudgetExceeded   a store call refused because the budget is spent (api.scheduling)
+    ├── RequestTimeout           TIME_BUDGET_EXCEEDED: the request spent its time budget
+    │   └── TimeBudgetExceeded   a store call refused because the budget is spent (api.scheduling)
+    └── ResponseTooLarge         RESPONSE_TOO_LARGE: the answer passed its byte budget (api.budget)
 
-Checks made before execution (several operations without a name, the cost limit) return errors
-built by :func:`coded_error`, which carry their code from the start.
+Checks made before execution (several operations without a name, the cost limit, oversized input)
+return errors built by :func:`coded_error`, which carry their code from the start. Messages are cut
+at :data:`MAX_MESSAGE_CHARS`.
 
 Expected domain outcomes (an unknown id, a paper without full text, an unknown explore query) are
 not errors: they are part of the schema (``NotFound`` / ``InvalidArgument`` members of unions, or a
@@ -21,11 +23,12 @@ GRAPHQL_PARSE_FAILED      the document is not GraphQL
 GRAPHQL_VALIDATION_FAILED unknown field or argument, wrong variable type
 OPERATION_NAME_REQUIRED   the document holds several operations and the request names none
 QUERY_TOO_COMPLEX         depth, token, alias or cost limit exceeded (the cost: ``extensions.cost``)
-BAD_USER_INPUT            :class:`UserInputError`
+BAD_USER_INPUT            :class:`UserInputError`; or a number or variable no argument takes (api.inputs)
 TIME_BUDGET_EXCEEDED      :class:`RequestTimeout`: the request spent its time budget (``CITEGRAPH_REQUEST_TIMEOUT``);
                           it was stopped, and no store call of it is issued after that
 SERVER_BUSY               a heavy operation found every heavy slot and queue place taken (:mod:`api.scheduling`);
                           nothing ran: retry after ``extensions.retryAfter`` seconds, or ask for less
+RESPONSE_TOO_LARGE        the response passed ``CITEGRAPH_MAX_RESPONSE_BYTES`` (api.budget); ``data`` is null
 STORE_CORRUPT             the store returned a value no step writes (:class:`graph.errors.StoreCorruptError`):
                           its file is damaged; a fixed message (the details, with the store's path, go to the log)
 INTERNAL_SERVER_ERROR     anything else; the message is masked (no stack trace, no Cypher)
@@ -49,6 +52,7 @@ NOT_FOUND                 404     no page, asset or endpoint at that path
 from __future__ import annotations
 
 import logging
+import traceback
 from typing import Any
 
 from graphql import GraphQLError
@@ -59,6 +63,9 @@ from graph.errors import StoreCorruptError
 log = logging.getLogger(__name__)
 
 MAX_JSON_DEPTH = 100  # nesting of a request body or its variables; no GraphQL request needs more
+# An error message (graphql-core's quote a client's literal whole: `Int cannot represent …: "<1 MB>"`) and
+# each line the server logs are cut to this many characters and end with "…".
+MAX_MESSAGE_CHARS = 1_000
 MASKED_MESSAGE = "Internal error; the server log has the details."
 CORRUPT_MESSAGE = (
     "The server's store returned a value no citegraph step writes: its file is damaged. "
@@ -133,7 +140,7 @@ class CodedMaskErrors(MaskErrors):
                 log.error("%s", error.original_error)
             coded.append(
                 GraphQLError(
-                    message=CORRUPT_MESSAGE if code == "STORE_CORRUPT" else visible.message,
+                    message=CORRUPT_MESSAGE if code == "STORE_CORRUPT" else shorten(visible.message),
                     nodes=visible.nodes,
                     source=visible.source,
                     positions=visible.positions,
@@ -147,6 +154,21 @@ class CodedMaskErrors(MaskErrors):
         return coded
 
 
+def shorten(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
+    """``text`` whole up to ``limit`` characters, else cut there and marked with "…"."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def log_internal(error: GraphQLError, query: str | None) -> None:
+    """Logs an internal error with its traceback and the operation, no line longer than
+    :data:`MAX_MESSAGE_CHARS` (a 100,000-digit literal once made a 100 KB log line)."""
+    original = error.original_error
+    trace = traceback.format_exception(original) if original is not None else []
+    lines = [f"internal error: {error.message}", f"operation: {query or '(none)'}"]
+    lines += [line for chunk in trace for line in chunk.rstrip("\n").split("\n")]
+    log.error("%s", "\n".join(shorten(line) for line in lines))
+
+
 def http_error_body(message: str, code: str) -> dict[str, list[dict[str, Any]]]:
     """The JSON body of an HTTP-level refusal, shaped like a GraphQL response's errors."""
     return {"errors": [{"message": message, "extensions": {"code": code}}]}
@@ -156,6 +178,7 @@ __all__ = [
     "CORRUPT_MESSAGE",
     "MASKED_MESSAGE",
     "MAX_JSON_DEPTH",
+    "MAX_MESSAGE_CHARS",
     "ApiError",
     "CodedMaskErrors",
     "RequestTimeout",
@@ -164,4 +187,6 @@ __all__ = [
     "coded_error",
     "error_code",
     "http_error_body",
+    "log_internal",
+    "shorten",
 ]

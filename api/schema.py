@@ -31,9 +31,11 @@ from strawberry.tools import merge_types
 from strawberry.types import ExecutionContext, ExecutionResult
 from strawberry.types.graphql import OperationType
 
+from api.budget import ResponseBudget
 from api.context import Context, timeout_message
 from api.cost import DEFAULT_MAX_QUERY_COST, query_cost
-from api.errors import CodedMaskErrors, UserInputError, coded_error, error_code
+from api.errors import CodedMaskErrors, UserInputError, coded_error, error_code, log_internal
+from api.inputs import oversized_input
 from api.scheduling import HEAVY, HEAVY_YIELD_EVERY, HEAVY_YIELD_S, classify, current_budget
 from api.types import (
     ExploreQueries,
@@ -72,7 +74,17 @@ Query = merge_types("Query", QUERY_TYPES)
 class OperationChecks(SchemaExtension):
     """Refuses, with the validation errors, a document whose operations the request does not choose
     between (``OPERATION_NAME_REQUIRED``) and an operation over the cost limit (``QUERY_TOO_COMPLEX``,
-    the cost in ``extensions.cost``): nothing of either runs."""
+    the cost in ``extensions.cost``): nothing of either runs. Before validation, a number literal or
+    variable no argument takes (:func:`api.inputs.oversized_input`) is ``BAD_USER_INPUT`` and nothing
+    else is checked: validation would quote it, or fail converting it."""
+
+    def on_validate(self) -> Iterator[None]:
+        ec = self.execution_context
+        if ec.graphql_document is not None and ec.pre_execution_errors is None:
+            problem = oversized_input(ec.graphql_document, ec.variables)
+            if problem is not None:  # strawberry skips validation and execution once these are set
+                ec.pre_execution_errors = [coded_error(problem, "BAD_USER_INPUT")]
+        yield
 
     def on_operation(self) -> Iterator[None]:
         ec = self.execution_context
@@ -176,9 +188,10 @@ class CitegraphSchema(strawberry.Schema):
     """
 
     def process_errors(self, errors: list[GraphQLError], execution_context: ExecutionContext | None = None) -> None:
-        internal = [e for e in errors if error_code(e) == "INTERNAL_SERVER_ERROR"]
-        if internal:
-            super().process_errors(internal, execution_context)
+        query = execution_context.query if execution_context else None
+        for error in errors:
+            if error_code(error) == "INTERNAL_SERVER_ERROR":
+                log_internal(error, query)
 
     async def execute(
         self,
@@ -281,6 +294,7 @@ schema = CitegraphSchema(
         ParsedOnce,
         BudgetedResolvers,
         OperationChecks,
+        ResponseBudget,
         CodedMaskErrors,
     ],
 )

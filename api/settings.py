@@ -6,6 +6,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from api.budget import DEFAULT_MAX_RESPONSE_BYTES
 from api.cost import DEFAULT_MAX_QUERY_COST
 from api.scheduling import DEFAULT_HEAVY_QUEUE, DEFAULT_HEAVY_SLOTS
 from graph.errors import ConfigError
@@ -29,8 +30,11 @@ class AppSettings:
     cors_origins: tuple[str, ...] = ()  # CITEGRAPH_CORS_ORIGINS (comma-separated): browser origins allowed to call
     request_timeout_s: float = 10.0  # CITEGRAPH_REQUEST_TIMEOUT: seconds one GraphQL request may take
     # CITEGRAPH_MAX_QUERY_COST: objects one GraphQL operation may fetch, counted before it runs (api/cost.py);
-    # the dashboard's queries cost at most ~400, 100 papers with 100 citations each ~20,000
+    # the dashboard's queries cost at most ~4,400 (a title search: a scan), 100 papers with 100 citations each ~20,000
     max_query_cost: int = DEFAULT_MAX_QUERY_COST
+    # CITEGRAPH_MAX_RESPONSE_BYTES: bytes of one GraphQL response, counted as it is built (api/budget.py), then
+    # RESPONSE_TOO_LARGE; 200 papers with their abstracts take ~2 MB
+    max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
     # CITEGRAPH_MAX_BODY_BYTES: longest request body read; a GraphQL request is a few KB, a manuscript-mode
     # `recommend` (2,000 sentences, 300,000 characters) well under 1 MB
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
@@ -83,6 +87,7 @@ class AppSettings:
             request_timeout_s=timeout,
             max_query_cost=_positive_int(env, "CITEGRAPH_MAX_QUERY_COST", DEFAULT_MAX_QUERY_COST),
             max_body_bytes=_positive_int(env, "CITEGRAPH_MAX_BODY_BYTES", DEFAULT_MAX_BODY_BYTES),
+            max_response_bytes=_positive_int(env, "CITEGRAPH_MAX_RESPONSE_BYTES", DEFAULT_MAX_RESPONSE_BYTES),
             warm=env.get("CITEGRAPH_WARM", "").strip().lower() in {"1", "true", "yes"},
             torch_threads=_positive_int(env, "CITEGRAPH_TORCH_THREADS", 1),
             ingest_chunk_works=_positive_int(env, "CITEGRAPH_INGEST_CHUNK_WORKS", DEFAULT_INGEST_CHUNK_WORKS),
