@@ -16,6 +16,7 @@ from typing import Any
 from gnn.cocitation.clusters import ClusterLabel, read_cluster_labels
 from graph.aliases import stored_keys
 from graph.files import StoreFiles
+from graph.labels import paper_label
 from graph.store import Completeness, GraphStore
 from loaders.ids import lookup_candidates
 
@@ -34,6 +35,21 @@ class PaperRecord:
     n_cited: int | None
     stub: bool | None
     reference: str | None = None  # a stub's reference string, as a citing paper printed it
+    label: str | None = None  # the display label (graph.labels: stored label, title, reference, source, id)
+    volume: str | None = None  # a cited work's volume and first page as its source prints them
+    first_page: str | None = None
+
+    @property
+    def display_label(self) -> str:
+        """The paper's display label (:func:`graph.labels.paper_label`), whether or not the row carried one."""
+        return self.label or paper_label(
+            self.id,
+            title=self.title,
+            reference=self.reference,
+            venue=self.venue,
+            volume=self.volume,
+            first_page=self.first_page,
+        )
 
 
 @dataclass(frozen=True)
@@ -116,6 +132,7 @@ class Coordinates:
 @dataclass(frozen=True)
 class NetworkNode:
     id: str
+    label: str  # the display label (graph.labels)
     title: str | None
     year: int | None
     n_cited: int | None

@@ -14,8 +14,9 @@ from api.network import EgoGraph, ego_network
 from api.services import CoCitation
 from api.types.common import NotFound, paper_key, paper_not_found
 from api.types.papers import CoCitationMeasure, Paper, paper_from
+from graph.labels import short_label
 
-LABEL_CHARS = 60  # a node label is the title cut to this many characters
+LABEL_CHARS = 60  # a node label is the paper's display label cut to this many characters
 DEFAULT_EGO_LIMIT = 50
 
 
@@ -35,7 +36,9 @@ class EdgeKind(Enum):
 @strawberry.type(description="A paper in a network view, with what a graph drawing needs.")
 class NetworkNode:
     id: strawberry.ID
-    label: str = strawberry.field(description=f"The title cut to {LABEL_CHARS} characters (the id without a title).")
+    label: str = strawberry.field(
+        description=f"The paper's display label (`Paper.label`) cut to {LABEL_CHARS} characters."
+    )
     title: str | None
     year: int | None
     n_cited: int | None
@@ -100,17 +103,11 @@ EgoNetworkResult = Annotated[EgoNetwork | NotFound, strawberry.union("EgoNetwork
 CoCitationsResult = Annotated[CoCitationList | NotFound, strawberry.union("CoCitationsResult")]
 
 
-def _label(title: str | None, paper_id: str) -> str:
-    if not title:
-        return paper_id
-    return title if len(title) <= LABEL_CHARS else title[: LABEL_CHARS - 1].rstrip() + "…"
-
-
 def _ego_network_type(graph: EgoGraph, labels: dict[int, str]) -> EgoNetwork:
     nodes = [
         NetworkNode(
             id=strawberry.ID(n.node.id),
-            label=_label(n.node.title, n.node.id),
+            label=short_label(n.node.label, LABEL_CHARS),
             title=n.node.title,
             year=n.node.year,
             n_cited=n.node.n_cited,

@@ -96,6 +96,12 @@ class Paper:
     arxiv_id: str | None
     n_cited: int | None = strawberry.field(description="Number of papers in the graph that cite this one.")
     stub: bool | None = strawberry.field(description="Known only as a citation target, without metadata of its own.")
+    label: str = strawberry.field(
+        default="",
+        description="How the paper reads in a map or a table: its stored label (a cited reference as analysts "
+        'write it, e.g. "Goos F, 1947, Ann Phys-Berlin 1:333"), else its title, else its reference string, '
+        "else its source (venue volume:first page), else its id. Never empty; the raw strings stay fields.",
+    )
     reference: str | None = strawberry.field(
         default=None,
         description="A stub's reference string as a citing paper printed it (authors, title, venue, year); "
@@ -185,6 +191,7 @@ def paper_from(record: PaperRecord) -> Paper:
         n_cited=record.n_cited,
         stub=record.stub,
         reference=record.reference,
+        label=record.display_label,
     )
 
 

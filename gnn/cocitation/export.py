@@ -5,14 +5,16 @@
 year, ``n_cited``, ``cocite_cluster``), optionally cut to a paper's neighbourhood, and writes:
 
 * ``graphml`` / ``gexf``: one file, written by networkx; open it in Gephi. Every edge carries all
-  measures plus ``weight`` = the chosen measure; nodes carry ``label`` (the title), ``year``,
-  ``n_cited`` and ``cluster`` (absent values are left out: neither format has a null).
+  measures plus ``weight`` = the chosen measure; nodes carry ``label`` (the paper's display label,
+  :mod:`graph.labels`: a cited reference stub reads "Goos F, 1947, Ann Phys-Berlin 1:333", not its key),
+  ``title``, ``year``, ``n_cited`` and ``cluster`` (absent values are left out: neither format has a null).
 * ``vosviewer``: a map file and a network file (``<stem>_map.txt``, ``<stem>_network.txt``), the
   tab-separated formats VOSviewer reads with "Create a map based on network data". The map file
-  has ``id`` (1..n), ``label``, ``description`` (the paper id), ``cluster`` (``cocite_cluster`` + 1:
+  has ``id`` (1..n), ``label`` (the display label), ``description`` (the paper id), ``cluster`` (``cocite_cluster`` + 1:
   VOSviewer numbers clusters 1..1000, larger numbers are left blank), ``weight<Citations>`` and
   ``score<Year>``; the network file has no header and one ``id id strength`` line per edge.
-* ``csv`` / ``parquet``: the edge table at ``out_path`` and the node table at ``<stem>_nodes.<ext>``.
+* ``csv`` / ``parquet``: the edge table at ``out_path`` and the node table (:data:`NODE_COLUMNS`: ``id``,
+  ``label``, ``title``, ...) at ``<stem>_nodes.<ext>``.
 
 :func:`export_coupling` writes bibliographic coupling (computed on the fly, not stored) the same way.
 """
@@ -29,12 +31,13 @@ import pandas as pd
 
 from gnn.cocitation.compute import MEASURES, coupling_table
 from graph.errors import ConfigError
+from graph.labels import paper_label
 from graph.store import GraphStore
 
 log = logging.getLogger(__name__)
 
 FORMATS = ("graphml", "gexf", "vosviewer", "csv", "parquet")
-NODE_COLUMNS = ["id", "title", "year", "n_cited", "cluster"]
+NODE_COLUMNS = ["id", "label", "title", "year", "n_cited", "cluster"]
 VOSVIEWER_MAX_CLUSTER = 1000  # VOSviewer accepts cluster numbers 1..1000
 
 
@@ -111,11 +114,16 @@ def neighbourhood(edges: pd.DataFrame, seed_paper: str, depth: int) -> pd.DataFr
 
 
 def to_networkx(edges: pd.DataFrame, nodes: pd.DataFrame, measure: str) -> nx.Graph:
-    """Undirected graph; nodes: ``label``, ``year``, ``n_cited``, ``cluster``; edges: every measure, ``weight``."""
+    """Undirected graph; nodes: ``label``, ``title``, ``year``, ``n_cited``, ``cluster``; edges: every measure, ``weight``."""
     graph = nx.Graph()
     for row in nodes.itertuples(index=False):
-        label = row.title if isinstance(row.title, str) and row.title else row.id
-        attributes = {"label": label, "year": row.year, "n_cited": row.n_cited, "cluster": row.cluster}
+        attributes = {
+            "label": _label(row),
+            "title": row.title,
+            "year": row.year,
+            "n_cited": row.n_cited,
+            "cluster": row.cluster,
+        }
         graph.add_node(row.id, **_plain(attributes))
     measures = [m for m in MEASURES if m in edges.columns]
     for row in edges[["source", "target", *measures]].itertuples(index=False):
@@ -156,10 +164,9 @@ def _write_vosviewer(edges: pd.DataFrame, nodes: pd.DataFrame, out_path: Path, m
     lines = ["id\tlabel\tdescription\tcluster\tweight<Citations>\tscore<Year>"]
     for row in nodes.itertuples(index=False):
         cluster = "" if pd.isna(row.cluster) or row.cluster + 1 > VOSVIEWER_MAX_CLUSTER else str(int(row.cluster) + 1)
-        label = row.title if isinstance(row.title, str) and row.title else row.id
         cells = [
             str(number[row.id]),
-            _vos_text(label),
+            _vos_text(_label(row)),
             _vos_text(row.id),
             cluster,
             "0" if pd.isna(row.n_cited) else str(int(row.n_cited)),
@@ -173,6 +180,14 @@ def _write_vosviewer(edges: pd.DataFrame, nodes: pd.DataFrame, out_path: Path, m
     )
     network_path.write_text("".join(f"{line}\n" for line in links), encoding="utf-8")
     return map_path, network_path
+
+
+def _label(row: Any) -> str:
+    """The node's display label: the store's (``cocitation_nodes``), else :func:`graph.labels.paper_label` of the row."""
+    label = getattr(row, "label", None)
+    if isinstance(label, str) and label:
+        return label
+    return paper_label(str(row.id), title=getattr(row, "title", None))
 
 
 def _vos_text(text: str) -> str:

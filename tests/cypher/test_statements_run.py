@@ -123,8 +123,8 @@ TITLES = {
 EXPECTED = {
     "explore/coauthors": [{"coauthor_id": "a2", "name": "Alan Turing", "shared_papers": 1}],
     "explore/citation_neighbourhood": [
-        {"id": "p2", "title": "Word alignment models", "year": 1993, "hops": 1},
-        {"id": "p3", "title": "Phrase tables", "year": 1999, "hops": 1},
+        {"id": "p2", "label": "Word alignment models", "title": "Word alignment models", "year": 1993, "hops": 1},
+        {"id": "p3", "label": "Phrase tables", "title": "Phrase tables", "year": 1999, "hops": 1},
         {"id": "p4", "title": "Neural machine translation", "year": 2004, "hops": 1},
         {"id": "p5", "title": "Attention for translation", "year": 2005, "hops": 2},
     ],
@@ -185,8 +185,22 @@ EXPECTED_ANY_ORDER = {
     ],
     "sentence_completeness": [{"with_text": 0, "embedding": 0}],
     "cocitation_nodes": [
-        {"id": "p2", "title": "Word alignment models", "year": 1993, "n_cited": None, "cluster": None},
-        {"id": "p3", "title": "Phrase tables", "year": 1999, "n_cited": None, "cluster": None},
+        {
+            "id": "p2",
+            "label": "Word alignment models",
+            "title": "Word alignment models",
+            "year": 1993,
+            "n_cited": None,
+            "cluster": None,
+        },
+        {
+            "id": "p3",
+            "label": "Phrase tables",
+            "title": "Phrase tables",
+            "year": 1999,
+            "n_cited": None,
+            "cluster": None,
+        },
     ],
 }
 
