@@ -64,6 +64,24 @@ PARAMS: dict[str, dict[str, Any]] = {
     "explore/arxiv_acm_mapping": {"code": "cs.CL"},
     "explore/citation_neighbourhood": {"paper_id": "p1", "limit": 10},
     "cocitation_nodes": {"ids": ["p2", "p3"]},
+    "top_cocitations": {"measure": "association", "min_count": 1, "skip": 0, "limit": 5},
+    "count_cocitations": {"min_count": 1},
+    "top_cocitations_in_years": {
+        "measure": "count",
+        "min_count": 1,
+        "year_min": 1990,
+        "year_max": 2010,
+        "skip": 0,
+        "limit": 10,
+    },
+    "count_cocitations_in_years": {"min_count": 1, "year_min": 1990, "year_max": 2010},
+    "citers_of_pairs": {"ids": ["p1", "p2", "p3"]},
+    "cocited_in_years": {"ids": ["p2"], "year_min": 2000, "year_max": 2003},
+    "search_authors": {"text": "a", "skip": 0, "limit": 5},
+    "count_authors_by_name": {"text": "a"},
+    "search_sources": {"text": "acl", "skip": 0, "limit": 5},
+    "count_sources_by_name": {"text": "acl"},
+    "papers_of_sources": {"names": ["ACL"]},
     "explore/top_cocited_pairs": {"min_count": 1, "limit": 5},
     "explore/cocitation_neighbourhood": {"paper_id": "p2", "limit": 5},
     "explore/cluster_bridges": {"cluster_a": 0, "cluster_b": 1, "limit": 5},
@@ -177,6 +195,7 @@ EXPECTED_ANY_ORDER = {
     ],
     # only p1 (2001) co-cites by 2003: p2 with p3
     "enrich_cocited_until": [{"paper_id": "p2", "other_id": "p3", "count": 1}],
+    "cocited_in_years": [{"paper_id": "p2", "other_id": "p3", "count": 1}],
     "paper_years": [{"id": f"p{i}", "year": y} for i, y in zip(range(1, 6), [2001, 1993, 1999, 2004, 2005])],
     # every tiny paper has a title and none has a vector yet (tests/graph/test_completeness.py computes some)
     "paper_completeness": [
