@@ -70,6 +70,12 @@ class AuthorRecord:
 
 
 @dataclass(frozen=True)
+class SourceRecord:
+    name: str  # Paper.venue as stored
+    papers: int  # papers naming it
+
+
+@dataclass(frozen=True)
 class CoCitationPair:
     source_id: str
     cocitation: CoCitation  # other_id is the pair's second paper
@@ -365,6 +371,85 @@ class GraphService:
             cached = (stamp, read_cluster_labels(path))
             self._labels_cache = cached
         return cached[1]
+
+    def top_cocitations(
+        self,
+        *,
+        measure: str,
+        min_count: int,
+        year_min: int | None,
+        year_max: int | None,
+        skip: int,
+        limit: int,
+    ) -> list[CoCitationPair]:
+        """One page of the store's co-cited pairs, strongest first by ``measure``. With a year bound the pairs are
+        counted from CITES over citing papers of those years (``count`` is that count; strengths stay all-years)."""
+        params: dict[str, Any] = {"measure": measure, "min_count": min_count, "skip": skip, "limit": limit}
+        if year_min is None and year_max is None:
+            rows = self._query("top_cocitations", params)
+        else:
+            years = {
+                "year_min": YEAR_MIN if year_min is None else year_min,
+                "year_max": YEAR_MAX if year_max is None else year_max,
+            }
+            rows = self._query("top_cocitations_in_years", {**params, **years})
+        pairs = []
+        for row in rows:
+            row.pop("rank_key")
+            source, target = row.pop("source"), row.pop("target")
+            pairs.append(CoCitationPair(source, CoCitation(other_id=target, **row)))
+        return pairs
+
+    def count_cocitations(self, *, min_count: int, year_min: int | None, year_max: int | None) -> int:
+        """How many pairs :meth:`top_cocitations` pages through."""
+        if year_min is None and year_max is None:
+            return int(self._query("count_cocitations", {"min_count": min_count})[0]["n"])
+        years = {
+            "year_min": YEAR_MIN if year_min is None else year_min,
+            "year_max": YEAR_MAX if year_max is None else year_max,
+        }
+        return int(self._query("count_cocitations_in_years", {"min_count": min_count, **years})[0]["n"])
+
+    def pair_citers(self, pairs: Sequence[tuple[str, str]]) -> list[list[tuple[str, int | None]]]:
+        """(citing paper id, its year) of the papers citing both papers of each pair, newest first (one round trip)."""
+        ids = sorted({paper for pair in pairs for paper in pair})
+        grouped: dict[tuple[str, str], list[tuple[str, int | None]]] = defaultdict(list)
+        for row in self._query("citers_of_pairs", {"ids": ids}):
+            grouped[(row["low"], row["high"])].append((row["citing_id"], row["year"]))
+        return [grouped.get((min(a, b), max(a, b)), []) for a, b in pairs]
+
+    def cocited_in_years(self, keys: Sequence[tuple[str, int, int]]) -> list[dict[str, int]]:
+        """Per (paper id, first year, last year): partner id -> citing papers of those years that cite both."""
+        found: dict[tuple[str, int, int], dict[str, int]] = defaultdict(dict)
+        for year_min, year_max in sorted({(k[1], k[2]) for k in keys}):
+            ids = sorted({k[0] for k in keys if (k[1], k[2]) == (year_min, year_max)})
+            params = {"ids": ids, "year_min": year_min, "year_max": year_max}
+            for row in self._query("cocited_in_years", params):
+                found[(row["paper_id"], year_min, year_max)][row["other_id"]] = int(row["count"])
+        return [found.get(tuple(k), {}) for k in keys]  # type: ignore[call-overload]
+
+    def search_authors(self, text: str, *, skip: int, limit: int) -> list[AuthorRecord]:
+        """Authors whose name contains ``text`` (case-insensitive), most papers first; one page."""
+        rows = self._query("search_authors", {"text": text.lower(), "skip": skip, "limit": limit})
+        return [AuthorRecord(row["id"], row["name"]) for row in rows]
+
+    def count_authors(self, text: str) -> int:
+        return int(self._query("count_authors_by_name", {"text": text.lower()})[0]["n"])
+
+    def search_sources(self, text: str, *, skip: int, limit: int) -> list[SourceRecord]:
+        """Sources (venues) whose name contains ``text`` (case-insensitive), most papers first; one page."""
+        rows = self._query("search_sources", {"text": text.lower(), "skip": skip, "limit": limit})
+        return [SourceRecord(row["name"], int(row["papers"])) for row in rows]
+
+    def count_sources(self, text: str) -> int:
+        return int(self._query("count_sources_by_name", {"text": text.lower()})[0]["n"])
+
+    def papers_of_sources(self, names: Sequence[str]) -> list[list[str]]:
+        """Paper ids per source (venue, exactly as stored), most cited first."""
+        grouped: dict[str, list[str]] = defaultdict(list)
+        for row in self._query("papers_of_sources", {"names": list(names)}):
+            grouped[row["name"]].append(row["paper_id"])
+        return [grouped.get(name, []) for name in names]
 
     # explore --------------------------------------------------------------------------------------
     def explore(self, name: str, params: dict[str, Any]) -> list[dict[str, Any]]:
