@@ -64,6 +64,8 @@ def export_cocitation(
     min_count: int = 1,
     seed_paper: str | None = None,
     depth: int = 1,
+    year_min: int | None = None,
+    year_max: int | None = None,
 ) -> ExportReport:
     """Write the stored co-citation network (or a paper's neighbourhood in it) for Gephi, VOSviewer or pandas.
 
@@ -73,10 +75,18 @@ def export_cocitation(
         measure: the edge ``weight``: one of :data:`gnn.cocitation.compute.MEASURES` (default association strength).
         min_count: keep edges co-cited at least this often.
         seed_paper: keep only papers within ``depth`` co-citation hops of this paper (edges among them).
+        year_min, year_max: count only citing papers published in these years (inclusive; either may be open):
+            ``count`` is then the number of such papers citing both (from CITES, so pairs below the compute
+            step's ``min_count`` appear too), the strengths stay the stored all-years values (empty without one).
     """
     _check(fmt, measure, min_count, depth)
-    edges = store.read_edges("CO_CITED")
-    edges = edges[edges["count"] >= min_count]
+    if year_min is not None and year_max is not None and year_min > year_max:
+        raise ConfigError(f"year range {year_min}..{year_max} is empty; give the first year first")
+    if year_min is None and year_max is None:
+        edges = store.read_edges("CO_CITED")
+        edges = edges[edges["count"] >= min_count]
+    else:
+        edges = _edges_in_years(store, min_count, year_min, year_max)
     if seed_paper is not None:
         edges = neighbourhood(edges, seed_paper, depth)
     ids = sorted(set(edges["source"]) | set(edges["target"]) | ({seed_paper} if seed_paper else set()))
@@ -196,6 +206,25 @@ def _vos_text(text: str) -> str:
     if any(ch in text for ch in ',;"'):
         return '"' + text.replace('"', '""') + '"'
     return text
+
+
+YEAR_OPEN = (0, 9999)  # the bounds an open end of a year range stands for (statements take integers)
+EDGE_COLUMNS = ["source", "target", "count", "sentence_count", "association", "cosine", "jaccard", "inclusion"]
+
+
+def _edges_in_years(store: GraphStore, min_count: int, year_min: int | None, year_max: int | None) -> pd.DataFrame:
+    """Co-cited pairs counted over citing papers of [year_min, year_max] (``top_cocitations_in_years``, unpaged)."""
+    params = {
+        "measure": "count",
+        "min_count": min_count,
+        "year_min": YEAR_OPEN[0] if year_min is None else year_min,
+        "year_max": YEAR_OPEN[1] if year_max is None else year_max,
+        "skip": 0,
+        "limit": 2**62,  # every pair: the statement pages, an export takes them all
+    }
+    rows = store.query("top_cocitations_in_years", params)
+    frame = pd.DataFrame.from_records(rows, columns=[*EDGE_COLUMNS, "rank_key"]).drop(columns="rank_key")
+    return frame.astype({"count": "int64", "sentence_count": "Int64"})
 
 
 def _nodes(store: GraphStore, ids: list[str]) -> pd.DataFrame:

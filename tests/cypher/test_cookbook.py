@@ -216,6 +216,14 @@ LABELLED = {
     "most_cited_papers": ({"year_min": 1900, "year_max": 2010, "limit": 20}, [("id", "label")]),
     "ego_network": ({"paper_id": "p4", "limit": 20}, [("source", "source_label"), ("target", "target_label")]),
     "top_cocited_pairs": ({"min_count": 1, "limit": 20}, [("source", "source_label"), ("target", "target_label")]),
+    "top_cocited_pairs_by_measure": (
+        {"measure": "count", "min_count": 1, "limit": 20},
+        [("source", "source_label"), ("target", "target_label")],
+    ),
+    "cocitation_neighbourhood_in_years": (
+        {"paper_id": "p2", "year_min": 2003, "year_max": 2005, "min_count": 1, "limit": 20},
+        [("id", "label")],
+    ),
     "top_cocited_pairs_in_years": (
         {"year_min": 1990, "year_max": 2010, "min_count": 1, "limit": 20},
         [("source", "source_label"), ("target", "target_label")],
@@ -244,3 +252,64 @@ def test_citation_paths_label_stubs(stub_reader: GraphStore) -> None:
             [TITLES[p] for p in ("p5", "p4", "p1")] + [STUB_LABELS["ref:smithj2001"]],
         ),
     ]
+
+
+def test_top_cocited_pairs_by_measure(reader: GraphStore) -> None:
+    # stored: (p2, p3) count 2, association 0.5, cosine 1.0; (p1, p2) 1, 0.125, 0.5; (p1, p3) 1, 0.1, 0.5
+    rows = run(reader, "top_cocited_pairs_by_measure", measure="association", min_count=1, limit=10)
+    assert [(r["source"], r["target"], r["strength"]) for r in rows] == [
+        ("p2", "p3", 0.5),
+        ("p1", "p2", 0.125),
+        ("p1", "p3", 0.1),
+    ]
+    by_cosine = run(reader, "top_cocited_pairs_by_measure", measure="cosine", min_count=1, limit=2)
+    assert [(r["source"], r["target"]) for r in by_cosine] == [("p2", "p3"), ("p1", "p2")]  # ties: count, then ids
+    assert rows[0]["source_label"] == TITLES["p2"]
+    assert run(reader, "top_cocited_pairs_by_measure", measure="count", min_count=3, limit=10) == []
+
+
+def test_cocitation_neighbourhood_in_years(reader: GraphStore) -> None:
+    # p1 (2001) cites p2, p3; p4 (2004) cites p1, p2, p3
+    rows = run(
+        reader, "cocitation_neighbourhood_in_years", paper_id="p2", year_min=1990, year_max=2010, min_count=1, limit=10
+    )
+    assert [(r["id"], r["citing_papers"], r["all_years"]) for r in rows] == [("p3", 2, 2), ("p1", 1, 1)]
+    late = run(
+        reader, "cocitation_neighbourhood_in_years", paper_id="p2", year_min=2003, year_max=2010, min_count=1, limit=10
+    )
+    assert [(r["id"], r["citing_papers"], r["label"]) for r in late] == [
+        ("p1", 1, TITLES["p1"]),
+        ("p3", 1, TITLES["p3"]),
+    ]
+    assert (
+        run(
+            reader,
+            "cocitation_neighbourhood_in_years",
+            paper_id="p2",
+            year_min=1990,
+            year_max=2010,
+            min_count=3,
+            limit=10,
+        )
+        == []
+    )
+
+
+def test_author_and_source_search(reader: GraphStore) -> None:
+    authors = run(reader, "authors_by_name", text="A", limit=10)
+    assert [(r["id"], r["papers"], r["first_year"], r["last_year"]) for r in authors] == [
+        ("a1", 2, 2001, 2004),
+        ("a2", 1, 2001, 2001),
+    ]
+    assert run(reader, "authors_by_name", text="", limit=10) == []
+    sources = run(reader, "sources_by_name", text="L", limit=10)  # every venue with an l: ties by name
+    assert [(r["source"], r["papers"], r["citations"]) for r in sources] == [
+        ('ACL, "main"', 1, 1),
+        ("Comput. Linguist.\nvol 19", 1, 2),
+        ("EMNLP", 1, 1),
+    ]
+    assert [r["source"] for r in run(reader, "sources_by_name", text="lingu", limit=10)] == [
+        "Comput. Linguist.\nvol 19"
+    ]
+    papers = run(reader, "papers_in_source", venue="EMNLP", limit=10)
+    assert [(r["id"], r["label"], r["year"]) for r in papers] == [("p4", TITLES["p4"], 2004)]

@@ -83,6 +83,17 @@ PARAMS: dict[str, dict[str, Any]] = {
     "count_sources_by_name": {"text": "acl"},
     "papers_of_sources": {"names": ["ACL"]},
     "explore/top_cocited_pairs": {"min_count": 1, "limit": 5},
+    "explore/top_cocited_pairs_by_measure": {"measure": "cosine", "min_count": 1, "limit": 5},
+    "explore/cocitation_neighbourhood_in_years": {
+        "paper_id": "p2",
+        "year_min": 2000,
+        "year_max": 2010,
+        "min_count": 1,
+        "limit": 5,
+    },
+    "explore/authors_by_name": {"text": "LOVE", "limit": 5},
+    "explore/sources_by_name": {"text": "acl", "limit": 5},
+    "explore/papers_in_source": {"venue": "ACL", "limit": 5},
     "explore/cocitation_neighbourhood": {"paper_id": "p2", "limit": 5},
     "explore/cluster_bridges": {"cluster_a": 0, "cluster_b": 1, "limit": 5},
     "explore/cocitation_over_time": {"paper_a": "p2", "paper_b": "p3"},
@@ -196,6 +207,9 @@ EXPECTED_ANY_ORDER = {
     # only p1 (2001) co-cites by 2003: p2 with p3
     "enrich_cocited_until": [{"paper_id": "p2", "other_id": "p3", "count": 1}],
     "cocited_in_years": [{"paper_id": "p2", "other_id": "p3", "count": 1}],
+    "explore/authors_by_name": [
+        {"id": "a1", "name": "Ada Lovelace", "papers": 2, "first_year": 2001, "last_year": 2004}
+    ],
     "paper_years": [{"id": f"p{i}", "year": y} for i, y in zip(range(1, 6), [2001, 1993, 1999, 2004, 2005])],
     # every tiny paper has a title and none has a vector yet (tests/graph/test_completeness.py computes some)
     "paper_completeness": [

@@ -187,3 +187,18 @@ def test_stubs_are_labelled_in_vosviewer_and_tables(stub_store: GraphStore, tmp_
     nodes = pd.read_csv(tmp_path / "stubs_nodes.csv").set_index("id")
     assert nodes.loc["c", "label"] == STUB_LABELS["c"] and nodes.loc["d", "label"] == STUB_LABELS["d"]
     assert pd.isna(nodes.loc["c", "title"])  # the raw title stays as it is
+
+
+def test_export_counts_only_citing_papers_of_the_years(computed_store: GraphStore, tmp_path: Path) -> None:
+    # citing papers: x (2001) -> a, b, c; y (2003) -> a, b; z (2005) -> b, d, y
+    path = tmp_path / "years.csv"
+    report = export_cocitation(computed_store, path, "csv", measure="count", year_min=2002, year_max=2003)
+    edges = pd.read_csv(path)
+    assert report.edges == 1 and list(zip(edges["source"], edges["target"], edges["count"])) == [("a", "b", 1)]
+    assert edges["association"][0] == pytest.approx(stored_edges(computed_store, "association")[frozenset("ab")])
+    export_cocitation(computed_store, path, "csv", measure="count", year_max=2003, min_count=2)
+    assert list(zip(*(pd.read_csv(path)[c] for c in ("source", "target", "count")))) == [("a", "b", 2)]
+    export_cocitation(computed_store, path, "csv", measure="count", year_min=2004)
+    assert set(zip(*(pd.read_csv(path)[c] for c in ("source", "target")))) == {("b", "d"), ("b", "y"), ("d", "y")}
+    with pytest.raises(ConfigError, match="year range 2005..2001 is empty"):
+        export_cocitation(computed_store, path, "csv", year_min=2005, year_max=2001)
