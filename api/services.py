@@ -426,7 +426,7 @@ class GraphService:
             params = {"ids": ids, "year_min": year_min, "year_max": year_max}
             for row in self._query("cocited_in_years", params):
                 found[(row["paper_id"], year_min, year_max)][row["other_id"]] = int(row["count"])
-        return [found.get(tuple(k), {}) for k in keys]  # type: ignore[call-overload]
+        return [found.get((k[0], k[1], k[2]), {}) for k in keys]
 
     def search_authors(self, text: str, *, skip: int, limit: int) -> list[AuthorRecord]:
         """Authors whose name contains ``text`` (case-insensitive), most papers first; one page."""
