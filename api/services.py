@@ -16,7 +16,7 @@ from typing import Any
 from gnn.cocitation.clusters import ClusterLabel, read_cluster_labels
 from graph.aliases import stored_keys
 from graph.files import StoreFiles
-from graph.labels import paper_label
+from graph.labels import complete_labels, paper_label
 from graph.store import Completeness, GraphStore
 from loaders.ids import lookup_candidates
 
@@ -168,7 +168,7 @@ class GraphService:
         """The paper each id names, or None. An id that is not a key is read as a user types ids
         (:func:`loaders.ids.lookup_candidates`: ``0708.3686`` -> ``arxiv:0708.3686``, ``W2741809807`` ->
         ``openalex:W2741809807``) and looked up as a key and as an ``Alias``; the record carries the key."""
-        rows = {row["id"]: PaperRecord(**row) for row in self._query("paper_by_ids", {"ids": list(ids)})}
+        rows = {row["id"]: PaperRecord(**row) for row in self._paper_rows(list(ids))}
         missing = [i for i in ids if i not in rows]
         if missing:  # only ids that are not keys cost more round trips
             candidates = {raw: lookup_candidates(raw) for raw in missing}
@@ -177,13 +177,13 @@ class GraphService:
                 known = stored_keys(self.store, [c for forms in candidates.values() for c in forms])
             keys = {raw: next((known[c] for c in forms if c in known), None) for raw, forms in candidates.items()}
             wanted = sorted({k for k in keys.values() if k is not None})
-            found = (
-                {row["id"]: PaperRecord(**row) for row in self._query("paper_by_ids", {"ids": wanted})}
-                if wanted
-                else {}
-            )
+            found = {row["id"]: PaperRecord(**row) for row in self._paper_rows(wanted)} if wanted else {}
             rows.update({raw: found[key] for raw, key in keys.items() if key in found})
         return [rows.get(i) for i in ids]
+
+    def _paper_rows(self, keys: list[str]) -> list[dict[str, Any]]:
+        """``paper_by_ids`` rows with their display labels complete (:func:`graph.labels.complete_labels`)."""
+        return complete_labels(self._query("paper_by_ids", {"ids": keys}), self._query)
 
     def authors(self, paper_ids: Sequence[str]) -> list[list[AuthorRecord]]:
         grouped: dict[str, list[AuthorRecord]] = defaultdict(list)
@@ -357,7 +357,8 @@ class GraphService:
 
     def network_nodes(self, ids: Sequence[str]) -> list[NetworkNode | None]:
         """Title, year, citation count and co-citation cluster per paper, for network views."""
-        rows = {r["id"]: NetworkNode(**r) for r in self._query("cocitation_nodes", {"ids": list(ids)})}
+        found = complete_labels(self._query("cocitation_nodes", {"ids": list(ids)}), self._query)
+        rows = {r["id"]: NetworkNode(**r) for r in found}
         return [rows.get(i) for i in ids]
 
     def cluster_labels(self) -> list[ClusterLabel]:

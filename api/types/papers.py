@@ -141,7 +141,8 @@ class Paper:
         default="",
         description="How the paper reads in a map or a table: its stored label (a cited reference as analysts "
         'write it, e.g. "Goos F, 1947, Ann Phys-Berlin 1:333"), else its title, else its reference string, '
-        "else its source (venue volume:first page), else its id. Never empty; the raw strings stay fields.",
+        'else its source (venue volume:first page), else its first author and year ("Ferrari D, 1994"), else '
+        "its id. Never empty; the raw strings stay fields.",
     )
     reference: str | None = strawberry.field(
         default=None,

@@ -40,6 +40,7 @@ from gnn.cocitation.noise import NoiseDistributions, arrow_ids, noise_distributi
 from gnn.device import select_device
 from graph.errors import ConfigError
 from graph.files import StoreFiles
+from graph.labels import complete_labels
 from graph.store import GraphStore
 
 log = logging.getLogger(__name__)
@@ -427,7 +428,8 @@ def _labels(
         if title:
             citing_titles.setdefault(str(paper), []).append(title)
     top = sorted({p for label in labels if label.cluster in bare for p in label.papers})
-    member_labels = {row["id"]: row["label"] for row in store.query("cocitation_nodes", {"ids": top})}
+    rows = complete_labels(store.query("cocitation_nodes", {"ids": top}), store.query)
+    member_labels = {row["id"]: row["label"] for row in rows}
     return label_bare_clusters(
         labels, membership, citing_titles=citing_titles, member_labels=member_labels, top_k=settings.label_terms
     )

@@ -31,7 +31,7 @@ import pandas as pd
 
 from gnn.cocitation.compute import MEASURES, coupling_table
 from graph.errors import ConfigError
-from graph.labels import paper_label
+from graph.labels import complete_labels, paper_label
 from graph.store import GraphStore
 
 log = logging.getLogger(__name__)
@@ -228,7 +228,7 @@ def _edges_in_years(store: GraphStore, min_count: int, year_min: int | None, yea
 
 
 def _nodes(store: GraphStore, ids: list[str]) -> pd.DataFrame:
-    rows = store.query("cocitation_nodes", {"ids": ids}) if ids else []
+    rows = complete_labels(store.query("cocitation_nodes", {"ids": ids}), store.query) if ids else []
     frame = pd.DataFrame.from_records(rows, columns=NODE_COLUMNS)
     # nullable integers: a missing year or cluster must not turn the others into floats (3.0) in the files
     return frame.astype({"year": "Int64", "n_cited": "Int64", "cluster": "Int64"})

@@ -82,6 +82,7 @@ PARAMS: dict[str, dict[str, Any]] = {
     "search_sources": {"text": "acl", "skip": 0, "limit": 5},
     "count_sources_by_name": {"text": "acl"},
     "papers_of_sources": {"names": ["ACL"]},
+    "first_authors": {"ids": ["p1", "p4"]},
     "explore/top_cocited_pairs": {"min_count": 1, "limit": 5},
     "explore/top_cocited_pairs_by_measure": {"measure": "cosine", "min_count": 1, "limit": 5},
     "explore/cocitation_neighbourhood_in_years": {

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from graph import GraphBatch, GraphStore, ingest
-from graph.labels import label_of, paper_label, short_label, source_label
+from graph.labels import author_label, complete_labels, label_of, paper_label, short_label, source_label
 
 # id -> (label, title, reference, venue, volume, first_page), and the display label each must get
 CASES = {
@@ -49,3 +49,41 @@ def test_statements_give_the_same_label(empty_store: GraphStore) -> None:
     for statement in ("paper_by_ids", "cocitation_nodes"):
         got = {row["id"]: row["label"] for row in empty_store.query(statement, {"ids": ids})}
         assert got == {key: CASES[key][1] for key in ids}, statement
+
+
+def test_author_label() -> None:
+    assert author_label("D. Ferrari") == "Ferrari D" and author_label("Ferrari, Domenico") == "Ferrari D"
+    assert author_label("Jean-Luc van Gool") == "Gool JLV" and author_label("Verma") == "Verma"
+    assert author_label("  ") is None and author_label(None) is None
+    assert paper_label("cora:1", first_author="D. Ferrari", year=1994) == "Ferrari D, 1994"
+    assert paper_label("cora:1", first_author="D. Ferrari") == "Ferrari D"
+    assert paper_label("cora:1", title="T", first_author="D. Ferrari") == "T"  # a title comes first
+
+
+def test_papers_known_by_their_authors_only_read_as_first_author_and_year(empty_store: GraphStore) -> None:
+    papers = pd.DataFrame(
+        {"id": ["cora:1", "cora:2", "cora:3"], "year": [1994, None, None], "_origin": ["c:1", "c:2", "c:3"]}
+    )
+    authors = pd.DataFrame({"id": ["verma", "ferrari"], "name": ["Verma", "D. Ferrari"]})
+    wrote = pd.DataFrame(
+        {"source": ["verma", "ferrari", "verma"], "target": ["cora:1", "cora:1", "cora:2"], "position": [2, 1, 1]}
+    )
+    ingest(empty_store, GraphBatch("cora", nodes={"Paper": papers, "Author": authors}, rels={"WROTE": wrote}))
+    ids = ["cora:1", "cora:2", "cora:3"]
+    calls: list[str] = []
+
+    def query(name: str, params: dict) -> list[dict]:
+        calls.append(name)
+        return empty_store.query(name, params)
+
+    for statement in ("paper_by_ids", "cocitation_nodes"):
+        calls.clear()
+        rows = complete_labels(empty_store.query(statement, {"ids": ids}), query)
+        assert {row["id"]: row["label"] for row in rows} == {
+            "cora:1": "Ferrari D, 1994",  # the lowest position, not the first row
+            "cora:2": "Verma",
+            "cora:3": "cora:3",  # nothing but its id
+        }
+        assert calls == ["first_authors"]
+    titled = [{"id": "p", "label": "A title", "year": 2001}]
+    assert complete_labels(titled, lambda name, params: pytest.fail("no lookup needed")) == titled
