@@ -1,7 +1,7 @@
 // A source's papers (Paper.venue exactly as stored; sources_by_name finds the spelling), most cited first.
-// parameters: $venue (e.g. "Computational Linguistics"), $limit
+// parameters: $venue (e.g. "Computational Linguistics, Volume 29, Number 1, March 2003"), $limit
 // returns: id, label (the display label: stored label, title, reference, venue volume:page, id), title, year, n_cited
-// example: citegraph cypher --file cypher/explore/papers_in_source.cypher --param 'venue="Computational Linguistics"' --param limit=10
+// example: citegraph cypher --file cypher/explore/papers_in_source.cypher --param 'venue="Computational Linguistics, Volume 29, Number 1, March 2003"' --param limit=10
 MATCH (p:Paper)
 WHERE p.venue = $venue
 RETURN p.id AS id,
