@@ -98,6 +98,9 @@ class Context(BaseContext):
         self.citing: DataLoader[str, list[str]] = self._loader(
             lambda ids: s.neighbours(ids, direction="in", limit=INT64_MAX)
         )
+        self.pair_citers: DataLoader[tuple[str, str], list[tuple[str, int | None]]] = self._loader(s.pair_citers)
+        self.cocited_in_years: DataLoader[tuple[str, int, int], dict[str, int]] = self._loader(s.cocited_in_years)
+        self.source_papers: DataLoader[str, list[str]] = self._loader(s.papers_of_sources)
         self.author_records: DataLoader[str, AuthorRecord | None] = self._loader(s.author_records)
         self.author_papers: DataLoader[str, list[str]] = self._loader(s.papers_of_authors)
         self.sentences: DataLoader[str, list[SentenceRecord]] = self._loader(s.sentences)

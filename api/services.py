@@ -18,6 +18,7 @@ from api.paper_ids import resolve_paper_ids
 from api.scheduling import StoreLock
 from gnn.cocitation.clusters import ClusterLabel, read_cluster_labels
 from graph.files import StoreFiles
+from graph.labels import complete_labels, paper_label
 from graph.store import Completeness, GraphStore
 
 YEAR_MIN, YEAR_MAX = 0, 9999  # open bounds for year filters (statements take integers)
@@ -35,6 +36,21 @@ class PaperRecord:
     n_cited: int | None
     stub: bool | None
     reference: str | None = None  # a stub's reference string, as a citing paper printed it
+    label: str | None = None  # the display label (graph.labels: stored label, title, reference, source, id)
+    volume: str | None = None  # a cited work's volume and first page as its source prints them
+    first_page: str | None = None
+
+    @property
+    def display_label(self) -> str:
+        """The paper's display label (:func:`graph.labels.paper_label`), whether or not the row carried one."""
+        return self.label or paper_label(
+            self.id,
+            title=self.title,
+            reference=self.reference,
+            venue=self.venue,
+            volume=self.volume,
+            first_page=self.first_page,
+        )
 
 
 @dataclass(frozen=True)
@@ -52,6 +68,12 @@ class CoCitation:
 class AuthorRecord:
     id: str
     name: str | None
+
+
+@dataclass(frozen=True)
+class SourceRecord:
+    name: str  # Paper.venue as stored
+    papers: int  # papers naming it
 
 
 @dataclass(frozen=True)
@@ -117,6 +139,7 @@ class Coordinates:
 @dataclass(frozen=True)
 class NetworkNode:
     id: str
+    label: str  # the display label (graph.labels)
     title: str | None
     year: int | None
     n_cited: int | None
@@ -149,20 +172,20 @@ class GraphService:
         """The paper each id names, or None. An id that is not a key is read as a user types ids
         (:func:`api.paper_ids.resolve_paper_ids`: ``0708.3686`` -> ``arxiv:0708.3686``, ``W2741809807`` ->
         ``openalex:W2741809807``) and looked up as a key and as an ``Alias``; the record carries the key."""
-        rows = {row["id"]: PaperRecord(**row) for row in self._query("paper_by_ids", {"ids": list(ids)})}
+        rows = {row["id"]: PaperRecord(**row) for row in self._paper_rows(list(ids))}
         missing = [i for i in ids if i not in rows]
         if missing:  # only ids that are not keys cost more round trips
             with self._lock:
                 self.round_trips += 1
                 keys = resolve_paper_ids(self.store, missing)
             wanted = sorted({k for k in keys.values() if k is not None})
-            found = (
-                {row["id"]: PaperRecord(**row) for row in self._query("paper_by_ids", {"ids": wanted})}
-                if wanted
-                else {}
-            )
+            found = {row["id"]: PaperRecord(**row) for row in self._paper_rows(wanted)} if wanted else {}
             rows.update({raw: found[key] for raw, key in keys.items() if key in found})
         return [rows.get(i) for i in ids]
+
+    def _paper_rows(self, keys: list[str]) -> list[dict[str, Any]]:
+        """``paper_by_ids`` rows with their display labels complete (:func:`graph.labels.complete_labels`)."""
+        return complete_labels(self._query("paper_by_ids", {"ids": keys}), self._query)
 
     def authors(self, paper_ids: Sequence[str]) -> list[list[AuthorRecord]]:
         grouped: dict[str, list[AuthorRecord]] = defaultdict(list)
@@ -336,7 +359,8 @@ class GraphService:
 
     def network_nodes(self, ids: Sequence[str]) -> list[NetworkNode | None]:
         """Title, year, citation count and co-citation cluster per paper, for network views."""
-        rows = {r["id"]: NetworkNode(**r) for r in self._query("cocitation_nodes", {"ids": list(ids)})}
+        found = complete_labels(self._query("cocitation_nodes", {"ids": list(ids)}), self._query)
+        rows = {r["id"]: NetworkNode(**r) for r in found}
         return [rows.get(i) for i in ids]
 
     def cluster_labels(self) -> list[ClusterLabel]:
@@ -350,6 +374,85 @@ class GraphService:
             cached = (stamp, read_cluster_labels(path))
             self._labels_cache = cached
         return cached[1]
+
+    def top_cocitations(
+        self,
+        *,
+        measure: str,
+        min_count: int,
+        year_min: int | None,
+        year_max: int | None,
+        skip: int,
+        limit: int,
+    ) -> list[CoCitationPair]:
+        """One page of the store's co-cited pairs, strongest first by ``measure``. With a year bound the pairs are
+        counted from CITES over citing papers of those years (``count`` is that count; strengths stay all-years)."""
+        params: dict[str, Any] = {"measure": measure, "min_count": min_count, "skip": skip, "limit": limit}
+        if year_min is None and year_max is None:
+            rows = self._query("top_cocitations", params)
+        else:
+            years = {
+                "year_min": YEAR_MIN if year_min is None else year_min,
+                "year_max": YEAR_MAX if year_max is None else year_max,
+            }
+            rows = self._query("top_cocitations_in_years", {**params, **years})
+        pairs = []
+        for row in rows:
+            row.pop("rank_key")
+            source, target = row.pop("source"), row.pop("target")
+            pairs.append(CoCitationPair(source, CoCitation(other_id=target, **row)))
+        return pairs
+
+    def count_cocitations(self, *, min_count: int, year_min: int | None, year_max: int | None) -> int:
+        """How many pairs :meth:`top_cocitations` pages through."""
+        if year_min is None and year_max is None:
+            return int(self._query("count_cocitations", {"min_count": min_count})[0]["n"])
+        years = {
+            "year_min": YEAR_MIN if year_min is None else year_min,
+            "year_max": YEAR_MAX if year_max is None else year_max,
+        }
+        return int(self._query("count_cocitations_in_years", {"min_count": min_count, **years})[0]["n"])
+
+    def pair_citers(self, pairs: Sequence[tuple[str, str]]) -> list[list[tuple[str, int | None]]]:
+        """(citing paper id, its year) of the papers citing both papers of each pair, newest first (one round trip)."""
+        ids = sorted({paper for pair in pairs for paper in pair})
+        grouped: dict[tuple[str, str], list[tuple[str, int | None]]] = defaultdict(list)
+        for row in self._query("citers_of_pairs", {"ids": ids}):
+            grouped[(row["low"], row["high"])].append((row["citing_id"], row["year"]))
+        return [grouped.get((min(a, b), max(a, b)), []) for a, b in pairs]
+
+    def cocited_in_years(self, keys: Sequence[tuple[str, int, int]]) -> list[dict[str, int]]:
+        """Per (paper id, first year, last year): partner id -> citing papers of those years that cite both."""
+        found: dict[tuple[str, int, int], dict[str, int]] = defaultdict(dict)
+        for year_min, year_max in sorted({(k[1], k[2]) for k in keys}):
+            ids = sorted({k[0] for k in keys if (k[1], k[2]) == (year_min, year_max)})
+            params = {"ids": ids, "year_min": year_min, "year_max": year_max}
+            for row in self._query("cocited_in_years", params):
+                found[(row["paper_id"], year_min, year_max)][row["other_id"]] = int(row["count"])
+        return [found.get((k[0], k[1], k[2]), {}) for k in keys]
+
+    def search_authors(self, text: str, *, skip: int, limit: int) -> list[AuthorRecord]:
+        """Authors whose name contains ``text`` (case-insensitive), most papers first; one page."""
+        rows = self._query("search_authors", {"text": text.lower(), "skip": skip, "limit": limit})
+        return [AuthorRecord(row["id"], row["name"]) for row in rows]
+
+    def count_authors(self, text: str) -> int:
+        return int(self._query("count_authors_by_name", {"text": text.lower()})[0]["n"])
+
+    def search_sources(self, text: str, *, skip: int, limit: int) -> list[SourceRecord]:
+        """Sources (venues) whose name contains ``text`` (case-insensitive), most papers first; one page."""
+        rows = self._query("search_sources", {"text": text.lower(), "skip": skip, "limit": limit})
+        return [SourceRecord(row["name"], int(row["papers"])) for row in rows]
+
+    def count_sources(self, text: str) -> int:
+        return int(self._query("count_sources_by_name", {"text": text.lower()})[0]["n"])
+
+    def papers_of_sources(self, names: Sequence[str]) -> list[list[str]]:
+        """Paper ids per source (venue, exactly as stored), most cited first."""
+        grouped: dict[str, list[str]] = defaultdict(list)
+        for row in self._query("papers_of_sources", {"names": list(names)}):
+            grouped[row["name"]].append(row["paper_id"])
+        return [grouped.get(name, []) for name in names]
 
     # explore --------------------------------------------------------------------------------------
     def explore(self, name: str, params: dict[str, Any]) -> list[dict[str, Any]]:

@@ -290,10 +290,13 @@ def cmd_export(args: argparse.Namespace) -> int:
         options = {"fmt": args.format or "csv", "measure": args.measure, "min_count": args.min_count}
         if args.kind == "cocitation":
             seed = paper_keys(store, [args.seed_paper], "--seed-paper")[0] if args.seed_paper else None
-            report = export_cocitation(store, out, seed_paper=seed, depth=args.depth, **options)
+            years = {"year_min": args.year_min, "year_max": args.year_max}
+            report = export_cocitation(store, out, seed_paper=seed, depth=args.depth, **years, **options)
         else:
             if args.seed_paper:
                 raise ConfigError("--seed-paper applies to `export cocitation` only")
+            if args.year_min is not None or args.year_max is not None:
+                raise ConfigError("--year-min/--year-max apply to `export cocitation` only")
             report = export_coupling(store, out, **options)
     print(report.summary())
     return 0
@@ -386,6 +389,13 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     p.add_argument(
         "--min-lcs", type=int, default=1, help="historiograph: only records cited N times inside the collection"
     )
+    p.add_argument(
+        "--year-min",
+        type=int,
+        help="cocitation: count only citing papers published in or after this year (counts from the citations; "
+        "the strengths stay the stored all-years values)",
+    )
+    p.add_argument("--year-max", type=int, help="cocitation: count only citing papers published in or before this year")
     p.set_defaults(func=cmd_export)
 
 

@@ -3,9 +3,9 @@
 =============  ==================================================================================
 module         root fields
 =============  ==================================================================================
-``papers``     ``paper``, ``papers``, ``author``
+``papers``     ``paper``, ``papers``, ``author``, ``authors``, ``sources``
 ``taxonomy``   ``category``, ``taxonomy``, ``taxonomies``
-``network``    ``egoNetwork``, ``coCitations``, ``clusters``
+``network``    ``egoNetwork``, ``coCitations``, ``coCitationPairs``, ``clusters``
 ``recommend``  ``recommend``
 ``linkage``    ``linkage``, ``citanceLinks``
 ``explore``    ``explore``, ``exploreQueries``

@@ -12,10 +12,20 @@ from api.context import Context
 from api.errors import UserInputError
 from api.network import EgoGraph, ego_network
 from api.services import CoCitation
-from api.types.common import NotFound, paper_key, paper_not_found
-from api.types.papers import CoCitationMeasure, Paper, paper_from
+from api.types.common import Connection, NotFound, connection, page_bounds, paper_key, paper_not_found, wants
+from api.types.papers import (
+    CoCitationMeasure,
+    Paper,
+    YearCount,
+    check_min_count,
+    check_years,
+    in_years,
+    paper_from,
+    year_counts,
+)
+from graph.labels import short_label
 
-LABEL_CHARS = 60  # a node label is the title cut to this many characters
+LABEL_CHARS = 60  # a node label is the paper's display label cut to this many characters
 DEFAULT_EGO_LIMIT = 50
 
 
@@ -35,7 +45,9 @@ class EdgeKind(Enum):
 @strawberry.type(description="A paper in a network view, with what a graph drawing needs.")
 class NetworkNode:
     id: strawberry.ID
-    label: str = strawberry.field(description=f"The title cut to {LABEL_CHARS} characters (the id without a title).")
+    label: str = strawberry.field(
+        description=f"The paper's display label (`Paper.label`) cut to {LABEL_CHARS} characters."
+    )
     title: str | None
     year: int | None
     n_cited: int | None
@@ -68,12 +80,40 @@ class EgoNetwork:
 class CoCitationPair:
     source: Paper
     target: Paper
-    count: int
+    count: int = strawberry.field(description="Papers citing both (of the asked years, where years were given).")
     sentence_count: int | None
     association: float | None
     cosine: float | None
     jaccard: float | None
     inclusion: float | None
+
+    @strawberry.field(description='The pair as it reads: the two papers\' labels (`Paper.label`) joined by " + ".')
+    def label(self) -> str:
+        return f"{self.source.label} + {self.target.label}"
+
+    @strawberry.field(
+        description="The documents behind the pair: the papers citing both, newest first (all years; "
+        "`countsByYear` splits them)."
+    )
+    async def cited_by(self, info: Info[Context, Any], first: int = 20, after: str | None = None) -> Connection[Paper]:
+        citers = await info.context.pair_citers.load(_pair_key(self))
+        start, size = page_bounds(info, first, after)
+        records = await info.context.papers.load_many([paper for paper, _ in citers[start : start + size]])
+        nodes = [paper_from(r) for r in records if r is not None]
+        return connection(nodes, start=start, has_next=start + size < len(citers), total=len(citers))
+
+    @strawberry.field(
+        description="Papers citing both, per year of the citing paper, oldest first (at most the latest `first` "
+        "years; papers without a year last)."
+    )
+    async def counts_by_year(self, info: Info[Context, Any], first: int = 50) -> list[YearCount]:
+        citers = await info.context.pair_citers.load(_pair_key(self))
+        return year_counts([year for _, year in citers], info.context.cap(first))
+
+
+def _pair_key(pair: CoCitationPair) -> tuple[str, str]:
+    a, b = str(pair.source.id), str(pair.target.id)
+    return (a, b) if a < b else (b, a)
 
 
 @strawberry.type
@@ -85,8 +125,15 @@ class CoCitationList:
 @strawberry.type(description="A community of the co-citation network (Leiden; labels by class-based TF-IDF).")
 class Cluster:
     id: int = strawberry.field(description="The number in Paper.cocite_cluster; 0 is the largest cluster.")
-    label: str
+    label: str = strawberry.field(
+        description="The terms; for a cluster of title-less cited references, terms from the titles of the "
+        "papers citing it, else its most cited members' labels (never the number alone)."
+    )
     terms: list[str]
+    label_from: str = strawberry.field(
+        description="Where the terms come from: `titles` (the members'), `citing titles` (the papers citing "
+        "the members), or empty (no terms: `label` names members)."
+    )
     size: int = strawberry.field(description="Papers in the cluster.")
     paper_ids: strawberry.Private[tuple[str, ...]]
 
@@ -100,17 +147,11 @@ EgoNetworkResult = Annotated[EgoNetwork | NotFound, strawberry.union("EgoNetwork
 CoCitationsResult = Annotated[CoCitationList | NotFound, strawberry.union("CoCitationsResult")]
 
 
-def _label(title: str | None, paper_id: str) -> str:
-    if not title:
-        return paper_id
-    return title if len(title) <= LABEL_CHARS else title[: LABEL_CHARS - 1].rstrip() + "…"
-
-
 def _ego_network_type(graph: EgoGraph, labels: dict[int, str]) -> EgoNetwork:
     nodes = [
         NetworkNode(
             id=strawberry.ID(n.node.id),
-            label=_label(n.node.title, n.node.id),
+            label=short_label(n.node.label, LABEL_CHARS),
             title=n.node.title,
             year=n.node.year,
             n_cited=n.node.n_cited,
@@ -133,6 +174,26 @@ def _ego_network_type(graph: EgoGraph, labels: dict[int, str]) -> EgoNetwork:
     return EgoNetwork(
         seed=strawberry.ID(graph.seed), nodes=nodes, edges=edges, truncated=graph.truncated, reached=graph.reached
     )
+
+
+async def _pair_types(ctx: Context, pairs: list[tuple[str, CoCitation]]) -> list[CoCitationPair]:
+    """The GraphQL pairs of (source id, co-citation) rows, their papers loaded in one batch."""
+    records = await ctx.papers.load_many(sorted({i for s, c in pairs for i in (s, c.other_id)}))
+    by_id = {r.id: r for r in records if r is not None}
+    return [
+        CoCitationPair(
+            source=paper_from(by_id[s]),
+            target=paper_from(by_id[c.other_id]),
+            count=c.count,
+            sentence_count=c.sentence_count,
+            association=c.association,
+            cosine=c.cosine,
+            jaccard=c.jaccard,
+            inclusion=c.inclusion,
+        )
+        for s, c in pairs
+        if s in by_id and c.other_id in by_id
+    ]
 
 
 def _rank(partners: list[CoCitation], measure: CoCitationMeasure, min_count: int) -> list[CoCitation]:
@@ -177,8 +238,10 @@ class NetworkQuery:
         return _ego_network_type(graph, labels)
 
     @strawberry.field(
-        description="Co-cited pairs of one paper (`paperId`) or inside one co-citation cluster (`clusterId`), "
-        "strongest first by `measure`, with at least `minCount` co-citing papers. Give exactly one of the two."
+        description="Co-cited pairs of one paper (`paperId`), inside one co-citation cluster (`clusterId`) or, "
+        "with neither, of the whole store, strongest first by `measure`, with at least `minCount` co-citing "
+        "papers. `yearMin`/`yearMax` count only citing papers of those years (`count` is theirs, strengths stay "
+        "all-years; not with `clusterId`). `coCitationPairs` pages through the store's pairs."
     )
     async def co_citations(
         self,
@@ -188,21 +251,39 @@ class NetworkQuery:
         measure: CoCitationMeasure = CoCitationMeasure.ASSOCIATION,
         min_count: int = 1,
         first: int = 20,
+        year_min: int | None = None,
+        year_max: int | None = None,
     ) -> CoCitationsResult:
         ctx = info.context
-        if (paper_id is None) == (cluster_id is None):
-            raise UserInputError("give exactly one of `paperId` and `clusterId`")
-        if not 1 <= min_count <= 1_000_000:
-            raise UserInputError(f"`minCount` must be between 1 and 1000000, got {min_count}")
+        if paper_id is not None and cluster_id is not None:
+            raise UserInputError("give at most one of `paperId` and `clusterId` (neither: the whole store)")
+        check_min_count(min_count)
+        check_years(year_min, year_max)
+        years = year_min is not None or year_max is not None
+        if years and cluster_id is not None:
+            raise UserInputError("`yearMin`/`yearMax` work with `paperId` or the whole store, not with `clusterId`")
         limit = ctx.cap(first)
         if paper_id is not None:
             key = await paper_key(ctx, str(paper_id))
             if key is None:
                 return paper_not_found(str(paper_id))
-            ranked = _rank(await ctx.cocited.load(key), measure, min_count)[:limit]
+            partners = await ctx.cocited.load(key)
+            if years:
+                partners = await in_years(ctx, key, partners, year_min, year_max)
+            ranked = _rank(partners, measure, min_count)[:limit]
             pairs = [(key, c) for c in ranked]
+        elif cluster_id is None:
+            found = await ctx.call(
+                ctx.service.top_cocitations,
+                measure=measure.value,
+                min_count=min_count,
+                year_min=year_min,
+                year_max=year_max,
+                skip=0,
+                limit=limit,
+            )
+            pairs = [(p.source_id, p.cocitation) for p in found]
         else:
-            assert cluster_id is not None
             clusters = {c.cluster for c in await ctx.call(ctx.service.cluster_labels)}
             if cluster_id not in clusters:
                 return NotFound(
@@ -214,32 +295,58 @@ class NetworkQuery:
                 ctx.service.cluster_pairs, cluster_id, measure=measure.value, min_count=min_count, limit=limit
             )
             pairs = [(p.source_id, p.cocitation) for p in found]
-        records = await ctx.papers.load_many(sorted({i for s, c in pairs for i in (s, c.other_id)}))
-        by_id = {r.id: r for r in records if r is not None}
-        return CoCitationList(
-            measure=measure,
-            pairs=[
-                CoCitationPair(
-                    source=paper_from(by_id[s]),
-                    target=paper_from(by_id[c.other_id]),
-                    count=c.count,
-                    sentence_count=c.sentence_count,
-                    association=c.association,
-                    cosine=c.cosine,
-                    jaccard=c.jaccard,
-                    inclusion=c.inclusion,
-                )
-                for s, c in pairs
-                if s in by_id and c.other_id in by_id
-            ],
+        return CoCitationList(measure=measure, pairs=await _pair_types(ctx, pairs))
+
+    @strawberry.field(
+        description="The co-cited pairs of the whole store, strongest first by `measure` (ties: count, then ids), "
+        "co-cited by at least `minCount` papers; with `yearMin`/`yearMax` only citing papers of those years count "
+        "(`count` is theirs; the other measures rank by the stored all-years strengths). A page of a stable order: "
+        "pass `endCursor` as `after` for the next."
+    )
+    async def co_citation_pairs(
+        self,
+        info: Info[Context, Any],
+        measure: CoCitationMeasure = CoCitationMeasure.ASSOCIATION,
+        min_count: int = 1,
+        year_min: int | None = None,
+        year_max: int | None = None,
+        first: int = 20,
+        after: str | None = None,
+    ) -> Connection[CoCitationPair]:
+        ctx = info.context
+        check_min_count(min_count)
+        check_years(year_min, year_max)
+        start, size = page_bounds(info, first, after)
+        found = await ctx.call(
+            ctx.service.top_cocitations,
+            measure=measure.value,
+            min_count=min_count,
+            year_min=year_min,
+            year_max=year_max,
+            skip=start,
+            limit=size + 1,  # one more than asked: whether a next page exists
         )
+        total = None
+        if wants(info, "totalCount"):
+            total = await ctx.call(
+                ctx.service.count_cocitations, min_count=min_count, year_min=year_min, year_max=year_max
+            )
+        nodes = await _pair_types(ctx, [(p.source_id, p.cocitation) for p in found[:size]])
+        return connection(nodes, start=start, has_next=len(found) > size, total=total)
 
     @strawberry.field(description="Co-citation clusters, largest first (empty before `compute cocitation`).")
     async def clusters(self, info: Info[Context, Any], first: int = 20) -> list[Cluster]:
         ctx = info.context
         labels = await ctx.call(ctx.service.cluster_labels)
         return [
-            Cluster(id=c.cluster, label=c.label, terms=list(c.terms), size=c.size, paper_ids=c.papers)
+            Cluster(
+                id=c.cluster,
+                label=c.label,
+                terms=list(c.terms),
+                label_from=c.terms_from,
+                size=c.size,
+                paper_ids=c.papers,
+            )
             for c in labels[: ctx.cap(first)]
         ]
 

@@ -6,6 +6,7 @@ page, their authors, categories or citations cost one store round trip per level
 
 from __future__ import annotations
 
+from dataclasses import replace
 from enum import Enum
 from typing import Any
 
@@ -14,7 +15,7 @@ from strawberry.types import Info
 
 from api.context import Context
 from api.errors import UserInputError
-from api.services import PaperRecord
+from api.services import CoCitation, PaperRecord
 from api.types.common import Connection, connection, cursor_scope, page_bounds, wants
 from api.types.taxonomy import Category, category_from
 
@@ -32,6 +33,35 @@ class CoCitationMeasure(Enum):
     INCLUSION = "inclusion"  # c_ij / min(s_i, s_j)
 
 
+@strawberry.type(description="How many papers of one year (of the citing papers) count.")
+class YearCount:
+    year: int | None = strawberry.field(description="The year; null for papers without one.")
+    count: int
+
+
+def year_counts(years: list[int | None], first: int) -> list[YearCount]:
+    """Papers per year, oldest first (unknown years last), the latest ``first`` years kept."""
+    counts: dict[int | None, int] = {}
+    for year in years:
+        counts[year] = counts.get(year, 0) + 1
+    known = sorted(y for y in counts if y is not None)[-first:]
+    rows = [YearCount(year=y, count=counts[y]) for y in known]
+    return rows + ([YearCount(year=None, count=counts[None])] if None in counts else [])
+
+
+def check_years(year_min: int | None, year_max: int | None) -> None:
+    """Both bounds in :data:`YEAR_BOUNDS` and in order, else :class:`UserInputError`."""
+    _check_year("yearMin", year_min)
+    _check_year("yearMax", year_max)
+    if year_min is not None and year_max is not None and year_min > year_max:
+        raise UserInputError(f"`yearMin` ({year_min}) is after `yearMax` ({year_max}); swap them")
+
+
+def check_min_count(min_count: int) -> None:
+    if not 1 <= min_count <= 1_000_000:
+        raise UserInputError(f"`minCount` must be between 1 and 1000000, got {min_count}")
+
+
 @strawberry.type
 class Author:
     id: strawberry.ID
@@ -41,6 +71,17 @@ class Author:
     async def papers(self, info: Info[Context, Any], first: int = 20, after: str | None = None) -> Connection[Paper]:
         ids = await info.context.author_papers.load(str(self.id))
         return await _page_of_ids(info, ids, first, after, cursor_scope("Author.papers", author=str(self.id)))
+
+
+@strawberry.type(description="A source: the venue (journal, proceedings) papers name, as stored.")
+class Source:
+    name: str
+    paper_count: int = strawberry.field(description="Papers that name this source.")
+
+    @strawberry.field(description="The source's papers, most cited first.")
+    async def papers(self, info: Info[Context, Any], first: int = 20, after: str | None = None) -> Connection[Paper]:
+        ids = await info.context.source_papers.load(self.name)
+        return await _page_of_ids(info, ids, first, after)
 
 
 @strawberry.type(description="A paper cited by a sentence (MENTIONS), with the marker the sentence used.")
@@ -96,6 +137,13 @@ class Paper:
     arxiv_id: str | None
     n_cited: int | None = strawberry.field(description="Number of papers in the graph that cite this one.")
     stub: bool | None = strawberry.field(description="Known only as a citation target, without metadata of its own.")
+    label: str = strawberry.field(
+        default="",
+        description="How the paper reads in a map or a table: its stored label (a cited reference as analysts "
+        'write it, e.g. "Goos F, 1947, Ann Phys-Berlin 1:333"), else its title, else its reference string, '
+        'else its source (venue volume:first page), else its first author and year ("Ferrari D, 1994"), else '
+        "its id. Never empty; the raw strings stay fields.",
+    )
     reference: str | None = strawberry.field(
         default=None,
         description="A stub's reference string as a citing paper printed it (authors, title, venue, year); "
@@ -118,15 +166,29 @@ class Paper:
         return await _page_of_ids(info, ids, first, after, cursor_scope("Paper.citedBy", paper=str(self.id)))
 
     @strawberry.field(
-        description="Papers co-cited with this one, strongest first by `measure` (needs compute cocitation)."
+        description="Papers co-cited with this one, strongest first by `measure` (needs compute cocitation), "
+        "co-cited by at least `minCount` papers. With `yearMin`/`yearMax` only citing papers of those years count: "
+        "`count` is theirs (from the citations, so partners without a stored edge appear too), the strengths stay "
+        "the stored all-years values."
     )
     async def co_cited(
-        self, info: Info[Context, Any], measure: CoCitationMeasure = CoCitationMeasure.ASSOCIATION, first: int = 10
+        self,
+        info: Info[Context, Any],
+        measure: CoCitationMeasure = CoCitationMeasure.ASSOCIATION,
+        first: int = 10,
+        min_count: int = 1,
+        year_min: int | None = None,
+        year_max: int | None = None,
     ) -> list[CoCitedPaper]:
         ctx = info.context
         limit = ctx.cap(first)
+        check_min_count(min_count)
+        check_years(year_min, year_max)
         partners = await ctx.cocited.load(str(self.id))
-        ranked = sorted(partners, key=lambda c: (-(getattr(c, measure.value) or 0), -c.count, c.other_id))[:limit]
+        if year_min is not None or year_max is not None:
+            partners = await in_years(ctx, str(self.id), partners, year_min, year_max)
+        kept = [c for c in partners if c.count >= min_count]
+        ranked = sorted(kept, key=lambda c: (-(getattr(c, measure.value) or 0), -c.count, c.other_id))[:limit]
         records = await ctx.papers.load_many([c.other_id for c in ranked])
         return [
             CoCitedPaper(
@@ -175,6 +237,24 @@ class Paper:
         return (await info.context.paper_coordinates.load(str(self.id))).poincare
 
 
+async def in_years(
+    ctx: Context, paper_id: str, stored: list[CoCitation], year_min: int | None, year_max: int | None
+) -> list[CoCitation]:
+    """A paper's co-cited partners counted over citing papers of [year_min, year_max] (CITES), with the stored
+    all-years strengths of the partners that have them."""
+    low, high = YEAR_BOUNDS[0] if year_min is None else year_min, YEAR_BOUNDS[1] if year_max is None else year_max
+    counts = await ctx.cocited_in_years.load((paper_id, low, high))
+    by_partner = {c.other_id: c for c in stored}
+    out = []
+    for other, count in counts.items():
+        known = by_partner.get(other)
+        if known is not None:
+            out.append(replace(known, count=count))
+        else:
+            out.append(CoCitation(other, count, None, None, None, None, None))
+    return out
+
+
 def paper_from(record: PaperRecord) -> Paper:
     return Paper(
         id=strawberry.ID(record.id),
@@ -187,6 +267,7 @@ def paper_from(record: PaperRecord) -> Paper:
         n_cited=record.n_cited,
         stub=record.stub,
         reference=record.reference,
+        label=record.display_label,
     )
 
 
@@ -198,6 +279,13 @@ async def _page_of_ids(
     records = await info.context.papers.load_many(ids[page.start : page.start + page.size])
     nodes = [paper_from(r) for r in records if r is not None]
     return connection(nodes, page=page, has_next=page.start + page.size < len(ids), total=len(ids))
+
+
+def _search_text(search: str) -> str:
+    text = search.strip()
+    if not text or len(text) > MAX_SEARCH_CHARS:
+        raise UserInputError(f"`search` takes 1 to {MAX_SEARCH_CHARS} characters of a name, got {len(text)}")
+    return text
 
 
 def _check_year(name: str, year: int | None) -> None:
@@ -257,6 +345,35 @@ class PaperQuery:
         nodes = [paper_from(r) for r in records if r is not None]
         return connection(nodes, page=page, has_next=len(found) > page.size, total=total)
 
+    @strawberry.field(
+        description="Authors whose name contains `search` (case-insensitive, 1 to 200 characters), most papers first."
+    )
+    async def authors(
+        self, info: Info[Context, Any], search: str, first: int = 10, after: str | None = None
+    ) -> Connection[Author]:
+        ctx = info.context
+        text = _search_text(search)
+        start, size = page_bounds(info, first, after)
+        found = await ctx.call(ctx.service.search_authors, text, skip=start, limit=size + 1)
+        total = await ctx.call(ctx.service.count_authors, text) if wants(info, "totalCount") else None
+        nodes = [Author(id=strawberry.ID(a.id), name=a.name) for a in found[:size]]
+        return connection(nodes, start=start, has_next=len(found) > size, total=total)
+
+    @strawberry.field(
+        description="Sources (the venue papers name: journals, proceedings) whose name contains `search` "
+        "(case-insensitive, 1 to 200 characters), most papers first."
+    )
+    async def sources(
+        self, info: Info[Context, Any], search: str, first: int = 10, after: str | None = None
+    ) -> Connection[Source]:
+        ctx = info.context
+        text = _search_text(search)
+        start, size = page_bounds(info, first, after)
+        found = await ctx.call(ctx.service.search_sources, text, skip=start, limit=size + 1)
+        total = await ctx.call(ctx.service.count_sources, text) if wants(info, "totalCount") else None
+        nodes = [Source(name=r.name, paper_count=r.papers) for r in found[:size]]
+        return connection(nodes, start=start, has_next=len(found) > size, total=total)
+
     @strawberry.field(description="One author by id (e.g. `author:kathleen mckeown`); null when unknown.")
     async def author(self, info: Info[Context, Any], id: strawberry.ID) -> Author | None:
         record = await info.context.author_records.load(str(id))
@@ -272,5 +389,10 @@ __all__ = [
     "PaperCategory",
     "PaperQuery",
     "Sentence",
+    "Source",
+    "YearCount",
+    "check_min_count",
+    "check_years",
     "paper_from",
+    "year_counts",
 ]

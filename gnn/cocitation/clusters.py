@@ -32,6 +32,10 @@ frequency over all clusters and :math:`A` the average number of terms per cluste
 lower-cased words of three or more characters, minus English stop words and words that title
 nearly every paper ("using", "based", ...).
 
+A cluster whose members have no title (cited-reference stubs) takes its terms from the titles of
+the papers citing its members, else its name from its members' display labels
+(:func:`label_bare_clusters`): no cluster is labelled by its number alone.
+
 The schema has no Cluster node: :func:`write_cluster_labels` stores the labels as JSON next to the
 embedded store (``<db path>.clusters.json``, ``StoreFiles.clusters``), where a GraphQL
 ``clusters`` field can read them with :func:`read_cluster_labels`; ``Paper.cocite_cluster`` holds
@@ -46,7 +50,8 @@ import os
 import random
 import re
 from collections import Counter
-from dataclasses import asdict, dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -74,10 +79,19 @@ class ClusterLabel:
     size: int  # papers in the cluster
     terms: tuple[str, ...]  # most distinctive title terms, by c-TF-IDF weight
     papers: tuple[str, ...]  # the cluster's most cited papers (ids), most cited first
+    # where the terms come from: "titles" (the members' own), "citing titles" (the titles of the papers that cite
+    # the members: a cluster of title-less cited-reference stubs), "" (no term anywhere: see name)
+    terms_from: str = "titles"
+    name: str | None = None  # without terms: the display labels of the most cited members (graph.labels)
 
     @property
     def label(self) -> str:
-        return ", ".join(self.terms) if self.terms else f"cluster {self.cluster}"
+        """The terms; else the members' labels; else the most cited member's id (never a bare number)."""
+        if self.terms:
+            return ", ".join(self.terms)
+        if self.name:
+            return self.name
+        return self.papers[0] if self.papers else f"cluster {self.cluster}"
 
 
 def louvain_clusters(
@@ -260,6 +274,53 @@ def label_clusters(
     return labels
 
 
+def label_bare_clusters(
+    labels: list[ClusterLabel],
+    membership: pd.Series,
+    *,
+    citing_titles: Mapping[str, Sequence[str]],
+    member_labels: Mapping[str, str],
+    top_k: int = 5,
+    n_labels: int = 2,
+) -> list[ClusterLabel]:
+    r"""``labels`` with every cluster that has no title term labelled another way.
+
+    A cluster of cited-reference stubs (Web of Science and Scopus references without titles) has no
+    member title to draw terms from. Its terms then come from the titles of the papers citing its
+    members — CiteSpace labels every cluster that way (Chen, 2006, JASIST 57:359, "CiteSpace II") — by
+    the same c-TF-IDF over the citing titles of each bare cluster (one document per cluster). A
+    cluster whose citers have no title either is named by its ``n_labels`` most cited members' display
+    labels (:func:`graph.labels.paper_label`, e.g. "Goos F, 1947, Ann Phys-Berlin 1:333; ...").
+
+    Args:
+        membership: cluster number per paper id (as for :func:`label_clusters`).
+        citing_titles: the titles of the papers citing each paper id (only members of bare clusters are read).
+        member_labels: display label per paper id (only the listed top papers of bare clusters are read).
+    """
+    bare = {label.cluster for label in labels if not label.terms}
+    if not bare:
+        return labels
+    documents: dict[int, list[str]] = {cluster: [] for cluster in sorted(bare)}
+    for paper, cluster in membership[membership.isin(bare)].items():
+        for title in citing_titles.get(str(paper), ()):
+            documents[int(cluster)].extend(title_terms(title))
+    weights = ctfidf(documents)
+    out = []
+    for label in labels:
+        if label.cluster not in bare:
+            out.append(label)
+            continue
+        terms = tuple(term for term, _ in weights[label.cluster][:top_k])
+        if terms:
+            out.append(replace(label, terms=terms, terms_from="citing titles"))
+            continue
+        names = [member_labels[p] for p in label.papers[:n_labels] if member_labels.get(p)]
+        more = label.size - len(names)
+        name = "; ".join(names) + (f" and {more} more" if names and more > 0 else "")
+        out.append(replace(label, terms_from="", name=name or None))
+    return out
+
+
 def write_cluster_labels(path: Path, labels: list[ClusterLabel], *, settings: dict[str, Any] | None = None) -> Path:
     """Write the labels as JSON (``settings`` records how they were computed), atomically."""
     record = {
@@ -281,7 +342,14 @@ def read_cluster_labels(path: Path) -> list[ClusterLabel]:
         return []
     record = json.loads(path.read_text(encoding="utf-8"))
     return [
-        ClusterLabel(int(c["cluster"]), int(c["size"]), tuple(c["terms"]), tuple(c["papers"]))
+        ClusterLabel(
+            int(c["cluster"]),
+            int(c["size"]),
+            tuple(c["terms"]),
+            tuple(c["papers"]),
+            terms_from=c.get("terms_from", "titles"),  # files written before it had titles only
+            name=c.get("name"),
+        )
         for c in record["clusters"]
     ]
 
@@ -290,6 +358,7 @@ __all__ = [
     "STOP_WORDS",
     "ClusterLabel",
     "ctfidf",
+    "label_bare_clusters",
     "label_clusters",
     "leiden_clusters",
     "leiden_membership",

@@ -29,6 +29,7 @@ from tqdm import tqdm
 
 from gnn.cocitation.clusters import (
     ClusterLabel,
+    label_bare_clusters,
     label_clusters,
     leiden_membership,
     prune_pairs,
@@ -39,6 +40,7 @@ from gnn.cocitation.noise import NoiseDistributions, arrow_ids, noise_distributi
 from gnn.device import select_device
 from graph.errors import ConfigError
 from graph.files import StoreFiles
+from graph.labels import complete_labels
 from graph.store import GraphStore
 
 log = logging.getLogger(__name__)
@@ -340,7 +342,7 @@ def compute_cocitation(
             partners = top_partners(noise, settings.top_m)
         with stage("cluster", bar):
             membership = _clusters(noise, cocite, settings)
-            labels = _labels(membership, data, cocite, settings)
+            labels = _labels(membership, data, cocite, settings, store)
         with stage("write", bar):
             sentence_pairs = int((edges["sentence_count"] > 0).sum())
             negative = noise.negative.cpu().numpy()
@@ -403,16 +405,33 @@ def _clusters(noise: NoiseDistributions, cocite: PairCounts, settings: Cocitatio
 
 
 def _labels(
-    membership: pd.Series, data: CocitationInput, cocite: PairCounts, settings: CocitationSettings
+    membership: pd.Series, data: CocitationInput, cocite: PairCounts, settings: CocitationSettings, store: GraphStore
 ) -> list[ClusterLabel]:
-    """c-TF-IDF labels of the clusters from the titles of their papers (:func:`gnn.cocitation.clusters.label_clusters`)."""
+    """c-TF-IDF labels of the clusters from the titles of their papers (:func:`gnn.cocitation.clusters.label_clusters`);
+    clusters of title-less stubs from their citers' titles or their members' labels (``label_bare_clusters``)."""
     clustered = membership.index
     titles = data.titles.take(pa.array(data.papers.get_indexer(clustered))).to_pandas().to_numpy()
-    return label_clusters(
+    labels = label_clusters(
         membership,
         pd.Series(titles, index=clustered),
         popularity=pd.Series(cocite.occurrences, index=cocite.ids),
         top_k=settings.label_terms,
+    )
+    bare = {label.cluster for label in labels if not label.terms}
+    if not bare:
+        return labels
+    members = membership.index[membership.isin(bare).to_numpy()]
+    inside = np.isin(data.cited, data.papers.get_indexer(members))  # citations into a bare cluster only
+    citing, cited = data.citing[inside], data.cited[inside]
+    citing_titles: dict[str, list[str]] = {}
+    for paper, title in zip(data.papers[cited], data.titles.take(pa.array(citing)).to_pylist()):
+        if title:
+            citing_titles.setdefault(str(paper), []).append(title)
+    top = sorted({p for label in labels if label.cluster in bare for p in label.papers})
+    rows = complete_labels(store.query("cocitation_nodes", {"ids": top}), store.query)
+    member_labels = {row["id"]: row["label"] for row in rows}
+    return label_bare_clusters(
+        labels, membership, citing_titles=citing_titles, member_labels=member_labels, top_k=settings.label_terms
     )
 
 

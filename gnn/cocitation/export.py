@@ -5,14 +5,16 @@
 year, ``n_cited``, ``cocite_cluster``), optionally cut to a paper's neighbourhood, and writes:
 
 * ``graphml`` / ``gexf``: one file, written by networkx; open it in Gephi. Every edge carries all
-  measures plus ``weight`` = the chosen measure; nodes carry ``label`` (the title), ``year``,
-  ``n_cited`` and ``cluster`` (absent values are left out: neither format has a null).
+  measures plus ``weight`` = the chosen measure; nodes carry ``label`` (the paper's display label,
+  :mod:`graph.labels`: a cited reference stub reads "Goos F, 1947, Ann Phys-Berlin 1:333", not its key),
+  ``title``, ``year``, ``n_cited`` and ``cluster`` (absent values are left out: neither format has a null).
 * ``vosviewer``: a map file and a network file (``<stem>_map.txt``, ``<stem>_network.txt``), the
   tab-separated formats VOSviewer reads with "Create a map based on network data". The map file
-  has ``id`` (1..n), ``label``, ``description`` (the paper id), ``cluster`` (``cocite_cluster`` + 1:
+  has ``id`` (1..n), ``label`` (the display label), ``description`` (the paper id), ``cluster`` (``cocite_cluster`` + 1:
   VOSviewer numbers clusters 1..1000, larger numbers are left blank), ``weight<Citations>`` and
   ``score<Year>``; the network file has no header and one ``id id strength`` line per edge.
-* ``csv`` / ``parquet``: the edge table at ``out_path`` and the node table at ``<stem>_nodes.<ext>``.
+* ``csv`` / ``parquet``: the edge table at ``out_path`` and the node table (:data:`NODE_COLUMNS`: ``id``,
+  ``label``, ``title``, ...) at ``<stem>_nodes.<ext>``.
 
 :func:`export_coupling` writes bibliographic coupling (computed on the fly, not stored) the same way.
 """
@@ -29,12 +31,13 @@ import pandas as pd
 
 from gnn.cocitation.compute import MEASURES, coupling_table
 from graph.errors import ConfigError
+from graph.labels import complete_labels, paper_label
 from graph.store import GraphStore
 
 log = logging.getLogger(__name__)
 
 FORMATS = ("graphml", "gexf", "vosviewer", "csv", "parquet")
-NODE_COLUMNS = ["id", "title", "year", "n_cited", "cluster"]
+NODE_COLUMNS = ["id", "label", "title", "year", "n_cited", "cluster"]
 VOSVIEWER_MAX_CLUSTER = 1000  # VOSviewer accepts cluster numbers 1..1000
 
 
@@ -61,6 +64,8 @@ def export_cocitation(
     min_count: int = 1,
     seed_paper: str | None = None,
     depth: int = 1,
+    year_min: int | None = None,
+    year_max: int | None = None,
 ) -> ExportReport:
     """Write the stored co-citation network (or a paper's neighbourhood in it) for Gephi, VOSviewer or pandas.
 
@@ -70,10 +75,18 @@ def export_cocitation(
         measure: the edge ``weight``: one of :data:`gnn.cocitation.compute.MEASURES` (default association strength).
         min_count: keep edges co-cited at least this often.
         seed_paper: keep only papers within ``depth`` co-citation hops of this paper (edges among them).
+        year_min, year_max: count only citing papers published in these years (inclusive; either may be open):
+            ``count`` is then the number of such papers citing both (from CITES, so pairs below the compute
+            step's ``min_count`` appear too), the strengths stay the stored all-years values (empty without one).
     """
     _check(fmt, measure, min_count, depth)
-    edges = store.read_edges("CO_CITED")
-    edges = edges[edges["count"] >= min_count]
+    if year_min is not None and year_max is not None and year_min > year_max:
+        raise ConfigError(f"year range {year_min}..{year_max} is empty; give the first year first")
+    if year_min is None and year_max is None:
+        edges = store.read_edges("CO_CITED")
+        edges = edges[edges["count"] >= min_count]
+    else:
+        edges = _edges_in_years(store, min_count, year_min, year_max)
     if seed_paper is not None:
         edges = neighbourhood(edges, seed_paper, depth)
     ids = sorted(set(edges["source"]) | set(edges["target"]) | ({seed_paper} if seed_paper else set()))
@@ -111,11 +124,16 @@ def neighbourhood(edges: pd.DataFrame, seed_paper: str, depth: int) -> pd.DataFr
 
 
 def to_networkx(edges: pd.DataFrame, nodes: pd.DataFrame, measure: str) -> nx.Graph:
-    """Undirected graph; nodes: ``label``, ``year``, ``n_cited``, ``cluster``; edges: every measure, ``weight``."""
+    """Undirected graph; nodes: ``label``, ``title``, ``year``, ``n_cited``, ``cluster``; edges: every measure, ``weight``."""
     graph = nx.Graph()
     for row in nodes.itertuples(index=False):
-        label = row.title if isinstance(row.title, str) and row.title else row.id
-        attributes = {"label": label, "year": row.year, "n_cited": row.n_cited, "cluster": row.cluster}
+        attributes = {
+            "label": _label(row),
+            "title": row.title,
+            "year": row.year,
+            "n_cited": row.n_cited,
+            "cluster": row.cluster,
+        }
         graph.add_node(row.id, **_plain(attributes))
     measures = [m for m in MEASURES if m in edges.columns]
     for row in edges[["source", "target", *measures]].itertuples(index=False):
@@ -156,10 +174,9 @@ def _write_vosviewer(edges: pd.DataFrame, nodes: pd.DataFrame, out_path: Path, m
     lines = ["id\tlabel\tdescription\tcluster\tweight<Citations>\tscore<Year>"]
     for row in nodes.itertuples(index=False):
         cluster = "" if pd.isna(row.cluster) or row.cluster + 1 > VOSVIEWER_MAX_CLUSTER else str(int(row.cluster) + 1)
-        label = row.title if isinstance(row.title, str) and row.title else row.id
         cells = [
             str(number[row.id]),
-            _vos_text(label),
+            _vos_text(_label(row)),
             _vos_text(row.id),
             cluster,
             "0" if pd.isna(row.n_cited) else str(int(row.n_cited)),
@@ -175,6 +192,14 @@ def _write_vosviewer(edges: pd.DataFrame, nodes: pd.DataFrame, out_path: Path, m
     return map_path, network_path
 
 
+def _label(row: Any) -> str:
+    """The node's display label: the store's (``cocitation_nodes``), else :func:`graph.labels.paper_label` of the row."""
+    label = getattr(row, "label", None)
+    if isinstance(label, str) and label:
+        return label
+    return paper_label(str(row.id), title=getattr(row, "title", None))
+
+
 def _vos_text(text: str) -> str:
     """A map-file cell: one line, no tabs; quoted when it holds a comma, semicolon or quote (VOSviewer's rule)."""
     text = " ".join(str(text).split())
@@ -183,8 +208,27 @@ def _vos_text(text: str) -> str:
     return text
 
 
+YEAR_OPEN = (0, 9999)  # the bounds an open end of a year range stands for (statements take integers)
+EDGE_COLUMNS = ["source", "target", "count", "sentence_count", "association", "cosine", "jaccard", "inclusion"]
+
+
+def _edges_in_years(store: GraphStore, min_count: int, year_min: int | None, year_max: int | None) -> pd.DataFrame:
+    """Co-cited pairs counted over citing papers of [year_min, year_max] (``top_cocitations_in_years``, unpaged)."""
+    params = {
+        "measure": "count",
+        "min_count": min_count,
+        "year_min": YEAR_OPEN[0] if year_min is None else year_min,
+        "year_max": YEAR_OPEN[1] if year_max is None else year_max,
+        "skip": 0,
+        "limit": 2**62,  # every pair: the statement pages, an export takes them all
+    }
+    rows = store.query("top_cocitations_in_years", params)
+    frame = pd.DataFrame.from_records(rows, columns=[*EDGE_COLUMNS, "rank_key"]).drop(columns="rank_key")
+    return frame.astype({"count": "int64", "sentence_count": "Int64"})
+
+
 def _nodes(store: GraphStore, ids: list[str]) -> pd.DataFrame:
-    rows = store.query("cocitation_nodes", {"ids": ids}) if ids else []
+    rows = complete_labels(store.query("cocitation_nodes", {"ids": ids}), store.query) if ids else []
     frame = pd.DataFrame.from_records(rows, columns=NODE_COLUMNS)
     # nullable integers: a missing year or cluster must not turn the others into floats (3.0) in the files
     return frame.astype({"year": "Int64", "n_cited": "Int64", "cluster": "Int64"})

@@ -432,7 +432,10 @@ def test_recipe_runs_by_name_from_any_folder(
     # p1 (2001) and p4 (2004) cite both p2 and p3; newest first
     assert [(r["id"], r["year"]) for r in json.loads(capsys.readouterr().out)] == [("p4", 2004), ("p1", 2001)]
     assert main([*args, "--param", "paper_b=p3", "--param", "limit=1", "--format", "csv"]) == 0
-    assert capsys.readouterr().out.splitlines() == ["id,title,year,venue", "p4,Neural machine translation,2004,"]
+    assert capsys.readouterr().out.splitlines() == [
+        "id,title,label,year,venue",
+        "p4,Neural machine translation,Neural machine translation,2004,",
+    ]
     assert (
         main(["--db", str(built), "cypher", "--recipe", "coauthors", "--param", "author_id=a1", "--format", "json"])
         == 0
@@ -655,3 +658,17 @@ def test_every_command_a_statement_header_names_exists(capsys: pytest.CaptureFix
             unknown.append(f"{path}: citegraph {command}")
     capsys.readouterr()
     assert not unknown
+
+
+def test_export_cocitation_in_a_year_range(built: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # the tiny graph: p1 (2001) cites p2, p3; p4 (2004) cites p1, p2, p3
+    assert main(["--db", str(built), "compute", "cocitation"]) == 0
+    out = tmp_path / "early.csv"
+    args = ["--db", str(built), "export", "cocitation", str(out), "--measure", "count"]
+    assert main([*args, "--year-min", "2000", "--year-max", "2002"]) == 0
+    edges = out.read_text().splitlines()
+    assert edges[0].startswith("source,target,count") and [e.split(",")[:3] for e in edges[1:]] == [["p2", "p3", "1"]]
+    nodes = (tmp_path / "early_nodes.csv").read_text().splitlines()
+    assert nodes[0].startswith("id,label,title") and nodes[1].startswith("p2,Word alignment models,")
+    assert main(["--db", str(built), "export", "coupling", str(out), "--year-min", "2000"]) == 1
+    assert "--year-min/--year-max apply to `export cocitation` only" in capsys.readouterr().err

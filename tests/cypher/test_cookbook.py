@@ -15,11 +15,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import pytest
 from rich_graph import ACM_POINTS, CATEGORY_POINTS, SIZES, fill
 
 import cypher
-from graph import GraphStore, StoreConfig, open_store
+from graph import GraphBatch, GraphStore, StoreConfig, ingest, open_store
 
 ROOT = Path(__file__).resolve().parents[2]
 # The recipes of issue #10 (the folder holds older ones too).
@@ -172,3 +173,143 @@ def test_category_acm_neighbours(reader: GraphStore) -> None:
     assert [(r["id"], r["mapped"]) for r in rows] == [("1998:I.2.7", True), ("1998:I.2", False)]
     for row in rows:
         assert row["distance"] == pytest.approx(poincare_distance(point, ACM_POINTS[row["id"]]), rel=1e-9)
+
+
+# Cited-reference stubs without a title: one with the label the loaders store, one with only its reference string.
+STUB_LABELS = {
+    "ref:goosf1947": "Goos F, 1947, Ann Phys-Berlin 1:333",
+    "ref:smithj2001": "SMITH J, 2001, J CHEM PHYS, V5, P12",
+}
+
+
+@pytest.fixture(scope="module")
+def stub_reader(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GraphStore]:
+    path = tmp_path_factory.mktemp("cookbook_stubs") / "rich.db"
+    stubs = pd.DataFrame(
+        {
+            "id": list(STUB_LABELS),
+            "stub": [True, True],
+            "year": [1947, 2001],
+            "label": [STUB_LABELS["ref:goosf1947"], None],
+            "reference": ["GOOS F, 1947, ANN PHYS-BERLIN, V1, P333", STUB_LABELS["ref:smithj2001"]],
+            "n_cited": [1, 2],
+            "cocite_cluster": [0, 0],
+        }
+    )
+    cites = pd.DataFrame(
+        {"source": ["p1", "p4", "p4"], "target": ["ref:smithj2001", "ref:smithj2001", "ref:goosf1947"]}
+    )
+    cocited = pd.DataFrame({"source": ["ref:goosf1947"], "target": ["ref:smithj2001"], "count": [1]})
+    with open_store(StoreConfig(db_path=path, sizes=SIZES)) as store:
+        fill(store)
+        ingest(store, GraphBatch("stubs", nodes={"Paper": stubs}, rels={"CITES": cites, "CO_CITED": cocited}))
+    with open_store(StoreConfig(db_path=path, sizes=SIZES, read_only=True)) as store:
+        yield store
+
+
+# recipe -> (parameters, the columns that carry a paper id and its label)
+LABELLED = {
+    "citation_neighbourhood": ({"paper_id": "p1", "limit": 20}, [("id", "label")]),
+    "cluster_bridges": ({"cluster_a": 0, "cluster_b": 0, "limit": 20}, [("id", "label")]),
+    "cocitation_cluster": ({"paper_id": "ref:goosf1947", "limit": 20}, [("id", "label")]),
+    "cocitation_neighbourhood": ({"paper_id": "ref:goosf1947", "limit": 20}, [("id", "label")]),
+    "most_cited_papers": ({"year_min": 1900, "year_max": 2010, "limit": 20}, [("id", "label")]),
+    "ego_network": ({"paper_id": "p4", "limit": 20}, [("source", "source_label"), ("target", "target_label")]),
+    "top_cocited_pairs": ({"min_count": 1, "limit": 20}, [("source", "source_label"), ("target", "target_label")]),
+    "top_cocited_pairs_by_measure": (
+        {"measure": "count", "min_count": 1, "limit": 20},
+        [("source", "source_label"), ("target", "target_label")],
+    ),
+    "cocitation_neighbourhood_in_years": (
+        {"paper_id": "p2", "year_min": 2003, "year_max": 2005, "min_count": 1, "limit": 20},
+        [("id", "label")],
+    ),
+    "top_cocited_pairs_in_years": (
+        {"year_min": 1990, "year_max": 2010, "min_count": 1, "limit": 20},
+        [("source", "source_label"), ("target", "target_label")],
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LABELLED))
+def test_recipes_label_stubs_readably(stub_reader: GraphStore, name: str) -> None:
+    params, columns = LABELLED[name]
+    rows = run(stub_reader, name, **params)
+    shown = {(row[key], row[label]) for row in rows for key, label in columns}
+    stubs = {(key, label) for key, label in shown if key in STUB_LABELS}
+    assert stubs and stubs <= set(STUB_LABELS.items()), shown  # a stub reads as its label, never as its key
+    assert all(label == TITLES[key] for key, label in shown if key in TITLES)
+
+
+def test_citation_paths_label_stubs(stub_reader: GraphStore) -> None:
+    rows = sorted(
+        run(stub_reader, "citation_paths", from_id="p5", to_id="ref:smithj2001", limit=5), key=lambda row: row["hops"]
+    )
+    assert [(r["path"], r["labels"]) for r in rows] == [
+        (["p5", "p4", "ref:smithj2001"], [TITLES["p5"], TITLES["p4"], STUB_LABELS["ref:smithj2001"]]),
+        (
+            ["p5", "p4", "p1", "ref:smithj2001"],
+            [TITLES[p] for p in ("p5", "p4", "p1")] + [STUB_LABELS["ref:smithj2001"]],
+        ),
+    ]
+
+
+def test_top_cocited_pairs_by_measure(reader: GraphStore) -> None:
+    # stored: (p2, p3) count 2, association 0.5, cosine 1.0; (p1, p2) 1, 0.125, 0.5; (p1, p3) 1, 0.1, 0.5
+    rows = run(reader, "top_cocited_pairs_by_measure", measure="association", min_count=1, limit=10)
+    assert [(r["source"], r["target"], r["strength"]) for r in rows] == [
+        ("p2", "p3", 0.5),
+        ("p1", "p2", 0.125),
+        ("p1", "p3", 0.1),
+    ]
+    by_cosine = run(reader, "top_cocited_pairs_by_measure", measure="cosine", min_count=1, limit=2)
+    assert [(r["source"], r["target"]) for r in by_cosine] == [("p2", "p3"), ("p1", "p2")]  # ties: count, then ids
+    assert rows[0]["source_label"] == TITLES["p2"]
+    assert run(reader, "top_cocited_pairs_by_measure", measure="count", min_count=3, limit=10) == []
+
+
+def test_cocitation_neighbourhood_in_years(reader: GraphStore) -> None:
+    # p1 (2001) cites p2, p3; p4 (2004) cites p1, p2, p3
+    rows = run(
+        reader, "cocitation_neighbourhood_in_years", paper_id="p2", year_min=1990, year_max=2010, min_count=1, limit=10
+    )
+    assert [(r["id"], r["citing_papers"], r["all_years"]) for r in rows] == [("p3", 2, 2), ("p1", 1, 1)]
+    late = run(
+        reader, "cocitation_neighbourhood_in_years", paper_id="p2", year_min=2003, year_max=2010, min_count=1, limit=10
+    )
+    assert [(r["id"], r["citing_papers"], r["label"]) for r in late] == [
+        ("p1", 1, TITLES["p1"]),
+        ("p3", 1, TITLES["p3"]),
+    ]
+    assert (
+        run(
+            reader,
+            "cocitation_neighbourhood_in_years",
+            paper_id="p2",
+            year_min=1990,
+            year_max=2010,
+            min_count=3,
+            limit=10,
+        )
+        == []
+    )
+
+
+def test_author_and_source_search(reader: GraphStore) -> None:
+    authors = run(reader, "authors_by_name", text="A", limit=10)
+    assert [(r["id"], r["papers"], r["first_year"], r["last_year"]) for r in authors] == [
+        ("a1", 2, 2001, 2004),
+        ("a2", 1, 2001, 2001),
+    ]
+    assert run(reader, "authors_by_name", text="", limit=10) == []
+    sources = run(reader, "sources_by_name", text="L", limit=10)  # every venue with an l: ties by name
+    assert [(r["source"], r["papers"], r["citations"]) for r in sources] == [
+        ('ACL, "main"', 1, 1),
+        ("Comput. Linguist.\nvol 19", 1, 2),
+        ("EMNLP", 1, 1),
+    ]
+    assert [r["source"] for r in run(reader, "sources_by_name", text="lingu", limit=10)] == [
+        "Comput. Linguist.\nvol 19"
+    ]
+    papers = run(reader, "papers_in_source", venue="EMNLP", limit=10)
+    assert [(r["id"], r["label"], r["year"]) for r in papers] == [("p4", TITLES["p4"], 2004)]

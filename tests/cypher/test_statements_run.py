@@ -64,7 +64,37 @@ PARAMS: dict[str, dict[str, Any]] = {
     "explore/arxiv_acm_mapping": {"code": "cs.CL"},
     "explore/citation_neighbourhood": {"paper_id": "p1", "limit": 10},
     "cocitation_nodes": {"ids": ["p2", "p3"]},
+    "top_cocitations": {"measure": "association", "min_count": 1, "skip": 0, "limit": 5},
+    "count_cocitations": {"min_count": 1},
+    "top_cocitations_in_years": {
+        "measure": "count",
+        "min_count": 1,
+        "year_min": 1990,
+        "year_max": 2010,
+        "skip": 0,
+        "limit": 10,
+    },
+    "count_cocitations_in_years": {"min_count": 1, "year_min": 1990, "year_max": 2010},
+    "citers_of_pairs": {"ids": ["p1", "p2", "p3"]},
+    "cocited_in_years": {"ids": ["p2"], "year_min": 2000, "year_max": 2003},
+    "search_authors": {"text": "a", "skip": 0, "limit": 5},
+    "count_authors_by_name": {"text": "a"},
+    "search_sources": {"text": "acl", "skip": 0, "limit": 5},
+    "count_sources_by_name": {"text": "acl"},
+    "papers_of_sources": {"names": ["ACL"]},
+    "first_authors": {"ids": ["p1", "p4"]},
     "explore/top_cocited_pairs": {"min_count": 1, "limit": 5},
+    "explore/top_cocited_pairs_by_measure": {"measure": "cosine", "min_count": 1, "limit": 5},
+    "explore/cocitation_neighbourhood_in_years": {
+        "paper_id": "p2",
+        "year_min": 2000,
+        "year_max": 2010,
+        "min_count": 1,
+        "limit": 5,
+    },
+    "explore/authors_by_name": {"text": "LOVE", "limit": 5},
+    "explore/sources_by_name": {"text": "acl", "limit": 5},
+    "explore/papers_in_source": {"venue": "ACL", "limit": 5},
     "explore/cocitation_neighbourhood": {"paper_id": "p2", "limit": 5},
     "explore/cluster_bridges": {"cluster_a": 0, "cluster_b": 1, "limit": 5},
     "explore/cocitation_over_time": {"paper_a": "p2", "paper_b": "p3"},
@@ -125,8 +155,8 @@ TITLES = {
 EXPECTED = {
     "explore/coauthors": [{"coauthor_id": "a2", "name": "Alan Turing", "shared_papers": 1}],
     "explore/citation_neighbourhood": [
-        {"id": "p2", "title": "Word alignment models", "year": 1993, "hops": 1},
-        {"id": "p3", "title": "Phrase tables", "year": 1999, "hops": 1},
+        {"id": "p2", "label": "Word alignment models", "title": "Word alignment models", "year": 1993, "hops": 1},
+        {"id": "p3", "label": "Phrase tables", "title": "Phrase tables", "year": 1999, "hops": 1},
         {"id": "p4", "title": "Neural machine translation", "year": 2004, "hops": 1},
         {"id": "p5", "title": "Attention for translation", "year": 2005, "hops": 2},
     ],
@@ -179,6 +209,10 @@ EXPECTED_ANY_ORDER = {
     ],
     # only p1 (2001) co-cites by 2003: p2 with p3
     "enrich_cocited_until": [{"paper_id": "p2", "other_id": "p3", "count": 1}],
+    "cocited_in_years": [{"paper_id": "p2", "other_id": "p3", "count": 1}],
+    "explore/authors_by_name": [
+        {"id": "a1", "name": "Ada Lovelace", "papers": 2, "first_year": 2001, "last_year": 2004}
+    ],
     "paper_years": [{"id": f"p{i}", "year": y} for i, y in zip(range(1, 6), [2001, 1993, 1999, 2004, 2005])],
     # the tiny graph's loader sets no stub flag: every paper counts as a record of the collection
     "paper_years_stubs": [
@@ -192,8 +226,22 @@ EXPECTED_ANY_ORDER = {
     ],
     "sentence_completeness": [{"with_text": 0, "embedding": 0}],
     "cocitation_nodes": [
-        {"id": "p2", "title": "Word alignment models", "year": 1993, "n_cited": None, "cluster": None},
-        {"id": "p3", "title": "Phrase tables", "year": 1999, "n_cited": None, "cluster": None},
+        {
+            "id": "p2",
+            "label": "Word alignment models",
+            "title": "Word alignment models",
+            "year": 1993,
+            "n_cited": None,
+            "cluster": None,
+        },
+        {
+            "id": "p3",
+            "label": "Phrase tables",
+            "title": "Phrase tables",
+            "year": 1999,
+            "n_cited": None,
+            "cluster": None,
+        },
     ],
 }
 

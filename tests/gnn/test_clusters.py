@@ -12,6 +12,7 @@ import pytest
 from gnn.cocitation.clusters import (
     ClusterLabel,
     ctfidf,
+    label_bare_clusters,
     label_clusters,
     leiden_clusters,
     leiden_membership,
@@ -152,5 +153,61 @@ def test_labels_json_round_trip(tmp_path: Path) -> None:
     labels = [ClusterLabel(0, 3, ("parsing", "dependency"), ("p1", "p2")), ClusterLabel(1, 2, (), ("p3",))]
     path = write_cluster_labels(tmp_path / "db.clusters.json", labels, settings={"seed": 0})
     assert read_cluster_labels(path) == labels
-    assert labels[1].label == "cluster 1"
+    assert labels[1].label == "p3"  # no term, no name: the most cited member, never a bare "cluster 1"
     assert read_cluster_labels(tmp_path / "missing.json") == []
+
+
+def test_bare_clusters_take_their_citers_titles_or_their_members_labels() -> None:
+    membership = pd.Series({"a": 0, "b": 0, "ref:goos": 1, "ref:artmann": 1, "ref:x": 2, "ref:y": 2})
+    titles = pd.Series({"a": "Machine translation", "b": "Phrase translation"})  # the stubs have none
+    labels = label_clusters(membership, titles, popularity=pd.Series({"ref:goos": 3, "ref:x": 2}), top_k=2)
+    assert [label.terms == () for label in labels] == [False, True, True]
+    citing = {"ref:goos": ["Lateral shift of reflected beams", "Goos-Hanchen shift of beams"], "ref:artmann": []}
+    named = {"ref:x": "Xu Y, 1999, Phys Rev 1:2", "ref:y": "Yang Z, 2001, Opt Lett"}
+    relabelled = label_bare_clusters(labels, membership, citing_titles=citing, member_labels=named, top_k=2)
+    assert relabelled[0] == labels[0]
+    assert relabelled[1].terms == ("beams", "shift") and relabelled[1].terms_from == "citing titles"
+    assert relabelled[2].terms == () and relabelled[2].label == "Xu Y, 1999, Phys Rev 1:2; Yang Z, 2001, Opt Lett"
+    assert not any(label.label.startswith("cluster ") for label in relabelled)
+
+
+def test_compute_labels_a_cluster_of_stubs_from_its_citers(tmp_path: Path) -> None:
+    from gnn.cocitation.compute import CocitationSettings, compute_cocitation
+    from graph import GraphBatch, StoreConfig, ingest, open_store
+
+    # two separate co-citation groups: titled papers a, b; title-less stubs s1, s2 (cited by titled papers)
+    papers = pd.DataFrame(
+        {
+            "id": ["a", "b", "s1", "s2", "x1", "x2", "y1", "y2"],
+            "title": [
+                "Phrase translation",
+                "Word translation",
+                None,
+                None,
+                "Lateral shift of reflected beams",
+                "Shift of beams at interfaces",
+                "Translation tables",
+                "Translation models",
+            ],
+            "reference": [
+                None,
+                None,
+                "GOOS F, 1947, ANN PHYS-BERLIN, V1, P333",
+                "ARTMANN K, 1948, ANN PHYS",
+                *[None] * 4,
+            ],
+            "stub": [False, False, True, True, *[False] * 4],
+        }
+    )
+    cites = pd.DataFrame(
+        [("x1", "s1"), ("x1", "s2"), ("x2", "s1"), ("x2", "s2"), ("y1", "a"), ("y1", "b"), ("y2", "a"), ("y2", "b")],
+        columns=["source", "target"],
+    )
+    with open_store(StoreConfig(db_path=tmp_path / "stubs.db")) as store:
+        ingest(store, GraphBatch("stubs", nodes={"Paper": papers}, rels={"CITES": cites}))
+        report = compute_cocitation(store, CocitationSettings(device="cpu"))
+    by_member = {label.papers[0][0]: label for label in report.clusters}
+    assert by_member["s"].terms_from == "citing titles" and set(by_member["s"].terms) >= {"shift", "beams"}
+    assert by_member["a"].terms_from == "titles" and "translation" in by_member["a"].terms
+    saved = read_cluster_labels(report.clusters_path)
+    assert [label.label for label in saved] == [label.label for label in report.clusters]

@@ -8,11 +8,11 @@ from pathlib import Path
 import networkx as nx
 import pandas as pd
 import pytest
-from cocite_graph import open_cocite_store
+from cocite_graph import cocite_batch, open_cocite_store
 
 from gnn.cocitation.compute import CocitationSettings, compute_cocitation
 from gnn.cocitation.export import _vos_text, export_cocitation, export_coupling
-from graph import GraphStore
+from graph import GraphBatch, GraphStore, StoreConfig, ingest, open_store
 from graph.errors import ConfigError
 
 
@@ -142,3 +142,63 @@ def test_export_before_compute_writes_an_empty_network(tmp_path: Path) -> None:
 def test_bad_arguments_are_refused(computed_store: GraphStore, tmp_path: Path, kwargs: dict, message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         export_cocitation(computed_store, tmp_path / "out", **kwargs)
+
+
+@pytest.fixture
+def stub_store(tmp_path: Path) -> Iterator[GraphStore]:
+    """The co-citation graph with c and d as title-less cited-reference stubs: c with a stored label, d with
+    only the reference string a citing record printed."""
+    batch = cocite_batch()
+    papers = batch.nodes["Paper"].copy()
+    papers["title"] = papers["title"].astype(object)
+    papers.loc[papers["id"] == "c", "title"] = None
+    papers.loc[papers["id"] == "d", "title"] = None
+    papers["stub"] = papers["id"].isin(["c", "d"])
+    papers["label"] = [None, None, "Och F, 1995, Comput Linguist 19:263", None, None, None, None]
+    papers["reference"] = [None, None, None, "NIVRE J, 1998, P ACL, P12", None, None, None]
+    stubbed = GraphBatch(batch.source, nodes={**batch.nodes, "Paper": papers}, rels=batch.rels)
+    store = open_store(StoreConfig(db_path=tmp_path / "stubs.db"))
+    try:
+        ingest(store, stubbed)
+        compute_cocitation(store, CocitationSettings(device="cpu"))
+        yield store
+    finally:
+        store.close()
+
+
+STUB_LABELS = {"c": "Och F, 1995, Comput Linguist 19:263", "d": "NIVRE J, 1998, P ACL, P12"}
+
+
+@pytest.mark.parametrize("fmt, read", [("graphml", nx.read_graphml), ("gexf", nx.read_gexf)])
+def test_stubs_are_labelled_in_gephi_files(stub_store: GraphStore, tmp_path: Path, fmt: str, read) -> None:
+    path = tmp_path / f"stubs.{fmt}"
+    export_cocitation(stub_store, path, fmt)
+    graph = read(path)
+    assert {paper: graph.nodes[paper]["label"] for paper in STUB_LABELS} == STUB_LABELS
+    assert graph.nodes["b"]["label"] == "Word alignment for machine translation"
+
+
+def test_stubs_are_labelled_in_vosviewer_and_tables(stub_store: GraphStore, tmp_path: Path) -> None:
+    report = export_cocitation(stub_store, tmp_path / "stubs", "vosviewer")
+    map_file = pd.read_csv(report.paths[0], sep="\t")
+    labels = dict(zip(map_file["description"], map_file["label"]))
+    assert labels["c"] == STUB_LABELS["c"] and labels["d"] == STUB_LABELS["d"]
+    export_cocitation(stub_store, tmp_path / "stubs.csv", "csv")
+    nodes = pd.read_csv(tmp_path / "stubs_nodes.csv").set_index("id")
+    assert nodes.loc["c", "label"] == STUB_LABELS["c"] and nodes.loc["d", "label"] == STUB_LABELS["d"]
+    assert pd.isna(nodes.loc["c", "title"])  # the raw title stays as it is
+
+
+def test_export_counts_only_citing_papers_of_the_years(computed_store: GraphStore, tmp_path: Path) -> None:
+    # citing papers: x (2001) -> a, b, c; y (2003) -> a, b; z (2005) -> b, d, y
+    path = tmp_path / "years.csv"
+    report = export_cocitation(computed_store, path, "csv", measure="count", year_min=2002, year_max=2003)
+    edges = pd.read_csv(path)
+    assert report.edges == 1 and list(zip(edges["source"], edges["target"], edges["count"])) == [("a", "b", 1)]
+    assert edges["association"][0] == pytest.approx(stored_edges(computed_store, "association")[frozenset("ab")])
+    export_cocitation(computed_store, path, "csv", measure="count", year_max=2003, min_count=2)
+    assert list(zip(*(pd.read_csv(path)[c] for c in ("source", "target", "count")))) == [("a", "b", 2)]
+    export_cocitation(computed_store, path, "csv", measure="count", year_min=2004)
+    assert set(zip(*(pd.read_csv(path)[c] for c in ("source", "target")))) == {("b", "d"), ("b", "y"), ("d", "y")}
+    with pytest.raises(ConfigError, match=r"year range 2005\.\.2001 is empty"):
+        export_cocitation(computed_store, path, "csv", year_min=2005, year_max=2001)

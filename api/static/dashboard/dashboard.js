@@ -10,7 +10,7 @@ const $ = (id) => document.getElementById(id);
 const PALETTE = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"];
 
 const SEARCH = `query Search($text: String!, $first: Int!) {
-  papers(search: $text, first: $first) { totalCount edges { node { id title year nCited } } }
+  papers(search: $text, first: $first) { totalCount edges { node { id label title year nCited } } }
 }`;
 const EGO = `query Ego($id: ID!, $depth: Int!, $direction: Direction!, $limit: Int!, $co: Boolean!) {
   egoNetwork(paperId: $id, depth: $depth, direction: $direction, limit: $limit, includeCoCitation: $co) {
@@ -24,7 +24,7 @@ const EGO = `query Ego($id: ID!, $depth: Int!, $direction: Direction!, $limit: I
 const COCITED = `query CoCited($id: ID!) {
   coCitations(paperId: $id, measure: ASSOCIATION, first: 15) {
     __typename
-    ... on CoCitationList { pairs { target { id title year } count association } }
+    ... on CoCitationList { pairs { target { id label title year } count association } }
     ... on NotFound { message }
   }
 }`;
@@ -32,7 +32,7 @@ const COCITED = `query CoCited($id: ID!) {
 const RECOMMEND = `query Recommend($context: String!, $yearMax: Int) {
   recommend(input: {context: $context, k: 10, yearMax: $yearMax}) {
     __typename
-    ... on Recommendations { candidates seconds items { rank score why paper { id title year } } }
+    ... on Recommendations { candidates seconds items { rank score why paper { id label title year } } }
     ... on RecommendUnavailable { reason message }
   }
 }`;
@@ -70,7 +70,7 @@ async function graphql(query, variables) {
 function paperItem(paper, extra) {
   const li = document.createElement("li");
   const button = document.createElement("button");
-  button.textContent = paper.title || paper.id;
+  button.textContent = paper.label || paper.title || paper.id;  // a cited-reference stub reads by its label
   button.dataset.paperId = paper.id;
   button.addEventListener("click", () => showPaper(paper.id));
   const meta = document.createElement("div");
@@ -150,7 +150,7 @@ async function showPaper(id) {
       return;
     }
     const seed = network.nodes[0];
-    $("seed-title").textContent = seed.title || seed.id;
+    $("seed-title").textContent = seed.title || seed.label || seed.id;
     draw(network);
     status(`${network.nodes.length} papers, ${network.edges.length} edges` +
       (network.truncated ? ` (cut to the limit; the walk reached ${network.reached})` : ""));
