@@ -28,6 +28,8 @@ Objects are not all the work: a field whose statement reads far more than it ret
 * ``papers`` (a title search or a category listing reads every paper) and its ``totalCount`` (the
   count statement reads them again): :data:`SCAN_WORK` each;
 * ``stats`` and ``completeness`` (counts over every node): :data:`SCAN_WORK`;
+* the co-citation dashboard's store-wide reads (``coCitations``, ``coCitationPairs`` and its
+  ``totalCount``, ``authors`` and ``sources`` searches, a source's ``papers``): :data:`SCAN_WORK` each;
 * ``explore``: its recipe's work (:data:`EXPLORE_WORK`: a one-hop read from an id costs nothing
   extra, two or three hops :data:`HOPS_WORK`, a scan :data:`SCAN_WORK`, a scan over pairs of
   citations :data:`PAIR_SCAN_WORK`) plus its rows (``params.limit``, else ``max_results``: ``rows``
@@ -79,6 +81,16 @@ FIELD_WORK: Mapping[str, int] = {
     "Query.papers/totalCount": SCAN_WORK,
     "Query.stats": SCAN_WORK,
     "Query.completeness": SCAN_WORK,
+    # the co-citation dashboard's reads: every CO_CITED edge ordered (or, with years, every pair of citations),
+    # every author's name, every paper's venue (no index on either)
+    "Query.coCitations": SCAN_WORK,
+    "Query.coCitationPairs": SCAN_WORK,
+    "Query.coCitationPairs/totalCount": SCAN_WORK,
+    "Query.authors": SCAN_WORK,
+    "Query.authors/totalCount": SCAN_WORK,
+    "Query.sources": SCAN_WORK,
+    "Query.sources/totalCount": SCAN_WORK,
+    "Source.papers": SCAN_WORK,
 }
 # Work of each recipe of cypher/explore/ (a test checks every recipe is here): what its MATCH reads.
 EXPLORE_WORK: Mapping[str, int] = {
@@ -89,6 +101,7 @@ EXPLORE_WORK: Mapping[str, int] = {
     "acm_subtree": HOPS_WORK,  # up to three levels below a class
     "citation_neighbourhood": HOPS_WORK,  # CITES*1..2 either way
     "citation_paths": HOPS_WORK,  # one to three hops between two papers
+    "cocitation_neighbourhood_in_years": HOPS_WORK,  # papers citing a paper, and what else they cite
     "coauthors": HOPS_WORK,  # author -> paper <- author
     "cocitation_over_time": HOPS_WORK,  # papers citing both of two papers
     "papers_citing_both": HOPS_WORK,
@@ -99,6 +112,11 @@ EXPLORE_WORK: Mapping[str, int] = {
     "ego_network": SCAN_WORK,  # every CITES edge, kept where both ends are neighbours
     "most_cited_papers": SCAN_WORK,  # every paper
     "top_cocited_pairs": SCAN_WORK,  # every CO_CITED edge
+    "top_cocited_pairs_by_measure": SCAN_WORK,  # every CO_CITED edge
+    "authors_by_name": SCAN_WORK,  # every author's name
+    "sources_by_name": SCAN_WORK,  # every paper's venue
+    "papers_in_source": SCAN_WORK,  # every paper's venue (no index on it)
+    "historiograph": SCAN_WORK,  # every CITES edge between records
     "top_cocited_pairs_in_years": PAIR_SCAN_WORK,  # every pair of papers one paper cites
 }
 

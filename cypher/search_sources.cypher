@@ -2,6 +2,7 @@
 // first; one page of $limit after $skip.
 // parameters: $text (lower-case), $skip, $limit
 // returns: name, papers (how many papers name it as their venue)
+// counted by: count_sources_by_name
 MATCH (p:Paper)
 WHERE lower(p.venue) CONTAINS $text
 RETURN p.venue AS name, count(*) AS papers

@@ -2,6 +2,7 @@
 // (count, sentence_count, association, cosine, jaccard or inclusion); one page of $limit after $skip.
 // parameters: $measure, $min_count (integer), $skip, $limit
 // returns: source, target, count, sentence_count, association, cosine, jaccard, inclusion, rank_key
+// counted by: count_cocitations
 MATCH (a:Paper)-[c:CO_CITED]->(b:Paper)
 WHERE c.count >= $min_count
 WITH a, b, c,

@@ -4,6 +4,7 @@
 // parameters: $measure, $min_count (integer), $year_min, $year_max (integers), $skip, $limit
 // returns: source, target, count (citing papers in the range), sentence_count, association, cosine, jaccard, inclusion
 //          (the stored all-years values, null without CO_CITED), rank_key
+// counted by: count_cocitations_in_years
 MATCH (a:Paper)<-[:CITES]-(x:Paper)-[:CITES]->(b:Paper)
 WHERE x.year >= $year_min AND x.year <= $year_max AND a.id < b.id
 WITH a, b, count(*) AS in_years

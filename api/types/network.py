@@ -12,7 +12,16 @@ from api.context import Context
 from api.errors import UserInputError
 from api.network import EgoGraph, ego_network
 from api.services import CoCitation
-from api.types.common import Connection, NotFound, connection, page_bounds, paper_key, paper_not_found, wants
+from api.types.common import (
+    Connection,
+    NotFound,
+    connection,
+    cursor_scope,
+    page_bounds,
+    paper_key,
+    paper_not_found,
+    wants,
+)
 from api.types.papers import (
     CoCitationMeasure,
     Paper,
@@ -96,11 +105,14 @@ class CoCitationPair:
         "`countsByYear` splits them)."
     )
     async def cited_by(self, info: Info[Context, Any], first: int = 20, after: str | None = None) -> Connection[Paper]:
-        citers = await info.context.pair_citers.load(_pair_key(self))
-        start, size = page_bounds(info, first, after)
-        records = await info.context.papers.load_many([paper for paper, _ in citers[start : start + size]])
+        pair = _pair_key(self)
+        page = page_bounds(info, first, after, cursor_scope("CoCitationPair.citedBy", pair=pair))
+        citers = await info.context.pair_citers.load(pair)
+        records = await info.context.papers.load_many(
+            [paper for paper, _ in citers[page.start : page.start + page.size]]
+        )
         nodes = [paper_from(r) for r in records if r is not None]
-        return connection(nodes, start=start, has_next=start + size < len(citers), total=len(citers))
+        return connection(nodes, page=page, has_next=page.start + page.size < len(citers), total=len(citers))
 
     @strawberry.field(
         description="Papers citing both, per year of the citing paper, oldest first (at most the latest `first` "
@@ -316,7 +328,11 @@ class NetworkQuery:
         ctx = info.context
         check_min_count(min_count)
         check_years(year_min, year_max)
-        start, size = page_bounds(info, first, after)
+        scope = cursor_scope(
+            "Query.coCitationPairs", measure=measure.value, min_count=min_count, year_min=year_min, year_max=year_max
+        )
+        page = page_bounds(info, first, after, scope)
+        start, size = page.start, page.size
         found = await ctx.call(
             ctx.service.top_cocitations,
             measure=measure.value,
@@ -332,7 +348,7 @@ class NetworkQuery:
                 ctx.service.count_cocitations, min_count=min_count, year_min=year_min, year_max=year_max
             )
         nodes = await _pair_types(ctx, [(p.source_id, p.cocitation) for p in found[:size]])
-        return connection(nodes, start=start, has_next=len(found) > size, total=total)
+        return connection(nodes, page=page, has_next=len(found) > size, total=total)
 
     @strawberry.field(description="Co-citation clusters, largest first (empty before `compute cocitation`).")
     async def clusters(self, info: Info[Context, Any], first: int = 20) -> list[Cluster]:

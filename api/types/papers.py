@@ -81,7 +81,7 @@ class Source:
     @strawberry.field(description="The source's papers, most cited first.")
     async def papers(self, info: Info[Context, Any], first: int = 20, after: str | None = None) -> Connection[Paper]:
         ids = await info.context.source_papers.load(self.name)
-        return await _page_of_ids(info, ids, first, after)
+        return await _page_of_ids(info, ids, first, after, cursor_scope("Source.papers", source=self.name))
 
 
 @strawberry.type(description="A paper cited by a sentence (MENTIONS), with the marker the sentence used.")
@@ -353,11 +353,12 @@ class PaperQuery:
     ) -> Connection[Author]:
         ctx = info.context
         text = _search_text(search)
-        start, size = page_bounds(info, first, after)
+        page = page_bounds(info, first, after, cursor_scope("Query.authors", search=text))
+        start, size = page.start, page.size
         found = await ctx.call(ctx.service.search_authors, text, skip=start, limit=size + 1)
         total = await ctx.call(ctx.service.count_authors, text) if wants(info, "totalCount") else None
         nodes = [Author(id=strawberry.ID(a.id), name=a.name) for a in found[:size]]
-        return connection(nodes, start=start, has_next=len(found) > size, total=total)
+        return connection(nodes, page=page, has_next=len(found) > size, total=total)
 
     @strawberry.field(
         description="Sources (the venue papers name: journals, proceedings) whose name contains `search` "
@@ -368,11 +369,12 @@ class PaperQuery:
     ) -> Connection[Source]:
         ctx = info.context
         text = _search_text(search)
-        start, size = page_bounds(info, first, after)
+        page = page_bounds(info, first, after, cursor_scope("Query.sources", search=text))
+        start, size = page.start, page.size
         found = await ctx.call(ctx.service.search_sources, text, skip=start, limit=size + 1)
         total = await ctx.call(ctx.service.count_sources, text) if wants(info, "totalCount") else None
         nodes = [Source(name=r.name, paper_count=r.papers) for r in found[:size]]
-        return connection(nodes, start=start, has_next=len(found) > size, total=total)
+        return connection(nodes, page=page, has_next=len(found) > size, total=total)
 
     @strawberry.field(description="One author by id (e.g. `author:kathleen mckeown`); null when unknown.")
     async def author(self, info: Info[Context, Any], id: strawberry.ID) -> Author | None:

@@ -157,8 +157,20 @@ EXPECTED = {
     "explore/citation_neighbourhood": [
         {"id": "p2", "label": "Word alignment models", "title": "Word alignment models", "year": 1993, "hops": 1},
         {"id": "p3", "label": "Phrase tables", "title": "Phrase tables", "year": 1999, "hops": 1},
-        {"id": "p4", "title": "Neural machine translation", "year": 2004, "hops": 1},
-        {"id": "p5", "title": "Attention for translation", "year": 2005, "hops": 2},
+        {
+            "id": "p4",
+            "label": "Neural machine translation",
+            "title": "Neural machine translation",
+            "year": 2004,
+            "hops": 1,
+        },
+        {
+            "id": "p5",
+            "label": "Attention for translation",
+            "title": "Attention for translation",
+            "year": 2005,
+            "hops": 2,
+        },
     ],
     # p2 and p3 are co-cited by p1 (2001) and p4 (2004); the CO_CITED queries need `compute cocitation` first
     # (tests/gnn/test_cocitation.py runs them on a computed graph).
@@ -167,6 +179,7 @@ EXPECTED = {
     "explore/ego_network": [
         {"source": a, "target": b, "n_contexts": n, "touches_paper": t}
         | {"source_title": TITLES[a], "target_title": TITLES[b]}
+        | {"source_label": TITLES[a], "target_label": TITLES[b]}
         for a, b, n, t in [
             ("p1", "p2", 1, True),
             ("p1", "p3", 2, True),
@@ -176,8 +189,8 @@ EXPECTED = {
         ]
     ],
     "explore/papers_citing_both": [
-        {"id": "p4", "title": "Neural machine translation", "year": 2004, "venue": None},
-        {"id": "p1", "title": "Statistical machine translation", "year": 2001, "venue": None},
+        {"id": "p4", "title": TITLES["p4"], "label": TITLES["p4"], "year": 2004, "venue": None},
+        {"id": "p1", "title": TITLES["p1"], "label": TITLES["p1"], "year": 2001, "venue": None},
     ],
     "nodes_by_keys": [{"key": "p2", "title": TITLES["p2"]}, {"key": "p1", "title": TITLES["p1"]}],
 }
