@@ -49,6 +49,7 @@ from loaders._common import GZIP_MAGIC, integer_or_as_is, origin, text_or_null
 from loaders._database_exports import CitationReport, ExportRecord, load_export
 from loaders.citedrefs import RecordFacts, canonical_dois, initials_first, parse_scopus, split_scopus_references
 from loaders.ids import SCOPUS_PREFIX
+from loaders.refmatch import Thesaurus
 
 log = logging.getLogger(__name__)
 
@@ -69,9 +70,17 @@ def load(path: Path) -> GraphBatch:
     return load_with_report(path)[0]
 
 
-def load_with_report(path: Path) -> tuple[GraphBatch, CitationReport]:
+def load_with_report(path: Path, *, thesaurus: Thesaurus | None = None) -> tuple[GraphBatch, CitationReport]:
     """:func:`load`, and how the references were resolved."""
-    return load_export(path, source=SOURCE, dataset=DATASET, suffixes=SUFFIXES, read_file=_read_file, by_title=True)
+    return load_export(
+        path,
+        source=SOURCE,
+        dataset=DATASET,
+        suffixes=SUFFIXES,
+        read_file=_read_file,
+        by_title=True,
+        thesaurus=thesaurus,
+    )
 
 
 def _text_of(file: Path) -> str:

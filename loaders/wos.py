@@ -55,6 +55,7 @@ from loaders._common import integer_or_as_is, iter_raw_lines, origin, text_or_nu
 from loaders._database_exports import CitationReport, ExportRecord, load_export
 from loaders.citedrefs import RecordFacts, canonical_dois, parse_wos
 from loaders.ids import WOS_PREFIX
+from loaders.refmatch import Thesaurus
 
 log = logging.getLogger(__name__)
 
@@ -76,9 +77,17 @@ def load(path: Path) -> GraphBatch:
     return load_with_report(path)[0]
 
 
-def load_with_report(path: Path) -> tuple[GraphBatch, CitationReport]:
+def load_with_report(path: Path, *, thesaurus: Thesaurus | None = None) -> tuple[GraphBatch, CitationReport]:
     """:func:`load`, and how the cited references were resolved."""
-    return load_export(path, source=SOURCE, dataset=DATASET, suffixes=SUFFIXES, read_file=_read_file, by_title=False)
+    return load_export(
+        path,
+        source=SOURCE,
+        dataset=DATASET,
+        suffixes=SUFFIXES,
+        read_file=_read_file,
+        by_title=False,
+        thesaurus=thesaurus,
+    )
 
 
 def _read_file(file: Path, records: list[ExportRecord], rejects: list[Reject]) -> None:
