@@ -412,6 +412,7 @@ def _batch(
             id=key,
             title=ref.title or next((r.title for r in work.refs.values() if r.title), None),
             year=ref.year,
+            venue=ref.source,
             doi=doi.removeprefix(DOI_PREFIX) if doi else None,
             dataset=dataset,
             stub=True,

@@ -10,7 +10,8 @@ own records), joined by these rules, in this order:
 3. ``source+volume+page`` (CiteSpace's and bibliometrix's practice): strings (and records) with equal
    volume and first page join when their sources are one source written two ways
    (:func:`sources_compatible`: ``PHYS REV D`` = ``Physical Review D`` = ``Phys. Rev. D``), their years
-   differ by at most one, and their first authors are one name written two ways
+   differ by at most one (by more only when author and source are written identically: a typo in the
+   year), and their first authors are one name written two ways
    (:func:`surnames_compatible`: ``FEDEROV``/``FEDOROV``, ``DEBEAUREGARD``/``de Beauregard``/``BEAUREGARD``,
    WoS's truncated ``COSTADEB.O``). Two pages of one volume are never joined by this rule;
 4. ``author+year+source``: strings without volume or page join one another when the years are equal and
@@ -228,7 +229,13 @@ def surnames_compatible(a: Surname | None, b: Surname | None) -> bool:
 
 
 def _truncation_agrees(cut: str, forms: Sequence[str]) -> bool:
-    if any(form.startswith(cut) for form in forms):
+    """A truncated surname (``MIDWINTE``, ``DEBEAURE``, ``COSTADEB``) against the forms of a full one."""
+    for form in forms:
+        # its start, with one slip (MIDWINTE.JE / MINDWINTER JE)
+        if any(edit_distance(cut, form[:k], 1) <= 1 for k in range(len(cut) - 1, len(cut) + 2)):
+            return True
+    stems = [cut] + [cut[len(p) :] for p in PARTICLES if cut.startswith(p) and len(cut) - len(p) >= 4]
+    if any(stem in form for stem in stems for form in forms):  # DEBEAURE.OC / COSTABEAUREGARD O
         return True
     for i in range(1, len(cut)):  # "costadeb": "costa" + "de" + "b…"
         for particle in PARTICLES:
@@ -279,7 +286,7 @@ def _abbreviates(short: str, full: str) -> bool:
     return all(ch in it for ch in short)
 
 
-def sources_compatible(a: Sequence[str], b: Sequence[str]) -> bool:
+def sources_compatible(a: Sequence[str], b: Sequence[str], *, lenient: bool = False) -> bool:
     """Whether two sources (as :func:`source_tokens`) are one source, abbreviated or in full.
 
     The words of the two sides are aligned in order, a pair agreeing when one abbreviates the other
@@ -288,6 +295,9 @@ def sources_compatible(a: Sequence[str], b: Sequence[str]) -> bool:
     ``PHYS REV D`` = ``Physical Review D`` (u = 0), ``OPTIK`` = ``OPTIK STUTTGART`` (m = 1, u = 1),
     ``CR ACAD SCI B PHYS`` = ``CR ACAD SCI PARIS B`` (m = 4, u = 2), but ``J PHYS A`` is not
     ``J PHYS B`` (m = 2, u = 2). Unknown on either side: yes.
+
+    ``lenient`` (used where volume and first page already agree): ``u <= m + 1`` suffices
+    (``CR ACAD SCI B PHYS`` = ``CR ACAD SCI PARIS``, ``COMPTES RENDUS B`` = ``CR ACAD SCI B PHYS``).
     """
     if not a or not b:
         return True
@@ -303,7 +313,7 @@ def sources_compatible(a: Sequence[str], b: Sequence[str]) -> bool:
                 best[i][j] = max(best[i + 1][j], best[i][j + 1])
     agreed = best[0][0]
     left_over = rows + cols - 2 * agreed
-    return agreed >= 1 and left_over <= max(1, agreed // 2)
+    return agreed >= 1 and left_over <= (agreed + 1 if lenient else max(1, agreed // 2))
 
 
 def source_initials(source: str | None) -> str | None:
@@ -491,10 +501,14 @@ def _vp_items(items: list[_Item]) -> dict[tuple[str, str], list[_Item]]:
     return blocks
 
 
-def _agree(a: _Item, b: _Item, *, year_slack: int) -> bool:
-    if a.year is not None and b.year is not None and abs(a.year - b.year) > year_slack:
-        return False
-    return sources_compatible(a.source, b.source) and surnames_compatible(a.surname, b.surname)
+def _agree(a: _Item, b: _Item, *, same_page: bool) -> bool:
+    """Rule 3 (``same_page``: volume and first page agree) or rule 4 (they do not, or are unknown)."""
+    if a.year is not None and b.year is not None and a.year != b.year:
+        if not same_page:
+            return False
+        if abs(a.year - b.year) > 1:  # a typo in the year (OGURA S 1976/1986 THIN SOLID FILMS V34 P371):
+            return a.source == b.source and a.surname is not None and a.surname == b.surname  # all else equal
+    return sources_compatible(a.source, b.source, lenient=same_page) and surnames_compatible(a.surname, b.surname)
 
 
 def match_references(
@@ -594,7 +608,7 @@ def match_references(
     for block in blocks.values():
         for i, a in enumerate(block):
             for b in block[i + 1 :]:
-                if uf.find(a.index) != uf.find(b.index) and _agree(a, b, year_slack=1):
+                if uf.find(a.index) != uf.find(b.index) and _agree(a, b, same_page=True):
                     uf.union(a.index, b.index, "source+volume+page")
     # 4. author + year + source, for strings without volume or page
     loose = [item for item in free if not (item.volume and item.page) and item.record is None]
@@ -616,7 +630,7 @@ def match_references(
                     and (a.surname is not None or b.surname is not None or a.source == b.source)
                     and a.source
                     and b.source
-                    and _agree(a, b, year_slack=0)
+                    and _agree(a, b, same_page=False)
                 ):
                     uf.union(a.index, b.index, "author+year+source")
         for a in group:
@@ -625,7 +639,7 @@ def match_references(
             candidates = {
                 uf.find(b.index)
                 for b in by_year.get(year, [])
-                if (a.volume is None or a.volume == b.volume) and _agree(a, b, year_slack=0)
+                if (a.volume is None or a.volume == b.volume) and _agree(a, b, same_page=False)
             }
             if len(candidates) == 1:
                 uf.union(candidates.pop(), a.index, "author+year+source")

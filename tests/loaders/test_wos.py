@@ -8,7 +8,9 @@ import itertools
 import json
 import re
 from collections import Counter
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import networkx as nx
 import pandas as pd
@@ -398,3 +400,107 @@ def test_an_export_without_records_warns(samples: Path, tmp_path: Path, caplog: 
         batch = wos.load(header_only)
     assert batch.nodes == {} and batch.rels == {} and batch.rejects == []
     assert f"{header_only}: no records in it, nothing loaded" in caplog.text
+
+
+# --- done-when: co-citation counts by volume + first page ------------------------------------
+
+_VOLUME_PAGE = re.compile(r", V([^,]+), P([^,]+)")
+
+VolumePage = tuple[str, str]
+
+
+def volume_page_counts(cited_lists: list[list[str]]) -> tuple[Counter[frozenset[VolumePage]], Counter[VolumePage]]:
+    """An independent count: each cited work keyed by (volume, first page) read off the raw CR line with one
+    regular expression; co-citation of two keys = records whose CR lists hold both; citations = records citing it."""
+    pairs: Counter[frozenset[VolumePage]] = Counter()
+    cited: Counter[VolumePage] = Counter()
+    for lines in cited_lists:
+        keys = {(m.group(1).strip(), m.group(2).strip()) for line in lines if (m := _VOLUME_PAGE.search(line))}
+        cited.update(keys)
+        pairs.update(frozenset(pair) for pair in itertools.combinations(sorted(keys), 2))
+    return pairs, cited
+
+
+def stored_volume_page_counts(
+    db: Path,
+) -> tuple[dict[frozenset[VolumePage], int], dict[VolumePage, int], set[VolumePage], pd.DataFrame]:
+    """The store's CO_CITED counts and n_cited keyed by each cited Paper's stored (volume, first_page), and the
+    keys two cited Papers share (two works with one volume and first page, in two journals: the independent
+    key cannot tell them apart, so they are left out of the comparison)."""
+    store = open_store(StoreConfig(db_path=db, read_only=True))
+    try:
+        co_cited = store.read_edges("CO_CITED")
+        papers = pd.concat(store.iter_nodes("Paper", 10_000), ignore_index=True)
+    finally:
+        store.close()
+    cited_ids = set(co_cited["source"]) | set(co_cited["target"])
+    key_of = {
+        paper: (str(volume), str(page))
+        for paper, volume, page in zip(papers["id"], papers["volume"], papers["first_page"])
+        if paper in cited_ids and isinstance(volume, str) and isinstance(page, str)
+    }
+    shared = {key for key, n in Counter(key_of.values()).items() if n > 1}
+    pairs = {
+        frozenset((key_of[s], key_of[t])): int(n)
+        for s, t, n in zip(co_cited["source"], co_cited["target"], co_cited["count"])
+        if s in key_of and t in key_of and not {key_of[s], key_of[t]} & shared
+    }
+    cited = {
+        key_of[p]: int(n)
+        for p, n in zip(papers["id"], papers["n_cited"])
+        if p in key_of and key_of[p] not in shared and pd.notna(n) and n > 0
+    }
+    return pairs, cited, shared, papers
+
+
+def assert_top_counts_agree(
+    expected_pairs: Counter[frozenset[VolumePage]],
+    expected_cited: Counter[VolumePage],
+    stored_pairs: dict[frozenset[VolumePage], int],
+    stored_cited: dict[VolumePage, int],
+    shared: set[VolumePage],
+) -> None:
+    """The 20 most co-cited pairs and the 10 most cited works of either count have the same counts in the other."""
+    expected_pairs = Counter({pair: n for pair, n in expected_pairs.items() if not pair & shared})
+    expected_cited = Counter({key: n for key, n in expected_cited.items() if key not in shared})
+
+    def top(counts: Mapping[Any, int], n: int) -> list[tuple[Any, int]]:
+        return sorted(
+            counts.items(), key=lambda kv: (-kv[1], sorted(kv[0]) if isinstance(kv[0], frozenset) else kv[0])
+        )[:n]
+
+    for pair, n in top(expected_pairs, 20):
+        assert stored_pairs.get(pair) == n, (sorted(pair), n, stored_pairs.get(pair))
+    for pair, n in top(stored_pairs, 20):
+        assert expected_pairs.get(pair) == n, (sorted(pair), n, expected_pairs.get(pair))
+    for work, n in top(expected_cited, 10):
+        assert stored_cited.get(work) == n, (work, n, stored_cited.get(work))
+    for work, n in top(stored_cited, 10):
+        assert expected_cited.get(work) == n, (work, n, expected_cited.get(work))
+
+
+@pytest.mark.slow
+def test_cocitation_counts_by_volume_and_page(
+    samples: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """savedrecs.txt: the top 20 co-cited pairs and the 10 most cited works, counted by (volume, first page)
+    from the raw CR lines, are citegraph's after ingest + co-citation: GOOS 1947 V1 P333 and COSTA DE
+    BEAUREGARD 1973 V7 P3555 (four spellings, one work) co-cited 10 times, not 7; ROOSEN 1973 V277 P135 and P147
+    two works co-cited 7 times, not one node."""
+    sample = samples / "savedrecs.txt"
+    expected_pairs, expected_cited = volume_page_counts(cr_fields(sample))
+    db = tmp_path / "graph.db"
+    assert main(["--db", str(db), "ingest", "wos", str(sample)]) == 0
+    assert main(["--db", str(db), "compute", "cocitation", "--device", "cpu"]) == 0
+    capsys.readouterr()
+    stored_pairs, stored_cited, shared, papers = stored_volume_page_counts(db)
+    assert len(shared) <= 3  # ARTMANN K 1948 ANN PHYS-BERLIN V2 P87 and GOOS F 1949 ANN PHYS-LEIPZIG V2 P87, …
+    assert_top_counts_agree(expected_pairs, expected_cited, stored_pairs, stored_cited, shared)
+    goos, costa = ("1", "333"), ("7", "3555")
+    assert stored_pairs[frozenset((goos, costa))] == expected_pairs[frozenset((goos, costa))] == 10
+    assert stored_pairs[frozenset((("277", "135"), ("277", "147")))] == 7
+    assert stored_cited[costa] == 16
+    labels = dict(zip(papers["id"], papers["label"]))
+    assert "Goos F, 1947, Ann Phys-Berlin 1:333" in labels.values()
+    assert labels["wos:A1974U757700009"] == "Roosen G, 1974, Can J Phys"  # a record: author, year, source
+    assert papers["label"].notna().all()
