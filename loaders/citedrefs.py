@@ -442,9 +442,15 @@ def _parse_scopus_older(text: str) -> _ScopusParts:
             volume = match.group(1)
         elif page is None and (match := _SCOPUS_PAGES.match(part)):
             page = match.group(1).rstrip(".")
-    if year is None:  # no bracketed year: a reference in another style; keep it whole as unparsed
-        title = source = None
+    if year is None:  # no bracketed year: keep the tail's "Source, Volume, pp. a-b" when it has one
+        title = source = volume = page = None
+        if match := _SCOPUS_NO_YEAR_TAIL.search(before):
+            source, volume, page = match.group(1).strip(), match.group(2), match.group(3)
     return _ScopusParts(authors[0] if authors else None, year, title, source, volume, page)
+
+
+# "…, Cancer disparities by race/ethnicity and socioeconomic status CA Cancer J Clin, 54, pp. 78-93": no year
+_SCOPUS_NO_YEAR_TAIL = re.compile(r"(?:^|, )([^,]+), (\w+)(?: \([^)]*\))?, pp?\. ?(\w+)(?:\s*-\s*\S*)?\.?$")
 
 
 # --- resolution -------------------------------------------------------------------------------

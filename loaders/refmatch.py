@@ -294,15 +294,20 @@ def sources_compatible(a: Sequence[str], b: Sequence[str], *, lenient: bool = Fa
     either side are left over. One source when ``m >= 1`` and ``u <= max(1, m // 2)``:
     ``PHYS REV D`` = ``Physical Review D`` (u = 0), ``OPTIK`` = ``OPTIK STUTTGART`` (m = 1, u = 1),
     ``CR ACAD SCI B PHYS`` = ``CR ACAD SCI PARIS B`` (m = 4, u = 2), but ``J PHYS A`` is not
-    ``J PHYS B`` (m = 2, u = 2). Unknown on either side: yes.
+    ``J PHYS B`` (m = 2, u = 2). A single word that is the initials of the other side's words (at least
+    three) is its acronym: ``JAMA`` = ``Journal of the American Medical Association``. Unknown on either side: yes.
 
-    ``lenient`` (used where volume and first page already agree): ``u <= m + 1`` suffices
+    ``lenient`` (used where volume and first page already agree): every word of the shorter side agreeing,
+    or ``u <= m + 1``, suffices
     (``CR ACAD SCI B PHYS`` = ``CR ACAD SCI PARIS``, ``COMPTES RENDUS B`` = ``CR ACAD SCI B PHYS``).
     """
     if not a or not b:
         return True
     if "".join(a) == "".join(b):
         return True
+    for one, other in ((a, b), (b, a)):  # an acronym: JAMA = Journal of the American Medical Association
+        if len(one) == 1 and len(other) >= 3 and one[0] == "".join(word[0] for word in other):
+            return True
     rows, cols = len(a), len(b)
     best = [[0] * (cols + 1) for _ in range(rows + 1)]
     for i in range(rows - 1, -1, -1):
@@ -313,6 +318,8 @@ def sources_compatible(a: Sequence[str], b: Sequence[str], *, lenient: bool = Fa
                 best[i][j] = max(best[i + 1][j], best[i][j + 1])
     agreed = best[0][0]
     left_over = rows + cols - 2 * agreed
+    if lenient and agreed == min(rows, cols):  # every word of the shorter side agrees
+        return True
     return agreed >= 1 and left_over <= (agreed + 1 if lenient else max(1, agreed // 2))
 
 

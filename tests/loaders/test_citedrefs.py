@@ -463,6 +463,7 @@ def test_scopus_full_source_meets_wos_abbreviation() -> None:
         (("j", "phys", "a"), ("j", "phys", "b"), False),
         (("optik",), ("optik", "stuttgart"), True),
         (("nature",), ("science",), False),
+        (("jama",), source_tokens("Journal of the American Medical Association"), True),
         (("p", "natl", "acad", "sci", "usa"), ("proceedings", "national", "academy", "sciences", "usa"), True),
     ],
 )

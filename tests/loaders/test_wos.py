@@ -406,7 +406,7 @@ def test_an_export_without_records_warns(samples: Path, tmp_path: Path, caplog: 
 
 _VOLUME_PAGE = re.compile(r", V([^,]+), P([^,]+)")
 
-VolumePage = tuple[str, str]
+VolumePage = tuple[str, ...]
 
 
 def volume_page_counts(cited_lists: list[list[str]]) -> tuple[Counter[frozenset[VolumePage]], Counter[VolumePage]]:
@@ -422,11 +422,12 @@ def volume_page_counts(cited_lists: list[list[str]]) -> tuple[Counter[frozenset[
 
 
 def stored_volume_page_counts(
-    db: Path,
+    db: Path, *, source_letter: bool = False
 ) -> tuple[dict[frozenset[VolumePage], int], dict[VolumePage, int], set[VolumePage], pd.DataFrame]:
     """The store's CO_CITED counts and n_cited keyed by each cited Paper's stored (volume, first_page), and the
     keys two cited Papers share (two works with one volume and first page, in two journals: the independent
-    key cannot tell them apart, so they are left out of the comparison)."""
+    key cannot tell them apart, so they are left out of the comparison). ``source_letter``: the key starts
+    with the first letter of the Paper's venue (a stub's source as its reference gives it)."""
     store = open_store(StoreConfig(db_path=db, read_only=True))
     try:
         co_cited = store.read_edges("CO_CITED")
@@ -434,9 +435,9 @@ def stored_volume_page_counts(
     finally:
         store.close()
     cited_ids = set(co_cited["source"]) | set(co_cited["target"])
-    key_of = {
-        paper: (str(volume), str(page))
-        for paper, volume, page in zip(papers["id"], papers["volume"], papers["first_page"])
+    key_of: dict[str, Any] = {
+        paper: ((str(venue)[:1].upper(),) if source_letter else ()) + (str(volume), str(page))
+        for paper, venue, volume, page in zip(papers["id"], papers["venue"], papers["volume"], papers["first_page"])
         if paper in cited_ids and isinstance(volume, str) and isinstance(page, str)
     }
     shared = {key for key, n in Counter(key_of.values()).items() if n > 1}
