@@ -45,7 +45,7 @@ from graph.schema import ORIGIN_COLUMN, SOURCE_COLUMN, TARGET_COLUMN
 from loaders._common import alias_tables, input_files, nullable_ints, table
 from loaders.citedrefs import CitedRef, RecordFacts, ReferenceResolver, reference_label
 from loaders.ids import DOI_PREFIX, REFERENCE_PREFIX, IdGroups, author_key
-from loaders.refmatch import Matching, Thesaurus, WorkGroup, collapse, field_alias, match_references
+from loaders.refmatch import Matching, Thesaurus, WorkGroup, collapse, field_alias, match_references, report_rows
 
 
 @dataclass
@@ -454,4 +454,27 @@ def _batch(
     )
 
 
-__all__ = ["CitationReport", "ExportRecord", "assemble"]
+def reference_report(
+    path: Path,
+    *,
+    source: str,
+    suffixes: Sequence[str],
+    read_file: Callable[[Path, list[ExportRecord], list[Reject]], None],
+    by_title: bool,
+    thesaurus: Thesaurus | None = None,
+) -> list[dict[str, object]]:
+    """The works the cited references of the exports under ``path`` are matched to, one row per work
+    (:data:`loaders.refmatch.REPORT_COLUMNS`), as an ingest of the same files (and thesaurus) would store them."""
+    records: list[ExportRecord] = []
+    rejects: list[Reject] = []
+    for file in input_files(Path(path), suffixes):
+        read_file(file, records, rejects)
+    if thesaurus is None:
+        thesaurus = thesaurus_from_env()
+    _, _, works = assemble_with_matching(
+        f"{source}:{Path(path).name}", source, records, rejects, by_title=by_title, thesaurus=thesaurus
+    )
+    return report_rows(works.matching, works.ids)
+
+
+__all__ = ["THESAURUS_ENV", "CitationReport", "ExportRecord", "ReferenceWorks", "assemble", "reference_report"]

@@ -218,7 +218,9 @@ def _title_case(text: str) -> str:
         return text
     words = []
     for n, word in enumerate(text.lower().split()):
-        if n and word in _SMALL_WORDS:
+        if len(word) == 1:  # a series letter: PHYS REV D, COMPT REND A
+            words.append(word.upper())
+        elif n and word in _SMALL_WORDS:
             words.append(word)
         else:
             words.append(_WORD_PART.sub(lambda m: m.group(0).capitalize(), word))

@@ -52,7 +52,7 @@ from graph.errors import Reject
 from graph.ingest import GraphBatch
 from graph.validate import preview
 from loaders._common import integer_or_as_is, iter_raw_lines, origin, text_or_null
-from loaders._database_exports import CitationReport, ExportRecord, load_export
+from loaders._database_exports import CitationReport, ExportRecord, load_export, reference_report
 from loaders.citedrefs import RecordFacts, canonical_dois, parse_wos
 from loaders.ids import WOS_PREFIX
 from loaders.refmatch import Thesaurus
@@ -87,6 +87,13 @@ def load_with_report(path: Path, *, thesaurus: Thesaurus | None = None) -> tuple
         read_file=_read_file,
         by_title=False,
         thesaurus=thesaurus,
+    )
+
+
+def references(path: Path, *, thesaurus: Thesaurus | None = None) -> list[dict[str, object]]:
+    """The works the cited references of the exports under ``path`` name (``citegraph references report``)."""
+    return reference_report(
+        path, source=SOURCE, suffixes=SUFFIXES, read_file=_read_file, by_title=False, thesaurus=thesaurus
     )
 
 
@@ -314,4 +321,4 @@ def _add_record(where: str, fields: dict[str, list[str]], records: list[ExportRe
     )
 
 
-__all__ = ["DATASET", "SOURCE", "SUFFIXES", "load", "load_with_report"]
+__all__ = ["DATASET", "SOURCE", "SUFFIXES", "load", "load_with_report", "references"]

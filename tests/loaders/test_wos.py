@@ -3,6 +3,7 @@ co-citation network of wos_sample.txt checked against bibliometrix's own countin
 
 from __future__ import annotations
 
+import csv
 import gzip
 import itertools
 import json
@@ -505,3 +506,41 @@ def test_cocitation_counts_by_volume_and_page(
     assert "Goos F, 1947, Ann Phys-Berlin 1:333" in labels.values()
     assert labels["wos:A1974U757700009"] == "Roosen G, 1974, Can J Phys"  # a record: author, year, source
     assert papers["label"].notna().all()
+
+
+@pytest.mark.slow
+def test_references_report_and_thesaurus(
+    samples: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`citegraph references report` lists each joined work with its strings and rule; a thesaurus undoes a join
+    in the report and in the ingest alike (savedrecs.txt: RICARD J / RICHARD J, 1970, NOUV REV OPT, V1, P275)."""
+    sample = samples / "savedrecs.txt"
+    assert main(["references", "report", "wos", str(sample), "--format", "json", "--joined-only"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    costa = next(row for row in rows if "PHYS REV D, V7, P3555" in row["strings"])
+    assert costa["work"] == "doi:10.1103/physrevd.7.3555" and costa["citations"] == 16 and costa["keys_before"] == 4
+    assert costa["rules"] == "doi+source+volume+page" or costa["rules"] == "source+volume+page"
+    ricard = next(row for row in rows if "RICHARD J, 1970" in row["strings"])
+    assert ricard["rules"] == "source+volume+page" and ricard["label"] == "Ricard J, 1970, Nouv Rev Opt 1:275"
+
+    thesaurus = tmp_path / "thesaurus.txt"
+    thesaurus.write_text("label\treplace by\nrichardj1970nouvrevopt\trichardj1970nouvrevopt\n")
+    out = tmp_path / "report.csv"
+    assert main(["references", "report", "wos", str(sample), "--thesaurus", str(thesaurus), "--out", str(out)]) == 0
+    with out.open(encoding="utf-8") as f:
+        split = [row for row in csv.DictReader(f) if "P275" in row["strings"] and "NOUV REV OPT, V1," in row["strings"]]
+    assert len(split) == 2 and all(row["rules"] == "one string" for row in split)
+
+    def stored_ricard(db: Path) -> int:
+        store = open_store(StoreConfig(db_path=db, read_only=True))
+        try:
+            papers = pd.concat(store.iter_nodes("Paper", 10_000), ignore_index=True)
+        finally:
+            store.close()
+        return int(papers["label"].fillna("").str.contains(r"Ri(?:c|ch)ard J, 1970, Nouv Rev Opt 1:275").sum())
+
+    assert main(["--db", str(tmp_path / "joined.db"), "ingest", "wos", str(sample)]) == 0
+    monkeypatch.setenv("CITEGRAPH_REFERENCE_THESAURUS", str(thesaurus))
+    assert main(["--db", str(tmp_path / "split.db"), "ingest", "wos", str(sample)]) == 0
+    capsys.readouterr()
+    assert stored_ricard(tmp_path / "joined.db") == 1 and stored_ricard(tmp_path / "split.db") == 2
