@@ -634,7 +634,7 @@ def match_references(
                 if (
                     uf.find(a.index) != uf.find(b.index)
                     and (a.volume is None or b.volume is None or a.volume == b.volume)
-                    and (a.surname is not None or b.surname is not None or a.source == b.source)
+                    and (a.surname is None) == (b.surname is None)  # an author is never joined to no author
                     and a.source
                     and b.source
                     and _agree(a, b, same_page=False)
@@ -646,7 +646,10 @@ def match_references(
             candidates = {
                 uf.find(b.index)
                 for b in by_year.get(year, [])
-                if (a.volume is None or a.volume == b.volume) and _agree(a, b, same_page=False)
+                if (a.volume is None or a.volume == b.volume)
+                and b.surname is not None
+                and b.source
+                and _agree(a, b, same_page=False)
             }
             if len(candidates) == 1:
                 uf.union(candidates.pop(), a.index, "author+year+source")

@@ -528,10 +528,25 @@ def test_thesaurus_forces_joins_and_splits(tmp_path: Path) -> None:
         (("COSTADEB.O", 1973, "PHYS REV D", "7", "3555"), "Costadeb O, 1973, Phys Rev D 7:3555"),
         (("HKV Lotsch", 1970, "OPTIK", "32", "299"), "Lotsch HKV, 1970, Optik 32:299"),
         (("Aria, M.", 2017, "Journal of Informetrics", None, None), "Aria M, 2017, Journal of Informetrics"),
-        (("[Anonymous]", 2016, "R: A LANGUAGE", None, None), "2016, R: a Language"),
+        (("[Anonymous]", 2016, "R: A LANGUAGE", None, None), "2016, R: A Language"),
         (("Amponsah M.", 2024, "INT J MULTIDISCIPLIN", "6", None), "Amponsah M, 2024, Int J Multidisciplin 6"),
         ((None, None, None, None, None), None),
     ],
 )
 def test_reference_label(args: tuple[object, ...], label: str | None) -> None:
     assert reference_label(*args) == label  # type: ignore[arg-type]
+
+
+def test_a_string_without_author_is_no_hub() -> None:
+    """Scopus strings of one year with no author and no source (``(2000), National Cancer Institute. …, 25, 43``)
+    agree with anything: they must not pull unrelated works of that year into one."""
+    lines = (
+        "@Albayrak, A., (2000) Bir Medeniyetin Kuramcisi, , Uludag Univ.",
+        "@Putnam, R., (2000) Bowling Alone, , Simon & Schuster",
+        "@(2000), National Cancer Institute. SEER Cancer Incidence Public-Use Database, 25, pp. 43",
+        "@(2000) International Classification of Diseases for Oncology, , Fritz A, Percy C, Jack A, et al, eds.",
+        "@(2000) ICD-O International Classification of Diseases for Oncology, , Fritz A et al (eds) WHO",
+    )
+    refs = [parse_scopus(line[1:], current=False) for line in lines]
+    groups = {frozenset(g.strings) for g in match_references(refs).groups}
+    assert len(groups) == 4 and frozenset(r.raw for r in refs[3:]) in groups
