@@ -246,8 +246,8 @@ def assemble_with_matching(
             continue  # every string of the work was a self-citation
         for alias in works.aliases.get(number, ()):
             aliases.setdefault(alias, (target, where))
-    for key, alias in works.record_aliases.items():
-        for one in alias:
+    for key, field_keys in works.record_aliases.items():
+        for one in field_keys:
             aliases.setdefault(one, (key, origin_of[key]))
     report.stubs, report.cites = len(stubs), len(cites)
     batch = _batch(source, dataset, kept, stubs, groups, cites, aliases, rejects)

@@ -671,10 +671,10 @@ def match_references(
             slot[root] = len(groups)
             dois = tuple(sorted(uf.dois[root]))
             groups.append(WorkGroup(Counter(), {}, set(uf.rules[root]), uf.records[root], dois))
-        group = groups[slot[root]]
+        work = groups[slot[root]]
         if item.raw is not None and item.ref is not None:
-            group.strings[item.raw] = item.count
-            group.refs[item.raw] = item.ref
+            work.strings[item.raw] = item.count
+            work.refs[item.raw] = item.ref
             matching.group_of[item.raw] = slot[root]
     matching.groups = [g for g in groups if g.strings]
     renumber = {id(g): n for n, g in enumerate(matching.groups)}
