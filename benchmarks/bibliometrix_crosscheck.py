@@ -27,6 +27,11 @@ from loaders.citedrefs import bibliometrix_label
 from loaders.refmatch import collapse
 
 
+def _short(label: str, width: int = 48) -> str:
+    label = label.strip()
+    return label if len(label) <= width else label[: width - 1] + "…"
+
+
 def crosscheck(name: str, module: Any, path: Path, top: int) -> list[str]:
     records: list[Any] = []
     rejects: list[Any] = []
@@ -55,7 +60,8 @@ def crosscheck(name: str, module: Any, path: Path, top: int) -> list[str]:
         labels = sorted({label for raw in group.strings if (label := bibliometrix_label(raw))})
         parts = []
         if len(labels) > 1:
-            parts.append(f"citegraph joins {len(labels)} labels ({', '.join(f'`{x.strip()}`' for x in labels)})")
+            shown = ", ".join(f"`{_short(x)}`" for x in labels)
+            parts.append(f"citegraph joins {len(labels)} bibliometrix labels of one work ({shown})")
         for label in labels:
             others = label_works.get(label, set()) - {number}
             if others:
