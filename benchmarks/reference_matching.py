@@ -231,7 +231,7 @@ def samples(args: argparse.Namespace) -> dict[str, Any]:
             before_pairs.update(frozenset(p) for p in itertools.combinations(sorted(old), 2))
             after_pairs.update(frozenset(p) for p in itertools.combinations(sorted(new), 2))
         joined = sum(1 for g in works.matching.groups if len(g.before()) > 1)
-        split = sum(n for n in Counter(k for g in works.matching.groups for k in g.before()).values() if n > 1)
+        split = sum(1 for n in Counter(k for g in works.matching.groups for k in g.before()).values() if n > 1)
         rows += [
             {"system": name, "metric": "works before (reference keys)", "value": len(keys)},
             {"system": name, "metric": "works after (matched)", "value": len(works.matching.groups)},
