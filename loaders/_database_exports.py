@@ -9,19 +9,21 @@ input (all files of a folder together) and builds one :class:`graph.ingest.Graph
   other ids become ``Alias`` nodes with ``ALIAS_OF``;
 * ``Author {id, name}`` + ``WROTE {position}`` (1-based; ``id`` = :func:`loaders.ids.author_key`
   of the "First Last" name; a name twice on one record gives one edge, at its first place);
-* per cited reference, the work it names (:mod:`loaders.citedrefs`): a record of the input
-  (by DOI, by first author + year + volume + page, or by title), else a stub ``Paper {id, doi,
-  year, title (Scopus), reference, dataset, stub=true}`` keyed by the reference's DOI, else
-  ``ref:<key>``; ``reference`` is the first reference string naming it, whitespace collapsed (the
-  text the retrieval index uses for a stub without a title).
-  The reference key of every reference becomes an ``Alias`` of the work it resolved to (so a
-  reference written without its DOI in one record meets the same work cited with its DOI in
-  another, and ``ref:<key>`` finds it). ``(Paper)-[:CITES {dataset}]->(Paper)`` once per citing
-  record and cited work.
+* per cited reference, the work it names (:mod:`loaders.citedrefs` parses and resolves it against the
+  input's records, :mod:`loaders.refmatch` matches the strings as works: DOI, else source + volume +
+  first page with author and year as checks, else author + year + source; a thesaurus forces joins and
+  splits): a record of the input, else a stub ``Paper {id, doi, year, venue, volume, first_page, label,
+  title (Scopus), reference, dataset, stub=true}`` keyed by the work's DOI, else ``ref:<key>`` of its most
+  frequent string (``-v<volume>-p<page>`` added when that key names another work too); ``reference`` is
+  that string, whitespace collapsed (the text the retrieval index uses for a stub without a title).
+  A reference key naming one work only, and a field key ``ref:<source initials>-v<volume>-p<page>``
+  naming one work only (records get theirs from J9/JI/SO + VL + BP), become ``Alias`` nodes of it, so a
+  later load from any source meets the same work. ``(Paper)-[:CITES {dataset}]->(Paper)`` once per citing
+  record and cited work. Records and stubs get ``label`` (:func:`loaders.citedrefs.reference_label`),
+  ``volume`` and ``first_page``.
 
-Ids of one work are merged over the whole input with :class:`loaders.ids.IdGroups`; a merge that
-would give one work two DOIs (two different works that bibliometrix's coarse key calls one, such
-as two 1948 papers by Jauch in PHYS REV) is refused and counted in ``id_conflicts``.
+Ids of one record are merged with :class:`loaders.ids.IdGroups`; matching never gives one work two DOIs
+or two records (such joins are refused and counted in ``id_conflicts``).
 
 Rejected here: a record that repeats an id of an earlier record (the first is kept), a reference
 that resolves to the record citing it (``CITES``). Parse errors are the format modules' rejects.

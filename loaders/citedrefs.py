@@ -66,8 +66,9 @@ already in the store is graph/ingest's business):
    radiosensitivity", pp. 943-946, is not their "…: assessment of chemosensitivity testing",
    pp. 936-942, in the same volume).
 
-What resolves to no record is a stub (see :mod:`loaders._database_exports`): keyed by its DOI when it has
-one, else by ``ref:<key>``.
+Then :mod:`loaders.refmatch` matches the strings as works (variants joined, different works kept apart);
+a work that is no record is a stub (see :mod:`loaders._database_exports`). :func:`reference_label` writes
+a work's label as bibliometrix and VOSviewer do.
 """
 
 from __future__ import annotations
