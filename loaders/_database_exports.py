@@ -9,19 +9,21 @@ input (all files of a folder together) and builds one :class:`graph.ingest.Graph
   other ids become ``Alias`` nodes with ``ALIAS_OF``;
 * ``Author {id, name}`` + ``WROTE {position}`` (1-based; ``id`` = :func:`loaders.ids.author_key`
   of the "First Last" name; a name twice on one record gives one edge, at its first place);
-* per cited reference, the work it names (:mod:`loaders.citedrefs`): a record of the input
-  (by DOI, by first author + year + volume + page, or by title), else a stub ``Paper {id, doi,
-  year, title (Scopus), reference, dataset, stub=true}`` keyed by the reference's DOI, else
-  ``ref:<key>``; ``reference`` is the first reference string naming it, whitespace collapsed (the
-  text the retrieval index uses for a stub without a title).
-  The reference key of every reference becomes an ``Alias`` of the work it resolved to (so a
-  reference written without its DOI in one record meets the same work cited with its DOI in
-  another, and ``ref:<key>`` finds it). ``(Paper)-[:CITES {dataset}]->(Paper)`` once per citing
-  record and cited work.
+* per cited reference, the work it names (:mod:`loaders.citedrefs` parses and resolves it against the
+  input's records, :mod:`loaders.refmatch` matches the strings as works: DOI, else source + volume +
+  first page with author and year as checks, else author + year + source; a thesaurus forces joins and
+  splits): a record of the input, else a stub ``Paper {id, doi, year, venue, volume, first_page, label,
+  title (Scopus), reference, dataset, stub=true}`` keyed by the work's DOI, else ``ref:<key>`` of its most
+  frequent string (``-v<volume>-p<page>`` added when that key names another work too); ``reference`` is
+  that string, whitespace collapsed (the text the retrieval index uses for a stub without a title).
+  A reference key naming one work only, and a field key ``ref:<source initials>-v<volume>-p<page>``
+  naming one work only (records get theirs from J9/JI/SO + VL + BP), become ``Alias`` nodes of it, so a
+  later load from any source meets the same work. ``(Paper)-[:CITES {dataset}]->(Paper)`` once per citing
+  record and cited work. Records and stubs get ``label`` (:func:`loaders.citedrefs.reference_label`),
+  ``volume`` and ``first_page``.
 
-Ids of one work are merged over the whole input with :class:`loaders.ids.IdGroups`; a merge that
-would give one work two DOIs (two different works that bibliometrix's coarse key calls one, such
-as two 1948 papers by Jauch in PHYS REV) is refused and counted in ``id_conflicts``.
+Ids of one record are merged with :class:`loaders.ids.IdGroups`; matching never gives one work two DOIs
+or two records (such joins are refused and counted in ``id_conflicts``).
 
 Rejected here: a record that repeats an id of an earlier record (the first is kept), a reference
 that resolves to the record citing it (``CITES``). Parse errors are the format modules' rejects.
@@ -30,10 +32,11 @@ that resolves to the record citing it (``CITES``). Parse errors are the format m
 from __future__ import annotations
 
 import logging
+import os
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from tqdm import tqdm
@@ -42,8 +45,9 @@ from graph.errors import Reject
 from graph.ingest import GraphBatch
 from graph.schema import ORIGIN_COLUMN, SOURCE_COLUMN, TARGET_COLUMN
 from loaders._common import alias_tables, input_files, nullable_ints, table
-from loaders.citedrefs import CitedRef, RecordFacts, ReferenceResolver
-from loaders.ids import DOI_PREFIX, IdGroups, author_key
+from loaders.citedrefs import CitedRef, RecordFacts, ReferenceResolver, reference_label
+from loaders.ids import DOI_PREFIX, REFERENCE_PREFIX, IdGroups, author_key
+from loaders.refmatch import Matching, Thesaurus, WorkGroup, collapse, field_alias, match_references, report_rows
 
 
 @dataclass
@@ -97,6 +101,14 @@ class CitationReport:
 
 log = logging.getLogger(__name__)
 
+THESAURUS_ENV = "CITEGRAPH_REFERENCE_THESAURUS"  # a thesaurus file (loaders.refmatch.Thesaurus) every load honours
+
+
+def thesaurus_from_env() -> Thesaurus | None:
+    """The thesaurus named by ``$CITEGRAPH_REFERENCE_THESAURUS``, or None when it is unset."""
+    path = os.environ.get(THESAURUS_ENV, "").strip()
+    return Thesaurus.read(Path(path)) if path else None
+
 
 def load_export(
     path: Path,
@@ -106,6 +118,7 @@ def load_export(
     suffixes: Sequence[str],
     read_file: Callable[[Path, list[ExportRecord], list[Reject]], None],
     by_title: bool,
+    thesaurus: Thesaurus | None = None,
 ) -> tuple[GraphBatch, CitationReport]:
     """Every export file under ``path`` read by ``read_file`` (into records and rejects), then :func:`assemble`d
     into one batch named ``<source>:<path name>``; a file without records is a warning naming it."""
@@ -118,7 +131,9 @@ def load_export(
         read_file(file, records, rejects)
         if len(records) + len(rejects) == before:
             log.warning("%s: no records in it, nothing loaded", file)
-    batch, report = assemble(f"{source}:{path.name}", dataset, records, rejects, by_title=by_title)
+    if thesaurus is None:
+        thesaurus = thesaurus_from_env()
+    batch, report = assemble(f"{source}:{path.name}", dataset, records, rejects, by_title=by_title, thesaurus=thesaurus)
     log.info(
         "%s: %d records, %d rejects (%.1fs); %s",
         path.name,
@@ -131,70 +146,174 @@ def load_export(
 
 
 def assemble(
-    source: str, dataset: str, records: list[ExportRecord], rejects: list[Reject], *, by_title: bool
+    source: str,
+    dataset: str,
+    records: list[ExportRecord],
+    rejects: list[Reject],
+    *,
+    by_title: bool,
+    thesaurus: Thesaurus | None = None,
 ) -> tuple[GraphBatch, CitationReport]:
     """The batch of ``records`` (see the module docstring); ``rejects`` are the format module's own."""
+    batch, report, _ = assemble_with_matching(source, dataset, records, rejects, by_title=by_title, thesaurus=thesaurus)
+    return batch, report
+
+
+def assemble_with_matching(
+    source: str,
+    dataset: str,
+    records: list[ExportRecord],
+    rejects: list[Reject],
+    *,
+    by_title: bool,
+    thesaurus: Thesaurus | None = None,
+) -> tuple[GraphBatch, CitationReport, ReferenceWorks]:
+    """:func:`assemble`, and the works the references were matched to (what ``citegraph references report`` lists)."""
     report = CitationReport()
     rejects = list(rejects)
     kept = _unique(records, rejects, report)
-    resolver = ReferenceResolver([r.facts for r in kept if r.facts is not None], by_title=by_title)
+    facts = [r.facts for r in kept if r.facts is not None]
+    resolver = ReferenceResolver(facts, by_title=by_title)
 
     groups = IdGroups()
     for record in kept:
         groups.add(record.key)  # union() of a single id adds nothing
         groups.union(record.ids)
     single_dois = Counter(ref.dois[0] for record in kept for ref in record.references if len(ref.dois) == 1)
-    # Pass 1: what each reference names, and which ids name one work.
-    entries: list[tuple[ExportRecord, CitedRef, str, str]] = []  # record, reference, first id, how
+    # Pass 1: what the resolver finds for each distinct string, and the works the strings name.
+    found: dict[str, tuple[str, str]] = {}  # collapsed string -> (record key, how)
+    refs: list[CitedRef] = []
     for record in kept:
-        for ref in record.references:
-            report.references += 1
-            ids, how = _reference_ids(ref, resolver, single_dois)
-            if not ids:
-                report.skipped += 1
-                continue
-            groups.add(ids[0])
-            groups.union(ids)
-            entries.append((record, ref, ids[0], how))
-    report.id_conflicts = groups.conflicts
+        for n, ref in enumerate(record.references):
+            if len(ref.dois) > 1:  # WoS lists DOI variants, often one mistyped: one that another reference
+                preferred = next((d for d in ref.dois if single_dois[d]), ref.dois[0])  # gives alone first
+                ref = replace(ref, dois=(preferred, *(d for d in ref.dois if d != preferred)))
+                record.references[n] = ref
+            raw = collapse(ref.raw)
+            if raw not in found and (hit := resolver.resolve(ref)) is not None:
+                found[raw] = hit
+            if ref.key or ref.dois:
+                refs.append(ref)
+    matching = match_references(
+        refs, facts, resolved={raw: key for raw, (key, _) in found.items()}, thesaurus=thesaurus
+    )
+    works = _work_ids(matching, groups, facts)
+    report.id_conflicts = groups.conflicts + matching.refused
 
-    # Pass 2: every reference to the work its ids name now.
+    # Pass 2: every reference to its work.
     record_keys = {record.key for record in kept}
-    stubs: dict[str, tuple[CitedRef, str]] = {}  # stub key -> (first reference naming it, its origin)
+    origin_of = {record.key: record.origin for record in kept}
+    stubs: dict[str, tuple[WorkGroup, str]] = {}  # stub key -> (its work, the origin of the first reference)
     cites: dict[tuple[str, str], str] = {}
     aliases: dict[str, tuple[str, str]] = {}
     for record in kept:
         for member in groups.members(record.key):
             aliases.setdefault(member, (groups.canonical(member), record.origin))
-    for record, ref, first, how in entries:
-        target = groups.canonical(first)
-        if target == record.key:
-            report.self_citations += 1
-            rejects.append(
-                Reject(
-                    "CITES",
-                    record.origin,
-                    f"cited reference {ref.raw!r} resolves to the citing record itself ({how}); "
-                    "a paper does not cite itself: the reference is skipped",
+    for record in kept:
+        for ref in record.references:
+            report.references += 1
+            raw = collapse(ref.raw)
+            if raw not in matching.group_of:
+                report.skipped += 1
+                continue
+            number = matching.group_of[raw]
+            group, target = matching.groups[number], works.ids[number]
+            how = found[raw][1] if raw in found else ("matched" if group.record else "")
+            if target == record.key:
+                report.self_citations += 1
+                rejects.append(
+                    Reject(
+                        "CITES",
+                        record.origin,
+                        f"cited reference {ref.raw!r} resolves to the citing record itself ({how or 'matched'}); "
+                        "a paper does not cite itself: the reference is skipped",
+                    )
                 )
-            )
-            continue
-        if target in record_keys:
-            report.to_records[how if how in ("doi", "fields", "title") else "key"] += 1
-        elif target.startswith(DOI_PREFIX):
-            report.to_doi_stubs += 1
-        else:
-            report.to_ref_stubs += 1
-        if target not in record_keys:
-            stubs.setdefault(target, (ref, record.origin))
-        for member in groups.members(first):
-            aliases.setdefault(member, (target, record.origin))
-        if (record.key, target) in cites:
-            report.repeated += 1
-        else:
-            cites[(record.key, target)] = record.origin
+                continue
+            if target in record_keys:
+                report.to_records[how if how in ("doi", "fields", "title") else "matched"] += 1
+            elif target.startswith(DOI_PREFIX):
+                report.to_doi_stubs += 1
+            else:
+                report.to_ref_stubs += 1
+            if target not in record_keys:
+                stubs.setdefault(target, (group, record.origin))
+            if (record.key, target) in cites:
+                report.repeated += 1
+            else:
+                cites[(record.key, target)] = record.origin
+    for number, target in works.ids.items():
+        where = origin_of.get(target) or (stubs[target][1] if target in stubs else None)
+        if where is None:
+            continue  # every string of the work was a self-citation
+        for alias in works.aliases.get(number, ()):
+            aliases.setdefault(alias, (target, where))
+    for key, field_keys in works.record_aliases.items():
+        for one in field_keys:
+            aliases.setdefault(one, (key, origin_of[key]))
     report.stubs, report.cites = len(stubs), len(cites)
-    return _batch(source, dataset, kept, stubs, groups, cites, aliases, rejects), report
+    batch = _batch(source, dataset, kept, stubs, groups, cites, aliases, rejects)
+    return batch, report, works
+
+
+@dataclass
+class ReferenceWorks:
+    """The works of an export's references: the matching, each work's id and the aliases it keeps."""
+
+    matching: Matching
+    ids: dict[int, str]  # work number (index in matching.groups) -> Paper id
+    aliases: dict[int, list[str]]  # work number -> its aliases (reference keys and field keys of its own)
+    record_aliases: dict[str, list[str]]  # record key -> the field keys of the record (ref:<initials>-v…-p…)
+
+
+def _work_ids(matching: Matching, groups: IdGroups, facts: Sequence[RecordFacts]) -> ReferenceWorks:
+    """Each work's id: the record it is, else its DOI, else ``ref:<reference key>`` of its most frequent
+    string (``-v<volume>-p<page>`` added when that key also names another work). A reference key or field
+    key that names one work only becomes its alias; one that names several works names none of them."""
+    key_groups: dict[str, set[int]] = {}
+    field_groups: dict[str, set[int]] = {}
+    for number, group in enumerate(matching.groups):
+        for _raw, ref in group.refs.items():
+            if ref.key:
+                key_groups.setdefault(REFERENCE_PREFIX + ref.key, set()).add(number)
+            if alias := field_alias(ref.source, ref.volume, ref.page):
+                field_groups.setdefault(alias, set()).add(number)
+    # A record's field keys, from each of its source names, unless a work that is not the record has it too.
+    record_fields: dict[str, list[str]] = {}
+    record_numbers = {group.record: n for n, group in enumerate(matching.groups) if group.record}
+    for fact in facts:
+        own = {field_alias(name, fact.volume, fact.page) for name in fact.sources} - {None}
+        record_fields[fact.key] = sorted(
+            alias for alias in own if alias and field_groups.get(alias, set()) <= {record_numbers.get(fact.key, -1)}
+        )
+        for alias in record_fields[fact.key]:
+            field_groups.pop(alias, None)  # the record keeps it, not the work's alias list (the same node)
+    ids: dict[int, str] = {}
+    aliases: dict[int, list[str]] = {number: [] for number in range(len(matching.groups))}
+    taken: set[str] = set()
+    for alias, numbers in (*key_groups.items(), *field_groups.items()):
+        if len(numbers) == 1:
+            aliases[next(iter(numbers))].append(alias)
+    for number, group in enumerate(matching.groups):
+        aliases[number].sort()
+        if group.record:
+            ids[number] = groups.canonical(group.record)
+            continue
+        if group.dois:
+            ids[number] = group.dois[0]
+            continue
+        rep = group.representative
+        key = REFERENCE_PREFIX + (rep.key or "")
+        if rep.key is None or len(key_groups.get(key, ())) > 1 or key in taken:
+            volume = "".join(ch for ch in (rep.volume or "").lower() if ch.isalnum())
+            page = "".join(ch for ch in (rep.page or "").lower() if ch.isalnum())
+            key = f"{key}-v{volume}-p{page}"
+            n = 2
+            while key in taken:
+                key, n = f"{key.rsplit('~', 1)[0]}~{n}", n + 1
+        taken.add(key)
+        ids[number] = key
+    return ReferenceWorks(matching, ids, aliases, record_fields)
 
 
 def _unique(records: list[ExportRecord], rejects: list[Reject], report: CitationReport) -> list[ExportRecord]:
@@ -220,31 +339,43 @@ def _unique(records: list[ExportRecord], rejects: list[Reject], report: Citation
     return kept
 
 
-def _reference_ids(ref: CitedRef, resolver: ReferenceResolver, single_dois: Counter[str]) -> tuple[list[str], str]:
-    """The ids of the work ``ref`` names, the most telling first, and how they were found."""
-    found = resolver.resolve(ref)
-    tail = [ref.ref_id] if ref.ref_id else []
-    if found is not None:
-        return [found[0], *tail], found[1]
-    if ref.dois:
-        # Several DOIs ("DOI [10.x/a, 10.x/b]"): WoS lists variants, often one mistyped. Prefer one
-        # that another reference gives alone, else the first.
-        doi = next((d for d in ref.dois if single_dois[d]), ref.dois[0])
-        return [doi, *tail], "doi stub"
-    return tail, "key"
+def _record_fields(facts: RecordFacts | None) -> dict[str, object]:
+    """A record's ``label`` (first author surname + initials, year, source), ``volume`` and ``first_page``."""
+    if facts is None:
+        return {}
+    source = facts.sources[0] if facts.sources else None
+    return {
+        "label": reference_label(facts.first_author, facts.year, source),
+        "volume": facts.volume,
+        "first_page": facts.page,
+    }
 
 
 def _batch(
     source: str,
     dataset: str,
     records: list[ExportRecord],
-    stubs: dict[str, tuple[CitedRef, str]],
+    stubs: dict[str, tuple[WorkGroup, str]],
     groups: IdGroups,
     cites: dict[tuple[str, str], str],
     aliases: dict[str, tuple[str, str]],
     rejects: list[Reject],
 ) -> GraphBatch:
-    columns = ("id", "title", "abstract", "year", "venue", "doi", "dataset", "stub", "reference", ORIGIN_COLUMN)
+    columns = (
+        "id",
+        "title",
+        "abstract",
+        "year",
+        "venue",
+        "doi",
+        "dataset",
+        "stub",
+        "reference",
+        "label",
+        "volume",
+        "first_page",
+        ORIGIN_COLUMN,
+    )
     papers: dict[str, list[object]] = {name: [] for name in columns}
 
     def add(**row: object) -> None:
@@ -264,6 +395,7 @@ def _batch(
             doi=doi.removeprefix(DOI_PREFIX) if doi else None,
             dataset=dataset,
             stub=False,
+            **_record_fields(record.facts),
             **{ORIGIN_COLUMN: record.origin},
         )
         on_record: set[str] = set()
@@ -275,16 +407,21 @@ def _batch(
             authors.setdefault(key, (name, record.origin))
             for column, value in zip(wrote, (key, record.key, position, record.origin)):
                 wrote[column].append(value)
-    for key, (ref, where) in stubs.items():
-        doi = groups.member(key, "doi")
+    for key, (work, where) in stubs.items():
+        ref = work.representative
+        doi = work.dois[0] if work.dois else None
         add(
             id=key,
-            title=ref.title,
+            title=ref.title or next((r.title for r in work.refs.values() if r.title), None),
             year=ref.year,
+            venue=ref.source,
             doi=doi.removeprefix(DOI_PREFIX) if doi else None,
             dataset=dataset,
             stub=True,
-            reference=" ".join(ref.raw.split()) or None,
+            reference=collapse(ref.raw) or None,
+            label=work.label,
+            volume=ref.volume,
+            first_page=ref.page,
             **{ORIGIN_COLUMN: where},
         )
     alias_nodes, alias_of = alias_tables(aliases)
@@ -319,4 +456,27 @@ def _batch(
     )
 
 
-__all__ = ["CitationReport", "ExportRecord", "assemble"]
+def reference_report(
+    path: Path,
+    *,
+    source: str,
+    suffixes: Sequence[str],
+    read_file: Callable[[Path, list[ExportRecord], list[Reject]], None],
+    by_title: bool,
+    thesaurus: Thesaurus | None = None,
+) -> list[dict[str, object]]:
+    """The works the cited references of the exports under ``path`` are matched to, one row per work
+    (:data:`loaders.refmatch.REPORT_COLUMNS`), as an ingest of the same files (and thesaurus) would store them."""
+    records: list[ExportRecord] = []
+    rejects: list[Reject] = []
+    for file in input_files(Path(path), suffixes):
+        read_file(file, records, rejects)
+    if thesaurus is None:
+        thesaurus = thesaurus_from_env()
+    _, _, works = assemble_with_matching(
+        f"{source}:{Path(path).name}", source, records, rejects, by_title=by_title, thesaurus=thesaurus
+    )
+    return report_rows(works.matching, works.ids)
+
+
+__all__ = ["THESAURUS_ENV", "CitationReport", "ExportRecord", "ReferenceWorks", "assemble", "reference_report"]

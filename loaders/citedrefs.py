@@ -66,8 +66,9 @@ already in the store is graph/ingest's business):
    radiosensitivity", pp. 943-946, is not their "…: assessment of chemosensitivity testing",
    pp. 936-942, in the same volume).
 
-What resolves to no record is a stub (see :mod:`loaders._database_exports`): keyed by its DOI when it has
-one, else by ``ref:<key>``.
+Then :mod:`loaders.refmatch` matches the strings as works (variants joined, different works kept apart);
+a work that is no record is a stub (see :mod:`loaders._database_exports`). :func:`reference_label` writes
+a work's label as bibliometrix and VOSviewer do.
 """
 
 from __future__ import annotations
@@ -204,6 +205,89 @@ class CitedRef:
     @property
     def surname(self) -> str | None:
         return surname_key(surname_of(self.first_author))
+
+
+# --- labels -----------------------------------------------------------------------------------
+
+_SMALL_WORDS = frozenset({"of", "the", "and", "for", "in", "on", "a", "an", "to", "de", "der", "und", "la", "le", "et"})
+_WORD_PART = re.compile(r"[^\W\d_]+", re.UNICODE)
+
+
+def _title_case(text: str) -> str:
+    """``ANN PHYS-BERLIN`` -> ``Ann Phys-Berlin``; text already in mixed case stays as written."""
+    if any(ch.islower() for ch in text):
+        return text
+    words = []
+    for n, word in enumerate(text.lower().split()):
+        if len(word) == 1:  # a series letter: PHYS REV D, COMPT REND A
+            words.append(word.upper())
+        elif n and word in _SMALL_WORDS:
+            words.append(word)
+        else:
+            words.append(_WORD_PART.sub(lambda m: m.group(0).capitalize(), word))
+    return " ".join(words)
+
+
+def _author_label(first_author: str) -> str:
+    """``GOOS F`` / ``Goos, F.`` / ``COSTADEB.O`` -> ``Goos F`` / ``Goos F`` / ``Costadeb O``: surname + initials."""
+    text = " ".join(first_author.split())
+    if "," in text:
+        surname, _, rest = text.partition(",")
+        initials = "".join(ch for ch in rest if ch.isupper()) or "".join(w[:1].upper() for w in rest.split())
+    elif (match := re.fullmatch(r"([^\s.]{6,})\.([A-Za-z]{1,3})", text)) is not None:  # WoS's truncated COSTADEB.O
+        surname, initials = match.group(1), match.group(2).upper()
+    else:
+        tokens = text.split()
+        lead = 0
+        if len(tokens) > 1 and not _INITIALS.fullmatch(tokens[-1]) and not tokens[-1].isupper():
+            while lead < len(tokens) - 1 and _INITIALS.fullmatch(tokens[lead]):  # "HKV Lotsch"
+                lead += 1
+        cut = len(tokens)
+        while cut > max(1, lead) and _INITIALS.fullmatch(tokens[cut - 1]):
+            cut -= 1
+        surname = " ".join(tokens[lead:cut])
+        initials = "".join(ch for ch in "".join(tokens[:lead] + tokens[cut:]) if ch.isalpha())
+    surname = _title_case(surname.strip())
+    return f"{surname} {initials}".strip()
+
+
+def reference_label(
+    first_author: str | None,
+    year: int | None,
+    source: str | None,
+    volume: str | None = None,
+    page: str | None = None,
+) -> str | None:
+    """A cited work's label as bibliometrix and VOSviewer write it: ``surname initials, year, source volume:page``.
+
+    Upper-case WoS text is title-cased, mixed-case Scopus text is kept; parts that are unknown are left
+    out (a volume alone is written as it is, a page alone as ``p<page>``). None when nothing is known.
+
+    >>> reference_label("GOOS F", 1947, "ANN PHYS-BERLIN", "1", "333")
+    'Goos F, 1947, Ann Phys-Berlin 1:333'
+    >>> reference_label("Aria, M.", 2017, "Journal of Informetrics", "11", "959")
+    'Aria M, 2017, Journal of Informetrics 11:959'
+    >>> reference_label(None, 2016, "R: A Language and Environment for Statistical Computing")
+    '2016, R: A Language and Environment for Statistical Computing'
+    """
+    parts: list[str] = []
+    if first_author and first_author.strip().lower() != "[anonymous]":
+        parts.append(_author_label(first_author))
+    if year is not None:
+        parts.append(str(year))
+    where = _title_case(" ".join(source.split())) if source else ""
+    if volume and page:
+        numbers = f"{volume}:{page}"
+    elif volume:
+        numbers = volume
+    elif page:
+        numbers = f"p{page}"
+    else:
+        numbers = ""
+    tail = " ".join(x for x in (where, numbers) if x)
+    if tail:
+        parts.append(tail)
+    return ", ".join(parts) or None
 
 
 # --- Web of Science ---------------------------------------------------------------------------
@@ -361,9 +445,15 @@ def _parse_scopus_older(text: str) -> _ScopusParts:
             volume = match.group(1)
         elif page is None and (match := _SCOPUS_PAGES.match(part)):
             page = match.group(1).rstrip(".")
-    if year is None:  # no bracketed year: a reference in another style; keep it whole as unparsed
-        title = source = None
+    if year is None:  # no bracketed year: keep the tail's "Source, Volume, pp. a-b" when it has one
+        title = source = volume = page = None
+        if match := _SCOPUS_NO_YEAR_TAIL.search(before):
+            source, volume, page = match.group(1).strip(), match.group(2), match.group(3)
     return _ScopusParts(authors[0] if authors else None, year, title, source, volume, page)
+
+
+# "…, Cancer disparities by race/ethnicity and socioeconomic status CA Cancer J Clin, 54, pp. 78-93": no year
+_SCOPUS_NO_YEAR_TAIL = re.compile(r"(?:^|, )([^,]+), (\w+)(?: \([^)]*\))?, pp?\. ?(\w+)(?:\s*-\s*\S*)?\.?$")
 
 
 # --- resolution -------------------------------------------------------------------------------
@@ -487,6 +577,7 @@ __all__ = [
     "parse_scopus",
     "parse_wos",
     "reference_key",
+    "reference_label",
     "source_key",
     "split_scopus_references",
     "surname_key",

@@ -46,9 +46,10 @@ from graph.errors import IngestError, Reject
 from graph.ingest import GraphBatch
 from graph.validate import preview
 from loaders._common import GZIP_MAGIC, integer_or_as_is, origin, text_or_null
-from loaders._database_exports import CitationReport, ExportRecord, load_export
+from loaders._database_exports import CitationReport, ExportRecord, load_export, reference_report
 from loaders.citedrefs import RecordFacts, canonical_dois, initials_first, parse_scopus, split_scopus_references
 from loaders.ids import SCOPUS_PREFIX
+from loaders.refmatch import Thesaurus
 
 log = logging.getLogger(__name__)
 
@@ -69,9 +70,17 @@ def load(path: Path) -> GraphBatch:
     return load_with_report(path)[0]
 
 
-def load_with_report(path: Path) -> tuple[GraphBatch, CitationReport]:
+def load_with_report(path: Path, *, thesaurus: Thesaurus | None = None) -> tuple[GraphBatch, CitationReport]:
     """:func:`load`, and how the references were resolved."""
-    return load_export(path, source=SOURCE, dataset=DATASET, suffixes=SUFFIXES, read_file=_read_file, by_title=True)
+    return load_export(
+        path,
+        source=SOURCE,
+        dataset=DATASET,
+        suffixes=SUFFIXES,
+        read_file=_read_file,
+        by_title=True,
+        thesaurus=thesaurus,
+    )
 
 
 def _text_of(file: Path) -> str:
@@ -85,6 +94,13 @@ def _text_of(file: Path) -> str:
                 f"{file}: the gzip stream is damaged or truncated ({exc}); download the file again"
             ) from exc
     return data.decode("utf-8-sig", errors="surrogateescape")
+
+
+def references(path: Path, *, thesaurus: Thesaurus | None = None) -> list[dict[str, object]]:
+    """The works the cited references of the exports under ``path`` name (``citegraph references report``)."""
+    return reference_report(
+        path, source=SOURCE, suffixes=SUFFIXES, read_file=_read_file, by_title=True, thesaurus=thesaurus
+    )
 
 
 def _read_file(file: Path, records: list[ExportRecord], rejects: list[Reject]) -> None:
@@ -193,4 +209,4 @@ def _authors(fields: dict[str, str]) -> list[tuple[str, str]]:
     return [(name.strip(), initials_first(name.strip())) for name in names if name.strip()]
 
 
-__all__ = ["DATASET", "SOURCE", "SUFFIXES", "load", "load_with_report"]
+__all__ = ["DATASET", "SOURCE", "SUFFIXES", "load", "load_with_report", "references"]

@@ -52,9 +52,10 @@ from graph.errors import Reject
 from graph.ingest import GraphBatch
 from graph.validate import preview
 from loaders._common import integer_or_as_is, iter_raw_lines, origin, text_or_null
-from loaders._database_exports import CitationReport, ExportRecord, load_export
+from loaders._database_exports import CitationReport, ExportRecord, load_export, reference_report
 from loaders.citedrefs import RecordFacts, canonical_dois, parse_wos
 from loaders.ids import WOS_PREFIX
+from loaders.refmatch import Thesaurus
 
 log = logging.getLogger(__name__)
 
@@ -76,9 +77,24 @@ def load(path: Path) -> GraphBatch:
     return load_with_report(path)[0]
 
 
-def load_with_report(path: Path) -> tuple[GraphBatch, CitationReport]:
+def load_with_report(path: Path, *, thesaurus: Thesaurus | None = None) -> tuple[GraphBatch, CitationReport]:
     """:func:`load`, and how the cited references were resolved."""
-    return load_export(path, source=SOURCE, dataset=DATASET, suffixes=SUFFIXES, read_file=_read_file, by_title=False)
+    return load_export(
+        path,
+        source=SOURCE,
+        dataset=DATASET,
+        suffixes=SUFFIXES,
+        read_file=_read_file,
+        by_title=False,
+        thesaurus=thesaurus,
+    )
+
+
+def references(path: Path, *, thesaurus: Thesaurus | None = None) -> list[dict[str, object]]:
+    """The works the cited references of the exports under ``path`` name (``citegraph references report``)."""
+    return reference_report(
+        path, source=SOURCE, suffixes=SUFFIXES, read_file=_read_file, by_title=False, thesaurus=thesaurus
+    )
 
 
 def _read_file(file: Path, records: list[ExportRecord], rejects: list[Reject]) -> None:
@@ -305,4 +321,4 @@ def _add_record(where: str, fields: dict[str, list[str]], records: list[ExportRe
     )
 
 
-__all__ = ["DATASET", "SOURCE", "SUFFIXES", "load", "load_with_report"]
+__all__ = ["DATASET", "SOURCE", "SUFFIXES", "load", "load_with_report", "references"]

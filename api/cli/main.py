@@ -31,6 +31,7 @@ import api.cli.ingest as ingest
 import api.cli.linkage as linkage
 import api.cli.query as query
 import api.cli.recommend as recommend
+import api.cli.references as references
 import api.cli.serve as serve
 import api.cli.spark as spark
 from api.cli.common import EXIT_DATA, add_global_flags
@@ -40,7 +41,7 @@ from graph.errors import DataError
 log = logging.getLogger("citegraph")
 
 # in the order `citegraph --help` lists their commands
-GROUPS = (build, ingest, compute, spark, linkage, recommend, query, data, serve)
+GROUPS = (build, ingest, compute, spark, linkage, recommend, query, references, data, serve)
 
 
 def build_parser() -> argparse.ArgumentParser:

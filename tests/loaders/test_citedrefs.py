@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from graph.errors import IngestError
 from loaders.citedrefs import (
     CitedRef,
     RecordFacts,
@@ -13,8 +16,18 @@ from loaders.citedrefs import (
     parse_scopus,
     parse_wos,
     reference_key,
+    reference_label,
     split_scopus_references,
     surname_of,
+)
+from loaders.refmatch import (
+    Thesaurus,
+    field_alias,
+    match_references,
+    parse_surname,
+    source_tokens,
+    sources_compatible,
+    surnames_compatible,
 )
 
 # --- Web of Science CR lines, copied from formats/wos/wos_sample.txt and savedrecs.txt ---------
@@ -341,3 +354,199 @@ def test_resolve_by_title_needs_agreement(resolver: ReferenceResolver) -> None:
     assert resolver.resolve(ref(radio, 1987, "Carmichael, J.", page="943")) is None  # similar title, another paper
     assert resolver.resolve(ref("Cancer statistics, 2004", 2004, "Jemal, A.")) is None
     assert ReferenceResolver(RECORDS).resolve(ref(chemo, 1987)) is None  # WoS: no title resolution
+
+
+# --- works: variants joined, different works apart (loaders.refmatch) ---------------------------
+# Every string below is a CR line of formats/wos/savedrecs.txt or a Scopus reference of
+# formats/scopus/scopus_sample.csv; reference_key (one node per key before matching) gets each case wrong.
+
+
+def _works(*lines: str) -> list[set[str]]:
+    refs = [parse_wos(line) if not line.startswith("@") else parse_scopus(line[1:], current=True) for line in lines]
+    matching = match_references(refs)
+    return sorted(({raw for raw in group.strings} for group in matching.groups), key=lambda g: sorted(g))
+
+
+def _one_work(*lines: str) -> bool:
+    return len(_works(*lines)) == 1
+
+
+COSTA_DE_BEAUREGARD = (  # PHYS REV D V7 P3555, written four ways: 12 + 2 + 1 + 1 citations
+    "COSTADEB.O, 1973, PHYS REV D, V7, P3555",
+    "BEAUREGARD OCD, 1973, PHYS REV D, V7, P3555",
+    "DEBEAUREGARD OC, 1972, PHYS REV D, V7, P3555",
+    "de Beauregard O., 1973, PHYS REV D, V7, P3555, DOI 10.1103/PhysRevD.7.3555",
+)
+
+
+def test_one_work_written_four_ways_is_one_work() -> None:
+    assert len({reference_key(line) for line in COSTA_DE_BEAUREGARD}) == 4  # the old keying: four nodes
+    assert _one_work(*COSTA_DE_BEAUREGARD)
+    # and its label reads as analysts write it, from the most frequent string
+    refs = [parse_wos(line) for line in COSTA_DE_BEAUREGARD for _ in range(12 if line.startswith("COSTADEB") else 1)]
+    (group,) = match_references(refs).groups
+    assert group.label == "Costadeb O, 1973, Phys Rev D 7:3555"
+    assert group.rules == {"source+volume+page"} and sum(group.strings.values()) == 15
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("FEDEROV FI, 1955, DOKL AKAD NAUK SSSR, V105, P465", "FEDOROV FI, 1955, DOKL AKAD NAUK SSSR+, V105, P465"),
+        ("MAZET A, 1971, CR ACAD SCI B PHYS, V273, P592", "MOZET A, 1971, CR ACAD SCI PARIS  B, V273, P592"),
+        ("RICARD J, 1970, NOUV REV OPT, V1, P275", "RICHARD J, 1970, NOUV REV OPT, V1, P275"),
+        ("GINSBURG VL, 1973, USP FIZ NAUK, V110, P309", "GINZBURG VL, 1973, USP FIZ NAUK+, V110, P309"),
+        ("LOTSCH HKV, 1970, OPTIK, V32, P553", "LOTSCH HKV, 1971, OPTIK, V32, P553"),  # a year off by one
+        ("HKV Lotsch, 1970, OPTIK, V32, P299", "LOTSCH HKV, 1971, OPTIK, V32, P299"),  # initials first
+        ("BEAUREGARD OCD, 1969, COMPT REND A, V268, P302", "COSTADEBEAUREGA.O, 1969, CR ACAD SCI, V268, P302"),
+        ("OGURA S, 1976, THIN SOLID FILMS, V34, P371", "OGURA S, 1986, THIN SOLID FILMS, V34, P371"),  # year typo
+        ("MIDWINTE.JE, 1970, APPL PHYS LETT, V16, P198", "MINDWINTER JE, 1970, APPL PHYS LETT, V16, P198"),
+        ("DEBEAURE.OC, 1965, PHYS REV, V139, P1443", "COSTABEAUREGARD O, 1965, PHYS REV, V139, P1443"),
+        ("PAVAGEAU J, 1969, CR ACAD SCI B PHYS, V268, P737", "PAVAGEAU MJ, 1969, CR ACAD SCI PARIS, V268, P737"),
+        ("VONFRAGSTEIN C, 1949, ANN PHYS-BERLIN, V4, P271", "Fragstein C.V., 1949, Annalen der Physik, V4"),
+    ],
+)
+def test_spelling_variants_join(a: str, b: str) -> None:
+    assert reference_key(a) != reference_key(b)  # the old keying: two nodes
+    assert _one_work(a, b)
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [  # the first three: one node each under the old keying
+        ("ROOSEN G, 1973, CR ACAD SCI B PHYS, V277, P135", "ROOSEN G, 1973, CR ACAD SCI B PHYS, V277, P147"),
+        (
+            "LOTSCH HKV, 1970, OPTIK, V32, P116",
+            "LOTSCH HKV, 1970, OPTIK, V32, P189",
+            "LOTSCH HKV, 1970, OPTIK, V32, P553",
+        ),
+        (
+            "IMBERT C, 1972, PHYS REV D, V5, P787, DOI 10.1103/PhysRevD.5.787",
+            "IMBERT C, 1972, PHYS REV D, V5, P878",
+            "IMBERT C, 1972, PHYS REV D, V5, P191",
+        ),
+        # one volume and page, other journals and authors: two works
+        ("GOOS F, 1947, ANN PHYS-BERLIN, V1, P333", "SMITH J, 1947, J CHEM PHYS, V1, P333"),
+        # a year off by two, and the name written another way: no variant
+        ("LOTSCH HKV, 1970, OPTIK, V32, P553", "LOTCH HKV, 1972, OPTIK, V32, P553"),
+        # one volume and page, two authors and two cities of one journal (savedrecs.txt: ARTMANN 1948, GOOS 1949)
+        ("ARTMANN K, 1948, ANN PHYS-BERLIN, V2, P87", "GOOS F, 1949, ANN PHYS-LEIPZIG, V2, P87"),
+    ],
+)
+def test_different_works_stay_apart(lines: tuple[str, ...]) -> None:
+    if lines[0].startswith(("ROOSEN", "IMBERT")) or lines[0].endswith("P116"):
+        assert len({reference_key(line) for line in lines}) == 1  # the old keying: one node
+    assert len(_works(*lines)) == len(lines)
+
+
+def test_without_page_joins_only_an_unambiguous_work() -> None:
+    pages = ("ROOSEN G, 1973, CR ACAD SCI B PHYS, V277, P135", "ROOSEN G, 1973, CR ACAD SCI B PHYS, V277, P147")
+    assert len(_works(*pages, "ROOSEN G, 1973, CR ACAD SCI B PHYS")) == 3  # which of the two? neither
+    assert _one_work(pages[0], "ROOSEN G, 1973, CR ACAD SCI B PHYS")
+
+
+def test_scopus_full_source_meets_wos_abbreviation() -> None:
+    scopus = (
+        "@Aria M.; Cuccurullo C., Bibliometrix: An R tool for comprehensive science mapping analysis, "
+        "Journal of Informetrics, 11, 4, pp. 959-975, (2017)"
+    )
+    assert _one_work("Aria M, 2017, J INFORMETR, V11, P959", scopus)
+    assert _one_work("IMBERT C, 1972, PHYS REV D, V5, P787", "@Imbert C., Physical Review D, 5, pp. 787-796, (1972)")
+    # two DOIs are two works, whatever the fields say
+    assert len(_works("A B, 2001, NATURE, V1, P2, DOI 10.1000/a", "A B, 2001, NATURE, V1, P2, DOI 10.1000/b")) == 2
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "same"),
+    [
+        (("phys", "rev", "d"), ("physical", "review", "d"), True),
+        (("j", "phys", "a"), ("j", "phys", "b"), False),
+        (("optik",), ("optik", "stuttgart"), True),
+        (("nature",), ("science",), False),
+        (("jama",), source_tokens("Journal of the American Medical Association"), True),
+        (("p", "natl", "acad", "sci", "usa"), ("proceedings", "national", "academy", "sciences", "usa"), True),
+    ],
+)
+def test_sources_compatible(a: tuple[str, ...], b: tuple[str, ...], same: bool) -> None:
+    assert sources_compatible(a, b) is same
+
+
+def test_source_tokens_and_iso4_phrases() -> None:
+    assert source_tokens("Proceedings of the National Academy of Sciences of the United States of America") == (
+        "pnas",
+        "usa",
+    )
+    assert source_tokens("P NATL ACAD SCI USA") == ("pnas", "usa")
+    assert source_tokens("C R ACAD SCI") == ("cr", "acad", "sci")
+    assert field_alias("PHYS REV D", "7", "3555") == field_alias("Physical Review D", "7", "3555") == "ref:prd-v7-p3555"
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "same"),
+    [
+        ("COSTADEB.O", "BEAUREGARD OCD", True),
+        ("DEBEAUREGARD OC", "de Beauregard O.", True),
+        ("FEDEROV FI", "FEDOROV FI", True),
+        ("ROOSEN G", "IMBERT C", False),
+        ("Aria, M.", "Aria M", True),
+        ("SMITH J", "SMYTHE J", False),
+    ],
+)
+def test_surnames_compatible(a: str, b: str, same: bool) -> None:
+    assert surnames_compatible(parse_surname(a), parse_surname(b)) is same
+
+
+def test_matching_is_independent_of_order() -> None:
+    lines = [*COSTA_DE_BEAUREGARD, "ROOSEN G, 1973, CR ACAD SCI B PHYS, V277, P135", "MAZET A, 1971, X, V1, P2"]
+    assert _works(*lines) == _works(*reversed(lines))
+
+
+def test_thesaurus_forces_joins_and_splits(tmp_path: Path) -> None:
+    a, b = "ROOSEN G, 1973, CR ACAD SCI B PHYS, V277, P135", "ROOSEN G, 1973, CR ACAD SCI B PHYS, V277, P147"
+    c = "RICHARD J, 1970, NOUV REV OPT, V1, P275"
+    d = "RICARD J, 1970, NOUV REV OPT, V1, P275"
+    path = tmp_path / "thesaurus.txt"
+    path.write_text(
+        f"label\treplace by\n{b}\t{a.lower()}\n# keep the misspelling apart\nricardj1970nouvrevopt\tricardj1970nouvrevopt\n",
+        encoding="utf-8",
+    )
+    thesaurus = Thesaurus.read(path)
+    refs = [parse_wos(x) for x in (a, b, c, d)]
+    groups = {frozenset(g.strings) for g in match_references(refs, thesaurus=thesaurus).groups}
+    assert groups == {frozenset([a, b]), frozenset([c]), frozenset([d])}
+    assert len(match_references(refs).groups) == 3  # without it: ROOSEN apart, RICARD = RICHARD
+    assert match_references(refs, thesaurus=thesaurus).group(b).rules == {"thesaurus"}
+    (tmp_path / "bad.txt").write_text("no tab here\n", encoding="utf-8")
+    with pytest.raises(IngestError, match=r"bad.txt, line 1: .* one tab"):
+        Thesaurus.read(tmp_path / "bad.txt")
+
+
+@pytest.mark.parametrize(
+    ("args", "label"),
+    [
+        (("GOOS F", 1947, "ANN PHYS-BERLIN", "1", "333"), "Goos F, 1947, Ann Phys-Berlin 1:333"),
+        (("COSTADEB.O", 1973, "PHYS REV D", "7", "3555"), "Costadeb O, 1973, Phys Rev D 7:3555"),
+        (("HKV Lotsch", 1970, "OPTIK", "32", "299"), "Lotsch HKV, 1970, Optik 32:299"),
+        (("Aria, M.", 2017, "Journal of Informetrics", None, None), "Aria M, 2017, Journal of Informetrics"),
+        (("[Anonymous]", 2016, "R: A LANGUAGE", None, None), "2016, R: A Language"),
+        (("Amponsah M.", 2024, "INT J MULTIDISCIPLIN", "6", None), "Amponsah M, 2024, Int J Multidisciplin 6"),
+        ((None, None, None, None, None), None),
+    ],
+)
+def test_reference_label(args: tuple[object, ...], label: str | None) -> None:
+    assert reference_label(*args) == label  # type: ignore[arg-type]
+
+
+def test_a_string_without_author_is_no_hub() -> None:
+    """Scopus strings of one year with no author and no source (``(2000), National Cancer Institute. …, 25, 43``)
+    agree with anything: they must not pull unrelated works of that year into one."""
+    lines = (
+        "@Albayrak, A., (2000) Bir Medeniyetin Kuramcisi, , Uludag Univ.",
+        "@Putnam, R., (2000) Bowling Alone, , Simon & Schuster",
+        "@(2000), National Cancer Institute. SEER Cancer Incidence Public-Use Database, 25, pp. 43",
+        "@(2000) International Classification of Diseases for Oncology, , Fritz A, Percy C, Jack A, et al, eds.",
+        "@(2000) ICD-O International Classification of Diseases for Oncology, , Fritz A et al (eds) WHO",
+    )
+    refs = [parse_scopus(line[1:], current=False) for line in lines]
+    groups = {frozenset(g.strings) for g in match_references(refs).groups}
+    assert len(groups) == 4 and frozenset(r.raw for r in refs[3:]) in groups

@@ -3,12 +3,15 @@ co-citation network of wos_sample.txt checked against bibliometrix's own countin
 
 from __future__ import annotations
 
+import csv
 import gzip
 import itertools
 import json
 import re
 from collections import Counter
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import networkx as nx
 import pandas as pd
@@ -343,14 +346,15 @@ def test_cocitation_equals_bibliometrix(samples: Path, tmp_path: Path, capsys: p
         papers = pd.concat(store.iter_nodes("Paper", 10_000), ignore_index=True)
     finally:
         store.close()
-    # every stored paper -> the reference keys naming it (its own id for ref: stubs, else its ref: aliases)
+    # every stored paper -> the reference keys naming it (its own id for ref: stubs, else its ref: aliases;
+    # field keys "ref:<initials>-v<volume>-p<page>" are no reference keys)
     keys: dict[str, set[str]] = {}
     for alias, paper in zip(alias_of["source"], alias_of["target"]):
-        if alias.startswith("ref:"):
+        if alias.startswith("ref:") and "-" not in alias:
             keys.setdefault(paper, set()).add(alias.removeprefix("ref:"))
     for paper in papers["id"]:
         if paper.startswith("ref:"):
-            keys.setdefault(paper, set()).add(paper.removeprefix("ref:"))
+            keys.setdefault(paper, set()).add(paper.removeprefix("ref:").split("-")[0])
     cited = set(co_cited["source"]) | set(co_cited["target"])
     assert all(len(keys[paper]) == 1 for paper in cited)  # one node per label: a bijection on this file
     key_of = {paper: next(iter(found)) for paper, found in keys.items()}
@@ -397,3 +401,146 @@ def test_an_export_without_records_warns(samples: Path, tmp_path: Path, caplog: 
         batch = wos.load(header_only)
     assert batch.nodes == {} and batch.rels == {} and batch.rejects == []
     assert f"{header_only}: no records in it, nothing loaded" in caplog.text
+
+
+# --- done-when: co-citation counts by volume + first page ------------------------------------
+
+_VOLUME_PAGE = re.compile(r", V([^,]+), P([^,]+)")
+
+VolumePage = tuple[str, ...]
+
+
+def volume_page_counts(cited_lists: list[list[str]]) -> tuple[Counter[frozenset[VolumePage]], Counter[VolumePage]]:
+    """An independent count: each cited work keyed by (volume, first page) read off the raw CR line with one
+    regular expression; co-citation of two keys = records whose CR lists hold both; citations = records citing it."""
+    pairs: Counter[frozenset[VolumePage]] = Counter()
+    cited: Counter[VolumePage] = Counter()
+    for lines in cited_lists:
+        keys = {(m.group(1).strip(), m.group(2).strip()) for line in lines if (m := _VOLUME_PAGE.search(line))}
+        cited.update(keys)
+        pairs.update(frozenset(pair) for pair in itertools.combinations(sorted(keys), 2))
+    return pairs, cited
+
+
+def stored_volume_page_counts(
+    db: Path, *, source_letter: bool = False
+) -> tuple[dict[frozenset[VolumePage], int], dict[VolumePage, int], set[VolumePage], pd.DataFrame]:
+    """The store's CO_CITED counts and n_cited keyed by each cited Paper's stored (volume, first_page), and the
+    keys two cited Papers share (two works with one volume and first page, in two journals: the independent
+    key cannot tell them apart, so they are left out of the comparison). ``source_letter``: the key starts
+    with the first letter of the Paper's venue (a stub's source as its reference gives it)."""
+    store = open_store(StoreConfig(db_path=db, read_only=True))
+    try:
+        co_cited = store.read_edges("CO_CITED")
+        papers = pd.concat(store.iter_nodes("Paper", 10_000), ignore_index=True)
+    finally:
+        store.close()
+    cited_ids = set(co_cited["source"]) | set(co_cited["target"])
+    key_of: dict[str, Any] = {
+        paper: ((str(venue)[:1].upper(),) if source_letter else ()) + (str(volume), str(page))
+        for paper, venue, volume, page in zip(papers["id"], papers["venue"], papers["volume"], papers["first_page"])
+        if paper in cited_ids and isinstance(volume, str) and isinstance(page, str)
+    }
+    shared = {key for key, n in Counter(key_of.values()).items() if n > 1}
+    pairs = {
+        frozenset((key_of[s], key_of[t])): int(n)
+        for s, t, n in zip(co_cited["source"], co_cited["target"], co_cited["count"])
+        if s in key_of and t in key_of and not {key_of[s], key_of[t]} & shared
+    }
+    cited = {
+        key_of[p]: int(n)
+        for p, n in zip(papers["id"], papers["n_cited"])
+        if p in key_of and key_of[p] not in shared and pd.notna(n) and n > 0
+    }
+    return pairs, cited, shared, papers
+
+
+def assert_top_counts_agree(
+    expected_pairs: Counter[frozenset[VolumePage]],
+    expected_cited: Counter[VolumePage],
+    stored_pairs: dict[frozenset[VolumePage], int],
+    stored_cited: dict[VolumePage, int],
+    shared: set[VolumePage],
+) -> None:
+    """The 20 most co-cited pairs and the 10 most cited works of either count have the same counts in the other."""
+    expected_pairs = Counter({pair: n for pair, n in expected_pairs.items() if not pair & shared})
+    expected_cited = Counter({key: n for key, n in expected_cited.items() if key not in shared})
+
+    def top(counts: Mapping[Any, int], n: int) -> list[tuple[Any, int]]:
+        return sorted(
+            counts.items(), key=lambda kv: (-kv[1], sorted(kv[0]) if isinstance(kv[0], frozenset) else kv[0])
+        )[:n]
+
+    for pair, n in top(expected_pairs, 20):
+        assert stored_pairs.get(pair) == n, (sorted(pair), n, stored_pairs.get(pair))
+    for pair, n in top(stored_pairs, 20):
+        assert expected_pairs.get(pair) == n, (sorted(pair), n, expected_pairs.get(pair))
+    for work, n in top(expected_cited, 10):
+        assert stored_cited.get(work) == n, (work, n, stored_cited.get(work))
+    for work, n in top(stored_cited, 10):
+        assert expected_cited.get(work) == n, (work, n, expected_cited.get(work))
+
+
+@pytest.mark.slow
+def test_cocitation_counts_by_volume_and_page(
+    samples: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """savedrecs.txt: the top 20 co-cited pairs and the 10 most cited works, counted by (volume, first page)
+    from the raw CR lines, are citegraph's after ingest + co-citation: GOOS 1947 V1 P333 and COSTA DE
+    BEAUREGARD 1973 V7 P3555 (four spellings, one work) co-cited 10 times, not 7; ROOSEN 1973 V277 P135 and P147
+    two works co-cited 7 times, not one node."""
+    sample = samples / "savedrecs.txt"
+    expected_pairs, expected_cited = volume_page_counts(cr_fields(sample))
+    db = tmp_path / "graph.db"
+    assert main(["--db", str(db), "ingest", "wos", str(sample)]) == 0
+    assert main(["--db", str(db), "compute", "cocitation", "--device", "cpu"]) == 0
+    capsys.readouterr()
+    stored_pairs, stored_cited, shared, papers = stored_volume_page_counts(db)
+    assert len(shared) <= 3  # ARTMANN K 1948 ANN PHYS-BERLIN V2 P87 and GOOS F 1949 ANN PHYS-LEIPZIG V2 P87, …
+    assert_top_counts_agree(expected_pairs, expected_cited, stored_pairs, stored_cited, shared)
+    goos, costa = ("1", "333"), ("7", "3555")
+    assert stored_pairs[frozenset((goos, costa))] == expected_pairs[frozenset((goos, costa))] == 10
+    assert stored_pairs[frozenset((("277", "135"), ("277", "147")))] == 7
+    assert stored_cited[costa] == 16
+    labels = dict(zip(papers["id"], papers["label"]))
+    assert "Goos F, 1947, Ann Phys-Berlin 1:333" in labels.values()
+    assert labels["wos:A1974U757700009"] == "Roosen G, 1974, Can J Phys"  # a record: author, year, source
+    assert papers["label"].notna().all()
+
+
+@pytest.mark.slow
+def test_references_report_and_thesaurus(
+    samples: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`citegraph references report` lists each joined work with its strings and rule; a thesaurus undoes a join
+    in the report and in the ingest alike (savedrecs.txt: RICARD J / RICHARD J, 1970, NOUV REV OPT, V1, P275)."""
+    sample = samples / "savedrecs.txt"
+    assert main(["references", "report", "wos", str(sample), "--format", "json", "--joined-only"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    costa = next(row for row in rows if "PHYS REV D, V7, P3555" in row["strings"])
+    assert costa["work"] == "doi:10.1103/physrevd.7.3555" and costa["citations"] == 16 and costa["keys_before"] == 4
+    assert costa["rules"] == "doi+source+volume+page" or costa["rules"] == "source+volume+page"
+    ricard = next(row for row in rows if "RICHARD J, 1970" in row["strings"])
+    assert ricard["rules"] == "source+volume+page" and ricard["label"] == "Ricard J, 1970, Nouv Rev Opt 1:275"
+
+    thesaurus = tmp_path / "thesaurus.txt"
+    thesaurus.write_text("label\treplace by\nrichardj1970nouvrevopt\trichardj1970nouvrevopt\n")
+    out = tmp_path / "report.csv"
+    assert main(["references", "report", "wos", str(sample), "--thesaurus", str(thesaurus), "--out", str(out)]) == 0
+    with out.open(encoding="utf-8") as f:
+        split = [row for row in csv.DictReader(f) if "P275" in row["strings"] and "NOUV REV OPT, V1," in row["strings"]]
+    assert len(split) == 2 and all(row["rules"] == "one string" for row in split)
+
+    def stored_ricard(db: Path) -> int:
+        store = open_store(StoreConfig(db_path=db, read_only=True))
+        try:
+            papers = pd.concat(store.iter_nodes("Paper", 10_000), ignore_index=True)
+        finally:
+            store.close()
+        return int(papers["label"].fillna("").str.contains(r"Ri(?:c|ch)ard J, 1970, Nouv Rev Opt 1:275").sum())
+
+    assert main(["--db", str(tmp_path / "joined.db"), "ingest", "wos", str(sample)]) == 0
+    monkeypatch.setenv("CITEGRAPH_REFERENCE_THESAURUS", str(thesaurus))
+    assert main(["--db", str(tmp_path / "split.db"), "ingest", "wos", str(sample)]) == 0
+    capsys.readouterr()
+    assert stored_ricard(tmp_path / "joined.db") == 1 and stored_ricard(tmp_path / "split.db") == 2
