@@ -128,9 +128,7 @@ class Context(BaseContext):
         scheduler: Scheduler | None = None,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
     ) -> Context:
-        return cls(
-            service, max_results, timeout_s, linkage, recommend, max_query_cost, scheduler, max_response_bytes
-        )
+        return cls(service, max_results, timeout_s, linkage, recommend, max_query_cost, scheduler, max_response_bytes)
 
     def _loader(self, batch: Callable[[list[K]], Sequence[V]]) -> DataLoader[K, V]:
         async def load(keys: list[K]) -> Sequence[V]:

@@ -8,7 +8,10 @@ while connections wait in the backlog. ``--no-supervise`` serves in this process
 from __future__ import annotations
 
 import argparse
+import os
+import secrets
 import sys
+from collections.abc import Mapping
 
 import torch
 
@@ -57,12 +60,20 @@ def _supervise(args: argparse.Namespace, host: str, port: int) -> int:
         raise ConfigError(
             f"cannot listen on {host}:{port}: {exc.strerror or exc}; choose another `--port` (or stop what uses it)"
         ) from exc
-    supervisor = Supervisor(sock, lambda fd: worker_command(args, fd))
+    supervisor = Supervisor(sock, lambda fd: worker_command(args, fd), env=worker_env(os.environ))
     supervisor.install_signals()
     try:
         return supervisor.run()
     finally:
         sock.close()
+
+
+def worker_env(environ: Mapping[str, str]) -> dict[str, str]:
+    """The environment of every worker: ``environ`` plus one cursor key drawn now, unless ``environ`` has one,
+    so that every worker signs cursors alike and a page's ``endCursor`` still works after a restart."""
+    from api.types.common import CURSOR_KEY_ENV
+
+    return {**environ, CURSOR_KEY_ENV: environ.get(CURSOR_KEY_ENV) or secrets.token_hex(32)}
 
 
 def worker_command(args: argparse.Namespace, fd: int) -> list[str]:

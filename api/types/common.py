@@ -12,7 +12,8 @@ same list: reusing the ``endCursor`` of ``papers(search: "a")`` (offset 12,000) 
 engine, ``benchmarks/ladybug_skip_crash.py``; the store clamps such a SKIP as well).
 
 The key is ``CITEGRAPH_CURSOR_KEY`` when set (servers behind a load balancer share it, and cursors
-outlive a restart), else random per process: a restarted server refuses the old cursors with a
+outlive a restart), else drawn at random when ``citegraph serve`` starts and shared by every worker it
+restarts (:func:`api.cli.serve.worker_env`): a new ``citegraph serve`` refuses the old cursors with a
 message that says to start from the first page.
 """
 
@@ -41,7 +42,7 @@ NodeT = TypeVar("NodeT")
 MAX_OFFSET = 1_000_000  # no list the API pages through is longer; a cursor never carries more
 _TAG_BYTES = 16  # 128 bits of HMAC-SHA256: guessing a tag takes ~2^127 tries
 _OFFSET = struct.Struct(">Q")  # the offset as 8 bytes, big-endian
-_CURSOR_KEY_ENV = "CITEGRAPH_CURSOR_KEY"
+CURSOR_KEY_ENV = "CITEGRAPH_CURSOR_KEY"
 MAX_SHOWN_ID_CHARS = 100  # an unknown id (or name) is echoed back at most this long; no real id is longer
 
 
@@ -99,7 +100,7 @@ def paper_not_found(paper_id: str) -> NotFound:
 
 def _cursor_key() -> bytes:
     """The HMAC key: ``CITEGRAPH_CURSOR_KEY`` (any text) when set, else 32 random bytes for this process."""
-    given = os.environ.get(_CURSOR_KEY_ENV)
+    given = os.environ.get(CURSOR_KEY_ENV)
     return given.encode() if given else secrets.token_bytes(32)
 
 
@@ -142,7 +143,7 @@ def decode_cursor(cursor: str | None, scope: str) -> int:
     raise UserInputError(
         "`after` is not a cursor this API gave out for this list: cursors are bound to the field and the "
         "arguments they came from (and to the server's key, which changes on a restart unless "
-        f"{_CURSOR_KEY_ENV} is set); pass an `endCursor` or `cursor` of the same query, or start "
+        f"{CURSOR_KEY_ENV} is set); pass an `endCursor` or `cursor` of the same query, or start "
         "from the first page without `after`"
     )
 
@@ -192,6 +193,7 @@ def wants(info: Info[Context, Any], field: str) -> bool:
 
 
 __all__ = [
+    "CURSOR_KEY_ENV",
     "Connection",
     "Edge",
     "InvalidArgument",

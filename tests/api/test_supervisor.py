@@ -148,3 +148,13 @@ def test_citegraph_serve_survives_its_worker_being_killed(rich_store: object, st
     for pid in pids:  # SIGTERM stopped the worker too
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
+
+
+def test_every_worker_signs_cursors_with_one_key() -> None:
+    """A worker the supervisor restarts must accept the cursors its predecessor issued: one key for all."""
+    from api.cli.serve import worker_env
+    from api.types.common import CURSOR_KEY_ENV
+
+    drawn = worker_env({"PATH": "/usr/bin"})
+    assert len(drawn[CURSOR_KEY_ENV]) == 64 and drawn["PATH"] == "/usr/bin"
+    assert worker_env({CURSOR_KEY_ENV: "shared"})[CURSOR_KEY_ENV] == "shared"  # an operator's key is kept
