@@ -22,31 +22,12 @@ from run_record import commit, run_record, write_json
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from readonly_corpus import read_statements, refused_statements  # noqa: E402
+from readonly_corpus import PARAMS, judge, read_statements, refused_statements  # noqa: E402
 from tiny_graph import tiny_batch  # noqa: E402
 
-from graph import GraphStore, StoreConfig, ingest, open_store  # noqa: E402
-from graph.errors import CitegraphError, QueryError  # noqa: E402
+from graph import StoreConfig, ingest, open_store  # noqa: E402
+from graph.errors import CitegraphError  # noqa: E402
 from graph.readonly import EMBEDDED_PROCEDURES, check_plan, check_read_only  # noqa: E402
-
-PARAMS = {"one": 1, "year": 2000}
-
-
-def judge(store: GraphStore, text: str) -> str:
-    """ "refused" by the guard, else the engine's verdict: "rejected" (no plan), "read" or "bypass"."""
-    try:
-        check_read_only(text, procedures=EMBEDDED_PROCEDURES)
-    except QueryError:
-        return "refused"
-    try:
-        plan = store._plan(text, PARAMS)  # type: ignore[attr-defined]
-    except CitegraphError:
-        return "rejected"
-    try:
-        check_plan(plan)
-    except QueryError:
-        return "bypass"
-    return "read"
 
 
 def main() -> None:

@@ -12,6 +12,10 @@ from __future__ import annotations
 
 from itertools import product
 
+from graph import GraphStore
+from graph.errors import CitegraphError, QueryError
+from graph.readonly import EMBEDDED_PROCEDURES, check_plan, check_read_only
+
 # Statements that do more than read; {file} is a readable file, {out} a path that must stay unwritten.
 PAYLOADS = [
     "LOAD FROM '{file}' (header = false, delim = ':') RETURN *",
@@ -124,3 +128,24 @@ def read_statements() -> list[str]:
                 made.append(template.format(name=f"`{plain}`"))
         made.append(template.format(name="x").replace("MATCH", "match").replace("RETURN", "ReTuRn"))
     return list(dict.fromkeys(made))
+
+
+# Parameters the corpus's statements use.
+PARAMS = {"one": 1, "year": 2000}
+
+
+def judge(store: GraphStore, text: str) -> str:
+    """ "refused" by the guard; else what the engine makes of it: "rejected" (no plan), "read" or "bypass"."""
+    try:
+        check_read_only(text, procedures=EMBEDDED_PROCEDURES)
+    except QueryError:
+        return "refused"
+    try:
+        plan = store._plan(text, PARAMS)  # type: ignore[attr-defined]
+    except CitegraphError:
+        return "rejected"
+    try:
+        check_plan(plan)
+    except QueryError:
+        return "bypass"
+    return "read"

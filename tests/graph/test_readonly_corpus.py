@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from readonly_corpus import PAYLOADS, read_statements, refused_statements
+from readonly_corpus import PARAMS, PAYLOADS, judge, read_statements, refused_statements
 from tiny_graph import tiny_batch
 
 import cypher
@@ -24,7 +24,6 @@ from graph.errors import CitegraphError, QueryError
 from graph.readonly import EMBEDDED_PROCEDURES, NEO4J_PROCEDURES, check_plan, check_read_only
 
 REPO = Path(__file__).resolve().parents[2]
-PARAMS = {"one": 1, "year": 2000}
 
 
 @pytest.fixture(scope="module")
@@ -33,23 +32,6 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GraphStore]:
     with open_store(StoreConfig(db_path=tmp_path_factory.mktemp("corpus") / "graph.db")) as opened:
         ingest(opened, tiny_batch())
         yield opened
-
-
-def _judge(store: GraphStore, text: str) -> str:
-    """ "refused" by the guard; else what the engine makes of it: "rejected" (no plan), "read" or "bypass"."""
-    try:
-        check_read_only(text, procedures=EMBEDDED_PROCEDURES)
-    except QueryError:
-        return "refused"
-    try:
-        plan = store._plan(text, PARAMS)  # type: ignore[attr-defined]
-    except CitegraphError:
-        return "rejected"
-    try:
-        check_plan(plan)
-    except QueryError:
-        return "bypass"
-    return "read"
 
 
 def test_every_payload_alone_is_more_than_a_read(store: GraphStore, tmp_path: Path) -> None:
@@ -74,7 +56,7 @@ def test_the_generated_corpus_has_no_bypass(store: GraphStore, tmp_path: Path) -
     secret.write_text("root:x:0:0\n", encoding="utf-8")
     out = tmp_path / "out"
     statements = refused_statements(str(secret), str(out))
-    verdicts = {text: _judge(store, text) for text in statements}
+    verdicts = {text: judge(store, text) for text in statements}
     counts = Counter(verdicts.values())
     bypasses = [text for text, verdict in verdicts.items() if verdict == "bypass"]
     assert bypasses == [], f"{len(bypasses)} bypass(es) of {len(statements)}: {bypasses[:5]}"
