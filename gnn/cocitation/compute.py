@@ -13,9 +13,6 @@ duplicates. Bibliographic coupling has no edge type; :func:`coupling_table` comp
 from __future__ import annotations
 
 import logging
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,6 +35,7 @@ from gnn.cocitation.clusters import (
 from gnn.cocitation.counts import PairCounts, cooccurrence, count_pairs, normalised_strengths
 from gnn.cocitation.noise import NoiseDistributions, arrow_ids, noise_distributions, top_partners
 from gnn.device import select_device
+from gnn.progress import StageTimer
 from graph.errors import ConfigError
 from graph.files import StoreFiles
 from graph.labels import complete_labels
@@ -320,30 +318,22 @@ def compute_cocitation(
     """
     settings = settings or CocitationSettings()
     device = select_device(settings.device)
-    seconds: dict[str, float] = {}
-
-    @contextmanager
-    def stage(name: str, bar: tqdm) -> Iterator[None]:
-        bar.set_postfix_str(name)
-        started = time.perf_counter()
-        yield
-        seconds[name] = time.perf_counter() - started
-        bar.update()
-
     with tqdm(total=7, desc="co-citation", unit="step", disable=None) as bar:
-        with stage("read", bar):
+        stage = StageTimer(bar)
+        seconds = stage.seconds
+        with stage("read"):
             data = read_cocitation_input(store)
-        with stage("count", bar):
+        with stage("count"):
             cocite, sentence = count_cocitation(data, device=device)
-        with stage("strengths", bar):
+        with stage("strengths"):
             edges = cocitation_edges(cocite, sentence, min_count=settings.min_count)
-        with stage("noise", bar):
+        with stage("noise"):
             noise = noise_distributions(cocite, power=settings.power, device=device)
             partners = top_partners(noise, settings.top_m)
-        with stage("cluster", bar):
+        with stage("cluster"):
             membership = _clusters(noise, cocite, settings)
             labels = _labels(membership, data, cocite, settings, store)
-        with stage("write", bar):
+        with stage("write"):
             sentence_pairs = int((edges["sentence_count"] > 0).sum())
             negative = noise.negative.cpu().numpy()
             del noise  # the full p(j|t) CSR (2 entries per pair): only its head (partners) is written
@@ -351,7 +341,7 @@ def compute_cocitation(
             del edges  # at 45.6M pairs several GiB; the Paper write below needs the room (1M/10M benchmark)
             papers = _paper_frame(data.papers, cocite, negative, partners, membership)
             written_papers = store.write_node_properties("Paper", "id", papers)
-        with stage("labels", bar):
+        with stage("labels"):
             path = clusters_path if clusters_path is not None else StoreFiles.of(store).clusters
             if path is not None:
                 write_cluster_labels(path, labels, settings=_settings_record(settings))

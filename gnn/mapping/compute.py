@@ -11,9 +11,6 @@ where a work has none: a recomputation replaces old values). Rerunning gives the
 from __future__ import annotations
 
 import logging
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -24,6 +21,7 @@ from tqdm import tqdm
 from gnn.mapping.bursts import BurstSettings, detect_bursts, strongest_bursts
 from gnn.mapping.centrality import CentralitySettings, betweenness, cocitation_network, sigma
 from gnn.mapping.data import MappingInput, read_mapping_input
+from gnn.progress import StageTimer
 from graph.store import GraphStore
 
 log = logging.getLogger(__name__)
@@ -120,30 +118,22 @@ class MappingReport:
 def compute_mapping(store: GraphStore, settings: MappingSettings | None = None) -> MappingReport:
     """Compute bursts, betweenness and sigma from the store and write them onto every Paper."""
     settings = settings or MappingSettings()
-    seconds: dict[str, float] = {}
-
-    @contextmanager
-    def stage(name: str, bar: tqdm) -> Iterator[None]:
-        bar.set_postfix_str(name)
-        started = time.perf_counter()
-        yield
-        seconds[name] = time.perf_counter() - started
-        bar.update()
-
     with tqdm(total=5, desc="mapping", unit="step", disable=None) as bar:
-        with stage("read", bar):
+        stage = StageTimer(bar)
+        seconds = stage.seconds
+        with stage("read"):
             data = read_mapping_input(store)
             edges = store.read_edges("CO_CITED")
-        with stage("bursts", bar):
+        with stage("bursts"):
             citations = yearly_citations(data)
             bursts = burst_table(citations, settings.bursts)
-        with stage("betweenness", bar):
+        with stage("betweenness"):
             network = cocitation_network(edges, settings.centrality.min_count)
             central, sampled = betweenness(network, settings.centrality)
-        with stage("sigma", bar):
+        with stage("sigma"):
             strength = pd.Series(bursts["burst_strength"].to_numpy(), index=pd.Index(bursts["id"]))
             sigmas = sigma(central, strength)
-        with stage("write", bar):
+        with stage("write"):
             papers = _paper_frame(data.papers, bursts, central, sigmas)
             written = store.write_node_properties("Paper", "id", papers)
 
