@@ -74,7 +74,9 @@ class CentralitySettings:
         if self.min_count < 1:
             raise ConfigError(f"centrality min_count is {self.min_count}; a co-citation count is at least 1")
         if self.exact_up_to < 0:
-            raise ConfigError(f"exact_up_to is {self.exact_up_to}; use 0 (always sample) or more (default {EXACT_UP_TO})")
+            raise ConfigError(
+                f"exact_up_to is {self.exact_up_to}; use 0 (always sample) or more (default {EXACT_UP_TO})"
+            )
         if self.pivots < 2:
             raise ConfigError(f"pivots is {self.pivots}; sample at least 2 source works (default 100)")
 
