@@ -142,7 +142,7 @@ def decode_cursor(cursor: str | None, scope: str) -> int:
             return offset + 1
     raise UserInputError(
         "`after` is not a cursor this API gave out for this list: cursors are bound to the field and the "
-        "arguments they came from (and to the server's key, which changes on a restart unless "
+        "arguments they came from (and to the server's key, drawn anew when `citegraph serve` starts unless "
         f"{CURSOR_KEY_ENV} is set); pass an `endCursor` or `cursor` of the same query, or start "
         "from the first page without `after`"
     )
