@@ -11,6 +11,7 @@ from graph.config import StoreConfig
 from graph.errors import (
     CitegraphError,
     ConfigError,
+    DataError,
     IngestError,
     QueryError,
     Reject,

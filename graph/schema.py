@@ -135,7 +135,7 @@ def _p(name: str, kind: Kind, size: int | None = None) -> Property:
 
 
 def build_schema(sizes: VectorSizes = VectorSizes()) -> Schema:
-    """The data model of DESIGN.md with the given vector sizes."""
+    """The data model (docs/architecture.md, "Data model") with the given vector sizes."""
     S, I, F, B = Kind.STRING, Kind.INT, Kind.FLOAT, Kind.BOOL
     taxonomy_point = (_p("fused", Kind.VECTOR32, sizes.taxonomy), _p("poincare", Kind.VECTOR64, sizes.poincare))
     nodes = [

@@ -99,10 +99,6 @@ class JointTaxonomy:
     def index(self) -> dict[tuple[str, str], int]:
         return {(label, key): i for i, (label, key) in enumerate(zip(self.labels, self.keys))}
 
-    @cached_property
-    def is_arxiv(self) -> np.ndarray:
-        return np.array([label == ARXIV for label in self.labels], dtype=bool)
-
     def nodes_of(self, label: str) -> np.ndarray:
         """Indices of the nodes with ``label``, in key order."""
         return np.flatnonzero(np.array([lab == label for lab in self.labels], dtype=bool))
@@ -126,12 +122,6 @@ class JointTaxonomy:
         """The graph without inferred MAPS_TO edges (what a re-run infers from)."""
         keep = ~self.maps_inferred
         return self.with_maps_to(self.maps_to[keep], self.maps_score[keep], self.maps_inferred[keep])
-
-    def undirected_edges(self) -> np.ndarray:
-        """int64 [2, 2E]: every BROADER and MAPS_TO edge in both directions (message passing is symmetric)."""
-        pairs = np.concatenate([self.broader, self.maps_to]) if len(self.maps_to) else self.broader
-        both = np.concatenate([pairs, pairs[:, ::-1]])
-        return np.unique(both, axis=0).T.astype(np.int64) if len(both) else np.zeros((2, 0), dtype=np.int64)
 
 
 def read_taxonomy(store: GraphStore) -> JointTaxonomy:
