@@ -1,4 +1,4 @@
-"""Glue between texts, the encoder and the linker: cited papers, and where the trained models are kept.
+"""A cited paper as the linker reads it: its sentences encoded once and indexed (:class:`CitedPaper`).
 
 Every text goes through the project's one encoder (:class:`gnn.text.encoder.TextEncoder`), whose disk
 cache makes a second run (or the graph's own ``compute embeddings``) reuse the vectors.
