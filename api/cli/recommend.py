@@ -194,7 +194,9 @@ def query_source(args: argparse.Namespace, store: GraphStore) -> str:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    settings = evaluate.EvalSettings(n=args.n, tune_queries=args.tune_queries, seed=args.seed, limit=args.limit)
+    settings = evaluate.RecommendEvalSettings(
+        n=args.n, tune_queries=args.tune_queries, seed=args.seed, limit=args.limit
+    )
     encoder = TextEncoder(EncoderSettings.from_env())
     try:
         with open_from_args(args, read_only=True) as store:
@@ -386,7 +388,7 @@ def _add_recommend(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
 
 
 def _add_eval(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    defaults = evaluate.EvalSettings()
+    defaults = evaluate.RecommendEvalSettings()
     p = sub.add_parser("eval", help="evaluation harnesses (recommend: citation recommendation on held-out citances)")
     kinds = p.add_subparsers(dest="kind", required=True, metavar="KIND")
     q = kinds.add_parser(
