@@ -36,6 +36,7 @@ from loaders import (
     wos,
 )
 from loaders.ids import PaperIdError, author_key, canonical_paper_id
+from loaders.refmatch import Thesaurus
 from loaders.resolve import TitleIndex
 
 
@@ -51,6 +52,9 @@ class Source:
     # For sources too large for one batch in memory: the path read as batches of at most N records
     # (graph.ingest.ingest_stream writes them all or none); `citegraph ingest` uses it over `load`.
     chunks: Callable[[Path, int], Iterator[GraphBatch]] | None = None
+    # For sources whose cited works are reference strings (loaders.refmatch matches them as works): the
+    # path parsed with a thesaurus of forced joins and splits (`citegraph ingest SOURCE PATH --thesaurus FILE`).
+    load_matched: Callable[[Path, Thesaurus | None], GraphBatch] | None = None
 
 
 SOURCES: dict[str, Source] = {
@@ -139,8 +143,9 @@ SOURCES: dict[str, Source] = {
             "wos",
             "formats/wos",
             wos.load,
-            "Web of Science export (plain text or tab-delimited): records, authors, cited references as CITES",
+            "Web of Science export (plain text, tab-delimited or BibTeX): records, authors, cited references as CITES",
             bundled=False,
+            load_matched=lambda path, thesaurus: wos.load_with_report(path, thesaurus=thesaurus)[0],
         ),
         Source(
             "scopus",
@@ -148,6 +153,7 @@ SOURCES: dict[str, Source] = {
             scopus.load,
             "Scopus CSV export: records, authors, references as CITES",
             bundled=False,
+            load_matched=lambda path, thesaurus: scopus.load_with_report(path, thesaurus=thesaurus)[0],
         ),
     )
 }
