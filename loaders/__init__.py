@@ -121,8 +121,12 @@ SOURCES: dict[str, Source] = {
             "crossref",
             "formats/crossref",
             lambda path: crossref.load(path, extra_titles=lambda: _anthology_pairs(_data_dir())),
-            "Crossref works JSON (API responses, dumps, JSONL): papers, authors, references by DOI or by title",
+            "Crossref works JSON (API responses, dumps, JSONL): papers, authors, references by DOI, by title or "
+            "by their fields",
             bundled=False,
+            load_matched=lambda path, thesaurus: crossref.load(
+                path, extra_titles=lambda: _anthology_pairs(_data_dir()), thesaurus=thesaurus
+            ),
         ),
         Source(
             "opencitations",
