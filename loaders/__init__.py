@@ -91,7 +91,11 @@ SOURCES: dict[str, Source] = {
             "unarxive",
             "unarxive/unarXive_data_sample_2022.tar.gz",
             lambda path: unarxive.load(path, title_index=_anthology_titles(path.parent.parent)),
-            "unarXive full-text sample: arXiv papers, authors, categories, sentences, citations resolved by id or title",
+            "unarXive full-text sample: arXiv papers, authors, categories, sentences, citations resolved by id, "
+            "title or the fields of the entry",
+            load_matched=lambda path, thesaurus: unarxive.load(
+                path, title_index=_anthology_titles(path.parent.parent), thesaurus=thesaurus
+            ),
         ),
         Source(
             "cora",
