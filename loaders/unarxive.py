@@ -718,9 +718,9 @@ def _batch(
         for column, values in papers.items():
             values.append(row.get(column))
     for target, (work, where) in (fielded or {}).items():
-        row = {"id": target, "dataset": DATASET, **stub_fields(work), ORIGIN_COLUMN: where}
+        keyed_row: dict[str, object] = {"id": target, "dataset": DATASET, **stub_fields(work), ORIGIN_COLUMN: where}
         for column, values in papers.items():
-            values.append(row.get(column))
+            values.append(keyed_row.get(column))
     for target, where in by_title.items():
         if target not in stubs:  # a paper of the index's corpus: its id only, nothing to overwrite
             for column, values in papers.items():
