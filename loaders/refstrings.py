@@ -57,6 +57,7 @@ _TAILS = (
     re.compile(rf" {_VOLUME}(?: \(\w+\))?, {_PAGE}(?:[–-]\w+)? \((?:1[89]|20)\d\d\)"),  # physics: J 449, 291–300 (2001)
     re.compile(rf" {_VOLUME} \((?:1[89]|20)\d\d\),? {_PAGE}"),  # Elsevier: J 80 (1958), 198–218
     re.compile(rf", {_VOLUME}(?: ?\(\w+\))?, (?:pp?\. ?)?{_PAGE}(?:[–-]\w+)?(?:[.,]|$)"),  # APA: J, 52, 281–293.
+    re.compile(rf" {_VOLUME}(?: ?\(\w+\))?, (?:pp?\. ?)?{_PAGE}(?:[–-]\w+)?\.?$"),  # …. J Vol, 77–80. (the end)
 )
 _INITIALS = r"(?:[A-Z]\.?-?\s?){1,4}"
 _INITIALS_TOKEN = re.compile(r"(?:[A-Z]\.?-?){1,4}")  # one token of initials: M., W.C., JJ, S.-H.
