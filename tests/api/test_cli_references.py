@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from api.cli.main import main
-from graph import StoreConfig, open_store
+from graph import GraphBatch, StoreConfig, ingest, open_store
 
 # Two records citing one work in two spellings (RICARD J / RICHARD J, same source, volume and page).
 WOS_EXPORT = """FN Clarivate Analytics Web of Science
@@ -106,3 +106,43 @@ def test_references_report_of_a_tiny_export(export: Path, capsys: pytest.Capture
     rows = json.loads(capsys.readouterr().out)
     assert [row["label"] for row in rows] == ["Ricard J, 1970, Nouv Rev Opt 1:275"]
     assert rows[0]["rules"] == "source+volume+page" and rows[0]["citations"] == 2
+
+
+def test_a_recipe_labels_a_paper_known_by_its_authors_only(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`citegraph cypher --recipe`: a CoRA-style paper (authors, no title) reads "Ferrari D, 1994", not its id."""
+    db = tmp_path / "g.db"
+    store = open_store(StoreConfig(db_path=db))
+    try:
+        papers = pd.DataFrame(
+            {
+                "id": ["cora:1", "cora:2"],
+                "title": [None, "A citing paper"],
+                "year": [1994, 1999],
+                "_origin": ["c:1", "c:2"],
+            }
+        )
+        batch = GraphBatch(
+            "cora",
+            nodes={"Paper": papers, "Author": pd.DataFrame({"id": ["ferrari"], "name": ["D. Ferrari"]})},
+            rels={
+                "WROTE": pd.DataFrame({"source": ["ferrari"], "target": ["cora:1"], "position": [1]}),
+                "CITES": pd.DataFrame({"source": ["cora:2"], "target": ["cora:1"]}),
+            },
+        )
+        ingest(store, batch)
+    finally:
+        store.close()
+    args = [
+        "--db",
+        str(db),
+        "cypher",
+        "--recipe",
+        "citation_neighbourhood",
+        "--param",
+        "paper_id=cora:2",
+        "--format",
+        "json",
+    ]
+    assert main(args) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [(row["id"], row["label"]) for row in rows] == [("cora:1", "Ferrari D, 1994")]
