@@ -246,7 +246,7 @@ def samples(args: argparse.Namespace) -> dict[str, Any]:
     return {
         "capability": "ingest",
         "kind": "quality",
-        "title": "Cited references matched as works: the real WoS, Scopus, Crossref and unArXive samples, before and after",
+        "title": "Cited references matched as works: the real WoS, Scopus, Crossref and unarXive samples, before and after",
         "notes": [
             "Before: one work per reference key (bibliometrix's label, case and punctuation folded); after: one "
             "per matched work (loaders.refmatch). Works resolved to a record of the export are counted once, as "
