@@ -18,6 +18,7 @@ from graph import ingest, ingest_stream
 from graph.errors import ConfigError
 from graph.files import StoreFiles
 from graph.ingest import ON_ERROR
+from loaders.keywords import THESAURUS_ENV, KeywordThesaurus, thesaurus_from_env
 
 log = logging.getLogger(__name__)
 
@@ -30,6 +31,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         return _ingest_cocitation(args)
     settings = AppSettings.from_env()
     sources = _sources(args, Path(args.data) if args.data else settings.data_dir)
+    thesaurus = KeywordThesaurus.read(Path(args.keyword_thesaurus)) if args.keyword_thesaurus else thesaurus_from_env()
     reports = []
     with open_from_args(args, create=True) as store:
         rejects_dir = (
@@ -42,9 +44,14 @@ def cmd_ingest(args: argparse.Namespace) -> int:
                 if source.chunks is not None:
                     chunk = args.chunk_works or settings.ingest_chunk_works
                     batches = source.chunks(path, chunk)
+                    if thesaurus is not None:
+                        batches = map(thesaurus.apply, batches)
                     report = ingest_stream(store, source.name, batches, on_error=args.on_error, rejects_dir=rejects_dir)
                 else:
-                    report = ingest(store, source.load(path), on_error=args.on_error, rejects_dir=rejects_dir)
+                    batch = source.load(path)
+                    if thesaurus is not None:
+                        batch = thesaurus.apply(batch)
+                    report = ingest(store, batch, on_error=args.on_error, rejects_dir=rejects_dir)
             except OSError as exc:  # the rejects report, written before the store
                 if exc.filename is None or not _within(Path(exc.filename), rejects_dir):
                     raise
@@ -141,6 +148,12 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         type=int,
         help="works per batch of a source read in batches (openalex): memory holds one batch, the store gets all "
         "of them or none (default: $CITEGRAPH_INGEST_CHUNK_WORKS, else 5000)",
+    )
+    p.add_argument(
+        "--keyword-thesaurus",
+        metavar="FILE",
+        help="a keyword thesaurus (VOSviewer format: label<TAB>replace by; an empty replace by drops the term) "
+        f"applied to the keywords loaded (default: ${THESAURUS_ENV}, else none)",
     )
     p.add_argument("--json", action="store_true", help="print the ingest reports as JSON")
     p.set_defaults(func=cmd_ingest)
