@@ -246,6 +246,7 @@ def build_schema(sizes: VectorSizes = VectorSizes()) -> Schema:
                 _p("kind", S),  # author, plus (Keywords Plus), index, openalex_keyword, topic, field_of_study
                 _p("cluster", I),  # community of the keyword co-occurrence network (gnn.mapping.keywords)
                 _p("cluster_label", S),  # that cluster's most frequent keyword, as bibliometrix names themes
+                _p("quadrant", S),  # its cluster's place on the thematic map: motor, niche, emerging/declining, basic
             ),
             "A keyword of works as a source gives it (author keywords, Keywords Plus, index terms, topics), "
             "one node per kind and normalised term; (Paper)-[:HAS_KEYWORD]->(Keyword).",

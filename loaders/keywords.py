@@ -18,7 +18,7 @@ kind                    from
 ======================  ==============================================================================
 
 Normalisation (:func:`normalise_keyword`), stated so that a count can be checked by hand: Unicode NFKC, lower
-case, hyphens, dashes, underscores and slashes as spaces, other punctuation at either end dropped, runs of
+case, hyphens, dashes, underscores and slashes as spaces, punctuation other than brackets at either end dropped, runs of
 white space made one space; then the *last* word loses a plural ending, in the spirit of bibliometrix's
 ``termExtraction(..., stemming=TRUE)`` but without a stemmer: ``-ies`` → ``-y`` ("technologies"),
 ``-sses``/``-shes``/``-ches``/``-xes`` → drop ``es``, else a final ``s`` is dropped unless the word ends in
@@ -60,7 +60,7 @@ KEYWORD_TABLE, HAS_KEYWORD = "Keyword", "HAS_KEYWORD"
 THESAURUS_ENV = "CITEGRAPH_KEYWORD_THESAURUS"  # a keyword thesaurus every `citegraph ingest` honours
 
 _SEPARATORS = re.compile(r"[\s\-‐‑‒–—―_/]+")
-_EDGE_PUNCTUATION = " .,;:!?'\"()[]{}*#"
+_EDGE_PUNCTUATION = " .,;:!?'\"*#"  # brackets stay: "internet of things (iot)" keeps its closing one
 _KEEP_S = ("ss", "us", "is", "ics", "ys")
 
 
