@@ -91,6 +91,7 @@ FIELD_WORK: Mapping[str, int] = {
     "Query.sources": SCAN_WORK,
     "Query.sources/totalCount": SCAN_WORK,
     "Source.papers": SCAN_WORK,
+    "Query.thematicMap": SCAN_WORK,  # every keyword use, then the co-occurrence of the `top` keywords
 }
 # Work of each recipe of cypher/explore/ (a test checks every recipe is here): what its MATCH reads.
 EXPLORE_WORK: Mapping[str, int] = {

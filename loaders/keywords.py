@@ -234,8 +234,8 @@ class KeywordThesaurus:
             elif (target := self.replace[form]) is None:
                 new_id[key] = None
             else:
-                new_id[key] = f"{kind}:{target[0]}"
-                spelled.setdefault(new_id[key], target[1])
+                joined = new_id[key] = f"{kind}:{target[0]}"
+                spelled.setdefault(joined, target[1])
         own_name = {key: name for key, name in zip(nodes["id"], nodes["name"]) if new_id[key] == key}
         rows: dict[str, list[object]] = {name: [] for name in nodes.columns}
         seen: set[str] = set()

@@ -735,7 +735,8 @@ def _keywords(work: dict[str, Any], wid: str, row: int, where: str, out: _Column
     for entry in keywords if isinstance(keywords, list) else []:
         if isinstance(entry, dict):
             out.keywords.add(wid, OPENALEX_KEYWORD, entry.get("display_name"), where, entry.get("score"))
-    topics = work.get("topics") if isinstance(work.get("topics"), list) else []
+    given = work.get("topics")
+    topics: list[object] = given if isinstance(given, list) else []
     primary = work.get("primary_topic")
     for topic in [*topics, *([primary] if isinstance(primary, dict) else [])]:
         if isinstance(topic, dict):

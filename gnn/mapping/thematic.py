@@ -155,7 +155,7 @@ def thematic_map_of(
             Theme(
                 cluster=number,
                 label=name_of[label_id],
-                keywords=tuple(names[m] for m in members),
+                keywords=tuple(names[int(m)] for m in members),
                 keyword_ids=tuple(str(co.keywords[m]) for m in members),
                 centrality=float(centrality[number]),
                 density=float(density[number]),
