@@ -118,6 +118,7 @@ EXPLORE_WORK: Mapping[str, int] = {
     "sources_by_name": SCAN_WORK,  # every paper's venue
     "papers_in_source": SCAN_WORK,  # every paper's venue (no index on it)
     "historiograph": SCAN_WORK,  # every CITES edge between records
+    "keyword_cooccurrence": SCAN_WORK,  # every pair of keywords of every paper
     "top_cocited_pairs_in_years": PAIR_SCAN_WORK,  # every pair of papers one paper cites
 }
 

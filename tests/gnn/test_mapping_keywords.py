@@ -172,3 +172,24 @@ def test_wos_sample_cooccurrence_against_the_file(data_dir: Path, tmp_path: Path
     got = {tuple(k.removeprefix("author:") for k in key): c for key, (c, _) in _edges(net).items()}
     assert got == dict(pairs)
     assert {n.id.removeprefix("author:"): n.weight for n in net.nodes} == Counter(t for r in records for t in r)
+
+
+def test_the_cypher_recipe_counts_as_the_network(tmp_path: Path) -> None:
+    text = (Path(__file__).resolve().parents[2] / "cypher" / "explore" / "keyword_cooccurrence.cypher").read_text(
+        encoding="utf-8"
+    )
+    path = tmp_path / "docs.jsonl"
+    lines = [json.dumps({"type": "paper", "id": d, "title": d, "year": y, "keywords": t}) for d, (y, t) in DOCS.items()]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with open_store(StoreConfig(db_path=tmp_path / "k.db")) as store:
+        ingest(store, jsonl.load(path))
+        net = build_network(store, MapUnit.KEYWORDS, NetworkFilters(year_min=2000, year_max=2004, min_count=1))
+    params = {"kind": "author", "year_min": 2000, "year_max": 2004, "min_count": 1, "limit": 50}
+    with open_store(StoreConfig(db_path=tmp_path / "k.db", read_only=True)) as reader:
+        columns, rows = reader.read_only_query(text, params)
+    got = {(r[columns.index("keyword_a")], r[columns.index("keyword_b")]): r[2:5] for r in rows}
+    weight = {n.id.removeprefix("author:"): n.weight for n in net.nodes}
+    expected = {(e.source.removeprefix("author:"), e.target.removeprefix("author:")): [e.count] for e in net.edges}
+    assert {tuple(sorted(k)): v[:1] for k, v in got.items()} == {tuple(sorted(k)): v for k, v in expected.items()}
+    assert all(v[1] == weight[a] and v[2] == weight[b] for (a, b), v in got.items())
+    assert got[("d", "e")][0] == 2  # d6 has no year: outside the range
