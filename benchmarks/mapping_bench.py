@@ -368,7 +368,7 @@ def main(argv: list[str] | None = None) -> int:
             import json
 
             old = json.loads(record.read_text(encoding="utf-8"))
-            kept = next((t["rows"] for t in old["tables"] if t["title"] == KEYWORD_TABLE), [])
+            kept: list[dict[str, Any]] = next((t["rows"] for t in old["tables"] if t["title"] == KEYWORD_TABLE), [])
             rows = [r for r in kept if r["system"] != system] + rows
             note = (
                 f"Keyword corpus: {args.keywords_per_paper} keywords drawn per paper, Zipf-like (alpha {args.alpha}) "

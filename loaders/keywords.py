@@ -113,10 +113,9 @@ class KeywordRows:
         """One use of a term on a work; a term that is not text or normalises to nothing is skipped."""
         if not isinstance(text, str) or (key := keyword_id(kind, text)) is None:
             return
-        numeric = isinstance(score, (int, float)) and not isinstance(score, bool)
         self.papers.append(paper)
         self.ids.append(key)
-        self.scores.append(float(score) if numeric else None)  # type: ignore[arg-type]
+        self.scores.append(float(score) if isinstance(score, (int, float)) and not isinstance(score, bool) else None)
         self.origins.append(where)
         self.spellings.setdefault(key, Counter())[" ".join(text.split())] += 1
         self.kinds[key] = kind
