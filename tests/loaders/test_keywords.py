@@ -191,3 +191,39 @@ def test_keyword_nodes_merge_across_loads(empty_store: GraphStore, tmp_path: Pat
         ingest(empty_store, jsonl.load(path))
     assert empty_store.count_nodes("Keyword") == 1
     assert empty_store.count_rels("HAS_KEYWORD") == 2
+
+
+@pytest.mark.shared_data
+def test_openalex_keywords_topics_and_fields(data_dir: Path) -> None:
+    import json
+
+    from loaders import openalex
+
+    path = data_dir / "formats" / "openalex" / "W2741809807.json"
+    work = json.loads(path.read_text(encoding="utf-8"))
+    edges = openalex.load(path).rels["HAS_KEYWORD"].set_index("target")["score"]
+    for entry in work["keywords"]:
+        assert edges[f"openalex_keyword:{normalise_keyword(entry['display_name'])}"] == pytest.approx(entry["score"])
+    topics = [*work["topics"], work["primary_topic"]]
+    assert {k for k in edges.index if k.startswith("topic:")} == {
+        f"topic:{normalise_keyword(t['display_name'])}" for t in topics
+    }
+    assert {k for k in edges.index if k.startswith("field_of_study:")} == {
+        f"field_of_study:{normalise_keyword(t['field']['display_name'])}" for t in topics
+    }
+
+
+@pytest.mark.shared_data
+def test_semantic_scholar_fields_of_study(data_dir: Path, tmp_path: Path) -> None:
+    import json
+
+    from loaders import semanticscholar
+
+    paper = json.loads((data_dir / "formats" / "semanticscholar" / "Paper.json").read_text(encoding="utf-8"))
+    single = tmp_path / "Paper.json"
+    single.write_text(json.dumps({k: v for k, v in paper.items() if k not in ("citations", "references")}))
+    batch = semanticscholar.load(single)
+    names = {*paper["fieldsOfStudy"], *(f["category"] for f in paper["s2FieldsOfStudy"])}
+    assert sorted(batch.rels["HAS_KEYWORD"]["target"]) == sorted(
+        f"field_of_study:{normalise_keyword(n)}" for n in names
+    )
