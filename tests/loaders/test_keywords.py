@@ -141,6 +141,7 @@ def test_wos_plain_text_de_and_id(data_dir: Path) -> None:
 
 
 @pytest.mark.shared_data
+@pytest.mark.slow  # the whole export's cited references are matched too
 def test_wos_tab_delimited_de_and_id(data_dir: Path) -> None:
     path = data_dir / "formats" / "wos" / "wos.txt"
     with path.open(encoding="utf-8-sig", newline="") as handle:
@@ -154,6 +155,7 @@ def test_wos_tab_delimited_de_and_id(data_dir: Path) -> None:
 
 
 @pytest.mark.shared_data
+@pytest.mark.slow  # the whole export's cited references are matched too
 def test_scopus_author_and_index_keywords(data_dir: Path) -> None:
     path = data_dir / "formats" / "scopus" / "scopus_testing.csv.scopus"
     with path.open(encoding="utf-8-sig", newline="") as handle:
@@ -167,6 +169,7 @@ def test_scopus_author_and_index_keywords(data_dir: Path) -> None:
 
 
 @pytest.mark.shared_data
+@pytest.mark.slow  # the whole export's cited references are matched too
 def test_ingest_with_a_keyword_thesaurus_and_twice_to_the_same_graph(data_dir: Path, tmp_path: Path) -> None:
     sample = data_dir / "formats" / "wos" / "wos_sample.txt"
     thesaurus = tmp_path / "thesaurus.txt"
