@@ -91,6 +91,7 @@ FIELD_WORK: Mapping[str, int] = {
     "Query.sources": SCAN_WORK,
     "Query.sources/totalCount": SCAN_WORK,
     "Source.papers": SCAN_WORK,
+    "Query.thematicMap": SCAN_WORK,  # every keyword use, then the co-occurrence of the `top` keywords
 }
 # Work of each recipe of cypher/explore/ (a test checks every recipe is here): what its MATCH reads.
 EXPLORE_WORK: Mapping[str, int] = {
@@ -117,6 +118,7 @@ EXPLORE_WORK: Mapping[str, int] = {
     "sources_by_name": SCAN_WORK,  # every paper's venue
     "papers_in_source": SCAN_WORK,  # every paper's venue (no index on it)
     "historiograph": SCAN_WORK,  # every CITES edge between records
+    "keyword_cooccurrence": SCAN_WORK,  # every pair of keywords of every paper
     "top_cocited_pairs_in_years": PAIR_SCAN_WORK,  # every pair of papers one paper cites
 }
 

@@ -45,6 +45,7 @@ from api.types import (
     RecommendQuery,
     StatsQuery,
     TaxonomyQuery,
+    ThematicQuery,
 )
 
 MAX_DEPTH = 10  # a connection adds two levels (edges, node): paper -> citedBy -> citations -> authors fits
@@ -66,6 +67,7 @@ QUERY_TYPES: tuple[type, ...] = (
     LinkageQuery,
     ExploreQueries,
     StatsQuery,
+    ThematicQuery,
 )
 
 Query = merge_types("Query", QUERY_TYPES)

@@ -235,6 +235,22 @@ def build_schema(sizes: VectorSizes = VectorSizes()) -> Schema:
             ),
             "An id a source gave a paper besides the paper's key; (Alias)-[:ALIAS_OF]->(Paper).",
         ),
+        NodeType(
+            "Keyword",
+            "id",
+            (
+                _p(
+                    "id", S
+                ),  # "<kind>:<normalised term>" (loaders.keywords.normalise_keyword): "author:citation network"
+                _p("name", S),  # the term's most frequent spelling in the export that loaded it
+                _p("kind", S),  # author, plus (Keywords Plus), index, openalex_keyword, topic, field_of_study
+                _p("cluster", I),  # community of the keyword co-occurrence network (gnn.mapping.keywords)
+                _p("cluster_label", S),  # that cluster's most frequent keyword, as bibliometrix names themes
+                _p("quadrant", S),  # its cluster's place on the thematic map: motor, niche, emerging/declining, basic
+            ),
+            "A keyword of works as a source gives it (author keywords, Keywords Plus, index terms, topics), "
+            "one node per kind and normalised term; (Paper)-[:HAS_KEYWORD]->(Keyword).",
+        ),
     ]
     rels = [
         RelType("WROTE", "Author", "Paper", (_p("position", I),), description="position: 1 for the first author."),
@@ -284,6 +300,13 @@ def build_schema(sizes: VectorSizes = VectorSizes()) -> Schema:
         ),
         RelType("BROADER", "AcmClass", "AcmClass"),
         RelType("ALIAS_OF", "Alias", "Paper", description="Every id a source gave a paper resolves to it."),
+        RelType(
+            "HAS_KEYWORD",
+            "Paper",
+            "Keyword",
+            (_p("score", F),),
+            description="score: the source's relevance of the term to the work (OpenAlex), null where none is given.",
+        ),
     ]
     return Schema({n.label: n for n in nodes}, {r.type: r for r in rels}, sizes)
 

@@ -21,6 +21,8 @@ input (all files of a folder together) and builds one :class:`graph.ingest.Graph
   later load from any source meets the same work. ``(Paper)-[:CITES {dataset}]->(Paper)`` once per citing
   record and cited work. Records and stubs get ``label`` (:func:`loaders.citedrefs.reference_label`),
   ``volume`` and ``first_page``.
+* ``Keyword {id, name, kind}`` + ``(Paper)-[:HAS_KEYWORD]->(Keyword)`` for the record's keywords
+  (:attr:`ExportRecord.keywords`, normalised and joined by :mod:`loaders.keywords`).
 
 Ids of one record are merged with :class:`loaders.ids.IdGroups`; matching never gives one work two DOIs
 or two records (such joins are refused and counted in ``id_conflicts``).
@@ -47,6 +49,7 @@ from graph.schema import ORIGIN_COLUMN, SOURCE_COLUMN, TARGET_COLUMN
 from loaders._common import alias_tables, input_files, nullable_ints, table
 from loaders.citedrefs import CitedRef, RecordFacts, ReferenceResolver, reference_label
 from loaders.ids import DOI_PREFIX, REFERENCE_PREFIX, IdGroups, author_key
+from loaders.keywords import HAS_KEYWORD, KEYWORD_TABLE, KeywordRows
 from loaders.refmatch import Matching, Thesaurus, WorkGroup, collapse, field_alias, match_references, report_rows
 
 
@@ -63,6 +66,7 @@ class ExportRecord:
     authors: list[str] = field(default_factory=list)  # "First Last"
     facts: RecordFacts | None = None  # what references are matched against
     references: list[CitedRef] = field(default_factory=list)
+    keywords: list[tuple[str, str]] = field(default_factory=list)  # (kind, term) as given: loaders.keywords
 
     @property
     def key(self) -> str:
@@ -429,6 +433,7 @@ def _batch(
             values.append(row.get(name))
 
     authors: dict[str, tuple[str, str]] = {}
+    keywords = KeywordRows()
     wrote: dict[str, list[object]] = {k: [] for k in (SOURCE_COLUMN, TARGET_COLUMN, "position", ORIGIN_COLUMN)}
     for record in records:
         doi = groups.member(record.key, "doi")
@@ -444,6 +449,8 @@ def _batch(
             **_record_fields(record.facts),
             **{ORIGIN_COLUMN: record.origin},
         )
+        for kind, term in record.keywords:
+            keywords.add(record.key, kind, term, record.origin)
         on_record: set[str] = set()
         for position, name in enumerate(record.authors, start=1):
             key = author_key(name)
@@ -467,7 +474,11 @@ def _batch(
         ),
         "Alias": alias_nodes,
     }
+    keyword_tables = keywords.tables()
+    if keyword_tables:
+        nodes[KEYWORD_TABLE] = keyword_tables[KEYWORD_TABLE]
     rels = {
+        HAS_KEYWORD: keyword_tables.get(HAS_KEYWORD, table({})),
         "WROTE": table({**wrote, "position": nullable_ints(wrote["position"])}),
         "ALIAS_OF": alias_of,
         "CITES": table(

@@ -4,7 +4,8 @@ One JSON object per line (UTF-8; the file may be gzipped), told apart by ``type`
 
     {"type": "paper", "id": "P98-1081", "title": "...", "abstract": "...", "year": 1998, "venue": "ACL",
      "doi": "10.3115/...", "arxiv_id": null, "authors": ["Ann Lee", "Bo Chen"], "categories": ["cs.CL"],
-     "ids": {"s2": "649def34f8be52c8b66281af98ae884c09aef38b", "pmid": "18153422"}}
+     "ids": {"s2": "649def34f8be52c8b66281af98ae884c09aef38b", "pmid": "18153422"},
+     "keywords": ["part-of-speech tagging", "hidden Markov models"]}
     {"type": "paper", "id": "10.1162/coli.2000.26.1.1", "stub": true}
     {"type": "paper", "id": "ref-12", "reference": "Brants, T. (2000). TnT: a statistical part-of-speech tagger. ANLP."}
     {"type": "citation", "citing": "P98-1081", "cited": "my-paper-7", "contexts": ["As shown by ...", "..."]}
@@ -19,7 +20,8 @@ and ``text``. Everything else may be left out or null. What each becomes:
   ("First Last"; ``id`` is :func:`loaders.ids.author_key` of the name, ``position`` 1-based, a name
   twice on one paper gives one edge at its first place); ``(Paper)-[:IN_CATEGORY {score=1.0,
   inferred=false}]->(ArxivCategory)`` for each code in ``categories`` (arXiv codes such as
-  ``cs.CL``; the categories must be in the store, so ingest ``taxonomy`` first).
+  ``cs.CL``; the categories must be in the store, so ingest ``taxonomy`` first). ``keywords``: the
+  paper's author keywords, ``Keyword {kind="author"}`` + ``HAS_KEYWORD`` (:mod:`loaders.keywords`).
   ``year`` is an integer (a string of digits is read as one); empty strings in ``title``,
   ``abstract``, ``venue`` mean "not known" (null); ``doi`` is stored lower-cased without a
   ``doi:``/``https://doi.org/`` prefix, ``arxiv_id`` without ``arXiv:`` and version.
@@ -71,9 +73,10 @@ kept as given (surrounding whitespace removed): ``my-paper-7`` stays ``my-paper-
 Rejected here, with ``<file>:<line>`` and a reason: a line that is not UTF-8, not JSON, not an
 object, without a known ``type`` (table ``line``: it is a record of no table); a record without a
 required field, or with a paper id or ``sid`` that is not a string or an integer (the table of its
-type); ``authors``/``categories``/``contexts``/``cites`` that is not a list (``WROTE``/``IN_CATEGORY``/
-``MENTIONS``/``MENTIONS``; the rest of the record is loaded) and entries of them that are not
-names, codes, texts or cited papers (``Author``/``IN_CATEGORY``/``Sentence``/``MENTIONS``); ``ids``
+type); ``authors``/``categories``/``contexts``/``cites``/``keywords`` that is not a list (``WROTE``/
+``IN_CATEGORY``/``MENTIONS``/``MENTIONS``/``HAS_KEYWORD``; the rest of the record is loaded) and entries of
+them that are not names, codes, texts, cited papers or terms (``Author``/``IN_CATEGORY``/``Sentence``/
+``MENTIONS``/``Keyword``); ``ids``
 that is not an object, or an id in it that does not read as its kind, or that another paper of
 the file has as an alias (``Alias``; one that is another paper's id joins the two instead); a
 citation of a paper by itself, or a sentence citing its own paper (``CITES``/``MENTIONS``). Values of
@@ -114,6 +117,7 @@ from loaders._common import (
 from loaders.citedrefs import reference_label
 from loaders.contexts import CONTEXT_TAG, ContextSentences, context_texts
 from loaders.ids import ARXIV_PREFIX, DOI_PREFIX, PaperIdError, author_key, canonical_paper_id, typed_id
+from loaders.keywords import AUTHOR, HAS_KEYWORD, KEYWORD_TABLE, KeywordRows, normalise_keyword
 from loaders.refmatch import field_alias
 from loaders.refstrings import parse_reference
 
@@ -137,6 +141,7 @@ FIELDS: dict[str, tuple[str, ...]] = {
         "stub",
         "ids",
         "reference",
+        "keywords",
     ),
     "citation": ("citing", "cited", "contexts"),
     "sentence": ("paper", "sid", "text", "section", "cites"),
@@ -223,6 +228,7 @@ class _Tables:
     # The reference and field keys of the works known by a `reference` string (alias, paper key, origin): aliases
     # where they name one paper of the file only.
     reference_keys: list[tuple[str, str, str]] = field(default_factory=list)
+    keywords: KeywordRows = field(default_factory=KeywordRows)  # author keywords, re-keyed in _batch
     # Citations and sentences in file order, resolved once every paper's ids are known.
     records: list[_Citation | _Sentence] = field(default_factory=list)
     rejects: list[Reject] = field(default_factory=list)
@@ -399,6 +405,17 @@ def _paper(record: dict[str, Any], where: str, out: _Tables) -> None:
             _append(out.wrote, source=key, target=pid, position=position, **{ORIGIN_COLUMN: where})
     elif names is not None:
         out.reject("WROTE", where, f"`authors` is {preview(names)}, expected a list of names; loaded without authors")
+    terms = record.get("keywords")
+    if isinstance(terms, list):
+        for term in terms:
+            if not isinstance(term, str) or normalise_keyword(term) is None:
+                out.reject("Keyword", where, f"keyword {preview(term)} is not a term such as 'citation analysis'")
+                continue
+            out.keywords.add(pid, AUTHOR, term, where)
+    elif terms is not None:
+        out.reject(
+            "HAS_KEYWORD", where, f"`keywords` is {preview(terms)}, expected a list of terms; loaded without keywords"
+        )
     codes = record.get("categories")
     if isinstance(codes, list):
         for code in dict.fromkeys(c.strip() if isinstance(c, str) else c for c in codes):
@@ -682,6 +699,9 @@ def _batch(path: Path, out: _Tables) -> GraphBatch:
         "HAS_SENTENCE": _concat(table(has_sentence), context_has_sentence),
         "MENTIONS": mentions,
     }
+    keyword_tables = out.keywords.tables([resolve(paper) for paper in out.keywords.papers])
+    if keyword_tables:
+        nodes[KEYWORD_TABLE], rels[HAS_KEYWORD] = keyword_tables[KEYWORD_TABLE], keyword_tables[HAS_KEYWORD]
     return GraphBatch(
         f"{SOURCE}:{path.name}",
         nodes={name: frame for name, frame in nodes.items() if len(frame)},

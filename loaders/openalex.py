@@ -58,6 +58,9 @@ becomes
   with ``level`` = OpenAlex's level + 1 (OpenAlex counts from 0, every scheme here counts its top
   classes as 1) and no BROADER (a work record names a concept's level, not its parents), and
   ``IN_CLASS {score, inferred=false}`` to each. A class's ``name`` is the first one read.
+* ``Keyword {id, name, kind}`` + ``(Paper)-[:HAS_KEYWORD {score}]->(Keyword)`` (:mod:`loaders.keywords`)
+  for each ``keywords[].display_name`` (kind ``openalex_keyword``), each topic's ``display_name`` (``topic``)
+  and its ``field.display_name`` (``field_of_study``, the topic's score), with the entry's ``score``;
 
 A work read twice (two pages of overlapping queries, or two snapshot partitions: OpenAlex writes
 an updated work into a later ``updated_date=`` partition) is loaded once: the copy with the
@@ -130,6 +133,7 @@ from loaders.ids import (
     canonical_paper_id,
     id_kind,
 )
+from loaders.keywords import FIELD_OF_STUDY, HAS_KEYWORD, KEYWORD_TABLE, OPENALEX_KEYWORD, TOPIC, KeywordRows
 
 log = logging.getLogger(__name__)
 
@@ -319,6 +323,8 @@ class _Columns:
         default_factory=dict
     )  # id -> code, name, scheme, level, origin
     broader: dict[tuple[str, str], str] = field(default_factory=dict)  # (child, parent) -> origin
+    keyword_rows: array = field(default_factory=lambda: array("l"))  # the work row of each keyword use
+    keywords: KeywordRows = field(default_factory=KeywordRows)  # the uses, keyed by W-id until _batch re-keys
     rejects: list[Reject] = field(default_factory=list)
 
     def reject(self, table_name: str, where: str, reason: str) -> None:
@@ -527,6 +533,7 @@ def _add(work: dict[str, Any], number: int, abstract: str | None, where: str, ou
     _authors(work.get("authorships"), row, where, out)
     _references(work.get("referenced_works"), number, row, where, out)
     _classes(work, row, where, out)
+    _keywords(work, wid, row, where, out)
 
 
 def _abstract(index: object) -> str | None:
@@ -720,6 +727,26 @@ def _classes(work: dict[str, Any], row: int, where: str, out: _Columns) -> None:
             out.class_score.append(concept.get("score"))
 
 
+def _keywords(work: dict[str, Any], wid: str, row: int, where: str, out: _Columns) -> None:
+    """The work's ``keywords`` (``openalex_keyword``), topic names (``topic``) and topic fields
+    (``field_of_study``), each with its score (a field: its best topic's), as :mod:`loaders.keywords` uses."""
+    before = len(out.keywords.ids)
+    keywords = work.get("keywords")
+    for entry in keywords if isinstance(keywords, list) else []:
+        if isinstance(entry, dict):
+            out.keywords.add(wid, OPENALEX_KEYWORD, entry.get("display_name"), where, entry.get("score"))
+    given = work.get("topics")
+    topics: list[object] = given if isinstance(given, list) else []
+    primary = work.get("primary_topic")
+    for topic in [*topics, *([primary] if isinstance(primary, dict) else [])]:
+        if isinstance(topic, dict):
+            out.keywords.add(wid, TOPIC, topic.get("display_name"), where, topic.get("score"))
+            of_field = topic.get("field")
+            if isinstance(of_field, dict):
+                out.keywords.add(wid, FIELD_OF_STUDY, of_field.get("display_name"), where, topic.get("score"))
+    out.keyword_rows.extend([row] * (len(out.keywords.ids) - before))
+
+
 def _topic(topic: object, where: str, out: _Columns) -> str | None:
     """Register a topic and its chain of parents; the topic's class id, or None (rejected)."""
     short = _short_id(topic.get("id")) if isinstance(topic, dict) else None
@@ -880,8 +907,12 @@ def _batch(
             ORIGIN_COLUMN: list(new_broader.values()),
         }
     )
+    keyword_rows, keyword_keep = _rows(out.keyword_rows, alive)
+    keyword_tables = out.keywords.keep(keyword_keep.tolist()).tables(keys[keyword_rows].tolist())
     nodes = {"Paper": papers, "Alias": alias_nodes, "Author": authors, "AcmClass": classes}
     rels = {"ALIAS_OF": alias_of, "WROTE": wrote, "CITES": cites, "IN_CLASS": in_class, "BROADER": broader}
+    if keyword_tables:
+        nodes[KEYWORD_TABLE], rels[HAS_KEYWORD] = keyword_tables[KEYWORD_TABLE], keyword_tables[HAS_KEYWORD]
     batch = GraphBatch(
         SOURCE,
         nodes={name: frame for name, frame in nodes.items() if len(frame)},

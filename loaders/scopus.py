@@ -24,6 +24,8 @@ column                     becomes
                            + volume + first page (``Authors``/``Year``/``Volume``/``Page start``), then by
                            title with the same year and first author; the rest are stubs (DOI, else
                            ``ref:<key>``, with the parsed ``title`` and ``year``); ``CITES {dataset="scopus"}``
+``Author Keywords``        ``Keyword {kind="author"}``, ``Index Keywords`` ``Keyword {kind="index"}`` (``;``-
+                           separated) with ``HAS_KEYWORD`` (:mod:`loaders.keywords`)
 =========================  ================================================================================
 
 Origins are ``<file>:<line>`` of the row's first line. Rejected here: a row with neither DOI nor
@@ -49,6 +51,7 @@ from loaders._common import GZIP_MAGIC, integer_or_as_is, origin, text_or_null
 from loaders._database_exports import CitationReport, ExportRecord, load_export, reference_report
 from loaders.citedrefs import RecordFacts, canonical_dois, initials_first, parse_scopus, split_scopus_references
 from loaders.ids import SCOPUS_PREFIX
+from loaders.keywords import AUTHOR, INDEX, split_keywords
 from loaders.refmatch import Thesaurus
 
 log = logging.getLogger(__name__)
@@ -188,6 +191,10 @@ def _read_row(
                 title=title if isinstance(title, str) else None,
             ),
             references=[parse_scopus(raw, current=current) for raw in references],
+            keywords=[
+                *((AUTHOR, term) for term in split_keywords(fields.get("Author Keywords"))),
+                *((INDEX, term) for term in split_keywords(fields.get("Index Keywords"))),
+            ],
         )
     )
 

@@ -37,6 +37,8 @@ What each becomes:
   of the input describes gives a stub with that abstract;
 * ``Author {id, name}`` + ``WROTE {position}`` (1-based) for each entry of ``authors``, keyed by
   :func:`loaders.ids.author_key` of its ``name`` (S2 author ids are not kept);
+* ``Keyword {kind="field_of_study"}`` + ``HAS_KEYWORD`` for each of ``fieldsOfStudy`` and each
+  ``s2FieldsOfStudy[].category`` (S2AG ``s2fieldsofstudy``) of any record of the work (:mod:`loaders.keywords`);
 * ``(Paper)-[:CITES {n_contexts, intents, influential, dataset="semanticscholar"}]->(Paper)``
   once per pair: ``intents`` the flat list of intents (``intents`` and every
   ``contextsWithIntent[].intents``, first-seen order, null when none is given), ``influential``
@@ -103,6 +105,7 @@ from loaders.ids import (
     canonical_paper_id,
     typed_id,
 )
+from loaders.keywords import FIELD_OF_STUDY, HAS_KEYWORD, KEYWORD_TABLE, KeywordRows
 
 log = logging.getLogger(__name__)
 
@@ -130,6 +133,7 @@ class _Work:
     stub: bool
     props: dict[str, object] = field(default_factory=dict)  # title, abstract, year, venue
     authors: list[str] = field(default_factory=list)  # names, in order
+    fields: list[str] = field(default_factory=list)  # fieldsOfStudy and s2FieldsOfStudy categories
 
 
 @dataclass
@@ -156,7 +160,16 @@ class _Input:
     def reject(self, table_name: str, where: str, reason: str) -> None:
         self.rejects.append(Reject(table_name, where, reason))
 
-    def work(self, ids: list[str], where: str, *, stub: bool, authors: list[str] | None = None, **props: object) -> str:
+    def work(
+        self,
+        ids: list[str],
+        where: str,
+        *,
+        stub: bool,
+        authors: list[str] | None = None,
+        fields: list[str] | None = None,
+        **props: object,
+    ) -> str:
         """Registers a work under ``ids`` (merged with every work sharing one); its first id."""
         for paper_id in ids:
             self.first_seen.setdefault(paper_id, where)
@@ -164,7 +177,7 @@ class _Input:
             self.groups.union(ids)
         else:
             self.groups.add(ids[0])
-        self.works.append(_Work(ids, where, stub, props, authors or []))
+        self.works.append(_Work(ids, where, stub, props, authors or [], fields or []))
         return ids[0]
 
 
@@ -489,7 +502,21 @@ def _work(record: dict[str, Any], where: str, into: _Input, *, no_id: tuple[str,
         year=integer_or_as_is(record.get("year")),
         venue=_venue(record),
         authors=authors,
+        fields=_fields_of_study(record),
     )
+
+
+def _fields_of_study(record: dict[str, Any]) -> list[str]:
+    """``fieldsOfStudy`` (names) and the ``category`` of each ``s2FieldsOfStudy``/``s2fieldsofstudy`` entry."""
+    names: list[str] = []
+    given = record.get("fieldsOfStudy")
+    if isinstance(given, list):
+        names += [name for name in given if isinstance(name, str)]
+    for key in ("s2FieldsOfStudy", "s2fieldsofstudy"):
+        entries = record.get(key)
+        if isinstance(entries, list):
+            names += [e["category"] for e in entries if isinstance(e, dict) and isinstance(e.get("category"), str)]
+    return names
 
 
 def _titled(record: dict[str, Any]) -> str:
@@ -632,6 +659,7 @@ def _batch(into: _Input) -> GraphBatch:
     papers: dict[str, dict[str, object]] = {}  # key -> row, in order of first appearance
     wrote: dict[tuple[str, str], tuple[int, str]] = {}  # (author, paper) -> (position, origin)
     authors: dict[str, tuple[str, str]] = {}  # author key -> (first spelling, its origin)
+    keywords = KeywordRows()
     for work in into.works:
         key = groups.canonical(work.ids[0])
         row = papers.get(key)
@@ -654,6 +682,7 @@ def _batch(into: _Input) -> GraphBatch:
         for name, value in work.props.items():
             if row[name] is None:
                 row[name] = value
+        keywords.add_all(key, FIELD_OF_STUDY, work.fields, work.where)
         for position, name in enumerate(work.authors, start=1):
             author = author_key(name) if name else None
             if author is not None:
@@ -729,6 +758,9 @@ def _batch(into: _Input) -> GraphBatch:
         "HAS_SENTENCE": has_sentence,
         "MENTIONS": mentions,
     }
+    keyword_tables = keywords.tables()
+    if keyword_tables:
+        nodes[KEYWORD_TABLE], rels[HAS_KEYWORD] = keyword_tables[KEYWORD_TABLE], keyword_tables[HAS_KEYWORD]
     return GraphBatch(
         SOURCE,
         nodes={name: frame for name, frame in nodes.items() if len(frame)},

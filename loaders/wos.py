@@ -35,6 +35,8 @@ tag         becomes
             then by first author + year + volume + first page against ``AU``/``PY``/``VL``/``BP``
             (``J9``/``JI``/``SO`` break ties); the rest are stubs (DOI, else ``ref:<key>``);
             ``CITES {dataset="wos"}``
+``DE``      author keywords, ``ID`` Keywords Plus (``;``-separated, continuation lines joined with a
+            space): ``Keyword {kind="author"|"plus"}`` and ``HAS_KEYWORD`` (:mod:`loaders.keywords`)
 ==========  =====================================================================================
 
 Origins are ``<file>:<line>`` of the record's first line (``PT`` line, or its row). Rejected here:
@@ -60,6 +62,7 @@ from loaders._common import integer_or_as_is, iter_raw_lines, origin, text_or_nu
 from loaders._database_exports import CitationReport, ExportRecord, load_export, reference_report
 from loaders.citedrefs import RecordFacts, canonical_dois, parse_wos
 from loaders.ids import WOS_PREFIX
+from loaders.keywords import AUTHOR, PLUS, split_keywords
 from loaders.refmatch import Thesaurus
 
 log = logging.getLogger(__name__)
@@ -468,6 +471,10 @@ def _add_record(where: str, fields: dict[str, list[str]], records: list[ExportRe
                 title=_text(fields, "TI"),
             ),
             references=[parse_wos(raw) for raw in fields.get("CR", [])],
+            keywords=[
+                *((AUTHOR, term) for term in split_keywords(_text(fields, "DE"))),
+                *((PLUS, term) for term in split_keywords(_text(fields, "ID"))),
+            ],
         )
     )
 

@@ -2,7 +2,8 @@
 
 ``all`` runs :data:`COMPUTE_STEPS` in order; ``linkage`` (it needs a trained linker), ``index``
 (also built by the first ``recommend``) and ``mapping`` (citation bursts, betweenness and sigma, for
-science-mapping analysts; it reads the CO_CITED edges of ``cocitation``) run only when named. Every default of the step flags is
+science-mapping analysts; it reads the CO_CITED edges of ``cocitation``) and ``thematic-map`` (keyword clusters,
+Callon centrality and density: :mod:`gnn.mapping.thematic`) run only when named. Every default of the step flags is
 read from the settings dataclass the flag fills (``default=CocitationSettings().min_count``), so the
 two cannot drift apart.
 """
@@ -18,6 +19,9 @@ from gnn.hyperbolic.compute import HyperbolicSettings, MapSettings, compute_hype
 from gnn.mapping.bursts import BurstSettings
 from gnn.mapping.centrality import CentralitySettings
 from gnn.mapping.compute import MappingSettings, compute_mapping
+from gnn.mapping.keywords import KIND_FALLBACK
+from gnn.mapping.networks import NetworkFilters
+from gnn.mapping.thematic import DEFAULT_TOP, compute_thematic_map
 from gnn.recommend.service import ServiceSettings, open_retrieval
 from gnn.taxonomy.categories import CategorySettings
 from gnn.taxonomy.compute import TaxonomySettings, compute_taxonomy
@@ -116,6 +120,45 @@ def compute_mapping_step(store: GraphStore, args: argparse.Namespace) -> None:
     print(compute_mapping(store, settings).summary())
 
 
+def compute_thematic_map_step(store: GraphStore, args: argparse.Namespace) -> None:
+    """``citegraph compute thematic-map``: keyword clusters and their quadrants written onto every Keyword."""
+    themes, written = compute_thematic_map(
+        store, thematic_filters(args), args.keyword_kinds, resolution=args.resolution, seed=args.seed
+    )
+    print(f"{themes.summary()}\n  {written} keywords updated")
+
+
+def thematic_filters(args: argparse.Namespace) -> NetworkFilters:
+    """The keyword network's filters from ``--year-min/--year-max``, ``--keyword-min-count``, ``--keyword-top``."""
+    return NetworkFilters(
+        year_min=args.year_min, year_max=args.year_max, min_count=args.keyword_min_count, top=args.keyword_top
+    )
+
+
+def add_thematic_arguments(g: argparse._ArgumentGroup) -> None:
+    """The keyword co-occurrence filters of the thematic map (``compute thematic-map``, ``export thematic-map``)."""
+    g.add_argument("--year-min", type=int, help="thematic map: only documents published in or after this year")
+    g.add_argument("--year-max", type=int, help="thematic map: only documents published in or before this year")
+    g.add_argument(
+        "--keyword-min-count",
+        type=int,
+        default=NetworkFilters().min_count,
+        help="thematic map: keep links of keywords that share at least N documents",
+    )
+    g.add_argument(
+        "--keyword-top",
+        type=int,
+        default=DEFAULT_TOP,
+        help=f"thematic map: the N keywords with the most documents (bibliometrix: {DEFAULT_TOP})",
+    )
+    g.add_argument(
+        "--keyword-kinds",
+        nargs="+",
+        choices=KIND_FALLBACK,
+        help="thematic map: which keywords (default: author keywords, else Keywords Plus, else index keywords, ...)",
+    )
+
+
 def compute_index_step(store: GraphStore, args: argparse.Namespace) -> None:
     """``citegraph compute index``: build or update the retrieval index and the citation-context
     profiles beside the store, as ``recommend`` opens them (not the reranker, not the citation lists)."""
@@ -141,6 +184,7 @@ STEP_FUNCTIONS = {
     "linkage": compute_linkage_step,
     "index": compute_index_step,
     "mapping": compute_mapping_step,
+    "thematic-map": compute_thematic_map_step,
 }
 
 
@@ -149,10 +193,11 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     p = sub.add_parser("compute", help="run compute steps that write results back into the graph")
     p.add_argument(
         "step",
-        choices=["all", *COMPUTE_STEPS, "linkage", "index", "mapping"],
+        choices=["all", *COMPUTE_STEPS, "linkage", "index", "mapping", "thematic-map"],
         help="which step (all: every step, in order; linkage runs only when named: it needs a trained linker; "
         "index: the retrieval index beside the store, also built on the first `recommend`; mapping, only when "
-        "named: citation bursts, betweenness and sigma as CiteSpace computes them, after cocitation)",
+        "named: citation bursts, betweenness and sigma as CiteSpace computes them, after cocitation; thematic-map, "
+        "only when named: keyword co-occurrence clusters with Callon centrality and density, onto every Keyword)",
     )
     _embedding_arguments(p.add_argument_group("embeddings"))
     _cocitation_arguments(p.add_argument_group("cocitation"))
@@ -188,6 +233,7 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         help="fit h_θ (nothing served reads it; --no-map writes the coordinates alone, a later --map run fits it)",
     )
     _mapping_arguments(p.add_argument_group("mapping"))
+    add_thematic_arguments(p.add_argument_group("thematic-map (also --resolution and --seed of the clustering)"))
     g = p.add_argument_group("linkage")
     g.add_argument("--model", help="linker model (default: $CITEGRAPH_CACHE/models/linker.json)")
     add_cross_encoder_arguments(g)

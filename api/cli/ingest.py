@@ -18,6 +18,7 @@ from graph import ingest, ingest_stream
 from graph.errors import ConfigError
 from graph.files import StoreFiles
 from graph.ingest import ON_ERROR
+from loaders.keywords import THESAURUS_ENV, KeywordThesaurus, thesaurus_from_env
 from loaders.refmatch import Thesaurus
 
 log = logging.getLogger(__name__)
@@ -32,6 +33,9 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     settings = AppSettings.from_env()
     sources = _sources(args, Path(args.data) if args.data else settings.data_dir)
     thesaurus = _thesaurus(args, sources)
+    keyword_thesaurus = (
+        KeywordThesaurus.read(Path(args.keyword_thesaurus)) if args.keyword_thesaurus else thesaurus_from_env()
+    )
     reports = []
     with open_from_args(args, create=True) as store:
         rejects_dir = (
@@ -44,6 +48,8 @@ def cmd_ingest(args: argparse.Namespace) -> int:
                 if source.chunks is not None:
                     chunk = args.chunk_works or settings.ingest_chunk_works
                     batches = source.chunks(path, chunk)
+                    if keyword_thesaurus is not None:
+                        batches = map(keyword_thesaurus.apply, batches)
                     report = ingest_stream(store, source.name, batches, on_error=args.on_error, rejects_dir=rejects_dir)
                 else:
                     batch = (
@@ -51,6 +57,8 @@ def cmd_ingest(args: argparse.Namespace) -> int:
                         if thesaurus is not None and source.load_matched is not None
                         else source.load(path)
                     )
+                    if keyword_thesaurus is not None:
+                        batch = keyword_thesaurus.apply(batch)
                     report = ingest(store, batch, on_error=args.on_error, rejects_dir=rejects_dir)
             except OSError as exc:  # the rejects report, written before the store
                 if exc.filename is None or not _within(Path(exc.filename), rejects_dir):
@@ -169,6 +177,12 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         help="a thesaurus of cited references (VOSviewer format: label<TAB>replace by; replace by = label keeps a "
         "string apart) for the sources whose cited works are reference strings; "
         "default $CITEGRAPH_REFERENCE_THESAURUS (review the joins with `citegraph references report`)",
+    )
+    p.add_argument(
+        "--keyword-thesaurus",
+        metavar="FILE",
+        help="a keyword thesaurus (VOSviewer format: label<TAB>replace by; an empty replace by drops the term) "
+        f"applied to the keywords loaded (default: ${THESAURUS_ENV}, else none)",
     )
     p.add_argument("--json", action="store_true", help="print the ingest reports as JSON")
     p.set_defaults(func=cmd_ingest)

@@ -33,6 +33,9 @@ from api.cli.common import (
 from gnn.cocitation.compute import MEASURES
 from gnn.cocitation.export import FORMATS, export_cocitation, export_coupling
 from gnn.mapping.historiograph import historiograph, write_historiograph
+from gnn.mapping.keywords import KIND_FALLBACK
+from gnn.mapping.networks import NetworkFilters
+from gnn.mapping.thematic import DEFAULT_TOP, thematic_map, write_thematic_map
 from graph import Completeness, GraphStore
 from graph.check import check_store
 from graph.errors import ConfigError
@@ -287,6 +290,14 @@ def cmd_export(args: argparse.Namespace) -> int:
         if args.kind == "neo4j-admin":
             print(export_neo4j_admin(store, out, progress=not args.quiet).summary())
             return 0
+        if args.kind == "thematic-map":
+            filters = NetworkFilters(
+                year_min=args.year_min, year_max=args.year_max, min_count=args.keyword_min_count, top=args.keyword_top
+            )
+            themes = thematic_map(store, filters, args.keyword_kinds, resolution=args.resolution)
+            path = write_thematic_map(themes, out)
+            print(f"{themes.summary()}\n-> {path}")
+            return 0
         if args.kind == "historiograph":
             graph = historiograph(store, top_n=args.top, min_lcs=args.min_lcs)
             paths = write_historiograph(graph, out, args.format or "csv")
@@ -376,10 +387,12 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     p = sub.add_parser("export", help="export tables or co-citation / coupling networks for analysts")
     p.add_argument(
         "kind",
-        choices=["tables", "cocitation", "coupling", "historiograph", "neo4j-admin"],
+        choices=["tables", "cocitation", "coupling", "historiograph", "thematic-map", "neo4j-admin"],
         help="tables: every relationship type as an edge list (OUT is a folder); cocitation: the CO_CITED "
         "network; coupling: bibliographic coupling (computed on demand); historiograph: the direct-citation "
-        "chronology of the --top records most cited inside the collection (csv or graphml); neo4j-admin: node and relationship "
+        "chronology of the --top records most cited inside the collection (csv or graphml); thematic-map: keyword "
+        "clusters with Callon centrality, density and quadrant (OUT.csv or OUT.json; computed on demand with the "
+        "--keyword-* filters); neo4j-admin: node and relationship "
         "CSVs for `neo4j-admin database import full` plus OUT/import.sh (OUT is a folder)",
     )
     p.add_argument(
@@ -397,10 +410,33 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     p.add_argument(
         "--year-min",
         type=int,
-        help="cocitation: count only citing papers published in or after this year (counts from the citations; "
-        "the strengths stay the stored all-years values)",
+        help="cocitation, thematic-map: count only (citing) papers published in or after this year (cocitation: "
+        "counts from the citations; the strengths stay the stored all-years values)",
     )
-    p.add_argument("--year-max", type=int, help="cocitation: count only citing papers published in or before this year")
+    p.add_argument(
+        "--year-max",
+        type=int,
+        help="cocitation, thematic-map: count only (citing) papers published in or before this year",
+    )
+    p.add_argument(
+        "--keyword-min-count",
+        type=int,
+        default=NetworkFilters().min_count,
+        help="thematic-map: keep links of keywords that share at least N documents",
+    )
+    p.add_argument(
+        "--keyword-top",
+        type=int,
+        default=DEFAULT_TOP,
+        help=f"thematic-map: the N keywords with the most documents (bibliometrix: {DEFAULT_TOP})",
+    )
+    p.add_argument(
+        "--keyword-kinds",
+        nargs="+",
+        choices=KIND_FALLBACK,
+        help="thematic-map: which keywords (default: author keywords)",
+    )
+    p.add_argument("--resolution", type=float, default=1.0, help="thematic-map: Leiden resolution of the clusters")
     p.set_defaults(func=cmd_export)
 
 

@@ -10,6 +10,7 @@ module         root fields
 ``linkage``    ``linkage``, ``citanceLinks``
 ``explore``    ``explore``, ``exploreQueries``
 ``stats``      ``stats``, ``completeness``
+``thematic``   ``thematicMap``
 =============  ==================================================================================
 
 To add an area: write ``api/types/<area>.py`` with its types and
@@ -28,6 +29,7 @@ from api.types.papers import Author, Paper, PaperQuery, Sentence
 from api.types.recommend import RecommendQuery
 from api.types.stats import StatsQuery
 from api.types.taxonomy import Category, TaxonomyClass, TaxonomyQuery
+from api.types.thematic import ThematicQuery
 
 __all__ = [
     "Author",
@@ -47,4 +49,5 @@ __all__ = [
     "StatsQuery",
     "TaxonomyClass",
     "TaxonomyQuery",
+    "ThematicQuery",
 ]

@@ -6,6 +6,8 @@
 ``historiograph``  Garfield's direct-citation chronology of the most locally cited records
 ``data``           the one bulk read they share: citations, years, which papers are records
 ``compute``        ``citegraph compute mapping``: bursts, betweenness and sigma written onto every Paper
+``keywords``       the KEYWORDS unit: keyword co-occurrence (BᵀB), its Leiden clusters
+``thematic``       the thematic map: Callon centrality and density of keyword clusters, their quadrants
 =================  ======================================================================================
 
 Betweenness reads the CO_CITED edges that ``citegraph compute cocitation`` stores (:mod:`gnn.cocitation`).
@@ -33,32 +35,74 @@ from gnn.mapping.historiograph import (
     local_citation_scores,
     write_historiograph,
 )
+from gnn.mapping.keywords import (
+    KIND_FALLBACK,
+    Cooccurrence,
+    KeywordUses,
+    cooccurrence,
+    keyword_clusters,
+    keyword_kinds,
+    keyword_network,
+    keywords_network,
+    read_keyword_uses,
+)
+from gnn.mapping.thematic import (
+    QUADRANTS,
+    THEMATIC_FORMATS,
+    ThematicMap,
+    Theme,
+    callon,
+    compute_thematic_map,
+    equivalence,
+    quadrants,
+    thematic_map,
+    write_thematic_map,
+)
 
 __all__ = [
     "EXACT_UP_TO",
     "HISTORIOGRAPH_FORMATS",
+    "KIND_FALLBACK",
     "PAPER_PROPERTIES",
     "PIVOTS",
+    "QUADRANTS",
+    "THEMATIC_FORMATS",
     "BurstSettings",
     "CentralitySettings",
+    "Cooccurrence",
     "Historiograph",
+    "KeywordUses",
     "MappingInput",
     "MappingReport",
     "MappingSettings",
+    "ThematicMap",
+    "Theme",
     "YearlyCitations",
     "betweenness",
     "burst_table",
+    "callon",
     "cocitation_network",
     "compute_mapping",
+    "compute_thematic_map",
+    "cooccurrence",
     "detect_bursts",
+    "equivalence",
     "historiograph",
     "historiograph_of",
+    "keyword_clusters",
+    "keyword_kinds",
+    "keyword_network",
+    "keywords_network",
     "local_citation_scores",
     "optimal_states",
+    "quadrants",
+    "read_keyword_uses",
     "read_mapping_input",
     "sigma",
     "state_costs",
     "strongest_bursts",
+    "thematic_map",
     "write_historiograph",
+    "write_thematic_map",
     "yearly_citations",
 ]

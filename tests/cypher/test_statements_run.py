@@ -100,6 +100,8 @@ PARAMS: dict[str, dict[str, Any]] = {
     "explore/cluster_bridges": {"cluster_a": 0, "cluster_b": 1, "limit": 5},
     "explore/cocitation_over_time": {"paper_a": "p2", "paper_b": "p3"},
     "explore/historiograph": {"limit": 3},
+    "explore/keyword_cooccurrence": {"kind": "author", "year_min": 1990, "year_max": 2010, "min_count": 1, "limit": 5},
+    "keyword_nodes": {"ids": ["author:x"]},
     "historiograph_labels": {"ids": ["p1", "nope"]},
     # The GraphQL API's statements (api/services.py).
     "papers_of_authors": {"ids": ["a1"]},

@@ -361,7 +361,11 @@ def test_wrong_types_are_rejected_with_their_record(samples: Path, tmp_path: Pat
         "mixed.jsonl:1",
         "`year` is 'n.d.', expected an integer",
     )
-    assert {(r.table, r.origin) for r in validation[1:]} == {("WROTE", "mixed.jsonl:1"), ("ALIAS_OF", "mixed.jsonl:1")}
+    assert {(r.table, r.origin) for r in validation[1:]} == {
+        ("WROTE", "mixed.jsonl:1"),
+        ("ALIAS_OF", "mixed.jsonl:1"),
+        ("HAS_KEYWORD", "mixed.jsonl:1"),  # its s2fieldsofstudy
+    }
     assert report.records == report.stored + report.rejected
 
 
