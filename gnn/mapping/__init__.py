@@ -3,6 +3,7 @@
 =================  ======================================================================================
 ``bursts``         Kleinberg's two-state automaton over each work's yearly citations; burst strength
 ``centrality``     betweenness centrality of the co-citation network (networkx), CiteSpace's sigma
+``cited``         co-citation maps of cited works, their authors and their sources (``build_network``)
 ``historiograph``  Garfield's direct-citation chronology of the most locally cited records
 ``data``           the one bulk read they share: citations, years, which papers are records
 ``compute``        ``citegraph compute mapping``: bursts, betweenness and sigma written onto every Paper
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 from gnn.mapping.bursts import BurstSettings, detect_bursts, optimal_states, state_costs, strongest_bursts
 from gnn.mapping.centrality import EXACT_UP_TO, PIVOTS, CentralitySettings, betweenness, cocitation_network, sigma
+from gnn.mapping.cited import author_network, reference_network, source_network, stub_first_author
 from gnn.mapping.compute import (
     PAPER_PROPERTIES,
     MappingReport,
@@ -46,6 +48,7 @@ __all__ = [
     "MappingReport",
     "MappingSettings",
     "YearlyCitations",
+    "author_network",
     "betweenness",
     "burst_table",
     "cocitation_network",
@@ -56,9 +59,12 @@ __all__ = [
     "local_citation_scores",
     "optimal_states",
     "read_mapping_input",
+    "reference_network",
     "sigma",
+    "source_network",
     "state_costs",
     "strongest_bursts",
+    "stub_first_author",
     "write_historiograph",
     "yearly_citations",
 ]
