@@ -4,6 +4,7 @@
 ``bursts``         Kleinberg's two-state automaton over each work's yearly citations; burst strength
 ``centrality``     betweenness centrality of the co-citation network (networkx), CiteSpace's sigma
 ``cited``         co-citation maps of cited works, their authors and their sources (``build_network``)
+``export``        ``citegraph export network``: a unit's map as GraphML, GEXF, VOSviewer, CSV or Parquet
 ``historiograph``  Garfield's direct-citation chronology of the most locally cited records
 ``data``           the one bulk read they share: citations, years, which papers are records
 ``compute``        ``citegraph compute mapping``: bursts, betweenness and sigma written onto every Paper
@@ -27,6 +28,7 @@ from gnn.mapping.compute import (
     yearly_citations,
 )
 from gnn.mapping.data import MappingInput, read_mapping_input
+from gnn.mapping.export import export_network, network_tables
 from gnn.mapping.historiograph import (
     HISTORIOGRAPH_FORMATS,
     Historiograph,
@@ -54,9 +56,11 @@ __all__ = [
     "cocitation_network",
     "compute_mapping",
     "detect_bursts",
+    "export_network",
     "historiograph",
     "historiograph_of",
     "local_citation_scores",
+    "network_tables",
     "optimal_states",
     "read_mapping_input",
     "reference_network",

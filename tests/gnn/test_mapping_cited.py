@@ -182,3 +182,32 @@ def test_wos_sample_equals_an_independent_count(data_dir: Path, tmp_path: Path) 
             assert weights(network) == {n: weight[n] for n in weights(network)}
         top = build_network(store, MapUnit.AUTHORS, NetworkFilters(min_count=1, top=3))
         assert [n.id for n in top.nodes] == ["COSTADEB O", "IMBERT C", "LEVY Y"]  # 21, 21 and 19 citing records
+
+
+def test_export_network_writes_a_unit_map(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from api.cli.main import main
+
+    db = tmp_path / "cited.db"
+    with open_store(StoreConfig(db_path=db)) as store:
+        ingest(store, fixture_batch())
+    out = tmp_path / "sources.csv"
+    args = ["--db", str(db), "export", "network", str(out), "--unit", "sources", "--measure", "association"]
+    assert main([*args, "--min-count", "2", "--year-max", "2010"]) == 0
+    assert "2 edges between 3" in capsys.readouterr().out
+    edges = pd.read_csv(out)
+    assert {frozenset(p) for p in zip(edges["source"], edges["target"])} == {
+        frozenset({"science", "j am soc inf sci"}),
+        frozenset({"science", "scientometrics"}),
+    }
+    assert edges["count"].tolist() == [2, 2] and edges["association"].tolist() == pytest.approx([1.0, 1.0])
+    nodes = pd.read_csv(tmp_path / "sources_nodes.csv")
+    assert dict(zip(nodes["id"], nodes["n_cited"])) == {"science": 3, "j am soc inf sci": 2, "scientometrics": 2}
+    vos = tmp_path / "authors.txt"
+    assert main(["--db", str(db), "export", "network", str(vos), "--unit", "authors", "--format", "vosviewer"]) == 0
+    assert (tmp_path / "authors_network.txt").read_text().split() == [
+        "1",
+        "2",
+        "1",
+    ]  # N c/(s s) = 3·2/(2·3); ids sorted
+
+    assert main(["--db", str(db), "export", "network", str(out), "--measure", "sentence_count"]) != 0
