@@ -3,8 +3,9 @@
 =================  ======================================================================================
 ``bursts``         Kleinberg's two-state automaton over each work's yearly citations; burst strength
 ``centrality``     betweenness centrality of the co-citation network (networkx), CiteSpace's sigma
-``cited``         co-citation maps of cited works, their authors and their sources (``build_network``)
-``export``        ``citegraph export network``: a unit's map as GraphML, GEXF, VOSviewer, CSV or Parquet
+``cited``          co-citation maps of cited works, their authors and their sources (``build_network``)
+``export``         ``citegraph export network``: a unit's map as GraphML, GEXF, VOSviewer, CSV or Parquet
+``coauthorship``   co-authorship maps of authors, institutions and countries (``build_network``)
 ``historiograph``  Garfield's direct-citation chronology of the most locally cited records
 ``data``           the one bulk read they share: citations, years, which papers are records
 ``compute``        ``citegraph compute mapping``: bursts, betweenness and sigma written onto every Paper
@@ -18,6 +19,7 @@ from __future__ import annotations
 from gnn.mapping.bursts import BurstSettings, detect_bursts, optimal_states, state_costs, strongest_bursts
 from gnn.mapping.centrality import EXACT_UP_TO, PIVOTS, CentralitySettings, betweenness, cocitation_network, sigma
 from gnn.mapping.cited import author_network, reference_network, source_network, stub_first_author
+from gnn.mapping.coauthorship import coauthor_network, collaboration_network
 from gnn.mapping.compute import (
     PAPER_PROPERTIES,
     MappingReport,
@@ -53,7 +55,9 @@ __all__ = [
     "author_network",
     "betweenness",
     "burst_table",
+    "coauthor_network",
     "cocitation_network",
+    "collaboration_network",
     "compute_mapping",
     "detect_bursts",
     "export_network",
