@@ -104,3 +104,17 @@ def test_cost_grows_with_top() -> None:
     assert cost(10) == SCAN_WORK + 1 + 10 + 10
     assert cost(5000) == SCAN_WORK + 1 + 5000 + 5000  # top, not max_results, sizes the lists
     assert cost(10**6) == cost(5000)  # clamped; the resolver refuses it
+
+
+def test_other_units_dispatch_to_their_builders(service: GraphService) -> None:
+    # Ada Lovelace (a1) wrote p1 and p4, Alan Turing (a2) p1 with her: one co-authored document
+    data = network(service, unit="COAUTHORS", min=1)
+    assert data["unit"] == "COAUTHORS"
+    assert [(n["id"], n["label"], n["weight"]) for n in data["nodes"]] == [
+        ("a1", "Ada Lovelace", 2),
+        ("a2", "Alan Turing", 1),
+    ]
+    assert links(data) == {frozenset({"a1", "a2"}): (1, 1.0)}
+    assert data["nodes"][0]["avgYear"] == pytest.approx((2001 + 2004) / 2) and data["nodes"][0]["year"] is None
+    message, code = error(service, MAP, {"unit": "COAUTHORS", "cluster": 0})
+    assert code == "BAD_USER_INPUT" and "no clusters" in message
