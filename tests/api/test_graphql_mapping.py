@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pandas as pd
 import pytest
 from graphql import parse
 from test_graphql import error, ok
@@ -63,6 +64,9 @@ def test_top_seed_and_cluster_cut_the_map(service: GraphService) -> None:
     seeded = network(service, min=1, seed="p1")
     assert [n["id"] for n in seeded["nodes"]] == ["p1", "p2", "p3"]  # the seed first
     assert len(seeded["edges"]) == 3
+    service.store.apply({"Alias": pd.DataFrame({"id": ["doi:10.1/p1"], "kind": ["doi"]})}, {})
+    service.store.apply({}, {"ALIAS_OF": pd.DataFrame({"source": ["doi:10.1/p1"], "target": ["p1"]})})
+    assert network(service, min=1, seed="doi:10.1/p1")["nodes"][0]["id"] == "p1"  # any id of the work
     cluster = network(service, min=1)["nodes"][0]["cluster"]
     assert cluster is not None
     members = network(service, min=1, cluster=cluster)["nodes"]
