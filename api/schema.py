@@ -40,6 +40,7 @@ from api.scheduling import HEAVY, HEAVY_YIELD_EVERY, HEAVY_YIELD_S, classify, cu
 from api.types import (
     ExploreQueries,
     LinkageQuery,
+    MappingQuery,
     NetworkQuery,
     PaperQuery,
     RecommendQuery,
@@ -63,6 +64,7 @@ QUERY_TYPES: tuple[type, ...] = (
     PaperQuery,
     TaxonomyQuery,
     NetworkQuery,
+    MappingQuery,
     RecommendQuery,
     LinkageQuery,
     ExploreQueries,

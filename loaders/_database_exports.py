@@ -7,6 +7,8 @@ input (all files of a folder together) and builds one :class:`graph.ingest.Graph
 * ``Paper {id, title, abstract, year, venue, doi, dataset, stub=false}`` per record, keyed by its
   DOI (``doi:…``) when it has one, else by the database's own id (``wos:…``, ``scopus:…``); the
   other ids become ``Alias`` nodes with ``ALIAS_OF``;
+* ``Institution {id, name, country}`` + ``AFFILIATION`` and ``Country {code, name}`` + ``IN_COUNTRY`` from
+  the record's addresses (:mod:`loaders.affiliations`), once per record and node;
 * ``Author {id, name}`` + ``WROTE {position}`` (1-based; ``id`` = :func:`loaders.ids.author_key`
   of the "First Last" name; a name twice on one record gives one edge, at its first place);
 * per cited reference, the work it names (:mod:`loaders.citedrefs` parses and resolves it against the
@@ -47,6 +49,7 @@ from graph.errors import Reject
 from graph.ingest import GraphBatch
 from graph.schema import ORIGIN_COLUMN, SOURCE_COLUMN, TARGET_COLUMN
 from loaders._common import alias_tables, input_files, nullable_ints, table
+from loaders.affiliations import Affiliation, affiliation_tables
 from loaders.citedrefs import CitedRef, RecordFacts, ReferenceResolver, reference_label
 from loaders.ids import DOI_PREFIX, REFERENCE_PREFIX, IdGroups, author_key
 from loaders.keywords import HAS_KEYWORD, KEYWORD_TABLE, KeywordRows
@@ -67,6 +70,7 @@ class ExportRecord:
     facts: RecordFacts | None = None  # what references are matched against
     references: list[CitedRef] = field(default_factory=list)
     keywords: list[tuple[str, str]] = field(default_factory=list)  # (kind, term) as given: loaders.keywords
+    affiliations: list[Affiliation] = field(default_factory=list)  # institutions and countries (loaders.affiliations)
 
     @property
     def key(self) -> str:
@@ -463,6 +467,9 @@ def _batch(
     for key, (work, where) in stubs.items():
         add(id=key, dataset=dataset, **stub_fields(work), **{ORIGIN_COLUMN: where})
     alias_nodes, alias_of = alias_tables(aliases)
+    affiliation_nodes, affiliation_rels = affiliation_tables(
+        {r.key: (r.affiliations, r.origin) for r in records if r.affiliations}
+    )
     nodes = {
         "Paper": table({**papers, "year": nullable_ints(papers["year"])}),
         "Author": table(
@@ -473,12 +480,14 @@ def _batch(
             }
         ),
         "Alias": alias_nodes,
+        **affiliation_nodes,
     }
     keyword_tables = keywords.tables()
     if keyword_tables:
         nodes[KEYWORD_TABLE] = keyword_tables[KEYWORD_TABLE]
     rels = {
         HAS_KEYWORD: keyword_tables.get(HAS_KEYWORD, table({})),
+        **affiliation_rels,
         "WROTE": table({**wrote, "position": nullable_ints(wrote["position"])}),
         "ALIAS_OF": alias_of,
         "CITES": table(

@@ -31,6 +31,8 @@ tag         becomes
 ``SO``      ``venue``
 ``AF``      authors, "Last, First" turned into "First Last" before :func:`loaders.ids.author_key`;
             ``AU`` ("Last, Initials") when there is no ``AF``
+``C1``      ``Institution`` + ``AFFILIATION``, ``Country`` + ``IN_COUNTRY`` (:mod:`loaders.affiliations`:
+            the institution is the first part of each address, the country its last)
 ``CR``      cited references (:mod:`loaders.citedrefs`), resolved to the export's records by DOI,
             then by first author + year + volume + first page against ``AU``/``PY``/``VL``/``BP``
             (``J9``/``JI``/``SO`` break ties); the rest are stubs (DOI, else ``ref:<key>``);
@@ -60,6 +62,7 @@ from graph.ingest import GraphBatch
 from graph.validate import preview
 from loaders._common import integer_or_as_is, iter_raw_lines, origin, text_or_null
 from loaders._database_exports import CitationReport, ExportRecord, load_export, reference_report
+from loaders.affiliations import split_wos_addresses, wos_addresses
 from loaders.citedrefs import RecordFacts, canonical_dois, parse_wos
 from loaders.ids import WOS_PREFIX
 from loaders.keywords import AUTHOR, PLUS, split_keywords
@@ -475,6 +478,7 @@ def _add_record(where: str, fields: dict[str, list[str]], records: list[ExportRe
                 *((AUTHOR, term) for term in split_keywords(_text(fields, "DE"))),
                 *((PLUS, term) for term in split_keywords(_text(fields, "ID"))),
             ],
+            affiliations=[a for value in fields.get("C1", []) for a in wos_addresses(split_wos_addresses(value))],
         )
     )
 

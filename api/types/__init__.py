@@ -6,6 +6,7 @@ module         root fields
 ``papers``     ``paper``, ``papers``, ``author``, ``authors``, ``sources``
 ``taxonomy``   ``category``, ``taxonomy``, ``taxonomies``
 ``network``    ``egoNetwork``, ``coCitations``, ``coCitationPairs``, ``clusters``
+``mapping``    ``mapNetwork``
 ``recommend``  ``recommend``
 ``linkage``    ``linkage``, ``citanceLinks``
 ``explore``    ``explore``, ``exploreQueries``
@@ -24,6 +25,7 @@ from __future__ import annotations
 from api.types.common import Connection, Edge, InvalidArgument, NotFound, PageInfo
 from api.types.explore import ExploreQueries
 from api.types.linkage import LinkageQuery
+from api.types.mapping import MappingQuery
 from api.types.network import NetworkQuery
 from api.types.papers import Author, Paper, PaperQuery, Sentence
 from api.types.recommend import RecommendQuery
@@ -39,6 +41,7 @@ __all__ = [
     "ExploreQueries",
     "InvalidArgument",
     "LinkageQuery",
+    "MappingQuery",
     "NetworkQuery",
     "NotFound",
     "PageInfo",

@@ -3,6 +3,9 @@
 =================  ======================================================================================
 ``bursts``         Kleinberg's two-state automaton over each work's yearly citations; burst strength
 ``centrality``     betweenness centrality of the co-citation network (networkx), CiteSpace's sigma
+``cited``          co-citation maps of cited works, their authors and their sources (``build_network``)
+``export``         ``citegraph export network``: a unit's map as GraphML, GEXF, VOSviewer, CSV or Parquet
+``coauthorship``   co-authorship maps of authors, institutions and countries (``build_network``)
 ``historiograph``  Garfield's direct-citation chronology of the most locally cited records
 ``data``           the one bulk read they share: citations, years, which papers are records
 ``compute``        ``citegraph compute mapping``: bursts, betweenness and sigma written onto every Paper
@@ -17,6 +20,8 @@ from __future__ import annotations
 
 from gnn.mapping.bursts import BurstSettings, detect_bursts, optimal_states, state_costs, strongest_bursts
 from gnn.mapping.centrality import EXACT_UP_TO, PIVOTS, CentralitySettings, betweenness, cocitation_network, sigma
+from gnn.mapping.cited import author_network, reference_network, source_network, stub_first_author
+from gnn.mapping.coauthorship import coauthor_network, collaboration_network, country_network, institution_network
 from gnn.mapping.compute import (
     PAPER_PROPERTIES,
     MappingReport,
@@ -27,6 +32,7 @@ from gnn.mapping.compute import (
     yearly_citations,
 )
 from gnn.mapping.data import MappingInput, read_mapping_input
+from gnn.mapping.export import export_network, network_tables
 from gnn.mapping.historiograph import (
     HISTORIOGRAPH_FORMATS,
     Historiograph,
@@ -78,29 +84,39 @@ __all__ = [
     "ThematicMap",
     "Theme",
     "YearlyCitations",
+    "author_network",
     "betweenness",
     "burst_table",
     "callon",
+    "coauthor_network",
     "cocitation_network",
+    "collaboration_network",
     "compute_mapping",
     "compute_thematic_map",
     "cooccurrence",
+    "country_network",
     "detect_bursts",
     "equivalence",
+    "export_network",
     "historiograph",
     "historiograph_of",
+    "institution_network",
     "keyword_clusters",
     "keyword_kinds",
     "keyword_network",
     "keywords_network",
     "local_citation_scores",
+    "network_tables",
     "optimal_states",
     "quadrants",
     "read_keyword_uses",
     "read_mapping_input",
+    "reference_network",
     "sigma",
+    "source_network",
     "state_costs",
     "strongest_bursts",
+    "stub_first_author",
     "thematic_map",
     "write_historiograph",
     "write_thematic_map",
