@@ -33,6 +33,8 @@ from api.cli.common import (
 from gnn.cocitation.compute import MEASURES
 from gnn.cocitation.export import FORMATS, export_cocitation, export_coupling
 from gnn.mapping.historiograph import historiograph, write_historiograph
+from gnn.mapping.networks import MapUnit, Measure, NetworkFilters
+from gnn.mapping.slices import SlicesReport, export_slices
 from graph import Completeness, GraphStore
 from graph.check import check_store
 from graph.errors import ConfigError
@@ -282,6 +284,9 @@ def cmd_export(args: argparse.Namespace) -> int:
         if args.kind == "neo4j-admin":
             print(export_neo4j_admin(store, out, progress=not args.quiet).summary())
             return 0
+        if args.kind == "slices":
+            print(export_time_slices(store, out, args).summary())
+            return 0
         if args.kind == "historiograph":
             graph = historiograph(store, top_n=args.top, min_lcs=args.min_lcs)
             paths = write_historiograph(graph, out, args.format or "csv")
@@ -300,6 +305,29 @@ def cmd_export(args: argparse.Namespace) -> int:
             report = export_coupling(store, out, **options)
     print(report.summary())
     return 0
+
+
+def export_time_slices(store: GraphStore, out: Path, args: argparse.Namespace) -> SlicesReport:
+    """``export slices``: the ``--unit`` network of every ``--slice``-year slice of ``--from``..``--to``, and the merge."""
+    if args.year_from is None or args.year_to is None:
+        raise ConfigError(
+            "`export slices` needs --from and --to (the first and last citing year), e.g. --from 2000 --to 2020"
+        )
+    measures = [m.value for m in Measure]
+    if args.measure not in measures:
+        raise ConfigError(f"`export slices` weighs links by one of {', '.join(measures)}, not {args.measure}")
+    seed = paper_keys(store, [args.seed_paper], "--seed-paper")[0] if args.seed_paper else None
+    filters = NetworkFilters(min_count=args.min_count, measure=Measure(args.measure), top=args.nodes, seed=seed)
+    return export_slices(
+        store,
+        MapUnit(args.unit),
+        out,
+        first=args.year_from,
+        last=args.year_to,
+        slice_years=args.slice,
+        fmt=args.format or "csv",
+        filters=filters,
+    )
 
 
 def export_tables(store: GraphStore, out: Path, fmt: str) -> list[tuple[Path, int]]:
@@ -371,10 +399,12 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     p = sub.add_parser("export", help="export tables or co-citation / coupling networks for analysts")
     p.add_argument(
         "kind",
-        choices=["tables", "cocitation", "coupling", "historiograph", "neo4j-admin"],
+        choices=["tables", "cocitation", "coupling", "historiograph", "slices", "neo4j-admin"],
         help="tables: every relationship type as an edge list (OUT is a folder); cocitation: the CO_CITED "
         "network; coupling: bibliographic coupling (computed on demand); historiograph: the direct-citation "
-        "chronology of the --top records most cited inside the collection (csv or graphml); neo4j-admin: node and relationship "
+        "chronology of the --top records most cited inside the collection (csv or graphml); slices: the --unit "
+        "network of each --slice-year slice of --from..--to and their merge, each link with its first slice (OUT is "
+        "a folder); neo4j-admin: node and relationship "
         "CSVs for `neo4j-admin database import full` plus OUT/import.sh (OUT is a folder)",
     )
     p.add_argument(
@@ -396,6 +426,18 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         "the strengths stay the stored all-years values)",
     )
     p.add_argument("--year-max", type=int, help="cocitation: count only citing papers published in or before this year")
+    p.add_argument(
+        "--unit",
+        choices=[u.value for u in MapUnit],
+        default=MapUnit.REFERENCES.value,
+        help="slices: the unit of analysis (references, coupling, ...: those whose network is built)",
+    )
+    p.add_argument("--from", dest="year_from", type=int, help="slices: the first citing year")
+    p.add_argument("--to", dest="year_to", type=int, help="slices: the last citing year")
+    p.add_argument("--slice", type=int, default=1, help="slices: years per slice (CiteSpace: 1 or 2)")
+    p.add_argument(
+        "--nodes", type=int, default=NetworkFilters().top, help="slices: the most nodes per slice, by weight"
+    )
     p.set_defaults(func=cmd_export)
 
 
