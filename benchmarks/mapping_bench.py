@@ -18,7 +18,7 @@ co-citation step's, measured by ``benchmarks/cocitation_bench.py``), so each ana
   the paper's topic vocabulary, one of 200 topics);
 * ``coupling``: ``compute coupling`` without the store: coupling counts (``gnn.mapping.coupling.coupling_counts``),
   top-k links, Leiden, quality, labels from the documents' own titles. Its cost is
-  :math:`\sum_w c_w^2` expanded pairs (:math:`c_w` the citers of work :math:`w`), reported as
+  Σ_w c_w² expanded pairs (c_w the citers of work w), reported as
   ``expansions`` before it runs; above ``--max-expansions`` it is not run;
 * ``slices``: the co-citation pairs of every ``--slice-years`` slice of the citing years (what ``export
   slices`` builds per slice for references), plus the overlay's average citing year.
