@@ -57,6 +57,11 @@ from graph.store import GraphStore
 
 log = logging.getLogger(__name__)
 
+# Pairs the coupling count may expand, sum over works of c_w (c_w - 1) / 2 with c_w the work's citing documents:
+# ~3 int64 per pair in flight, so 2e9 is ~48 GiB. At 20k synthetic papers (32M coupled pairs) the count peaked at
+# 5.6 GiB; at 1M papers / 10M citations it would expand 1.7e10 pairs (docs/results.md, "Science mapping").
+MAX_EXPANSIONS = 2_000_000_000
+
 
 @dataclass(frozen=True)
 class CouplingSettings:
@@ -102,6 +107,14 @@ def coupling_counts(
         if year_max is not None:
             known &= year <= year_max
     citing, cited = data.citing[known], data.cited[known]
+    citers = np.bincount(np.unique(citing * len(data.papers) + cited) % len(data.papers)).astype(np.float64)
+    expansions = float((citers * (citers - 1) / 2).sum())
+    if expansions > MAX_EXPANSIONS:
+        raise ConfigError(
+            f"bibliographic coupling of {len(np.unique(citing)):,} documents would expand {expansions:,.0f} pairs "
+            f"(the works they cite most are cited by up to {int(citers.max()):,} of them), over the "
+            f"{MAX_EXPANSIONS:,} that fit in memory; narrow the year window (year_min/year_max, --from/--to)"
+        )
     documents = np.unique(citing)  # sorted positions, so their ids are sorted too
     return count_pairs(cited, np.searchsorted(documents, citing), data.papers[documents], device=device)
 

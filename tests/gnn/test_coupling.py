@@ -80,6 +80,16 @@ def test_compute_coupling_writes_clusters_and_labels(cocite_store: GraphStore) -
     assert "modularity Q" in report.summary()
 
 
+def test_a_coupling_too_large_to_count_is_refused(cocite_store: GraphStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    import gnn.mapping.coupling as coupling
+
+    # b has 3 citers (3 pairs), a 2 (1 pair): 4 expansions in all
+    monkeypatch.setattr(coupling, "MAX_EXPANSIONS", 3)
+    with pytest.raises(ConfigError, match=r"would expand 4 pairs.*up to 3 of them.*narrow the year window"):
+        coupling_counts(read_mapping_input(cocite_store))
+    assert len(coupling_counts(read_mapping_input(cocite_store), year_max=2003)) == 1  # x, y: 1 + 1 expansions
+
+
 def test_settings_refuse_bad_values() -> None:
     with pytest.raises(ConfigError, match="top_k"):
         CouplingSettings(top_k=-1)
