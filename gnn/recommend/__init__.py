@@ -4,7 +4,8 @@
 ``service``    :class:`RecommendationService`: requests in, ranked and explained recommendations out
 ``citances``   citing sentences with the cited paper's marker masked, and the query sets built from them
 ``examples``   the reranker's training examples: the time split, the service's pools, sampled extras
-``train``      ``citegraph train reranker``: objectives, trees, the served scorer chosen and saved, ablation
+``train``      ``citegraph train reranker``: objectives, trees, the served scorer chosen and saved
+``studies``    research on a training run: the ablation, the objectives compared over seeds (paired bootstrap)
 ``evaluate``   ``citegraph eval recommend``: every retrieval system on the time-split citances
 =============  ==========================================================================================
 """
