@@ -100,6 +100,10 @@ FIELD_WORK: Mapping[str, int] = {
     "Query.thematicMap": SCAN_WORK,  # every keyword use, then the co-occurrence of the `top` keywords
     # a science map reads every citation (or authorship) and counts its pairs; its nodes and links are `top` long
     "Query.mapNetwork": SCAN_WORK,
+    # science mapping: a cluster timeline reads every citation with its citing year (Arrow, once per request and
+    # window: each Cluster.timeline of a request shares that read, so a cluster's share is a fraction of a scan)
+    "Query.clusterTimeline": SCAN_WORK,
+    "Cluster.timeline": HOPS_WORK,
 }
 # Work of each recipe of cypher/explore/ (a test checks every recipe is here): what its MATCH reads.
 EXPLORE_WORK: Mapping[str, int] = {

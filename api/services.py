@@ -16,8 +16,9 @@ from typing import Any, cast
 
 from api.paper_ids import resolve_paper_ids
 from api.scheduling import StoreLock
-from gnn.cocitation.clusters import ClusterLabel, read_cluster_labels
+from gnn.cocitation.clusters import ClusterLabel, read_cluster_labels, read_cluster_quality
 from gnn.mapping.networks import MapNetwork, MapUnit, NetworkFilters, build_network
+from gnn.mapping.timeline import ClusterTimeline, cluster_timeline
 from graph.files import StoreFiles
 from graph.labels import complete_labels, complete_result_labels, paper_label
 from graph.store import Completeness, GraphStore
@@ -40,6 +41,12 @@ class PaperRecord:
     label: str | None = None  # the display label (graph.labels: stored label, title, reference, source, id)
     volume: str | None = None  # a cited work's volume and first page as its source prints them
     first_page: str | None = None
+    # science mapping (gnn.mapping.compute): the strongest citation burst, betweenness, sigma; None before
+    burst_strength: float | None = None
+    burst_begin: int | None = None
+    burst_end: int | None = None
+    betweenness: float | None = None
+    sigma: float | None = None
 
     @property
     def display_label(self) -> str:
@@ -363,6 +370,17 @@ class GraphService:
         found = complete_labels(self._query("cocitation_nodes", {"ids": list(ids)}), self._query)
         rows = {r["id"]: NetworkNode(**r) for r in found}
         return [rows.get(i) for i in ids]
+
+    def cluster_quality(self) -> dict[str, Any] | None:
+        """The co-citation clustering's modularity and silhouette `compute cocitation` wrote (None before)."""
+        path = StoreFiles.of(self.store).clusters
+        return read_cluster_quality(path) if path is not None else None
+
+    def cluster_timeline(self, *, first: int, year_min: int | None, year_max: int | None) -> list[ClusterTimeline]:
+        """The ``first`` largest co-citation clusters' citations per year (:func:`gnn.mapping.timeline.cluster_timeline`)."""
+        with self._lock:
+            self.round_trips += 1
+            return cluster_timeline(self.store, first=first, year_min=year_min, year_max=year_max)
 
     def cluster_labels(self) -> list[ClusterLabel]:
         """The labels `compute cocitation` wrote beside the store (empty before, or on Neo4j)."""

@@ -11,7 +11,17 @@ co-citation step's, measured by ``benchmarks/cocitation_bench.py``), so each ana
   stores as CO_CITED) with ``count >= --centrality-min-count``, and the networkx graph of them;
 * ``betweenness``: ``gnn.mapping.centrality.betweenness`` with ``--pivots`` sampled sources (exact at or
   below ``--exact-up-to`` works), ``sigma`` included;
-* ``historiograph``: ``historiograph_of`` (LCS over every citation, top ``--top`` records).
+* ``historiograph``: ``historiograph_of`` (LCS over every citation, top ``--top`` records);
+* ``clusters``: what ``compute cocitation`` adds for its clusters: the co-citation pairs, each work's
+  ``--top-k`` strongest links, Leiden, modularity and silhouette (``gnn.cocitation.quality``) and the LLR and
+  c-TF-IDF labels from the citing papers' titles (``gnn.cocitation.terms``; synthetic titles: six words of
+  the paper's topic vocabulary, one of 200 topics);
+* ``coupling``: ``compute coupling`` without the store: coupling counts (``gnn.mapping.coupling.coupling_counts``),
+  top-k links, Leiden, quality, labels from the documents' own titles. Its cost is
+  Σ_w c_w² expanded pairs (c_w the citers of work w), reported as
+  ``expansions`` before it runs; above ``--max-expansions`` it is not run;
+* ``slices``: the co-citation pairs of every ``--slice-years`` slice of the citing years (what ``export
+  slices`` builds per slice for references), plus the overlay's average citing year.
 
 Keyword analyses (``--keywords``), on a synthetic corpus of ``--papers`` papers each carrying
 ``--keywords-per-paper`` distinct keywords drawn Zipf-like from ``--vocabulary`` terms, built in memory as the
@@ -64,7 +74,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run as a script from anywhere: the project package must import
     sys.path.insert(0, str(ROOT))
 
-ANALYSES = ("bursts", "network", "betweenness", "historiograph")
+ANALYSES = ("bursts", "network", "betweenness", "historiograph", "clusters", "coupling", "slices")
+TOPICS, TOPIC_WORDS = 200, 30  # synthetic titles: six words of the paper's topic's vocabulary
 KEYWORD_ANALYSES = ("keywords", "thematic")
 KEYWORD_TABLE = (
     "Keyword co-occurrence and thematic map (gnn.mapping.keywords, gnn.mapping.thematic): time and peak memory"
@@ -98,6 +109,33 @@ def synthetic_input(papers: int, refs: int, seed: int, alpha: float) -> Any:
     codes = np.unique(citing[earlier] * papers + cited[earlier])
     record = rng.random(papers) < 0.5  # half the papers are records of the collection, half cited stubs
     return MappingInput(ids, years, record, codes // papers, codes % papers)
+
+
+def synthetic_titles(papers: int, seed: int) -> list[str]:
+    """Six words per paper from its topic's vocabulary (topic = a seeded random one of :data:`TOPICS`)."""
+    rng = np.random.default_rng(seed + 1)
+    topic = rng.integers(0, TOPICS, papers)
+    words = rng.integers(0, TOPIC_WORDS, (papers, 6))
+    return [" ".join(f"topic{t}word{w}" for w in row) for t, row in zip(topic.tolist(), words.tolist())]
+
+
+def _leiden_quality_labels(
+    i: np.ndarray, j: np.ndarray, count: np.ndarray, occurrences: np.ndarray, n: int, top_k: int
+) -> tuple[Any, Any, np.ndarray]:
+    """Each node's top_k strongest links, Leiden, and the clustering's quality (as the compute steps)."""
+    from gnn.cocitation.clusters import leiden_membership, prune_pairs
+    from gnn.cocitation.quality import clustering_quality
+
+    rows = np.concatenate([i, j])
+    partners = np.concatenate([j, i])
+    freq = np.concatenate([count, count])
+    order = np.lexsort((partners, -freq, rows))
+    a, b, w = prune_pairs(rows[order], partners[order], freq[order], n, top_k=top_k)
+    del rows, partners, freq, order
+    membership = leiden_membership(a, b, w, n, seed=0)
+    s = occurrences.astype(np.float64)
+    quality = clustering_quality(a, b, w, w / np.sqrt(s[a] * s[b]), membership)
+    return quality, (a, b, w), membership
 
 
 def _peak_mib() -> float:
@@ -147,9 +185,68 @@ def run_analysis(name: str, options: dict[str, Any]) -> dict[str, Any]:
         values, sampled = betweenness(graph, settings)
         sigma(values, pd.Series(dtype="float64"))
         result.update(sampled=sampled, pivots=options["pivots"] if sampled else None)
-    else:
+    elif name == "historiograph":
         nodes, edges = historiograph_of(data, top_n=options["top"])
         result.update(nodes=len(nodes), edges=len(edges))
+    elif name == "clusters":
+        from gnn.cocitation.terms import class_term_counts, rank_labels, term_matrix
+
+        titles = synthetic_titles(options["papers"], options["seed"])
+        started = time.perf_counter()  # the titles stand in for the store read
+        pairs = count_pairs(data.citing, data.cited, data.papers, device="cpu")
+        result.update(pairs=len(pairs), count_seconds=round(time.perf_counter() - started, 2))
+        quality, (a, _, _), membership = _leiden_quality_labels(
+            pairs.i, pairs.j, pairs.count, pairs.occurrences, len(pairs.ids), options["top_k"]
+        )
+        result.update(links=len(a), clusters=int(membership.max()) + 1, modularity=round(quality.modularity, 3))
+        result.update(silhouette=None if quality.silhouette is None else round(quality.silhouette, 3))
+        result["cluster_seconds"] = round(time.perf_counter() - started, 2)
+        position = np.searchsorted(data.papers, pairs.ids)  # cited works' positions among the papers
+        cluster_of = np.full(len(data.papers), -1, dtype=np.int64)
+        cluster_of[position] = membership
+        del pairs
+        cluster = cluster_of[data.cited]
+        citing = data.citing[cluster >= 0]
+        cluster = cluster[cluster >= 0]
+        citers, document = np.unique(citing, return_inverse=True)
+        doc_terms, terms = term_matrix([titles[k] for k in citers.tolist()])
+        llr, _ = rank_labels(class_term_counts(cluster, document, doc_terms, int(membership.max()) + 1), terms, 5)
+        result.update(terms=len(terms), labelled=sum(1 for t in llr if t))
+    elif name == "coupling":
+        from gnn.cocitation.terms import class_term_counts, rank_labels, term_matrix
+        from gnn.mapping.coupling import coupling_counts
+
+        citers = np.bincount(data.cited, minlength=len(data.papers)).astype(np.float64)
+        result["expansions"] = int((citers * (citers - 1) / 2).sum())
+        if result["expansions"] > options["max_expansions"]:
+            result["skipped"] = f"over --max-expansions {options['max_expansions']:,}"
+        else:
+            titles = synthetic_titles(options["papers"], options["seed"])
+            started = time.perf_counter()
+            pairs = coupling_counts(data)
+            result.update(pairs=len(pairs), count_seconds=round(time.perf_counter() - started, 2))
+            quality, (a, _, _), membership = _leiden_quality_labels(
+                pairs.i, pairs.j, pairs.count, pairs.occurrences, len(pairs.ids), options["top_k"]
+            )
+            result.update(links=len(a), clusters=int(membership.max()) + 1, modularity=round(quality.modularity, 3))
+            clustered = np.flatnonzero(membership >= 0)
+            position = np.searchsorted(data.papers, pairs.ids[clustered])
+            doc_terms, terms = term_matrix([titles[k] for k in position.tolist()])
+            counts = class_term_counts(membership[clustered], np.arange(len(clustered)), doc_terms, result["clusters"])
+            rank_labels(counts, terms, 5)
+    else:  # slices
+        from gnn.mapping.overlay import average_citing_year
+        from gnn.mapping.slices import time_slices
+
+        sizes = []
+        for first, last in time_slices(FIRST_YEAR, LAST_YEAR, options["slice_years"]):
+            year = data.years[data.citing]
+            inside = (year >= first) & (year <= last)
+            pairs = count_pairs(data.citing[inside], data.cited[inside], data.papers, device="cpu")
+            sizes.append(len(pairs))
+            del pairs
+        average_citing_year(data)
+        result.update(slices=len(sizes), largest_slice_pairs=max(sizes), pairs=sum(sizes))
     result["seconds"] = round(time.perf_counter() - started, 2)
     result["peak_rss_mib"] = round(_peak_mib(), 1)
     return result
@@ -369,6 +466,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--centrality-min-count", type=int, default=1, help="co-citation links kept for betweenness")
     parser.add_argument("--exact-up-to", type=int, default=1000)
     parser.add_argument("--pivots", type=int, default=100)
+    parser.add_argument("--top-k", type=int, default=10, help="clusters, coupling: links kept per node for Leiden")
+    parser.add_argument("--slice-years", type=int, default=2, help="slices: years per slice")
+    parser.add_argument(
+        "--max-expansions",
+        type=int,
+        default=2_000_000_000,
+        help="coupling: skip it when its sum of squared citer counts is above this (it would not fit in memory)",
+    )
     parser.add_argument("--analyses", nargs="+", choices=ANALYSES, default=list(ANALYSES))
     parser.add_argument("--scan-betweenness", action="store_true", help="time exact betweenness on small graphs")
     parser.add_argument("--out", help="write the results as JSON here")

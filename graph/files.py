@@ -13,6 +13,7 @@ citances                ``<db>.index.citances.parquet``              the index's
 profiles                ``<db>.index.profiles/``                     citation-context profiles (BM25, dense)
 reranker                ``<db>.index.reranker/``                     ``train reranker``
 clusters                ``<db>.clusters.json``                       ``compute cocitation`` (cluster labels)
+coupling_clusters       ``<db>.coupling_clusters.json``              ``compute coupling`` (coupling cluster labels)
 linker                  ``<cache>/models/linker.json``               ``linkage train``
 cross_encoder           ``<cache>/models/linker-cross-encoder/``     ``linkage train --cross-encoder``
 hyperbolic_classes      ``<cache>/models/hyperbolic_classes/``       ``compute hyperbolic`` (class layout)
@@ -148,6 +149,11 @@ class StoreFiles:
         return None if self.db is None else self.db.with_name(self.db.name + ".clusters.json")
 
     @property
+    def coupling_clusters(self) -> Path | None:
+        """The bibliographic coupling cluster labels of ``compute coupling``: ``<db>.coupling_clusters.json``."""
+        return None if self.db is None else self.db.with_name(self.db.name + ".coupling_clusters.json")
+
+    @property
     def build_state(self) -> Path | None:
         """The steps ``citegraph build`` finished, with their fingerprints and times: ``<db>.build.json``."""
         return None if self.db is None else self.db.with_name(self.db.name + ".build.json")
@@ -227,6 +233,7 @@ class StoreFiles:
             _entry("profiles", self.profiles),
             _entry("reranker", self.reranker, _json_field(self.reranker, "config.json", "data_hash")),
             _entry("clusters", self.clusters),
+            _entry("coupling_clusters", self.coupling_clusters),
             _entry("linker", self.linker),
             _entry("cross_encoder", self.cross_encoder),
             _entry("hyperbolic_classes", self.hyperbolic_classes),

@@ -172,6 +172,7 @@ def build_schema(sizes: VectorSizes = VectorSizes()) -> Schema:
                 _p("negative_weight", F),
                 _p("cluster", I),
                 _p("cocite_cluster", I),  # community of the co-citation network (Leiden), see gnn.cocitation.clusters
+                _p("coupling_cluster", I),  # community of the bibliographic coupling network, see gnn.mapping.coupling
                 # the strongest Kleinberg citation burst (gnn.mapping.bursts): its weight and first and last year
                 _p("burst_strength", F),
                 _p("burst_begin", I),

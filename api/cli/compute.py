@@ -19,6 +19,7 @@ from gnn.hyperbolic.compute import HyperbolicSettings, MapSettings, compute_hype
 from gnn.mapping.bursts import BurstSettings
 from gnn.mapping.centrality import CentralitySettings
 from gnn.mapping.compute import MappingSettings, compute_mapping
+from gnn.mapping.coupling import CouplingSettings, compute_coupling
 from gnn.mapping.keywords import KIND_FALLBACK
 from gnn.mapping.networks import NetworkFilters
 from gnn.mapping.thematic import DEFAULT_TOP, compute_thematic_map
@@ -77,8 +78,21 @@ def compute_cocitation_step(store: GraphStore, args: argparse.Namespace) -> None
         cluster_top_k=args.cluster_top_k,
         cluster_min_count=args.cluster_min_count,
         device=args.device,
+        label_abstracts=args.label_abstracts,
     )
     print(compute_cocitation(store, settings).summary())
+
+
+def compute_coupling_step(store: GraphStore, args: argparse.Namespace) -> None:
+    """``citegraph compute coupling``: Leiden clusters of the bibliographic coupling network, labelled and measured."""
+    settings = CouplingSettings(
+        min_count=args.coupling_min_count,
+        top_k=args.coupling_top_k,
+        resolution=args.resolution,
+        seed=args.seed,
+        label_abstracts=args.label_abstracts,
+    )
+    print(compute_coupling(store, settings).summary())
 
 
 def compute_taxonomy_step(store: GraphStore, args: argparse.Namespace) -> None:
@@ -185,6 +199,7 @@ STEP_FUNCTIONS = {
     "index": compute_index_step,
     "mapping": compute_mapping_step,
     "thematic-map": compute_thematic_map_step,
+    "coupling": compute_coupling_step,
 }
 
 
@@ -193,11 +208,13 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     p = sub.add_parser("compute", help="run compute steps that write results back into the graph")
     p.add_argument(
         "step",
-        choices=["all", *COMPUTE_STEPS, "linkage", "index", "mapping", "thematic-map"],
+        choices=["all", *COMPUTE_STEPS, "linkage", "index", "mapping", "thematic-map", "coupling"],
         help="which step (all: every step, in order; linkage runs only when named: it needs a trained linker; "
         "index: the retrieval index beside the store, also built on the first `recommend`; mapping, only when "
-        "named: citation bursts, betweenness and sigma as CiteSpace computes them, after cocitation; thematic-map, "
-        "only when named: keyword co-occurrence clusters with Callon centrality and density, onto every Keyword)",
+        "named: citation bursts, betweenness and sigma as CiteSpace computes them, after cocitation; coupling, "
+        "only when named: clusters of the bibliographic coupling network, written as Paper.coupling_cluster; "
+        "thematic-map, only when named: keyword co-occurrence clusters with Callon centrality and density, onto "
+        "every Keyword)",
     )
     _embedding_arguments(p.add_argument_group("embeddings"))
     _cocitation_arguments(p.add_argument_group("cocitation"))
@@ -234,6 +251,7 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     )
     _mapping_arguments(p.add_argument_group("mapping"))
     add_thematic_arguments(p.add_argument_group("thematic-map (also --resolution and --seed of the clustering)"))
+    _coupling_arguments(p.add_argument_group("coupling"))
     g = p.add_argument_group("linkage")
     g.add_argument("--model", help="linker model (default: $CITEGRAPH_CACHE/models/linker.json)")
     add_cross_encoder_arguments(g)
@@ -287,6 +305,12 @@ def _cocitation_arguments(g: argparse._ArgumentGroup) -> None:
         help="seed of the clustering, the taxonomy fusion and the hyperbolic embedding",
     )
     g.add_argument("--device", choices=["cpu", "cuda"], help="torch device (default: cuda when present, else cpu)")
+    g.add_argument(
+        "--label-abstracts",
+        action=argparse.BooleanOptionalAction,
+        default=d.label_abstracts,
+        help="cluster labels (cocitation, coupling): the abstracts of the labelling papers add terms, not just titles",
+    )
 
 
 def _mapping_arguments(g: argparse._ArgumentGroup) -> None:
@@ -324,6 +348,23 @@ def _mapping_arguments(g: argparse._ArgumentGroup) -> None:
         type=int,
         default=centrality.pivots,
         help="betweenness: sampled source works above --exact-up-to",
+    )
+
+
+def _coupling_arguments(g: argparse._ArgumentGroup) -> None:
+    """The coupling clusters' graph (``--resolution`` and ``--seed`` are the cocitation group's)."""
+    d = CouplingSettings()
+    g.add_argument(
+        "--coupling-min-count",
+        type=int,
+        default=d.min_count,
+        help="coupling: documents sharing at least N references are linked",
+    )
+    g.add_argument(
+        "--coupling-top-k",
+        type=int,
+        default=d.top_k,
+        help="coupling: each document keeps its N most strongly coupled documents (0: every link)",
     )
 
 

@@ -36,6 +36,7 @@ from gnn.mapping.export import export_network
 from gnn.mapping.historiograph import historiograph, write_historiograph
 from gnn.mapping.keywords import KIND_FALLBACK
 from gnn.mapping.networks import MAX_NODES, MapUnit, Measure, NetworkFilters
+from gnn.mapping.slices import SlicesReport, export_slices
 from gnn.mapping.thematic import DEFAULT_TOP, thematic_map, write_thematic_map
 from graph import Completeness, GraphStore
 from graph.check import check_store
@@ -301,6 +302,9 @@ def cmd_export(args: argparse.Namespace) -> int:
             path = write_thematic_map(themes, out)
             print(f"{themes.summary()}\n-> {path}")
             return 0
+        if args.kind == "slices":
+            print(export_time_slices(store, out, args).summary())
+            return 0
         if args.kind == "historiograph":
             graph = historiograph(
                 store, top_n=HISTORIOGRAPH_TOP if args.top is None else args.top, min_lcs=args.min_lcs
@@ -343,6 +347,29 @@ def _export_network(store: GraphStore, args: argparse.Namespace, out: Path) -> E
         all_authors=args.all_authors,
     )
     return export_network(store, MapUnit(args.unit), filters, out, args.format or "csv")
+
+
+def export_time_slices(store: GraphStore, out: Path, args: argparse.Namespace) -> SlicesReport:
+    """``export slices``: the ``--unit`` network of every ``--slice``-year slice of ``--from``..``--to``, and the merge."""
+    if args.year_from is None or args.year_to is None:
+        raise ConfigError(
+            "`export slices` needs --from and --to (the first and last citing year), e.g. --from 2000 --to 2020"
+        )
+    measures = [m.value for m in Measure]
+    if args.measure not in measures:
+        raise ConfigError(f"`export slices` weighs links by one of {', '.join(measures)}, not {args.measure}")
+    seed = paper_keys(store, [args.seed_paper], "--seed-paper")[0] if args.seed_paper else None
+    filters = NetworkFilters(min_count=args.min_count, measure=Measure(args.measure), top=args.nodes, seed=seed)
+    return export_slices(
+        store,
+        MapUnit(args.unit),
+        out,
+        first=args.year_from,
+        last=args.year_to,
+        slice_years=args.slice,
+        fmt=args.format or "csv",
+        filters=filters,
+    )
 
 
 def export_tables(store: GraphStore, out: Path, fmt: str) -> list[tuple[Path, int]]:
@@ -414,13 +441,23 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     p = sub.add_parser("export", help="export tables or co-citation / coupling networks for analysts")
     p.add_argument(
         "kind",
-        choices=["tables", "cocitation", "coupling", "network", "historiograph", "thematic-map", "neo4j-admin"],
+        choices=[
+            "tables",
+            "cocitation",
+            "coupling",
+            "network",
+            "historiograph",
+            "thematic-map",
+            "slices",
+            "neo4j-admin",
+        ],
         help="tables: every relationship type as an edge list (OUT is a folder); cocitation: the CO_CITED "
         "network; coupling: bibliographic coupling (computed on demand); network: the science map of --unit "
         "(references, authors, sources, co-authors, keywords, ...: docs/cocitation.md); historiograph: the "
         "direct-citation chronology of the --top records most cited inside the collection (csv or graphml); "
         "thematic-map: keyword clusters with Callon centrality, density and quadrant (OUT.csv or OUT.json; computed "
-        "on demand with the --keyword-* filters); neo4j-admin: node and relationship "
+        "on demand with the --keyword-* filters); slices: the --unit network of each --slice-year slice of "
+        "--from..--to and their merge, each link with its first slice (OUT is a folder); neo4j-admin: node and relationship "
         "CSVs for `neo4j-admin database import full` plus OUT/import.sh (OUT is a folder)",
     )
     p.add_argument(
@@ -441,7 +478,7 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         "--unit",
         choices=[u.value for u in MapUnit],
         default=MapUnit.REFERENCES.value,
-        help="network: what a node is (default references)",
+        help="network, slices: what a node is (default references)",
     )
     p.add_argument("--seed", help="network: keep this node (its id in the map) and its partners only")
     p.add_argument("--cluster", type=int, help="network: keep this cluster's members only (references)")
@@ -483,6 +520,12 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         help="thematic-map: which keywords (default: author keywords)",
     )
     p.add_argument("--resolution", type=float, default=1.0, help="thematic-map: Leiden resolution of the clusters")
+    p.add_argument("--from", dest="year_from", type=int, help="slices: the first citing year")
+    p.add_argument("--to", dest="year_to", type=int, help="slices: the last citing year")
+    p.add_argument("--slice", type=int, default=1, help="slices: years per slice (CiteSpace: 1 or 2)")
+    p.add_argument(
+        "--nodes", type=int, default=NetworkFilters().top, help="slices: the most nodes per slice, by weight"
+    )
     p.set_defaults(func=cmd_export)
 
 

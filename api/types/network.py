@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from enum import Enum
 from typing import Annotated, Any
 
@@ -32,6 +33,7 @@ from api.types.papers import (
     paper_from,
     year_counts,
 )
+from gnn.mapping.timeline import ClusterTimeline as TimelineRecord
 from graph.labels import short_label
 
 LABEL_CHARS = 60  # a node label is the paper's display label cut to this many characters
@@ -134,11 +136,41 @@ class CoCitationList:
     pairs: list[CoCitationPair] = strawberry.field(description="Strongest first by `measure`.")
 
 
-@strawberry.type(description="A community of the co-citation network (Leiden; labels by class-based TF-IDF).")
+@strawberry.enum(description="How a cluster's label terms are ranked (gnn/cocitation/terms.py).")
+class LabelMethod(Enum):
+    LLR = "llr"  # log-likelihood ratio of the citing papers' terms (Dunning 1993; CiteSpace's default)
+    CTFIDF = "ctfidf"  # class-based TF-IDF of the same terms (Grootendorst 2022)
+
+
+@strawberry.type(description="Citations a cluster's members receive from papers of one year.")
+class YearCitations:
+    year: int
+    citations: int
+
+
+@strawberry.type(description="One co-citation cluster's citations per year (CiteSpace's timeline view).")
+class ClusterTimeline:
+    cluster: int = strawberry.field(description="The cluster's number (Cluster.id).")
+    label: str
+    years: list[YearCitations] = strawberry.field(description="Oldest first; years without a citation left out.")
+
+
+@strawberry.type(description="How well the co-citation clusters are separated (Leiden's graph: pruned links).")
+class ClusterQuality:
+    modularity: float = strawberry.field(description="Modularity Q of the partition, on the co-citation counts.")
+    silhouette: float | None = strawberry.field(
+        description="Mean silhouette over every clustered work, distance 1 - cosine strength; null with one cluster."
+    )
+    nodes: int = strawberry.field(description="Works clustered.")
+    links: int = strawberry.field(description="Links of the clustered graph.")
+
+
+@strawberry.type(description="A community of the co-citation network (Leiden; labels by log-likelihood ratio).")
 class Cluster:
     id: int = strawberry.field(description="The number in Paper.cocite_cluster; 0 is the largest cluster.")
     label: str = strawberry.field(
-        description="The terms; for a cluster of title-less cited references, terms from the titles of the "
+        description="The top terms of the papers citing its members by log-likelihood ratio, as CiteSpace labels; "
+        "else its members' title terms; for a cluster of title-less cited references, terms from the titles of the "
         "papers citing it, else its most cited members' labels (never the number alone)."
     )
     terms: list[str]
@@ -147,12 +179,57 @@ class Cluster:
         "the members), or empty (no terms: `label` names members)."
     )
     size: int = strawberry.field(description="Papers in the cluster.")
-    paper_ids: strawberry.Private[tuple[str, ...]]
+    silhouette: float | None = strawberry.field(
+        default=None,
+        description="Mean silhouette of the members (co-citation cosine; -1..1, CiteSpace trusts a cluster above "
+        "0.7); null before `compute cocitation` wrote it.",
+    )
+    modularity: float | None = strawberry.field(
+        default=None, description="The cluster's term of the partition's modularity Q (the terms sum to Q)."
+    )
+    paper_ids: strawberry.Private[tuple[str, ...]] = ()
+    llr_terms: strawberry.Private[tuple[str, ...]] = ()
+    ctfidf_terms: strawberry.Private[tuple[str, ...]] = ()
+
+    @strawberry.field(
+        description="The terms of the papers citing the members (titles, abstracts; 1-3-grams), best first, ranked by "
+        "`method`."
+    )
+    def labels(self, method: LabelMethod = LabelMethod.LLR) -> list[str]:
+        return list(self.llr_terms if method is LabelMethod.LLR else self.ctfidf_terms)
+
+    @strawberry.field(
+        description="Citations the members receive per year of the citing papers (`yearMin`/`yearMax`: only those "
+        "years), oldest first."
+    )
+    async def timeline(
+        self, info: Info[Context, Any], year_min: int | None = None, year_max: int | None = None
+    ) -> list[YearCitations]:
+        check_years(year_min, year_max)
+        timelines = await _timelines(info.context, year_min, year_max)
+        return timelines[self.id].years if self.id in timelines else []
 
     @strawberry.field(description="The cluster's most cited papers, most cited first.")
     async def top_papers(self, info: Info[Context, Any]) -> list[Paper]:
         records = await info.context.papers.load_many(list(self.paper_ids))
         return [paper_from(r) for r in records if r is not None]
+
+
+async def _timelines(ctx: Context, year_min: int | None, year_max: int | None) -> dict[int, ClusterTimeline]:
+    """Every cluster's timeline for the window, computed once per request (one read of the citations)."""
+    key = f"cluster_timeline:{year_min}:{year_max}"
+    task = ctx.memo.get(key)
+    if task is None:
+        task = asyncio.ensure_future(
+            ctx.call(ctx.service.cluster_timeline, first=2**31, year_min=year_min, year_max=year_max)
+        )
+        ctx.memo[key] = task
+    return {t.cluster: _timeline_type(t) for t in await task}
+
+
+def _timeline_type(timeline: TimelineRecord) -> ClusterTimeline:
+    years = [YearCitations(year=y, citations=n) for y, n in timeline.years]
+    return ClusterTimeline(cluster=timeline.cluster, label=timeline.label, years=years)
 
 
 EgoNetworkResult = Annotated[EgoNetwork | NotFound, strawberry.union("EgoNetworkResult")]
@@ -361,14 +438,46 @@ class NetworkQuery:
                 terms=list(c.terms),
                 label_from=c.terms_from,
                 size=c.size,
+                silhouette=c.silhouette,
+                modularity=c.modularity,
                 paper_ids=c.papers,
+                llr_terms=c.llr_terms,
+                ctfidf_terms=c.ctfidf_terms,
             )
             for c in labels[: ctx.cap(first)]
         ]
 
+    @strawberry.field(
+        description="Modularity and mean silhouette of the co-citation clusters; null before `compute cocitation`."
+    )
+    async def cluster_quality(self, info: Info[Context, Any]) -> ClusterQuality | None:
+        quality = await info.context.call(info.context.service.cluster_quality)
+        if quality is None:
+            return None
+        return ClusterQuality(
+            modularity=float(quality["modularity"]),
+            silhouette=quality.get("silhouette"),
+            nodes=int(quality.get("nodes", 0)),
+            links=int(quality.get("links", 0)),
+        )
+
+    @strawberry.field(
+        description="CiteSpace's timeline: the `first` largest co-citation clusters' citations per year of the "
+        "citing papers (`yearMin`/`yearMax`: only those years); empty before `compute cocitation`."
+    )
+    async def cluster_timeline(
+        self, info: Info[Context, Any], first: int = 20, year_min: int | None = None, year_max: int | None = None
+    ) -> list[ClusterTimeline]:
+        ctx = info.context
+        check_years(year_min, year_max)
+        found = await ctx.call(ctx.service.cluster_timeline, first=ctx.cap(first), year_min=year_min, year_max=year_max)
+        return [_timeline_type(t) for t in found]
+
 
 __all__ = [
     "Cluster",
+    "ClusterQuality",
+    "ClusterTimeline",
     "CoCitationList",
     "CoCitationPair",
     "CoCitationsResult",
@@ -376,7 +485,9 @@ __all__ = [
     "EdgeKind",
     "EgoNetwork",
     "EgoNetworkResult",
+    "LabelMethod",
     "NetworkEdge",
     "NetworkNode",
     "NetworkQuery",
+    "YearCitations",
 ]

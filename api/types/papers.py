@@ -150,6 +150,21 @@ class Paper:
         "null where no source gave one. Search and recommendation use it as the text of a paper without "
         "title or abstract.",
     )
+    burst_strength: float | None = strawberry.field(
+        default=None,
+        description="Weight of the paper's strongest citation burst (Kleinberg's automaton, as CiteSpace); null "
+        "before `compute mapping` or without a burst.",
+    )
+    burst_begin: int | None = strawberry.field(default=None, description="First year of the strongest burst.")
+    burst_end: int | None = strawberry.field(default=None, description="Last year of the strongest burst.")
+    betweenness: float | None = strawberry.field(
+        default=None,
+        description="Normalised betweenness centrality in the co-citation network (`compute mapping`); null before.",
+    )
+    sigma: float | None = strawberry.field(
+        default=None,
+        description="CiteSpace's sigma, (betweenness + 1) ** burstStrength: structural and temporal novelty.",
+    )
 
     @strawberry.field
     async def authors(self, info: Info[Context, Any]) -> list[Author]:
@@ -268,6 +283,11 @@ def paper_from(record: PaperRecord) -> Paper:
         stub=record.stub,
         reference=record.reference,
         label=record.display_label,
+        burst_strength=record.burst_strength,
+        burst_begin=record.burst_begin,
+        burst_end=record.burst_end,
+        betweenness=record.betweenness,
+        sigma=record.sigma,
     )
 
 

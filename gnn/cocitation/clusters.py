@@ -36,6 +36,11 @@ A cluster whose members have no title (cited-reference stubs) takes its terms fr
 the papers citing its members, else its name from its members' display labels
 (:func:`label_bare_clusters`): no cluster is labelled by its number alone.
 
+The label shown is CiteSpace's: the top terms of the papers *citing* the members, by log-likelihood ratio
+(:mod:`gnn.cocitation.terms`, ``ClusterLabel.llr_terms``); the same counts ranked by c-TF-IDF are stored
+as ``ctfidf_terms``, the members' own title terms as ``terms``. Each cluster also carries its silhouette
+and modularity term (:mod:`gnn.cocitation.quality`).
+
 The schema has no Cluster node: :func:`write_cluster_labels` stores the labels as JSON next to the
 embedded store (``<db path>.clusters.json``, ``StoreFiles.clusters``), where a GraphQL
 ``clusters`` field can read them with :func:`read_cluster_labels`; ``Paper.cocite_cluster`` holds
@@ -71,6 +76,8 @@ _STOP_WORDS_TEXT = """
     effective efficient
 """
 STOP_WORDS = frozenset(_STOP_WORDS_TEXT.split())
+LABEL_SHOWN = 3  # LLR terms a label shows (CiteSpace shows the first; three tell neighbouring clusters apart)
+LABEL_METHODS = ("llr", "ctfidf")  # the ranked term lists every cluster stores beside its title terms
 
 
 @dataclass(frozen=True)
@@ -83,10 +90,19 @@ class ClusterLabel:
     # the members: a cluster of title-less cited-reference stubs), "" (no term anywhere: see name)
     terms_from: str = "titles"
     name: str | None = None  # without terms: the display labels of the most cited members (graph.labels)
+    # terms of the documents citing the members (for a coupling cluster: of its own documents), titles and
+    # abstracts, 1-3-grams (gnn.cocitation.terms): by log-likelihood ratio (CiteSpace's default label) and by c-TF-IDF
+    llr_terms: tuple[str, ...] = ()
+    ctfidf_terms: tuple[str, ...] = ()
+    silhouette: float | None = None  # mean silhouette of the members on the co-citation cosine (gnn.cocitation.quality)
+    modularity: float | None = None  # the cluster's term Q_c of the partition's modularity Q
 
     @property
     def label(self) -> str:
-        """The terms; else the members' labels; else the most cited member's id (never a bare number)."""
+        """The top LLR terms, as CiteSpace shows; else the title terms; else the members' labels; else the most
+        cited member's id (never a bare number)."""
+        if self.llr_terms:
+            return ", ".join(self.llr_terms[:LABEL_SHOWN])
         if self.terms:
             return ", ".join(self.terms)
         if self.name:
@@ -321,10 +337,18 @@ def label_bare_clusters(
     return out
 
 
-def write_cluster_labels(path: Path, labels: list[ClusterLabel], *, settings: dict[str, Any] | None = None) -> Path:
-    """Write the labels as JSON (``settings`` records how they were computed), atomically."""
+def write_cluster_labels(
+    path: Path,
+    labels: list[ClusterLabel],
+    *,
+    settings: dict[str, Any] | None = None,
+    quality: Mapping[str, Any] | None = None,
+) -> Path:
+    """Write the labels as JSON (``settings`` records how they were computed, ``quality`` the clustering's
+    overall modularity and silhouette, :meth:`gnn.cocitation.quality.ClusteringQuality.as_dict`), atomically."""
     record = {
         "settings": settings or {},
+        "quality": dict(quality) if quality is not None else None,
         "clusters": [{**asdict(label), "label": label.label} for label in labels],
     }
     path = Path(path)
@@ -349,12 +373,28 @@ def read_cluster_labels(path: Path) -> list[ClusterLabel]:
             tuple(c["papers"]),
             terms_from=c.get("terms_from", "titles"),  # files written before it had titles only
             name=c.get("name"),
+            llr_terms=tuple(c.get("llr_terms", ())),  # files written before these have none
+            ctfidf_terms=tuple(c.get("ctfidf_terms", ())),
+            silhouette=c.get("silhouette"),
+            modularity=c.get("modularity"),
         )
         for c in record["clusters"]
     ]
 
 
+def read_cluster_quality(path: Path) -> dict[str, Any] | None:
+    """The overall quality :func:`write_cluster_labels` wrote (``modularity``, ``silhouette``, ``nodes``,
+    ``links``); None when the file does not exist or predates it."""
+    path = Path(path)
+    if not path.is_file():
+        return None
+    quality = json.loads(path.read_text(encoding="utf-8")).get("quality")
+    return dict(quality) if isinstance(quality, dict) else None
+
+
 __all__ = [
+    "LABEL_METHODS",
+    "LABEL_SHOWN",
     "STOP_WORDS",
     "ClusterLabel",
     "ctfidf",
@@ -365,6 +405,7 @@ __all__ = [
     "louvain_clusters",
     "prune_pairs",
     "read_cluster_labels",
+    "read_cluster_quality",
     "title_terms",
     "write_cluster_labels",
 ]

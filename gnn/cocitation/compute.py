@@ -13,7 +13,7 @@ duplicates. Bibliographic coupling has no edge type; :func:`coupling_table` comp
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +34,9 @@ from gnn.cocitation.clusters import (
 )
 from gnn.cocitation.counts import PairCounts, cooccurrence, count_pairs, normalised_strengths
 from gnn.cocitation.noise import NoiseDistributions, arrow_ids, noise_distributions, top_partners
+from gnn.cocitation.quality import ClusteringQuality, clustering_quality
 from gnn.cocitation.settings import PairCountSettings
+from gnn.cocitation.terms import class_term_counts, rank_labels, term_matrix, texts_of
 from gnn.device import select_device
 from gnn.progress import StageTimer
 from graph.errors import ConfigError
@@ -64,8 +66,12 @@ class CocitationSettings(PairCountSettings):
     cluster_min_count: int = 1
     # "cpu", "cuda", "cuda:N", or None for CUDA when available. The counts are exact integers either way.
     device: str | None = None
-    # Terms per cluster label (c-TF-IDF over titles, gnn.cocitation.clusters.label_clusters).
+    # Terms per cluster label (c-TF-IDF over titles, gnn.cocitation.clusters.label_clusters; LLR and c-TF-IDF over
+    # the citing papers' terms, gnn.cocitation.terms).
     label_terms: int = 5
+    # Whether the citing papers' abstracts add terms to the LLR/c-TF-IDF labels (titles always do). Abstracts
+    # give more evidence per paper; without them the labels come from titles only, and faster.
+    label_abstracts: bool = True
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -270,6 +276,7 @@ class CocitationReport:
     sentence_pairs: int  # CO_CITED edges with sentence_count >= 1
     papers_written: int  # Paper nodes whose co-citation properties were (re)written
     clusters: tuple[ClusterLabel, ...]  # clusters by size, with their labels
+    quality: ClusteringQuality  # modularity and silhouette of the clusters (gnn.cocitation.quality)
     clusters_path: Path | None  # where the cluster labels were written (None: not written)
     device: str  # where the sparse products ran
     seconds: dict[str, float] = field(default_factory=dict)  # wall time per stage
@@ -282,8 +289,14 @@ class CocitationReport:
             f"({self.sentence_pairs} also co-cited within one sentence)",
             f"  {self.papers_written} papers updated; {len(self.clusters)} clusters"
             + (f", labels in {self.clusters_path}" if self.clusters_path else ""),
+            f"  modularity Q {self.quality.modularity:.3f}, mean silhouette "
+            + (f"{self.quality.silhouette:.3f}" if self.quality.silhouette is not None else "n/a (one cluster)")
+            + f" ({self.quality.nodes} works, {self.quality.links} links)",
         ]
-        lines += [f"    {c.cluster:>4}  {c.size:>5} papers  {c.label}" for c in self.clusters[:10]]
+        lines += [
+            f"    {c.cluster:>4}  {c.size:>5} papers  silhouette {_fmt(c.silhouette)}  {c.label}"
+            for c in self.clusters[:10]
+        ]
         lines.append("  " + ", ".join(f"{stage} {s:.2f}s" for stage, s in self.seconds.items()))
         return "\n".join(lines)
 
@@ -318,8 +331,10 @@ def compute_cocitation(
             noise = noise_distributions(cocite, power=settings.power, device=device)
             partners = top_partners(noise, settings.top_m)
         with stage("cluster"):
-            membership = _clusters(noise, cocite, settings)
+            membership, quality = _clusters(noise, cocite, settings)
             labels = _labels(membership, data, cocite, settings, store)
+            labels = citer_labels(labels, membership, data, store, settings.label_terms, settings.label_abstracts)
+            labels = with_quality(labels, quality)
         with stage("write"):
             sentence_pairs = int((edges["sentence_count"] > 0).sum())
             negative = noise.negative.cpu().numpy()
@@ -331,7 +346,7 @@ def compute_cocitation(
         with stage("labels"):
             path = clusters_path if clusters_path is not None else StoreFiles.of(store).clusters
             if path is not None:
-                write_cluster_labels(path, labels, settings=_settings_record(settings))
+                write_cluster_labels(path, labels, settings=_settings_record(settings), quality=quality.as_dict())
             else:
                 log.info("cluster labels not written: %s has no file path; pass clusters_path", store.describe())
 
@@ -344,6 +359,7 @@ def compute_cocitation(
         sentence_pairs=sentence_pairs,
         papers_written=written_papers,
         clusters=tuple(labels),
+        quality=quality,
         clusters_path=path,
         device=str(device),
         seconds=seconds,
@@ -352,8 +368,11 @@ def compute_cocitation(
     return report
 
 
-def _clusters(noise: NoiseDistributions, cocite: PairCounts, settings: CocitationSettings) -> pd.Series:
-    """Leiden clusters of the pruned co-citation graph (:func:`gnn.cocitation.clusters.prune_pairs`), by paper id."""
+def _clusters(
+    noise: NoiseDistributions, cocite: PairCounts, settings: CocitationSettings
+) -> tuple[pd.Series, ClusteringQuality]:
+    """Leiden clusters of the pruned co-citation graph (:func:`gnn.cocitation.clusters.prune_pairs`), by paper id,
+    and their modularity (link weight: co-citation count) and silhouette (similarity: cosine) on that graph."""
     indptr = noise.indptr.numpy()
     n = len(noise.ids)
     lengths = np.diff(indptr)
@@ -378,7 +397,10 @@ def _clusters(noise: NoiseDistributions, cocite: PairCounts, settings: Cocitatio
     linked = membership >= 0
     series = pd.Series(membership[linked], index=noise.ids[linked], dtype="int64", name="cocite_cluster")
     series.index.name = "id"
-    return series
+    s = cocite.occurrences.astype(np.float64)  # s_i: citing papers of each work (noise.ids are cocite.ids)
+    cosine = weight / np.sqrt(s[i] * s[j])  # Salton's cosine of each link: the silhouette's similarity
+    quality = clustering_quality(i, j, weight, cosine, membership, resolution=settings.resolution)
+    return series, quality
 
 
 def _labels(
@@ -410,6 +432,73 @@ def _labels(
     return label_bare_clusters(
         labels, membership, citing_titles=citing_titles, member_labels=member_labels, top_k=settings.label_terms
     )
+
+
+def read_texts(store: GraphStore, papers: pd.Index, *, abstracts: bool = True) -> list[str]:
+    """The text of every paper of ``papers`` (sorted ids): title plus, with ``abstracts``, abstract (Arrow read)."""
+    table = store.query_arrow("paper_texts")
+    titles: list[str | None] = [None] * len(papers)
+    bodies: list[str | None] = [None] * len(papers)
+    if table.num_rows:
+        at = papers.get_indexer(pd.Index(table.column("id").to_pandas()))
+        title_column = table.column("title").to_pylist()
+        abstract_column = table.column("abstract").to_pylist() if abstracts else [None] * table.num_rows
+        for k, title, abstract in zip(at.tolist(), title_column, abstract_column):
+            if k >= 0:
+                titles[k], bodies[k] = title, abstract
+    return texts_of(titles, bodies if abstracts else None)
+
+
+def citer_labels(
+    labels: list[ClusterLabel],
+    membership: pd.Series,
+    data: CocitationInput,
+    store: GraphStore,
+    top_k: int,
+    abstracts: bool = True,
+) -> list[ClusterLabel]:
+    """``labels`` with their LLR and c-TF-IDF terms from the papers citing each cluster's members.
+
+    A cluster's documents are the papers citing at least one member (each once); their titles and abstracts
+    give the candidate terms (:func:`gnn.cocitation.terms.candidate_terms`), ranked against the other
+    clusters' citing papers (:func:`gnn.cocitation.terms.rank_labels`, CiteSpace's labelling). Only the
+    citing papers' texts are tokenised.
+    """
+    if not labels:
+        return labels
+    cluster_of = np.full(len(data.papers), -1, dtype=np.int64)
+    cluster_of[data.papers.get_indexer(membership.index)] = membership.to_numpy()
+    known = (data.citing >= 0) & (data.cited >= 0)
+    cluster = cluster_of[data.cited[known]]
+    citing = data.citing[known][cluster >= 0]
+    cluster = cluster[cluster >= 0]
+    citers, document = np.unique(citing, return_inverse=True)
+    texts = read_texts(store, data.papers, abstracts=abstracts)
+    doc_terms, terms = term_matrix([texts[k] for k in citers.tolist()])
+    n_clusters = max(label.cluster for label in labels) + 1
+    llr, ctf = rank_labels(class_term_counts(cluster, document, doc_terms, n_clusters), terms, top_k)
+    return [replace(label, llr_terms=llr[label.cluster], ctfidf_terms=ctf[label.cluster]) for label in labels]
+
+
+def with_quality(labels: list[ClusterLabel], quality: ClusteringQuality) -> list[ClusterLabel]:
+    """``labels`` with each cluster's silhouette and modularity term (None where it has none)."""
+    out = []
+    for label in labels:
+        c = label.cluster
+        silhouette = quality.cluster_silhouette[c] if c < len(quality.cluster_silhouette) else np.nan
+        q = quality.cluster_modularity[c] if c < len(quality.cluster_modularity) else np.nan
+        out.append(
+            replace(
+                label,
+                silhouette=None if np.isnan(silhouette) else round(float(silhouette), 6),
+                modularity=None if np.isnan(q) else round(float(q), 6),
+            )
+        )
+    return out
+
+
+def _fmt(value: float | None) -> str:
+    return "  n/a" if value is None else f"{value:5.2f}"
 
 
 def _paper_frame(
@@ -457,6 +546,7 @@ def _settings_record(settings: CocitationSettings) -> dict[str, Any]:
         "cluster_top_k": settings.cluster_top_k,
         "cluster_min_count": settings.cluster_min_count,
         "label_terms": settings.label_terms,
+        "label_abstracts": settings.label_abstracts,
     }
 
 
@@ -465,6 +555,7 @@ __all__ = [
     "CocitationInput",
     "CocitationReport",
     "CocitationSettings",
+    "citer_labels",
     "cocitation_edges",
     "cocitation_table",
     "compute_cocitation",
@@ -473,4 +564,6 @@ __all__ = [
     "read_citations",
     "read_cocitation_input",
     "read_mentions",
+    "read_texts",
+    "with_quality",
 ]

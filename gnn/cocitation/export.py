@@ -39,6 +39,8 @@ log = logging.getLogger(__name__)
 FORMATS = ("graphml", "gexf", "vosviewer", "csv", "parquet")
 NODE_COLUMNS = ["id", "label", "title", "year", "n_cited", "cluster"]
 VOSVIEWER_MAX_CLUSTER = 1000  # VOSviewer accepts cluster numbers 1..1000
+# edge columns GraphML/GEXF carry besides the measures: a merged time-sliced network's first slice (gnn.mapping.slices)
+EXTRA_EDGE_COLUMNS = ("slice",)
 
 
 @dataclass(frozen=True)
@@ -124,7 +126,8 @@ def neighbourhood(edges: pd.DataFrame, seed_paper: str, depth: int) -> pd.DataFr
 
 
 def to_networkx(edges: pd.DataFrame, nodes: pd.DataFrame, measure: str) -> nx.Graph:
-    """Undirected graph; nodes: ``label``, ``title``, ``year``, ``n_cited``, ``cluster``; edges: every measure, ``weight``."""
+    """Undirected graph; nodes: ``label``, ``title``, ``year``, ``n_cited``, ``cluster``; edges: every measure, ``weight``
+    and any of :data:`EXTRA_EDGE_COLUMNS` the table has."""
     graph = nx.Graph()
     for row in nodes.itertuples(index=False):
         attributes = {
@@ -136,9 +139,11 @@ def to_networkx(edges: pd.DataFrame, nodes: pd.DataFrame, measure: str) -> nx.Gr
         }
         graph.add_node(row.id, **_plain(attributes))
     measures = [m for m in MEASURES if m in edges.columns]
-    for row in edges[["source", "target", *measures]].itertuples(index=False):
-        values = dict(zip(measures, row[2:]))
-        graph.add_edge(row.source, row.target, **_plain({**values, "weight": values[measure]}))
+    extras = [c for c in EXTRA_EDGE_COLUMNS if c in edges.columns]
+    for row in edges[["source", "target", *measures, *extras]].itertuples(index=False):
+        values = dict(zip(measures, row[2 : 2 + len(measures)]))
+        more = dict(zip(extras, row[2 + len(measures) :]))
+        graph.add_edge(row.source, row.target, **_plain({**values, "weight": values[measure], **more}))
     return graph
 
 

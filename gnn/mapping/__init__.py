@@ -11,6 +11,10 @@
 ``compute``        ``citegraph compute mapping``: bursts, betweenness and sigma written onto every Paper
 ``keywords``       the KEYWORDS unit: keyword co-occurrence (BᵀB), its Leiden clusters
 ``thematic``       the thematic map: Callon centrality and density of keyword clusters, their quadrants
+``coupling``       bibliographic coupling clusters (``citegraph compute coupling``) and the COUPLING unit
+``slices``         CiteSpace's time slices of any unit's network and their merge (``citegraph export slices``)
+``overlay``        VOSviewer's overlay: the average citing year of each cited work (``MapNode.avg_year``)
+``timeline``       CiteSpace's timeline: each co-citation cluster's citations per year
 =================  ======================================================================================
 
 Betweenness reads the CO_CITED edges that ``citegraph compute cocitation`` stores (:mod:`gnn.cocitation`).
@@ -31,6 +35,7 @@ from gnn.mapping.compute import (
     compute_mapping,
     yearly_citations,
 )
+from gnn.mapping.coupling import CouplingReport, CouplingSettings, compute_coupling, coupling_counts, coupling_network
 from gnn.mapping.data import MappingInput, read_mapping_input
 from gnn.mapping.export import export_network, network_tables
 from gnn.mapping.historiograph import (
@@ -52,6 +57,8 @@ from gnn.mapping.keywords import (
     keywords_network,
     read_keyword_uses,
 )
+from gnn.mapping.overlay import average_citing_year, average_citing_years
+from gnn.mapping.slices import SlicesReport, export_slices, merge_slices, slice_networks, time_slices
 from gnn.mapping.thematic import (
     QUADRANTS,
     THEMATIC_FORMATS,
@@ -64,6 +71,7 @@ from gnn.mapping.thematic import (
     thematic_map,
     write_thematic_map,
 )
+from gnn.mapping.timeline import ClusterTimeline, cluster_timeline, timeline_counts
 
 __all__ = [
     "EXACT_UP_TO",
@@ -75,29 +83,40 @@ __all__ = [
     "THEMATIC_FORMATS",
     "BurstSettings",
     "CentralitySettings",
+    "ClusterTimeline",
     "Cooccurrence",
+    "CouplingReport",
+    "CouplingSettings",
     "Historiograph",
     "KeywordUses",
     "MappingInput",
     "MappingReport",
     "MappingSettings",
+    "SlicesReport",
     "ThematicMap",
     "Theme",
     "YearlyCitations",
     "author_network",
+    "average_citing_year",
+    "average_citing_years",
     "betweenness",
     "burst_table",
     "callon",
+    "cluster_timeline",
     "coauthor_network",
     "cocitation_network",
     "collaboration_network",
+    "compute_coupling",
     "compute_mapping",
     "compute_thematic_map",
     "cooccurrence",
     "country_network",
+    "coupling_counts",
+    "coupling_network",
     "detect_bursts",
     "equivalence",
     "export_network",
+    "export_slices",
     "historiograph",
     "historiograph_of",
     "institution_network",
@@ -106,6 +125,7 @@ __all__ = [
     "keyword_network",
     "keywords_network",
     "local_citation_scores",
+    "merge_slices",
     "network_tables",
     "optimal_states",
     "quadrants",
@@ -113,11 +133,14 @@ __all__ = [
     "read_mapping_input",
     "reference_network",
     "sigma",
+    "slice_networks",
     "source_network",
     "state_costs",
     "strongest_bursts",
     "stub_first_author",
     "thematic_map",
+    "time_slices",
+    "timeline_counts",
     "write_historiograph",
     "write_thematic_map",
     "yearly_citations",

@@ -90,6 +90,7 @@ def test_describe_sizes_and_stamps(store: GraphStore, store_path: Path, tmp_path
         "profiles",
         "reranker",
         "clusters",
+        "coupling_clusters",
         "linker",
         "cross_encoder",
         "hyperbolic_classes",
