@@ -1,8 +1,9 @@
 """Read services over the store: batched lookups the GraphQL loaders call.
 
-One lock serialises access to the store's connection (the embedded connection is not meant for
-concurrent use): a :class:`api.scheduling.StoreLock`, which serves light requests' calls first and
-refuses a call whose request's time budget is spent; every function takes many ids at once so a nested GraphQL query costs one
+One lock admits calls to the store, as many at once as the store runs statements at once (one
+connection: one; a read-only embedded store: ``CITEGRAPH_READ_CONNECTIONS``): a
+:class:`api.scheduling.StoreLock`, which serves light requests' calls first, keeps a place for them
+that heavy calls never take, and refuses a call whose request's time budget is spent; every function takes many ids at once so a nested GraphQL query costs one
 store round trip per level, not one per object.
 """
 
@@ -151,7 +152,7 @@ class GraphService:
 
     def __init__(self, store: GraphStore) -> None:
         self.store = store
-        self._lock = StoreLock()
+        self._lock = StoreLock(store.read_concurrency)
         self.round_trips = 0  # store queries issued; tests assert on it (no N+1)
         self._labels_cache: tuple[int, list[ClusterLabel]] | None = None  # (file mtime, labels)
 
@@ -162,7 +163,7 @@ class GraphService:
 
     @property
     def lock(self) -> threading.Lock:
-        """The lock that serialises store access; services sharing the store (linkage) take it too.
+        """The lock that admits store access; services sharing the store (linkage) take it too.
 
         A :class:`~api.scheduling.StoreLock`, typed as the :class:`threading.Lock` it stands in for
         (the services in ``gnn/`` take any lock, and know nothing of ``api``)."""

@@ -30,6 +30,9 @@ class StoreConfig:
     buffer_pool_mib: int = 0  # embedded store's page cache in MiB; CITEGRAPH_BUFFER_POOL_MIB. 0: the engine's
     #                           default (80% of the machine's memory), which leaves too little beside a large
     #                           compute step's own arrays; see docs/results.md (co-citation at 1M papers)
+    read_connections: int = 2  # CITEGRAPH_READ_CONNECTIONS: statements a read-only embedded store runs at once,
+    #                            one connection each (the server's light reads do not wait behind a heavy one);
+    #                            2 on a 2-core machine: more only adds statements that share the same cores
 
     def __post_init__(self) -> None:
         if self.backend not in BACKENDS:
@@ -39,6 +42,10 @@ class StoreConfig:
         if self.buffer_pool_mib < 0:
             raise ConfigError(
                 f"CITEGRAPH_BUFFER_POOL_MIB is {self.buffer_pool_mib}; use a size in MiB, or 0 for the engine's default"
+            )
+        if not 1 <= self.read_connections <= 64:
+            raise ConfigError(
+                f"CITEGRAPH_READ_CONNECTIONS is {self.read_connections}; use 1..64 connections (default 2)"
             )
         if self.backend == "neo4j" and not self.neo4j_uri:
             raise ConfigError("the neo4j backend needs NEO4J_URI (e.g. neo4j://localhost:7687) and NEO4J_PASSWORD")
@@ -52,6 +59,7 @@ class StoreConfig:
         try:
             batch_size = int(env.get("CITEGRAPH_BATCH_SIZE", "2000"))
             buffer_pool_mib = int(env.get("CITEGRAPH_BUFFER_POOL_MIB", "0"))
+            read_connections = int(env.get("CITEGRAPH_READ_CONNECTIONS", "2"))
             sizes = VectorSizes(
                 embedding=int(env.get("CITEGRAPH_EMBEDDING_DIM", VectorSizes.embedding)),
                 taxonomy=int(env.get("CITEGRAPH_TAXONOMY_DIM", VectorSizes.taxonomy)),
@@ -70,4 +78,5 @@ class StoreConfig:
             batch_size=batch_size,
             sizes=sizes,
             buffer_pool_mib=buffer_pool_mib,
+            read_connections=read_connections,
         )

@@ -67,6 +67,9 @@ class GraphStore(ABC):
     def __init__(self, schema: Schema, *, read_only: bool) -> None:
         self.schema = schema
         self.read_only = read_only
+        # Statements this store runs at once from different threads; callers that share it (the API's
+        # GraphService) admit that many. 1: one at a time (a read-write embedded open, Neo4j as the API uses it).
+        self.read_concurrency = 1
 
     # lifecycle -------------------------------------------------------------------------------
     @abstractmethod
