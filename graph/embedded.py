@@ -26,7 +26,7 @@ import re
 import shutil
 import threading
 import warnings
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -324,6 +324,11 @@ SCAN_RATIO = 20
 STREAM_BUFFER_POOL_MIB = 512
 # Connections of a read-only store when the caller sets none (CITEGRAPH_READ_CONNECTIONS, StoreConfig).
 DEFAULT_READ_CONNECTIONS = 2
+# query_keys runs the one-key statement per key up to this many keys, the list statement beyond. Measured on the
+# bundled store (133k papers, 388k WROTE, 2 loaded cores): the authors of 1 paper by `p.id IN $ids` 18-30 ms (a
+# scan of Paper and Author), by `p.id = $id` 0.13 ms; the citing papers of the 100 most cited papers in one
+# `IN` statement 334 ms, one statement per paper 111 ms in all (1.2 ms for the most cited, 336 rows).
+KEYED_LOOKUP_MAX = 200
 
 
 class EmbeddedStore(GraphStore):
@@ -583,6 +588,20 @@ class EmbeddedStore(GraphStore):
             table = _arrow(result, self.path, name)
         table = require_sound(plain_numbers(table), store=self.describe(), what=name)
         rows: list[dict[str, Any]] = table.to_pylist()
+        return rows
+
+    def query_keys(self, name: str, each: str, ids: Sequence[str]) -> list[dict[str, Any]]:
+        """Rows of ``each`` (``= $id``: a lookup in the key's hash index) for each distinct key in key order, on
+        one connection; for more than :data:`KEYED_LOOKUP_MAX` keys the rows of ``name`` (``IN $ids``: a scan of
+        the label, which the engine does not turn into lookups), which cost about the same whatever the count.
+        The rows are those ``name`` gives, grouped by key in key order."""
+        keys = sorted(set(ids))
+        if len(keys) > KEYED_LOOKUP_MAX:
+            return self.query(name, {"ids": keys})
+        rows: list[dict[str, Any]] = []
+        with self._lease():
+            for key in keys:
+                rows.extend(self.query(each, {"id": key}))
         return rows
 
     def query_arrow(
