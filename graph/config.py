@@ -59,7 +59,6 @@ class StoreConfig:
         try:
             batch_size = int(env.get("CITEGRAPH_BATCH_SIZE", "2000"))
             buffer_pool_mib = int(env.get("CITEGRAPH_BUFFER_POOL_MIB", "0"))
-            read_connections = int(env.get("CITEGRAPH_READ_CONNECTIONS", "2"))
             sizes = VectorSizes(
                 embedding=int(env.get("CITEGRAPH_EMBEDDING_DIM", VectorSizes.embedding)),
                 taxonomy=int(env.get("CITEGRAPH_TAXONOMY_DIM", VectorSizes.taxonomy)),
@@ -67,6 +66,13 @@ class StoreConfig:
             )
         except ValueError as exc:
             raise ConfigError(f"a CITEGRAPH_* size variable is not an integer: {exc}") from exc
+        raw_connections = env.get("CITEGRAPH_READ_CONNECTIONS", "2")
+        try:
+            read_connections = int(raw_connections)
+        except ValueError as exc:
+            raise ConfigError(
+                f"CITEGRAPH_READ_CONNECTIONS is {raw_connections!r}; use a number of connections, 1..64 (default 2)"
+            ) from exc
         return cls(
             backend=backend or env.get("CITEGRAPH_BACKEND", "embedded"),
             db_path=Path(db_path or env.get("CITEGRAPH_DB", "var/citegraph.db")),
