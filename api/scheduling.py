@@ -9,10 +9,13 @@ clients had been told they ran out of time. Three pieces keep the server fair:
   copied into the threads that call the store). A call past the budget is never issued: the lock
   refuses it with :class:`~api.errors.TimeBudgetExceeded` (``TIME_BUDGET_EXCEEDED``), so the
   store's time goes to requests whose clients still wait.
-* :class:`StoreLock` — the lock around the store's one connection, granted in order of
+* :class:`StoreLock` — the lock around the store's connections, granted in order of
   ``arrival + penalty``: a light request's call goes first, a heavy request's or the server's own
   (the background build, the readiness refresh) after a head start of :data:`HEAVY_PENALTY_S`, so
   light queries are not stuck behind heavy ones and heavy ones still get their turn (no starvation).
+  A store that runs several statements at once (a read-only embedded store holds
+  ``CITEGRAPH_READ_CONNECTIONS`` connections) is entered by that many calls at once, of which heavy
+  and unbudgeted calls take all but one: a light call never waits for a heavy statement to end.
 * :class:`Scheduler` — light operations run on a pool of their own; heavy ones (cost at least
   :data:`HEAVY_COST`, or a field that walks the whole graph: :data:`HEAVY_FIELDS`) on ``heavy_slots``
   threads, at most ``heavy_queue`` more waiting; beyond that a request is answered at once with
@@ -84,7 +87,7 @@ current_budget: contextvars.ContextVar[Budget | None] = contextvars.ContextVar("
 
 
 class StoreLock:
-    """A lock for the store's connection that serves light requests first and honours time budgets.
+    """A lock for the store's connections that serves light requests first and honours time budgets.
 
     Drop-in for :class:`threading.Lock` (``acquire``, ``release``, ``locked``, ``with``). Waiters are
     granted the lock in order of ``arrival + penalty`` (0 for a light request's call,
@@ -92,30 +95,65 @@ class StoreLock:
     Used as a context manager inside a request (:data:`current_budget` set), it waits at most the
     request's remaining budget and raises :class:`~api.errors.TimeBudgetExceeded` rather than
     issuing a call whose client has been answered.
+
+    ``capacity`` calls hold it at once (the statements the store runs at once,
+    :attr:`graph.store.GraphStore.read_concurrency`); with more than one, heavy and unbudgeted calls hold
+    at most ``capacity - 1`` of the places, so one is always left to light calls: a light call waits for
+    other light calls, never for a heavy statement to end. With ``capacity`` 1 it is one lock, as before.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, capacity: int = 1) -> None:
+        if capacity < 1:
+            raise ValueError(f"a StoreLock needs a capacity of at least 1, got {capacity}")
+        self.capacity = capacity
         self._cond = threading.Condition(threading.Lock())
-        self._held = False
-        self._waiting: list[tuple[float, int]] = []  # heap of (rank, ticket)
+        self._holders = 0  # calls inside now
+        self._heavy_holders = 0  # of which heavy or unbudgeted
+        self._waiting: list[tuple[float, int, bool]] = []  # heap of (rank, ticket, heavy)
         self._tickets = itertools.count()
+        self._held = threading.local()  # .heavy: a stack of the kinds this thread holds (release gives back the last)
 
     def locked(self) -> bool:
-        return self._held
+        """Whether every place is taken."""
+        return self._holders >= self.capacity
+
+    def _admits(self, heavy: bool) -> bool:
+        if self._holders >= self.capacity:
+            return False
+        return not heavy or self.capacity == 1 or self._heavy_holders < self.capacity - 1
+
+    def _first_admissible(self) -> tuple[float, int, bool] | None:
+        """The waiter to grant next: the best-ranked one that fits (a heavy one waits while only the light
+        place is free, and a light one behind it goes first)."""
+        for entry in sorted(self._waiting):
+            if self._admits(entry[2]):
+                return entry
+            if not entry[2]:  # a light waiter that does not fit: nothing fits
+                return None
+        return None
+
+    def _take(self, heavy: bool) -> None:
+        self._holders += 1
+        self._heavy_holders += heavy
+        stack: list[bool] | None = getattr(self._held, "heavy", None)
+        if stack is None:
+            stack = self._held.heavy = []
+        stack.append(heavy)
 
     def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
         budget = current_budget.get()
-        penalty = 0.0 if budget is not None and budget.kind == LIGHT else HEAVY_PENALTY_S
+        heavy = budget is None or budget.kind != LIGHT
+        penalty = HEAVY_PENALTY_S if heavy else 0.0
         with self._cond:
-            if not self._held and not self._waiting:
-                self._held = True
+            if not self._waiting and self._admits(heavy):
+                self._take(heavy)
                 return True
             if not blocking:
                 return False
-            entry = (time.monotonic() + penalty, next(self._tickets))
+            entry = (time.monotonic() + penalty, next(self._tickets), heavy)
             heapq.heappush(self._waiting, entry)
             end = None if timeout < 0 else time.monotonic() + timeout
-            while self._held or self._waiting[0] != entry:
+            while self._first_admissible() != entry:
                 wait = None if end is None else end - time.monotonic()
                 if wait is not None and wait <= 0:
                     self._waiting.remove(entry)
@@ -123,15 +161,21 @@ class StoreLock:
                     self._cond.notify_all()  # the head may have changed
                     return False
                 self._cond.wait(wait)
-            heapq.heappop(self._waiting)
-            self._held = True
+            self._waiting.remove(entry)
+            heapq.heapify(self._waiting)
+            self._take(heavy)
+            if self._first_admissible() is not None:
+                self._cond.notify_all()  # another place may still be free for the next waiter
             return True
 
     def release(self) -> None:
         with self._cond:
-            if not self._held:
+            stack: list[bool] | None = getattr(self._held, "heavy", None)
+            if self._holders == 0:
                 raise RuntimeError("release of an unheld StoreLock")
-            self._held = False
+            heavy = stack.pop() if stack else False
+            self._holders -= 1
+            self._heavy_holders -= heavy
             self._cond.notify_all()
 
     def __enter__(self) -> bool:

@@ -1,8 +1,9 @@
 """Read services over the store: batched lookups the GraphQL loaders call.
 
-One lock serialises access to the store's connection (the embedded connection is not meant for
-concurrent use): a :class:`api.scheduling.StoreLock`, which serves light requests' calls first and
-refuses a call whose request's time budget is spent; every function takes many ids at once so a nested GraphQL query costs one
+One lock admits calls to the store, as many at once as the store runs statements at once (one
+connection: one; a read-only embedded store: ``CITEGRAPH_READ_CONNECTIONS``): a
+:class:`api.scheduling.StoreLock`, which serves light requests' calls first, keeps a place for them
+that heavy calls never take, and refuses a call whose request's time budget is spent; every function takes many ids at once so a nested GraphQL query costs one
 store round trip per level, not one per object.
 """
 
@@ -159,7 +160,7 @@ class GraphService:
 
     def __init__(self, store: GraphStore) -> None:
         self.store = store
-        self._lock = StoreLock()
+        self._lock = StoreLock(store.read_concurrency)
         self.round_trips = 0  # store queries issued; tests assert on it (no N+1)
         self._labels_cache: tuple[int, list[ClusterLabel]] | None = None  # (file mtime, labels)
 
@@ -168,9 +169,16 @@ class GraphService:
             self.round_trips += 1
             return self.store.query(name, params)
 
+    def _query_keys(self, name: str, each: str, ids: Sequence[str]) -> list[dict[str, Any]]:
+        """Rows of ``name`` for ``ids``, read the way the backend reads keys fastest
+        (:meth:`graph.store.GraphStore.query_keys`); one round trip, as :meth:`_query`."""
+        with self._lock:
+            self.round_trips += 1
+            return self.store.query_keys(name, each, ids)
+
     @property
     def lock(self) -> threading.Lock:
-        """The lock that serialises store access; services sharing the store (linkage) take it too.
+        """The lock that admits store access; services sharing the store (linkage) take it too.
 
         A :class:`~api.scheduling.StoreLock`, typed as the :class:`threading.Lock` it stands in for
         (the services in ``gnn/`` take any lock, and know nothing of ``api``)."""
@@ -197,15 +205,19 @@ class GraphService:
 
     def authors(self, paper_ids: Sequence[str]) -> list[list[AuthorRecord]]:
         grouped: dict[str, list[AuthorRecord]] = defaultdict(list)
-        for row in self._query("authors_of_papers", {"ids": list(paper_ids)}):
+        for row in self._query_keys("authors_of_papers", "authors_of_paper", paper_ids):
             grouped[row["paper_id"]].append(AuthorRecord(row["author_id"], row["name"]))
         return [grouped.get(i, []) for i in paper_ids]
 
     def neighbours(self, paper_ids: Sequence[str], *, direction: str, limit: int) -> list[list[str]]:
         """Cited (``out``) or citing (``in``) paper ids per paper, at most ``limit`` each."""
-        name, column = ("cited_papers", "cited_id") if direction == "out" else ("citing_papers", "citing_id")
+        name, each, column = (
+            ("cited_papers", "cited_papers_of_paper", "cited_id")
+            if direction == "out"
+            else ("citing_papers", "citing_papers_of_paper", "citing_id")
+        )
         grouped: dict[str, list[str]] = defaultdict(list)
-        for row in self._query(name, {"ids": list(paper_ids)}):
+        for row in self._query_keys(name, each, paper_ids):
             bucket = grouped[row["paper_id"]]
             if len(bucket) < limit:
                 bucket.append(row[column])

@@ -19,7 +19,9 @@ signal on, gives the worker :data:`STOP_GRACE_S` to finish its requests and clos
 
 One worker, always: the embedded store admits one writing process (``serve --complete`` writes
 from a thread of the worker), and a restarted worker takes the store over where its predecessor
-left it (a write cut short is repaired on open, :mod:`graph.recovery`).
+left it (a write cut short is repaired on open, :mod:`graph.recovery`). Reads run side by side
+inside that worker instead: a read-only store holds several connections, whose statements the
+engine runs at once outside the GIL (``CITEGRAPH_READ_CONNECTIONS``, :mod:`api.scheduling`).
 """
 
 from __future__ import annotations

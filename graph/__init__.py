@@ -38,7 +38,11 @@ def open_store(config: StoreConfig, *, ensure_schema: bool = True) -> GraphStore
         from graph.embedded import EmbeddedStore
 
         store = EmbeddedStore(
-            config.db_path, schema, read_only=config.read_only, buffer_pool_mib=config.buffer_pool_mib
+            config.db_path,
+            schema,
+            read_only=config.read_only,
+            buffer_pool_mib=config.buffer_pool_mib,
+            read_connections=config.read_connections,
         )
     if ensure_schema:
         try:

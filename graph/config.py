@@ -30,6 +30,9 @@ class StoreConfig:
     buffer_pool_mib: int = 0  # embedded store's page cache in MiB; CITEGRAPH_BUFFER_POOL_MIB. 0: the engine's
     #                           default (80% of the machine's memory), which leaves too little beside a large
     #                           compute step's own arrays; see docs/results.md (co-citation at 1M papers)
+    read_connections: int = 2  # CITEGRAPH_READ_CONNECTIONS: statements a read-only embedded store runs at once,
+    #                            one connection each (the server's light reads do not wait behind a heavy one);
+    #                            2 on a 2-core machine: more only adds statements that share the same cores
 
     def __post_init__(self) -> None:
         if self.backend not in BACKENDS:
@@ -39,6 +42,10 @@ class StoreConfig:
         if self.buffer_pool_mib < 0:
             raise ConfigError(
                 f"CITEGRAPH_BUFFER_POOL_MIB is {self.buffer_pool_mib}; use a size in MiB, or 0 for the engine's default"
+            )
+        if not 1 <= self.read_connections <= 64:
+            raise ConfigError(
+                f"CITEGRAPH_READ_CONNECTIONS is {self.read_connections}; use 1..64 connections (default 2)"
             )
         if self.backend == "neo4j" and not self.neo4j_uri:
             raise ConfigError("the neo4j backend needs NEO4J_URI (e.g. neo4j://localhost:7687) and NEO4J_PASSWORD")
@@ -59,6 +66,13 @@ class StoreConfig:
             )
         except ValueError as exc:
             raise ConfigError(f"a CITEGRAPH_* size variable is not an integer: {exc}") from exc
+        raw_connections = env.get("CITEGRAPH_READ_CONNECTIONS", "2")
+        try:
+            read_connections = int(raw_connections)
+        except ValueError as exc:
+            raise ConfigError(
+                f"CITEGRAPH_READ_CONNECTIONS is {raw_connections!r}; use a number of connections, 1..64 (default 2)"
+            ) from exc
         return cls(
             backend=backend or env.get("CITEGRAPH_BACKEND", "embedded"),
             db_path=Path(db_path or env.get("CITEGRAPH_DB", "var/citegraph.db")),
@@ -70,4 +84,5 @@ class StoreConfig:
             batch_size=batch_size,
             sizes=sizes,
             buffer_pool_mib=buffer_pool_mib,
+            read_connections=read_connections,
         )

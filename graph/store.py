@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import builtins
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from types import TracebackType
@@ -67,6 +67,9 @@ class GraphStore(ABC):
     def __init__(self, schema: Schema, *, read_only: bool) -> None:
         self.schema = schema
         self.read_only = read_only
+        # Statements this store runs at once from different threads; callers that share it (the API's
+        # GraphService) admit that many. 1: one at a time (a read-write embedded open, Neo4j as the API uses it).
+        self.read_concurrency = 1
 
     # lifecycle -------------------------------------------------------------------------------
     @abstractmethod
@@ -115,6 +118,17 @@ class GraphStore(ABC):
         hands it over as read (``citegraph check``, which counts such values).
         """
         return pa.Table.from_pylist(self.query(name, params, identifiers))
+
+    def query_keys(self, name: str, each: str, ids: Sequence[str]) -> list[dict[str, Any]]:
+        """Rows of the statement ``name`` for the keys ``ids`` (its ``$ids``), or the rows of the statement
+        ``each`` (the same columns for one key, its ``$id``) run once per distinct key, where the backend
+        answers that faster; in either case the rows of every key, grouped by key.
+
+        Neo4j looks a list of keys up in its index: the one statement (this default). The embedded store
+        has no index lookup for ``IN $ids``: it scans the label, where ``= $id`` looks the key up in its
+        hash index (:meth:`graph.embedded.EmbeddedStore.query_keys`).
+        """
+        return self.query(name, {"ids": list(ids)})
 
     @abstractmethod
     def read_only_query(self, text: str, params: Mapping[str, Any] | None = None) -> tuple[list[str], list[list[Any]]]:

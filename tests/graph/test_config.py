@@ -23,6 +23,20 @@ def test_a_bad_buffer_pool_size_names_the_variable(monkeypatch: pytest.MonkeyPat
         StoreConfig.from_env()
 
 
+def test_read_connections_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CITEGRAPH_READ_CONNECTIONS", "4")
+    assert StoreConfig.from_env().read_connections == 4
+    monkeypatch.delenv("CITEGRAPH_READ_CONNECTIONS")
+    assert StoreConfig.from_env().read_connections == 2  # one for heavy statements, one kept for light ones
+
+
+@pytest.mark.parametrize("value", ["0", "65", "many"])
+def test_a_bad_read_connection_count_names_the_variable(monkeypatch: pytest.MonkeyPatch, value: str) -> None:
+    monkeypatch.setenv("CITEGRAPH_READ_CONNECTIONS", value)
+    with pytest.raises(ConfigError, match=r"CITEGRAPH_READ_CONNECTIONS is .*1\.\.64"):
+        StoreConfig.from_env()
+
+
 def test_the_embedded_store_opens_with_the_configured_page_cache(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
