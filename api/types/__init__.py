@@ -5,7 +5,8 @@ module         root fields
 =============  ==================================================================================
 ``papers``     ``paper``, ``papers``, ``author``, ``authors``, ``sources``
 ``taxonomy``   ``category``, ``taxonomy``, ``taxonomies``
-``network``    ``egoNetwork``, ``coCitations``, ``coCitationPairs``, ``clusters``
+``network``    ``egoNetwork``, ``coCitations``, ``coCitationPairs``, ``coCitationPair``, ``clusters``
+``export``     ``exportNetwork``
 ``recommend``  ``recommend``
 ``linkage``    ``linkage``, ``citanceLinks``
 ``explore``    ``explore``, ``exploreQueries``
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 from api.types.common import Connection, Edge, InvalidArgument, NotFound, PageInfo
 from api.types.explore import ExploreQueries
+from api.types.export import ExportQuery
 from api.types.linkage import LinkageQuery
 from api.types.network import NetworkQuery
 from api.types.papers import Author, Paper, PaperQuery, Sentence
@@ -35,6 +37,7 @@ __all__ = [
     "Connection",
     "Edge",
     "ExploreQueries",
+    "ExportQuery",
     "InvalidArgument",
     "LinkageQuery",
     "NetworkQuery",
