@@ -30,6 +30,9 @@ Objects are not all the work: a field whose statement reads far more than it ret
 * ``stats`` and ``completeness`` (counts over every node): :data:`SCAN_WORK`;
 * the co-citation dashboard's store-wide reads (``coCitations``, ``coCitationPairs`` and its
   ``totalCount``, ``authors`` and ``sources`` searches, a source's ``papers``): :data:`SCAN_WORK` each;
+* ``mapNetwork``: :data:`SCAN_WORK` (it reads every citation or authorship), and its ``nodes`` and ``edges``
+  count ``top`` objects each (``top`` is clamped to 1..:data:`~gnn.mapping.networks.MAX_NODES`, not to
+  ``max_results``: a map of 5,000 nodes is what the dashboard draws);
 * ``explore``: its recipe's work (:data:`EXPLORE_WORK`: a one-hop read from an id costs nothing
   extra, two or three hops :data:`HOPS_WORK`, a scan :data:`SCAN_WORK`, a scan over pairs of
   citations :data:`PAIR_SCAN_WORK`) plus its rows (``params.limit``, else ``max_results``: ``rows``
@@ -65,9 +68,12 @@ from graphql import (
 from graphql.execution.values import VariableValues, get_argument_values, get_variable_values
 from graphql.utilities import get_operation_ast
 
+from gnn.mapping.networks import MAX_NODES
+
 DEFAULT_MAX_QUERY_COST = 50_000  # CITEGRAPH_MAX_QUERY_COST (AppSettings.max_query_cost says what fits)
 UNBOUNDED_LIST_SIZE = 20  # assumed length of a list field that takes no first/limit/k
 SIZE_ARGUMENTS = ("first", "limit", "k")  # GraphQL argument names that bound a list's length
+TOP_ARGUMENT = "top"  # mapNetwork's node count: bounded by MAX_NODES (the map's own cap), not max_results
 # Work of a statement that reads every paper (or every edge of a kind), in objects: a title search over the
 # 133k papers of the shared data takes about as long as fetching 2,000 papers with their fields.
 SCAN_WORK = 2_000
@@ -91,6 +97,8 @@ FIELD_WORK: Mapping[str, int] = {
     "Query.sources": SCAN_WORK,
     "Query.sources/totalCount": SCAN_WORK,
     "Source.papers": SCAN_WORK,
+    # a science map reads every citation (or authorship) and counts its pairs; its nodes and links are `top` long
+    "Query.mapNetwork": SCAN_WORK,
 }
 # Work of each recipe of cypher/explore/ (a test checks every recipe is here): what its MATCH reads.
 EXPLORE_WORK: Mapping[str, int] = {
@@ -237,12 +245,14 @@ class _Counter:
 
     def _length(self, definition: GraphQLField, node: FieldNode) -> int | None:
         """The list length the field's own arguments ask for, clamped to 1..max_results; None without one."""
-        if not any(arg in definition.args for arg in (*SIZE_ARGUMENTS, "input")):
+        if not any(arg in definition.args for arg in (*SIZE_ARGUMENTS, TOP_ARGUMENT, "input")):
             return None
         try:
             values = get_argument_values(definition, node, self.variables)
         except GraphQLError:  # execution reports a bad argument
             return None
+        if isinstance(values.get(TOP_ARGUMENT), int):  # a science map: `top` nodes, up to MAX_NODES
+            return min(max(values[TOP_ARGUMENT], 1), MAX_NODES)
         value = next((values[arg] for arg in SIZE_ARGUMENTS if arg in values), None)
         if value is None and isinstance(values.get("input"), Mapping):
             value = values["input"].get("k")

@@ -17,6 +17,7 @@ from typing import Any, cast
 from api.paper_ids import resolve_paper_ids
 from api.scheduling import StoreLock
 from gnn.cocitation.clusters import ClusterLabel, read_cluster_labels
+from gnn.mapping.networks import MapNetwork, MapUnit, NetworkFilters, build_network
 from graph.files import StoreFiles
 from graph.labels import complete_labels, paper_label
 from graph.store import Completeness, GraphStore
@@ -402,6 +403,13 @@ class GraphService:
             source, target = row.pop("source"), row.pop("target")
             pairs.append(CoCitationPair(source, CoCitation(other_id=target, **row)))
         return pairs
+
+    def map_network(self, unit: MapUnit, filters: NetworkFilters) -> MapNetwork:
+        """``unit``'s science map under ``filters`` (:func:`gnn.mapping.networks.build_network`): its bulk reads and
+        the counting run holding the store lock, as one call (the builder reads the store several times)."""
+        with self._lock:
+            self.round_trips += 1
+            return build_network(self.store, unit, filters)
 
     def count_cocitations(self, *, min_count: int, year_min: int | None, year_max: int | None) -> int:
         """How many pairs :meth:`top_cocitations` pages through."""

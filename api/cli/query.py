@@ -31,8 +31,10 @@ from api.cli.common import (
     store_files,
 )
 from gnn.cocitation.compute import MEASURES
-from gnn.cocitation.export import FORMATS, export_cocitation, export_coupling
+from gnn.cocitation.export import FORMATS, ExportReport, export_cocitation, export_coupling
+from gnn.mapping.export import export_network
 from gnn.mapping.historiograph import historiograph, write_historiograph
+from gnn.mapping.networks import MAX_NODES, MapUnit, Measure, NetworkFilters
 from graph import Completeness, GraphStore
 from graph.check import check_store
 from graph.errors import ConfigError
@@ -131,6 +133,8 @@ def cmd_cypher(args: argparse.Namespace) -> int:
 
 
 # Recipe parameters that name a Paper (cypher/explore/): resolved through Paper keys and Alias nodes.
+HISTORIOGRAPH_TOP = 20  # export historiograph: the records most cited inside the collection (Garfield's usual 20-30)
+NETWORK_TOP = 500  # export network: nodes of a map unless --top says (GraphQL mapNetwork's default)
 PAPER_PARAMETERS = frozenset({"paper_id", "paper_a", "paper_b", "from_id", "to_id"})
 
 
@@ -283,9 +287,14 @@ def cmd_export(args: argparse.Namespace) -> int:
             print(export_neo4j_admin(store, out, progress=not args.quiet).summary())
             return 0
         if args.kind == "historiograph":
-            graph = historiograph(store, top_n=args.top, min_lcs=args.min_lcs)
+            graph = historiograph(
+                store, top_n=HISTORIOGRAPH_TOP if args.top is None else args.top, min_lcs=args.min_lcs
+            )
             paths = write_historiograph(graph, out, args.format or "csv")
             print(f"{graph.summary()} -> {', '.join(map(str, paths))}")
+            return 0
+        if args.kind == "network":
+            print(_export_network(store, args, out).summary())
             return 0
         options = {"fmt": args.format or "csv", "measure": args.measure, "min_count": args.min_count}
         if args.kind == "cocitation":
@@ -300,6 +309,25 @@ def cmd_export(args: argparse.Namespace) -> int:
             report = export_coupling(store, out, **options)
     print(report.summary())
     return 0
+
+
+def _export_network(store: GraphStore, args: argparse.Namespace, out: Path) -> ExportReport:
+    """``export network --unit U``: one unit's science map (gnn.mapping) under the filters of the flags."""
+    if args.seed_paper or args.depth != 1:
+        raise ConfigError("`export network` takes --seed (a node id of the map), not --seed-paper/--depth")
+    if args.measure not in {m.value for m in Measure}:
+        raise ConfigError(f"`export network` weighs links by {', '.join(m.value for m in Measure)}, not {args.measure}")
+    filters = NetworkFilters(
+        year_min=args.year_min,
+        year_max=args.year_max,
+        min_count=args.min_count,
+        measure=Measure(args.measure),
+        top=NETWORK_TOP if args.top is None else args.top,
+        seed=args.seed,
+        cluster=args.cluster,
+        all_authors=args.all_authors,
+    )
+    return export_network(store, MapUnit(args.unit), filters, out, args.format or "csv")
 
 
 def export_tables(store: GraphStore, out: Path, fmt: str) -> list[tuple[Path, int]]:
@@ -371,9 +399,10 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     p = sub.add_parser("export", help="export tables or co-citation / coupling networks for analysts")
     p.add_argument(
         "kind",
-        choices=["tables", "cocitation", "coupling", "historiograph", "neo4j-admin"],
+        choices=["tables", "cocitation", "coupling", "network", "historiograph", "neo4j-admin"],
         help="tables: every relationship type as an edge list (OUT is a folder); cocitation: the CO_CITED "
-        "network; coupling: bibliographic coupling (computed on demand); historiograph: the direct-citation "
+        "network; coupling: bibliographic coupling (computed on demand); network: the science map of --unit "
+        "(references, authors, sources, co-authors, ...: docs/cocitation.md); historiograph: the direct-citation "
         "chronology of the --top records most cited inside the collection (csv or graphml); neo4j-admin: node and relationship "
         "CSVs for `neo4j-admin database import full` plus OUT/import.sh (OUT is a folder)",
     )
@@ -385,17 +414,37 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     p.add_argument("--min-count", type=int, default=1, help="smallest co-citation/coupling count exported")
     p.add_argument("--seed-paper", help="export only the neighbourhood of this paper (cocitation)")
     p.add_argument("--depth", type=int, default=1, help="hops around --seed-paper (1 or 2)")
-    p.add_argument("--top", type=int, default=20, help="historiograph: the N records with the most local citations")
+    p.add_argument(
+        "--top",
+        type=int,
+        help=f"historiograph: the N records with the most local citations (default {HISTORIOGRAPH_TOP}); network: "
+        f"the N heaviest nodes (default {NETWORK_TOP}, at most {MAX_NODES})",
+    )
+    p.add_argument(
+        "--unit",
+        choices=[u.value for u in MapUnit],
+        default=MapUnit.REFERENCES.value,
+        help="network: what a node is (default references)",
+    )
+    p.add_argument("--seed", help="network: keep this node (its id in the map) and its partners only")
+    p.add_argument("--cluster", type=int, help="network: keep this cluster's members only (references)")
+    p.add_argument(
+        "--all-authors",
+        action="store_true",
+        help="network --unit authors: every author of a cited work, not just the first",
+    )
     p.add_argument(
         "--min-lcs", type=int, default=1, help="historiograph: only records cited N times inside the collection"
     )
     p.add_argument(
         "--year-min",
         type=int,
-        help="cocitation: count only citing papers published in or after this year (counts from the citations; "
+        help="cocitation, network: count only citing papers published in or after this year (counts from the citations; "
         "the strengths stay the stored all-years values)",
     )
-    p.add_argument("--year-max", type=int, help="cocitation: count only citing papers published in or before this year")
+    p.add_argument(
+        "--year-max", type=int, help="cocitation, network: count only citing papers published in or before this year"
+    )
     p.set_defaults(func=cmd_export)
 
 

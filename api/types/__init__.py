@@ -6,6 +6,7 @@ module         root fields
 ``papers``     ``paper``, ``papers``, ``author``, ``authors``, ``sources``
 ``taxonomy``   ``category``, ``taxonomy``, ``taxonomies``
 ``network``    ``egoNetwork``, ``coCitations``, ``coCitationPairs``, ``coCitationPair``, ``clusters``
+``mapping``    ``mapNetwork``
 ``export``     ``exportNetwork``
 ``recommend``  ``recommend``
 ``linkage``    ``linkage``, ``citanceLinks``
@@ -25,6 +26,7 @@ from api.types.common import Connection, Edge, InvalidArgument, NotFound, PageIn
 from api.types.explore import ExploreQueries
 from api.types.export import ExportQuery
 from api.types.linkage import LinkageQuery
+from api.types.mapping import MappingQuery
 from api.types.network import NetworkQuery
 from api.types.papers import Author, Paper, PaperQuery, Sentence
 from api.types.recommend import RecommendQuery
@@ -40,6 +42,7 @@ __all__ = [
     "ExportQuery",
     "InvalidArgument",
     "LinkageQuery",
+    "MappingQuery",
     "NetworkQuery",
     "NotFound",
     "PageInfo",

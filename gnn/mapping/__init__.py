@@ -3,6 +3,9 @@
 =================  ======================================================================================
 ``bursts``         Kleinberg's two-state automaton over each work's yearly citations; burst strength
 ``centrality``     betweenness centrality of the co-citation network (networkx), CiteSpace's sigma
+``cited``          co-citation maps of cited works, their authors and their sources (``build_network``)
+``export``         ``citegraph export network``: a unit's map as GraphML, GEXF, VOSviewer, CSV or Parquet
+``coauthorship``   co-authorship maps of authors, institutions and countries (``build_network``)
 ``historiograph``  Garfield's direct-citation chronology of the most locally cited records
 ``data``           the one bulk read they share: citations, years, which papers are records
 ``compute``        ``citegraph compute mapping``: bursts, betweenness and sigma written onto every Paper
@@ -15,6 +18,8 @@ from __future__ import annotations
 
 from gnn.mapping.bursts import BurstSettings, detect_bursts, optimal_states, state_costs, strongest_bursts
 from gnn.mapping.centrality import EXACT_UP_TO, PIVOTS, CentralitySettings, betweenness, cocitation_network, sigma
+from gnn.mapping.cited import author_network, reference_network, source_network, stub_first_author
+from gnn.mapping.coauthorship import coauthor_network, collaboration_network
 from gnn.mapping.compute import (
     PAPER_PROPERTIES,
     MappingReport,
@@ -25,6 +30,7 @@ from gnn.mapping.compute import (
     yearly_citations,
 )
 from gnn.mapping.data import MappingInput, read_mapping_input
+from gnn.mapping.export import export_network, network_tables
 from gnn.mapping.historiograph import (
     HISTORIOGRAPH_FORMATS,
     Historiograph,
@@ -46,19 +52,27 @@ __all__ = [
     "MappingReport",
     "MappingSettings",
     "YearlyCitations",
+    "author_network",
     "betweenness",
     "burst_table",
+    "coauthor_network",
     "cocitation_network",
+    "collaboration_network",
     "compute_mapping",
     "detect_bursts",
+    "export_network",
     "historiograph",
     "historiograph_of",
     "local_citation_scores",
+    "network_tables",
     "optimal_states",
     "read_mapping_input",
+    "reference_network",
     "sigma",
+    "source_network",
     "state_costs",
     "strongest_bursts",
+    "stub_first_author",
     "write_historiograph",
     "yearly_citations",
 ]

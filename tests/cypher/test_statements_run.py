@@ -64,6 +64,8 @@ PARAMS: dict[str, dict[str, Any]] = {
     "explore/arxiv_acm_mapping": {"code": "cs.CL"},
     "explore/citation_neighbourhood": {"paper_id": "p1", "limit": 10},
     "cocitation_nodes": {"ids": ["p2", "p3"]},
+    "map_reference_nodes": {"ids": ["p2"]},
+    "cocite_cluster_members": {"cluster": 0},
     "top_cocitations": {"measure": "association", "min_count": 1, "skip": 0, "limit": 5},
     "count_cocitations": {"min_count": 1},
     "top_cocitations_in_years": {
