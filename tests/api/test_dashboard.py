@@ -179,10 +179,11 @@ def test_map_node_and_edge_details_on_the_rich_store(browser: Any, rich_base: st
     an edge's details (the documents citing both = GraphQL's coCitationPair.citedBy), Back, and a reload."""
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     summary = open_map(browser, f"{rich_base}/?min=1")
-    assert (summary["nodes"], summary["edges"], summary["source"]) == (3, 3, "coCitationPairs"), summary
+    assert (summary["nodes"], summary["edges"], summary["source"]) == (3, 3, "mapNetwork"), summary
     assert "3 nodes, 3 links (references, count, min count 1)" in browser.find_element(By.ID, "graph-status").text
     legend = browser.find_element(By.ID, "legend").text
-    assert "clusters" in legend and "0: around" in legend  # colour by cluster, named in the legend
+    clusters = gql(rich_base, "{ clusters { id label } }")["clusters"]
+    assert clusters and all(f"{c['id']}: {c['label']}" in legend for c in clusters)  # colours named by the store
     browser.save_screenshot(str(ARTIFACTS / "map.png"))
 
     # a node: click p2 where sigma drew it
