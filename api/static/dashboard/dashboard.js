@@ -13,8 +13,9 @@
 // through `exportNetwork` (the project's exporters).
 //
 // Plain JavaScript, no build step; the libraries come from the local npm packages (/assets). For tests and
-// benchmarks the page keeps `window.citegraphMap` (what is drawn, layout state) and performance marks
-// (`map:request`, `map:data`, `map:drawn`), and `window.citegraph` exposes `draw(network)`.
+// benchmarks the page keeps `window.citegraphMap` (what is drawn, layout state), performance marks
+// (`map:request`, `map:data`, `map:drawn`) and measures (`map:filter-to-drawn`, `map:data-to-drawn`, and
+// `graphql:<operation>` for every request), and `window.citegraph` exposes `draw(network)`.
 "use strict";
 
 const ENDPOINT = "/graphql";
@@ -119,7 +120,18 @@ const LINKAGE = `query Linkage($sentence: String!, $id: ID!) {
   }
 }`;
 
+/** POST one operation; its round trip is recorded as the performance measure `graphql:<operation name>`. */
 async function graphql(query, variables) {
+  const started = performance.now();
+  try {
+    return await post(query, variables);
+  } finally {
+    const name = (/^\s*query\s+(\w+)/.exec(query) || [])[1] || "anonymous";
+    performance.measure(`graphql:${name}`, { start: started, end: performance.now() });
+  }
+}
+
+async function post(query, variables) {
   const headers = { "content-type": "application/json" };
   const key = $("api-key").value.trim();
   if (key) headers["authorization"] = `Bearer ${key}`;
@@ -1312,6 +1324,8 @@ window.citegraph = {
     return r !== null;
   },
   state: () => ({ ...state }),
+  renderer: () => renderer,
+  graph: () => graph,
   nodePosition(id) {
     // where a node is on screen (CSS pixels in the page), for tests that click it
     if (!renderer || !graph.hasNode(id)) return null;
