@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import random
+import shlex
 import shutil
 import socket
 import statistics
@@ -286,6 +287,7 @@ def main() -> None:
     parser.add_argument("--height", type=int, default=800)
     parser.add_argument("--gpu", action="store_true", help="let Chromium use the GPU (default: SwiftShader, CPU)")
     parser.add_argument("--machine", default=None, help="what the record says about the machine")
+    parser.add_argument("--note", action="append", default=[], help="a sentence for the record's notes (repeatable)")
     parser.add_argument("--out", default="docs/results/dashboard_perf.json")
     args = parser.parse_args()
 
@@ -309,6 +311,8 @@ def main() -> None:
         finally:
             driver.quit()
     record = run_record("benchmarks/dashboard_perf.py", args)
+    # the command as given (run_record spells out every default, and a flag such as --gpu as "--gpu False")
+    record["command"] = "nice python benchmarks/dashboard_perf.py " + shlex.join(sys.argv[1:])
     if args.machine:
         record["machine"] = args.machine
     rows: list[dict[str, Any]] = [
@@ -352,6 +356,7 @@ def main() -> None:
                 "The first render is sigma.js's first frame of the synthetic map after the answer arrives (graph build, "
                 "WebGL upload, first frame; ForceAtlas2 then runs in its worker for 6 s).",
                 f"Filter changes and queries ran against `citegraph serve` on {'the store ' + str(args.store) if args.store else 'a store of the Web of Science samples (all four files)'}.",
+                *args.note,
             ],
             "tables": [
                 {"title": "Map rendering and filter changes", "baselines": [], "served": None, "rows": rows},

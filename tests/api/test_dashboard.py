@@ -315,3 +315,56 @@ def test_wos_sample_map_with_edge_documents(browser: Any, wos_base: str) -> None
     shutil.copyfile(ARTIFACTS / "wos-map.png", SCREENSHOT)
     no_console_errors(browser)
     json.dumps(summary)  # the summary is plain data (what the benchmark reads too)
+
+
+@pytest.fixture(scope="module")
+def bundled_base() -> Iterator[str]:
+    """``$CITEGRAPH_DASHBOARD_STORE``: a copy of the bundled store (never the original: the server opens it
+    read-only, but ``recover`` must have run on it first), served live."""
+    import os
+
+    given = os.environ.get("CITEGRAPH_DASHBOARD_STORE")
+    if not given:
+        pytest.skip("set CITEGRAPH_DASHBOARD_STORE to a copy of the bundled store (cp -r var/citegraph.db* …)")
+    with live_server(Path(given), AppSettings.from_env()) as url:
+        yield url
+
+
+@pytest.mark.slow
+def test_bundled_store_map_search_node_and_edge(browser: Any, bundled_base: str) -> None:
+    """The bundled store (~130k papers): the map, search by an ACL id and by an author (the issue's examples),
+    a clicked node's citing papers and an edge's documents equal to GraphQL's answers."""
+    summary = open_map(browser, f"{bundled_base}/?min=5&top=500")
+    assert summary["nodes"] > 100 and summary["source"] == "mapNetwork", summary
+    browser.save_screenshot(str(ARTIFACTS / "bundled-map.png"))
+    node = browser.execute_script(
+        "const g = window.citegraph.graph(); return g.nodes().sort((a, b) => g.degree(b) - g.degree(a))[0]"
+    )
+    position = browser.execute_script("return window.citegraph.nodePosition(arguments[0])", node)
+    click_at(browser, position["x"], position["y"])
+    wait(browser, lambda d: "sel=" in d.current_url, what="a node selected")
+    chosen = browser.execute_script("return window.citegraph.state().sel")
+    expected = gql(
+        bundled_base,
+        "query($id: ID!) { paper(id: $id) { citedBy(first: 10) { totalCount edges { node { id } } } } }",
+        {"id": chosen},
+    )["paper"]["citedBy"]
+    details_text(browser, f"Cited by ({expected['totalCount']})")
+    assert listed_ids(browser, "node-cited-by") == [e["node"]["id"] for e in expected["edges"]]
+    other = browser.execute_script("return window.citegraph.graph().neighbors(arguments[0])[0]", chosen)
+    browser.get(f"{bundled_base}/?min=5&top=500&edge={quote(chosen + '~' + other)}")
+    pair = gql(
+        bundled_base,
+        "query($a: ID!, $b: ID!) { coCitationPair(source: $a, target: $b) { ... on CoCitationPair { count "
+        "citedBy(first: 10) { totalCount edges { node { id } } } } } }",
+        {"a": chosen, "b": other},
+    )["coCitationPair"]
+    details_text(browser, f"Documents citing both ({pair['citedBy']['totalCount']})")
+    assert listed_ids(browser, "edge-cited-by") == [e["node"]["id"] for e in pair["citedBy"]["edges"]]
+    browser.save_screenshot(str(ARTIFACTS / "bundled-edge.png"))
+    browser.get(f"{bundled_base}/?min=5&top=500&search=A00-1031")
+    wait(browser, lambda d: "by id" in d.find_element(By.ID, "results").text, timeout=60, what="A00-1031 by id")
+    assert listed_ids(browser, "results")[0] == "A00-1031"
+    browser.get(f"{bundled_base}/?min=5&top=500&search=Brants")
+    wait(browser, lambda d: "author" in d.find_element(By.ID, "results").text, timeout=60, what="Brants as author")
+    no_console_errors(browser)
