@@ -822,6 +822,8 @@ async function showEdgeDetails(key) {
           ["cosine", fmt(pair.cosine, 3)], ["Jaccard", fmt(pair.jaccard, 3)], ["inclusion", fmt(pair.inclusion, 3)],
         ]));
         body.push(el("h3", { textContent: "Documents citing both, per year" }), yearsChart(pair.countsByYear));
+        const undated = pair.countsByYear.filter((r) => r.year === null).reduce((sum, r) => sum + r.count, 0);
+        if (undated) body.push(el("p", { className: "meta", textContent: `${undated} of them without a year` }));
         body.push(await pagedPapers("Documents citing both", async (after) =>
           (await graphql(PAIR, { source: s, target: t, first: PAGE, after })).coCitationPair.citedBy, "edge-cited-by"));
       }
