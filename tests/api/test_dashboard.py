@@ -244,6 +244,25 @@ def test_year_slider_redraws_the_window_and_the_timeline(browser: Any, rich_base
     no_console_errors(browser)
 
 
+def test_a_unit_the_server_has_not_built_is_explained_and_the_map_refits(browser: Any, rich_base: str) -> None:
+    """The unit list comes from the schema; a unit without a builder answers BAD_USER_INPUT, shown as the status.
+    After the window shrinks to 1024×768 every node is still inside the map's box (sigma refits)."""
+    browser.get(f"{rich_base}/?unit=KEYWORDS")
+    wait(browser, lambda d: "BAD_USER_INPUT" in d.find_element(By.ID, "graph-status").text, what="the unit's error")
+    assert "built units are" in browser.find_element(By.ID, "graph-status").text
+    options = [o.get_attribute("value") for o in browser.find_elements(By.CSS_SELECTOR, "#unit option")]
+    assert {"REFERENCES", "AUTHORS", "SOURCES"} <= set(options)
+    browser.set_window_size(1400, 1000)
+    open_map(browser, f"{rich_base}/?min=1")
+    browser.set_window_size(1024, 768)
+    time.sleep(0.5)
+    box = browser.find_element(By.ID, "graph").rect
+    for node in ("p1", "p2", "p3"):
+        at = browser.execute_script("return window.citegraph.nodePosition(arguments[0])", node)
+        assert box["x"] <= at["x"] <= box["x"] + box["width"] and box["y"] <= at["y"] <= box["y"] + box["height"]
+    no_console_errors(browser)
+
+
 def test_export_svg_and_graphml(browser: Any, rich_base: str, downloads: Path) -> None:
     open_map(browser, f"{rich_base}/?min=1&measure=ASSOCIATION")
     browser.find_element(By.ID, "export-svg").click()

@@ -568,7 +568,9 @@ function drawLegend(network) {
       swatch.style.background = OTHER;
       list.append(el("li", {}, swatch, el("span", { textContent: `${sorted.length - PALETTE.length} smaller clusters` })));
     }
-    legend.append(el("div", { className: "meta", textContent: `clusters (${network.clustersFrom || "store"})` }), list);
+    const fold = el("details", { open: !window.matchMedia("(max-width: 1100px)").matches || sorted.length <= 3 },
+      el("summary", { className: "meta", textContent: `clusters (${network.clustersFrom || "store"})` }), list);
+    legend.append(fold);
   }
   if (network.nodes.some((n) => n.burstStrength)) {
     const ring = el("span", { className: "swatch" });
