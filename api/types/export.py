@@ -12,6 +12,7 @@ A request body holds the whole subgraph; at the default ``CITEGRAPH_MAX_BODY_BYT
 
 from __future__ import annotations
 
+import re
 import tempfile
 from enum import Enum
 from pathlib import Path
@@ -61,6 +62,9 @@ class ExportFile:
     content: str
 
 
+# what XML 1.0 (GraphML, GEXF) cannot hold, and UTF-8 cannot encode (lone surrogates): control characters but
+# tab, newline and carriage return; U+D800–U+DFFF; U+FFFE and U+FFFF
+UNWRITABLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 MEDIA_TYPES = {".graphml": "application/xml", ".gexf": "application/xml", ".txt": "text/plain", ".csv": "text/csv"}
 
 
@@ -74,6 +78,15 @@ def export_files(
     """
     if measure is CoCitationMeasure.SENTENCE_COUNT:
         raise UserInputError("a map's edges have no sentence count; export with COUNT or a normalised measure")
+    for kind, items in (("node", nodes), ("edge", edges)):
+        for k, item in enumerate(items):
+            for name in ("id", "label") if kind == "node" else ("source", "target"):
+                bad = UNWRITABLE.search(str(getattr(item, name)))
+                if bad:
+                    raise UserInputError(
+                        f"{kind} {k + 1}'s {name} holds U+{ord(bad.group()):04X}, a character the export formats "
+                        "cannot hold (a control character or a lone surrogate); remove it and export again"
+                    )
     known = {str(n.id) for n in nodes}
     loose = [f"{e.source}–{e.target}" for e in edges if str(e.source) not in known or str(e.target) not in known]
     if loose:

@@ -63,3 +63,11 @@ def test_an_edge_to_a_node_not_sent_is_refused_with_what_to_do(service: GraphSer
     edges = [*EDGES, {"source": "p1", "target": "p9", "count": 1, "strength": 1.0}]
     message, code = error(service, EXPORT, {"format": "CSV", "nodes": NODES, "edges": edges})
     assert code == "BAD_USER_INPUT" and "p1–p9" in message and "send every node an edge names" in message
+
+
+def test_characters_no_export_format_can_hold_are_refused(service: GraphService) -> None:
+    """A control character or a lone surrogate (both can arrive in JSON) would make ill-formed XML or no UTF-8."""
+    for label, shown in (("Word\x01alignment", "U+0001"), ("Word\ud800", "U+D800")):
+        nodes = [{**NODES[0], "label": label}, *NODES[1:]]
+        message, code = error(service, EXPORT, {"format": "GRAPHML", "nodes": nodes, "edges": EDGES})
+        assert code == "BAD_USER_INPUT" and f"node 1's label holds {shown}" in message and "remove it" in message
