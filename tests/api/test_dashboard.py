@@ -10,7 +10,9 @@ exports), reads what the panels show, compares it with the GraphQL answer and sa
 Why selenium + chromedriver: both come from the package registries (PyPI, Debian) the project already uses, the
 tests stay in pytest beside the server fixtures, and chromedriver matches the system Chromium's version exactly
 (one Debian source package). Skipped with the reason when Chromium, chromedriver or selenium is missing
-(``make browser-tools``, the ``dev`` extra).
+(``make browser-tools``, the ``dev`` extra). The default run has the map test only (about 25 s with its store
+and browser); ``pytest -m browser tests/api/test_dashboard.py`` runs them all (about 2 minutes on two cores; the
+bundled-store test also needs ``CITEGRAPH_DASHBOARD_STORE``).
 """
 
 from __future__ import annotations
@@ -222,6 +224,7 @@ def test_map_node_and_edge_details_on_the_rich_store(browser: Any, rich_base: st
     no_console_errors(browser)
 
 
+@pytest.mark.slow
 def test_year_slider_redraws_the_window_and_the_timeline(browser: Any, rich_base: str) -> None:
     """Moving the slider to 2003– keeps only p4's citations (2004): every pair once; the timeline has lanes."""
     open_map(browser, f"{rich_base}/?min=1")
@@ -244,6 +247,7 @@ def test_year_slider_redraws_the_window_and_the_timeline(browser: Any, rich_base
     no_console_errors(browser)
 
 
+@pytest.mark.slow
 def test_a_unit_the_server_has_not_built_is_explained_and_the_map_refits(browser: Any, rich_base: str) -> None:
     """The unit list comes from the schema; a unit without a builder answers BAD_USER_INPUT, shown as the status.
     After the window shrinks to 1024×768 every node is still inside the map's box (sigma refits)."""
@@ -263,6 +267,7 @@ def test_a_unit_the_server_has_not_built_is_explained_and_the_map_refits(browser
     no_console_errors(browser)
 
 
+@pytest.mark.slow
 def test_export_svg_and_graphml(browser: Any, rich_base: str, downloads: Path) -> None:
     open_map(browser, f"{rich_base}/?min=1&measure=ASSOCIATION")
     browser.find_element(By.ID, "export-svg").click()
@@ -289,6 +294,7 @@ def test_export_svg_and_graphml(browser: Any, rich_base: str, downloads: Path) -
     no_console_errors(browser)
 
 
+@pytest.mark.slow
 def test_search_by_id_and_author_then_ego_and_linkage(browser: Any, rich_base: str) -> None:
     """Search finds a paper by its id and by an author's name; from it the ego network and the linkage panel."""
     open_map(browser, f"{rich_base}/?min=1&search=p3")
@@ -311,6 +317,7 @@ def test_search_by_id_and_author_then_ego_and_linkage(browser: Any, rich_base: s
     no_console_errors(browser)
 
 
+@pytest.mark.slow
 def test_wos_sample_map_with_edge_documents(browser: Any, wos_base: str) -> None:
     """The Web of Science sample: the map of its co-cited references, an edge's documents = GraphQL's answer;
     the screenshot is the README's."""
