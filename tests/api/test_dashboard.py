@@ -27,10 +27,11 @@ from typing import Any
 from urllib.parse import quote, unquote
 
 import httpx
+import pandas as pd
 import pytest
 
 from api.settings import AppSettings
-from graph import StoreConfig, ingest, open_store
+from graph import GraphBatch, StoreConfig, ingest, open_store
 from tests.api.conftest import linked_batch, rich_batch
 from tests.api.live import live_server
 from tests.tiny_graph import tiny_batch
@@ -88,7 +89,16 @@ def rich_base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
     path = tmp_path_factory.mktemp("rich") / "graph.db"
     store = open_store(StoreConfig(db_path=path))
-    for batch in (tiny_batch(), rich_batch(), linked_batch()):
+    quoted = pd.DataFrame(  # a title as some exports carry it, HTML entities and all
+        {
+            "id": ["p6"],
+            "title": ["The &quot;noisy channel&quot; &amp; its model"],
+            "abstract": [None],
+            "year": [1990],
+            "_origin": ["papers.jsonl:6"],
+        }
+    )
+    for batch in (tiny_batch(), rich_batch(), linked_batch(), GraphBatch("quoted", nodes={"Paper": quoted})):
         ingest(store, batch)
     compute_cocitation(store)
     store.close()
@@ -301,6 +311,10 @@ def test_search_by_id_and_author_then_ego_and_linkage(browser: Any, rich_base: s
     wait(browser, lambda d: "by id" in d.find_element(By.ID, "results").text, what="the id match")
     assert listed_ids(browser, "results")[0] == "p3"
     search = browser.find_element(By.ID, "search")
+    search.clear()
+    search.send_keys("noisy\n")
+    wait(browser, lambda d: "p6" in listed_ids(d, "results"), what="the title match")
+    assert 'The "noisy channel" & its model' in browser.find_element(By.ID, "results").text  # entities decoded
     search.clear()
     search.send_keys("Turing\n")
     wait(browser, lambda d: "author Alan Turing" in d.find_element(By.ID, "results").text, what="the author match")
