@@ -40,6 +40,7 @@ webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not in
 from selenium.common.exceptions import TimeoutException  # noqa: E402
 from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.common.keys import Keys  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
@@ -274,6 +275,15 @@ def test_a_unit_the_server_has_not_built_is_explained_and_the_map_refits(browser
     for node in ("p1", "p2", "p3"):
         at = browser.execute_script("return window.citegraph.nodePosition(arguments[0])", node)
         assert box["x"] <= at["x"] <= box["x"] + box["width"] and box["y"] <= at["y"] <= box["y"] + box["height"]
+    # the keyboard: the map takes focus; + zooms in, an arrow pans, 0 fits it again
+    camera = "const c = window.citegraph.renderer().getCamera(); return [c.x, c.y, c.ratio]"
+    before = browser.execute_script(camera)
+    browser.find_element(By.ID, "graph").send_keys("+")
+    wait(browser, lambda d: d.execute_script(camera)[2] < before[2], what="+ to zoom in")
+    browser.find_element(By.ID, "graph").send_keys(Keys.ARROW_RIGHT)
+    wait(browser, lambda d: d.execute_script(camera)[0] > before[0], what="→ to pan")
+    browser.find_element(By.ID, "graph").send_keys("0")
+    wait(browser, lambda d: d.execute_script(camera) == [0.5, 0.5, 1], what="0 to fit")
     no_console_errors(browser)
 
 
