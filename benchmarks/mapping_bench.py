@@ -20,6 +20,15 @@ error (the measurements behind ``gnn.mapping.centrality.EXACT_UP_TO`` and ``PIVO
 
     nice python benchmarks/mapping_bench.py --papers 100000 --out docs/results/mapping_cost.json
     nice python benchmarks/mapping_bench.py --scan-betweenness
+
+``--units references authors ...`` times the science maps of ``gnn.mapping`` (``build_network``: the store's
+bulk reads, the sparse counting, the selection of the top nodes and the node attributes) on the store at
+``--db`` (opened read-only), each unit in a fresh process, with the filters of ``--min-count``, ``--map-top``
+and, for a second run per unit, the year window ``--year-min`` (the REFERENCES map then counts from CITES
+instead of reading CO_CITED). ``--out`` adds its table to an existing record and keeps the other tables::
+
+    nice python benchmarks/mapping_bench.py --units references authors sources coauthors institutions \
+        countries --db var/citegraph.db --year-min 2015 --out docs/results/mapping_cost.json
 """
 
 from __future__ import annotations
@@ -118,6 +127,62 @@ def run_analysis(name: str, options: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
+def run_unit(unit: str, options: dict[str, Any]) -> dict[str, Any]:
+    """One unit's map built in this (fresh) process from the store at ``options["db"]``: seconds, peak RSS, sizes."""
+    import gnn.mapping  # noqa: F401  (registers the builders)
+    from gnn.mapping.networks import MapUnit, NetworkFilters, build_network
+    from graph import StoreConfig, open_store
+
+    filters = NetworkFilters(min_count=options["min_count"], top=options["map_top"], year_min=options["year_min"])
+    with open_store(StoreConfig(db_path=Path(options["db"]), read_only=True)) as store:
+        started = time.perf_counter()
+        network = build_network(store, MapUnit(unit), filters)
+        seconds = time.perf_counter() - started
+    return {
+        "seconds": round(seconds, 2),
+        "peak_rss_mib": round(_peak_mib(), 1),
+        "nodes": len(network.nodes),
+        "edges": len(network.edges),
+        "truncated": network.truncated,
+    }
+
+
+def unit_costs(args: argparse.Namespace) -> dict[str, Any]:
+    """Every ``--units`` map, all years and in the ``--year-min`` window, each in a fresh process."""
+    results: dict[str, Any] = {}
+    context = mp.get_context("spawn")
+    for unit in args.units:
+        for window in (None, args.year_min) if args.year_min is not None else (None,):
+            options = {"db": args.db, "min_count": args.min_count, "map_top": args.map_top, "year_min": window}
+            with context.Pool(1) as pool:
+                found = pool.apply(run_unit, (unit, options))
+            key = unit if window is None else f"{unit} {window}-"
+            results[key] = found
+            print(key, found, flush=True)
+    return results
+
+
+def unit_table(results: dict[str, Any], system: str) -> dict[str, Any]:
+    """The record table of :func:`unit_costs`."""
+    rows = []
+    for key, found in results.items():
+        for metric, value in (
+            ("seconds", found["seconds"]),
+            ("peak RSS MiB", found["peak_rss_mib"]),
+            ("nodes", found["nodes"]),
+            ("links", found["edges"]),
+        ):
+            rows.append({"system": f"{system}: {key}", "metric": metric, "value": value})
+    return {
+        "title": "Science maps by unit (gnn.mapping build_network: bulk read, sparse count, top nodes) on a store",
+        "row_header": "map",
+        "baselines": [],
+        "served": None,
+        "decimals": 1,
+        "rows": rows,
+    }
+
+
 def scan_betweenness(sizes: list[int], refs: int, seed: int) -> list[dict[str, Any]]:
     """Exact betweenness (:func:`gnn.mapping.centrality.betweenness`) on co-citation graphs of ``sizes`` cited works (8-reference citing papers),
     and on the largest the sampled estimate (100 and 300 pivots): its time, Spearman's rho to the exact values,
@@ -181,7 +246,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--analyses", nargs="+", choices=ANALYSES, default=list(ANALYSES))
     parser.add_argument("--scan-betweenness", action="store_true", help="time exact betweenness on small graphs")
     parser.add_argument("--out", help="write the results as JSON here")
+    parser.add_argument("--units", nargs="+", help="time these science maps (gnn.mapping units) on the store --db")
+    parser.add_argument("--db", default="var/citegraph.db", help="--units: the store (opened read-only)")
+    parser.add_argument("--min-count", type=int, default=2, help="--units: least link count")
+    parser.add_argument("--map-top", type=int, default=500, help="--units: nodes kept")
+    parser.add_argument("--year-min", type=int, help="--units: also build each map over citing years from this one")
+    parser.add_argument("--system", default="bundled store", help="--units: how the table names the store")
     args = parser.parse_args(argv)
+
+    if args.units:
+        results = unit_costs(args)
+        if args.out:
+            import json
+
+            from benchmarks.run_record import write_json
+
+            record = json.loads(Path(args.out).read_text(encoding="utf-8"))
+            record["tables"] = [t for t in record["tables"] if t.get("row_header") != "map"]
+            record["tables"].append(unit_table(results, args.system))
+            record["results"]["units"] = results
+            write_json(args.out, record)
+        return 0
 
     if args.scan_betweenness:
         rows = scan_betweenness([250, 500, 1000, 2000, 4000], refs=8, seed=args.seed)

@@ -235,6 +235,27 @@ def build_schema(sizes: VectorSizes = VectorSizes()) -> Schema:
             ),
             "An id a source gave a paper besides the paper's key; (Alias)-[:ALIAS_OF]->(Paper).",
         ),
+        NodeType(
+            "Institution",
+            "id",
+            (
+                _p("id", S),  # "openalex:I1294671590" where the source names it, else "inst:<name key>|<country>"
+                _p("name", S),  # as the source writes it ("Univ Napoli Federico II", "University of Bologna")
+                _p("country", S),  # ISO 3166-1 alpha-2 code (loaders.affiliations); null where the address has none
+            ),
+            "An institution authors of a paper were affiliated with (WoS C1, Scopus Affiliations, OpenAlex).",
+        ),
+        NodeType(
+            "Country",
+            "code",
+            (
+                _p(
+                    "code", S
+                ),  # ISO 3166-1 alpha-2 ("IT"; retired ISO 3166-3 codes for Yugoslavia, Czechoslovakia, GDR)
+                _p("name", S),
+            ),
+            "A country authors of a paper were affiliated in.",
+        ),
     ]
     rels = [
         RelType("WROTE", "Author", "Paper", (_p("position", I),), description="position: 1 for the first author."),
@@ -284,6 +305,18 @@ def build_schema(sizes: VectorSizes = VectorSizes()) -> Schema:
         ),
         RelType("BROADER", "AcmClass", "AcmClass"),
         RelType("ALIAS_OF", "Alias", "Paper", description="Every id a source gave a paper resolves to it."),
+        RelType(
+            "AFFILIATION",
+            "Paper",
+            "Institution",
+            description="An institution of the paper's authors (once per paper): institutions that co-wrote a document.",
+        ),
+        RelType(
+            "IN_COUNTRY",
+            "Paper",
+            "Country",
+            description="A country of the paper's affiliations (once per paper): countries that co-wrote a document.",
+        ),
     ]
     return Schema({n.label: n for n in nodes}, {r.type: r for r in rels}, sizes)
 

@@ -7,6 +7,8 @@ input (all files of a folder together) and builds one :class:`graph.ingest.Graph
 * ``Paper {id, title, abstract, year, venue, doi, dataset, stub=false}`` per record, keyed by its
   DOI (``doi:…``) when it has one, else by the database's own id (``wos:…``, ``scopus:…``); the
   other ids become ``Alias`` nodes with ``ALIAS_OF``;
+* ``Institution {id, name, country}`` + ``AFFILIATION`` and ``Country {code, name}`` + ``IN_COUNTRY`` from
+  the record's addresses (:mod:`loaders.affiliations`), once per record and node;
 * ``Author {id, name}`` + ``WROTE {position}`` (1-based; ``id`` = :func:`loaders.ids.author_key`
   of the "First Last" name; a name twice on one record gives one edge, at its first place);
 * per cited reference, the work it names (:mod:`loaders.citedrefs` parses and resolves it against the
@@ -45,6 +47,7 @@ from graph.errors import Reject
 from graph.ingest import GraphBatch
 from graph.schema import ORIGIN_COLUMN, SOURCE_COLUMN, TARGET_COLUMN
 from loaders._common import alias_tables, input_files, nullable_ints, table
+from loaders.affiliations import Affiliation, affiliation_tables
 from loaders.citedrefs import CitedRef, RecordFacts, ReferenceResolver, reference_label
 from loaders.ids import DOI_PREFIX, REFERENCE_PREFIX, IdGroups, author_key
 from loaders.refmatch import Matching, Thesaurus, WorkGroup, collapse, field_alias, match_references, report_rows
@@ -63,6 +66,7 @@ class ExportRecord:
     authors: list[str] = field(default_factory=list)  # "First Last"
     facts: RecordFacts | None = None  # what references are matched against
     references: list[CitedRef] = field(default_factory=list)
+    affiliations: list[Affiliation] = field(default_factory=list)  # institutions and countries (loaders.affiliations)
 
     @property
     def key(self) -> str:
@@ -425,6 +429,9 @@ def _batch(
             **{ORIGIN_COLUMN: where},
         )
     alias_nodes, alias_of = alias_tables(aliases)
+    affiliation_nodes, affiliation_rels = affiliation_tables(
+        {r.key: (r.affiliations, r.origin) for r in records if r.affiliations}
+    )
     nodes = {
         "Paper": table({**papers, "year": nullable_ints(papers["year"])}),
         "Author": table(
@@ -435,8 +442,10 @@ def _batch(
             }
         ),
         "Alias": alias_nodes,
+        **affiliation_nodes,
     }
     rels = {
+        **affiliation_rels,
         "WROTE": table({**wrote, "position": nullable_ints(wrote["position"])}),
         "ALIAS_OF": alias_of,
         "CITES": table(

@@ -44,6 +44,10 @@ becomes
   ``author.orcid`` (``https://orcid.org/0000-0003-1613-5981`` -> ``0000-0003-1613-5981``), both of
   the first entry read under that name: authors are keyed by name everywhere in this project, so
   two people of one name are one Author;
+* ``Institution {id="openalex:I…", name, country}`` + ``(Paper)-[:AFFILIATION]->(Institution)`` for each
+  institution of ``authorships[].institutions`` (``id``, ``display_name``, ``country_code``), and
+  ``Country {code, name}`` + ``(Paper)-[:IN_COUNTRY]->(Country)`` for each country of an institution or of
+  ``authorships[].countries`` (:func:`loaders.affiliations.openalex_affiliations`), once per work;
 * ``(Paper)-[:CITES {dataset="openalex"}]->(Paper)`` for each distinct entry of
   ``referenced_works``. A target that is one of the input's works is that work's key; any other
   is a stub ``Paper {id="openalex:W…", stub=true, dataset="openalex"}`` (no title: OpenAlex lists
@@ -119,6 +123,7 @@ from loaders._common import (
     work_authors,
 )
 from loaders._json_exports import JsonProblem, display_names, iter_json_values
+from loaders.affiliations import Affiliation, affiliation_tables, openalex_affiliations
 from loaders.ids import (
     ARXIV_PREFIX,
     DOI_PREFIX,
@@ -319,6 +324,7 @@ class _Columns:
         default_factory=dict
     )  # id -> code, name, scheme, level, origin
     broader: dict[tuple[str, str], str] = field(default_factory=dict)  # (child, parent) -> origin
+    affiliations: dict[int, list[Affiliation]] = field(default_factory=dict)  # work row -> its institutions/countries
     rejects: list[Reject] = field(default_factory=list)
 
     def reject(self, table_name: str, where: str, reason: str) -> None:
@@ -525,6 +531,9 @@ def _add(work: dict[str, Any], number: int, abstract: str | None, where: str, ou
     papers["type"].append(text_or_null(work.get("type")))
     papers[ORIGIN_COLUMN].append(where)
     _authors(work.get("authorships"), row, where, out)
+    found = openalex_affiliations(work.get("authorships"))
+    if found:
+        out.affiliations[row] = found
     _references(work.get("referenced_works"), number, row, where, out)
     _classes(work, row, where, out)
 
@@ -880,8 +889,18 @@ def _batch(
             ORIGIN_COLUMN: list(new_broader.values()),
         }
     )
-    nodes = {"Paper": papers, "Alias": alias_nodes, "Author": authors, "AcmClass": classes}
-    rels = {"ALIAS_OF": alias_of, "WROTE": wrote, "CITES": cites, "IN_CLASS": in_class, "BROADER": broader}
+    affiliation_nodes, affiliation_rels = affiliation_tables(
+        {str(keys[row]): (found, origins[row]) for row, found in out.affiliations.items() if alive[row]}
+    )
+    nodes = {"Paper": papers, "Alias": alias_nodes, "Author": authors, "AcmClass": classes, **affiliation_nodes}
+    rels = {
+        "ALIAS_OF": alias_of,
+        "WROTE": wrote,
+        "CITES": cites,
+        "IN_CLASS": in_class,
+        "BROADER": broader,
+        **affiliation_rels,
+    }
     batch = GraphBatch(
         SOURCE,
         nodes={name: frame for name, frame in nodes.items() if len(frame)},

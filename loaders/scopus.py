@@ -19,6 +19,8 @@ column                     becomes
 ``Author full names``      authors ("Last, First (id)" turned into "First Last" before
                            :func:`loaders.ids.author_key`); when absent or empty, ``Authors``
                            ("Last I.", turned into "I. Last"; "[No author name available]" is none)
+``Affiliations``           ``Institution`` + ``AFFILIATION``, ``Country`` + ``IN_COUNTRY``
+                           (:func:`loaders.affiliations.scopus_affiliations`)
 ``References``             cited references (:func:`loaders.citedrefs.split_scopus_references`, either
                            format), resolved to the export's records by DOI, then by first author + year
                            + volume + first page (``Authors``/``Year``/``Volume``/``Page start``), then by
@@ -47,6 +49,7 @@ from graph.ingest import GraphBatch
 from graph.validate import preview
 from loaders._common import GZIP_MAGIC, integer_or_as_is, origin, text_or_null
 from loaders._database_exports import CitationReport, ExportRecord, load_export, reference_report
+from loaders.affiliations import scopus_affiliations
 from loaders.citedrefs import RecordFacts, canonical_dois, initials_first, parse_scopus, split_scopus_references
 from loaders.ids import SCOPUS_PREFIX
 from loaders.refmatch import Thesaurus
@@ -188,6 +191,7 @@ def _read_row(
                 title=title if isinstance(title, str) else None,
             ),
             references=[parse_scopus(raw, current=current) for raw in references],
+            affiliations=scopus_affiliations(fields.get("Affiliations")),
         )
     )
 

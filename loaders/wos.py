@@ -27,6 +27,8 @@ tag         becomes
 ``SO``      ``venue``
 ``AF``      authors, "Last, First" turned into "First Last" before :func:`loaders.ids.author_key`;
             ``AU`` ("Last, Initials") when there is no ``AF``
+``C1``      ``Institution`` + ``AFFILIATION``, ``Country`` + ``IN_COUNTRY`` (:mod:`loaders.affiliations`:
+            the institution is the first part of each address, the country its last)
 ``CR``      cited references (:mod:`loaders.citedrefs`), resolved to the export's records by DOI,
             then by first author + year + volume + first page against ``AU``/``PY``/``VL``/``BP``
             (``J9``/``JI``/``SO`` break ties); the rest are stubs (DOI, else ``ref:<key>``);
@@ -53,6 +55,7 @@ from graph.ingest import GraphBatch
 from graph.validate import preview
 from loaders._common import integer_or_as_is, iter_raw_lines, origin, text_or_null
 from loaders._database_exports import CitationReport, ExportRecord, load_export, reference_report
+from loaders.affiliations import split_wos_addresses, wos_addresses
 from loaders.citedrefs import RecordFacts, canonical_dois, parse_wos
 from loaders.ids import WOS_PREFIX
 from loaders.refmatch import Thesaurus
@@ -317,6 +320,7 @@ def _add_record(where: str, fields: dict[str, list[str]], records: list[ExportRe
                 title=_text(fields, "TI"),
             ),
             references=[parse_wos(raw) for raw in fields.get("CR", [])],
+            affiliations=[a for value in fields.get("C1", []) for a in wos_addresses(split_wos_addresses(value))],
         )
     )
 

@@ -19,6 +19,7 @@ from strawberry.types import Info
 import gnn.mapping  # noqa: F401  (imported for its side effect: the unit builders register themselves)
 from api.context import Context
 from api.errors import UserInputError
+from api.types.common import paper_key
 from api.types.papers import check_min_count, check_years
 from gnn.mapping import networks
 from graph.errors import ConfigError
@@ -147,13 +148,16 @@ class MappingQuery:
         if built not in networks.UNIT_BUILDERS:
             known = ", ".join(u.name for u in networks.MapUnit if u in networks.UNIT_BUILDERS)
             raise UserInputError(f"no map is built for unit {unit.name} yet; the built units are: {known}")
+        seed_id = None if seed is None else str(seed)
+        if seed_id is not None and built is networks.MapUnit.REFERENCES:  # a work: any id a source gave it
+            seed_id = await paper_key(ctx, seed_id) or seed_id
         filters = networks.NetworkFilters(
             year_min=year_min,
             year_max=year_max,
             min_count=min_count,
             measure=networks.Measure(measure.value),
             top=top,
-            seed=None if seed is None else str(seed),
+            seed=seed_id,
             cluster=cluster_id,
             all_authors=bool(all_authors),
         )

@@ -19,7 +19,7 @@ from __future__ import annotations
 from gnn.mapping.bursts import BurstSettings, detect_bursts, optimal_states, state_costs, strongest_bursts
 from gnn.mapping.centrality import EXACT_UP_TO, PIVOTS, CentralitySettings, betweenness, cocitation_network, sigma
 from gnn.mapping.cited import author_network, reference_network, source_network, stub_first_author
-from gnn.mapping.coauthorship import coauthor_network, collaboration_network
+from gnn.mapping.coauthorship import coauthor_network, collaboration_network, country_network, institution_network
 from gnn.mapping.compute import (
     PAPER_PROPERTIES,
     MappingReport,
@@ -59,10 +59,12 @@ __all__ = [
     "cocitation_network",
     "collaboration_network",
     "compute_mapping",
+    "country_network",
     "detect_bursts",
     "export_network",
     "historiograph",
     "historiograph_of",
+    "institution_network",
     "local_citation_scores",
     "network_tables",
     "optimal_states",

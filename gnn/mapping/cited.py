@@ -26,17 +26,18 @@ bibliometrix counts documents the same way (``crossprod`` of its binary document
   only author a reference string names.
 * **SOURCES**: a node is a cited work's venue, normalised as :func:`loaders.refmatch.source_tokens` does
   ("J. Informetr." = "J INFORMETR"; accents, case and stopwords of full titles dropped), labelled by the
-  spelling most works use.
+  spelling most of its cited works use.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
 import scipy.sparse as sp
 
 from gnn.cocitation.clusters import read_cluster_labels
@@ -216,23 +217,36 @@ def _unit_network(
     )
 
 
-def _table(store: GraphStore, name: str) -> pd.DataFrame:
-    table: pa.Table = store.query_arrow(name)
-    return table.to_pandas()
+def _cited_rows(store: GraphStore, name: str, key: str, citations: Citations) -> pd.DataFrame:
+    """The rows of statement ``name`` (read as Arrow) whose ``key`` column names a work cited in the window: only
+    those need an author or a source, and the per-row string work below stays small."""
+    frame = store.query_arrow(name).to_pandas()
+    cited = np.zeros(len(citations.data.papers), dtype=bool)
+    cited[citations.cited] = True
+    position = citations.data.papers.get_indexer(pd.Index(frame[key].astype(object)))
+    keep = position >= 0
+    keep[keep] = cited[position[keep]]
+    return frame[keep].reset_index(drop=True)
+
+
+def _each(values: pd.Series, function: Callable[[Any], str | None]) -> list[str | None]:
+    """``function`` of every value, computed once per distinct value (names and venues repeat)."""
+    done = {value: function(value) for value in pd.unique(values)}
+    return [done[value] for value in values]
 
 
 @register(MapUnit.AUTHORS)
 def author_network(store: GraphStore, filters: NetworkFilters) -> MapNetwork:
     """Author co-citation: authors of cited works linked by the documents citing works of both."""
     citations = window_citations(read_mapping_input(store), filters)
-    wrote = _table(store, "work_authors")
-    wrote = wrote.assign(label=[author_label(n) for n in wrote["name"]]).dropna(subset=["label"])
+    wrote = _cited_rows(store, "work_authors", "paper_id", citations)
+    wrote = wrote.assign(label=_each(wrote["name"], author_label)).dropna(subset=["label"])
     if not filters.all_authors:  # the lowest position; a work without positions keeps its first row by name
         wrote = wrote.sort_values(["paper_id", "position", "label"], na_position="last", kind="stable")
         wrote = wrote.drop_duplicates("paper_id")
-    works = _table(store, "work_sources")
-    stubs = works[~works["id"].isin(wrote["paper_id"])]
-    heads = [stub_first_author(label) for label in stubs["label"]]
+    works = _cited_rows(store, "work_sources", "id", citations)
+    stubs = works[~works["id"].isin(set(wrote["paper_id"]))]
+    heads = _each(stubs["label"], stub_first_author)
     rows = pd.concat(
         [
             pd.DataFrame({"paper_id": wrote["paper_id"], "label": wrote["label"]}),
@@ -240,7 +254,7 @@ def author_network(store: GraphStore, filters: NetworkFilters) -> MapNetwork:
         ],
         ignore_index=True,
     )
-    rows["unit"] = [author_id(label) for label in rows["label"]]
+    rows["unit"] = _each(rows["label"], author_id)
     work, code, ids, labels = _work_units(rows, citations.data.papers)
     return _unit_network(MapUnit.AUTHORS, filters, citations, work, code, ids, labels)
 
@@ -249,12 +263,12 @@ def author_network(store: GraphStore, filters: NetworkFilters) -> MapNetwork:
 def source_network(store: GraphStore, filters: NetworkFilters) -> MapNetwork:
     """Source co-citation: venues of cited works linked by the documents citing works of both."""
     citations = window_citations(read_mapping_input(store), filters)
-    works = _table(store, "work_sources")
+    works = _cited_rows(store, "work_sources", "id", citations)
     rows = pd.DataFrame(
         {
             "paper_id": works["id"],
-            "label": [" ".join(v.split()) if isinstance(v, str) else None for v in works["venue"]],
-            "unit": [source_id(v) for v in works["venue"]],
+            "label": _each(works["venue"], lambda v: " ".join(v.split()) if isinstance(v, str) else None),
+            "unit": _each(works["venue"], source_id),
         }
     )
     work, code, ids, labels = _work_units(rows.dropna(subset=["label"]), citations.data.papers)

@@ -82,4 +82,22 @@ def coauthor_network(store: GraphStore, filters: NetworkFilters) -> MapNetwork:
     )
 
 
-__all__ = ["coauthor_network", "collaboration_network"]
+def _affiliation_network(store: GraphStore, unit: MapUnit, statement: str, filters: NetworkFilters) -> MapNetwork:
+    rows = store.query_arrow(statement).to_pandas()
+    labels = rows.drop_duplicates("unit_id").set_index("unit_id")["name"]
+    return collaboration_network(unit, filters, rows["paper_id"], rows["unit_id"], labels, _years(store))
+
+
+@register(MapUnit.INSTITUTIONS)
+def institution_network(store: GraphStore, filters: NetworkFilters) -> MapNetwork:
+    """Institutions linked by the documents their authors wrote together (AFFILIATION)."""
+    return _affiliation_network(store, MapUnit.INSTITUTIONS, "paper_institutions", filters)
+
+
+@register(MapUnit.COUNTRIES)
+def country_network(store: GraphStore, filters: NetworkFilters) -> MapNetwork:
+    """Countries linked by the documents their authors wrote together (IN_COUNTRY)."""
+    return _affiliation_network(store, MapUnit.COUNTRIES, "paper_countries", filters)
+
+
+__all__ = ["coauthor_network", "collaboration_network", "country_network", "institution_network"]

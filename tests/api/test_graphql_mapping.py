@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pandas as pd
 import pytest
 from graphql import parse
 from test_graphql import error, ok
@@ -63,6 +64,9 @@ def test_top_seed_and_cluster_cut_the_map(service: GraphService) -> None:
     seeded = network(service, min=1, seed="p1")
     assert [n["id"] for n in seeded["nodes"]] == ["p1", "p2", "p3"]  # the seed first
     assert len(seeded["edges"]) == 3
+    service.store.apply({"Alias": pd.DataFrame({"id": ["doi:10.1/p1"], "kind": ["doi"]})}, {})
+    service.store.apply({}, {"ALIAS_OF": pd.DataFrame({"source": ["doi:10.1/p1"], "target": ["p1"]})})
+    assert network(service, min=1, seed="doi:10.1/p1")["nodes"][0]["id"] == "p1"  # any id of the work
     cluster = network(service, min=1)["nodes"][0]["cluster"]
     assert cluster is not None
     members = network(service, min=1, cluster=cluster)["nodes"]
@@ -104,3 +108,17 @@ def test_cost_grows_with_top() -> None:
     assert cost(10) == SCAN_WORK + 1 + 10 + 10
     assert cost(5000) == SCAN_WORK + 1 + 5000 + 5000  # top, not max_results, sizes the lists
     assert cost(10**6) == cost(5000)  # clamped; the resolver refuses it
+
+
+def test_other_units_dispatch_to_their_builders(service: GraphService) -> None:
+    # Ada Lovelace (a1) wrote p1 and p4, Alan Turing (a2) p1 with her: one co-authored document
+    data = network(service, unit="COAUTHORS", min=1)
+    assert data["unit"] == "COAUTHORS"
+    assert [(n["id"], n["label"], n["weight"]) for n in data["nodes"]] == [
+        ("a1", "Ada Lovelace", 2),
+        ("a2", "Alan Turing", 1),
+    ]
+    assert links(data) == {frozenset({"a1", "a2"}): (1, 1.0)}
+    assert data["nodes"][0]["avgYear"] == pytest.approx((2001 + 2004) / 2) and data["nodes"][0]["year"] is None
+    message, code = error(service, MAP, {"unit": "COAUTHORS", "cluster": 0})
+    assert code == "BAD_USER_INPUT" and "no clusters" in message

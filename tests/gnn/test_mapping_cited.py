@@ -3,8 +3,8 @@ of every pair, and the Web of Science sample counted independently from the stor
 
 The fixture: cited works w1 (a record by Henry Small and Belver Griffith, in Scientometrics), w2 (a stub
 "Garfield E, 1955, Science 122:108"), w3 (a stub "Small H, 1973, J Am Soc Inf Sci 24:265", venue
-"J. Am. Soc. Inf. Sci."), w4 (a stub without an author, in "Science"), w5 (an uncited stub in "Science");
-citing documents d1 (2001) -> w1, w2, w3; d2 (2003) -> w2, w3; d3 (2005) -> w1, w4.
+"J. Am. Soc. Inf. Sci."), w4 and w5 (stubs without an author, in "Science"); citing documents d1 (2001) -> w1,
+w2, w3; d2 (2003) -> w2, w3; d3 (2005) -> w1, w4, w5.
 
 First authors: d1 {Small H, Garfield E} (two works by Small count once), d2 {Garfield E, Small H}, d3
 {Small H}; every author (w1 adds Griffith B): d1 {Small, Griffith, Garfield}, d3 {Small, Griffith}.
@@ -53,7 +53,16 @@ def fixture_batch() -> GraphBatch:
     authors = pd.DataFrame({"id": ["au:small", "au:griffith"], "name": ["Henry Small", "Belver Griffith"]})
     wrote = pd.DataFrame({"source": ["au:small", "au:griffith"], "target": ["w1", "w1"], "position": [1, 2]})
     cites = pd.DataFrame(
-        [("d1", "w1"), ("d1", "w2"), ("d1", "w3"), ("d2", "w2"), ("d2", "w3"), ("d3", "w1"), ("d3", "w4")],
+        [
+            ("d1", "w1"),
+            ("d1", "w2"),
+            ("d1", "w3"),
+            ("d2", "w2"),
+            ("d2", "w3"),
+            ("d3", "w1"),
+            ("d3", "w4"),
+            ("d3", "w5"),
+        ],
         columns=["source", "target"],
     )
     return GraphBatch("cited-units", nodes={"Paper": papers, "Author": authors}, rels={"WROTE": wrote, "CITES": cites})
@@ -102,7 +111,7 @@ def test_source_cocitation_joins_spellings_of_one_source(cited_store: GraphStore
         frozenset({"j am soc inf sci", "scientometrics"}): 1,
     }
     assert weights(network) == {"science": 3, "j am soc inf sci": 2, "scientometrics": 2}
-    assert network.nodes[0].label == "Science"  # the spelling of most works (w4, w5) over w2's SCIENCE
+    assert network.nodes[0].label == "Science"  # the spelling of most cited works (w4, w5) over w2's
     # association N c / (s_i s_j) with N = 3 documents: science-scientometrics 3 * 2 / (3 * 2) = 1
     strong = build_network(cited_store, MapUnit.SOURCES, NetworkFilters(min_count=2, measure=Measure.ASSOCIATION))
     assert {frozenset((e.source, e.target)): e.strength for e in strong.edges} == {
