@@ -34,7 +34,7 @@ cypher/lint/node_modules/.installed: cypher/lint/package-lock.json
 		echo "npm not found: the Neo4j Cypher lint tests will be skipped"; \
 	fi
 
-# Browser assets the API serves itself (GraphiQL, React, cytoscape.js), so its pages work offline;
+# Browser assets the API serves itself (GraphiQL, React, sigma.js, graphology), so its pages work offline;
 # pinned in api/static/package-lock.json, installed into api/static/node_modules (never committed).
 api-assets: api/static/node_modules/.installed
 
@@ -45,11 +45,13 @@ api/static/node_modules/.installed: api/static/package-lock.json
 		echo "npm not found: GraphiQL and the dashboard will not find their scripts (/assets)"; \
 	fi
 
-# Headless Chromium for the browser test (tests/api/test_browser.py skips with the reason when absent).
+# Headless Chromium and its chromedriver (one Debian source package, so their versions match) for the browser
+# tests (tests/api/test_browser.py, tests/api/test_dashboard.py skip with the reason when absent).
 browser-tools:
-	@command -v chromium >/dev/null 2>&1 || (apt-get install -y -q chromium >/dev/null 2>&1 \
-		|| (apt-get update -q >/dev/null 2>&1 && apt-get install -y -q chromium >/dev/null 2>&1)) \
-		|| echo "chromium could not be installed: the browser test will be skipped"
+	@(command -v chromium && command -v chromedriver) >/dev/null 2>&1 \
+		|| (apt-get install -y -q chromium chromium-driver >/dev/null 2>&1 \
+		|| (apt-get update -q >/dev/null 2>&1 && apt-get install -y -q chromium chromium-driver >/dev/null 2>&1)) \
+		|| echo "chromium/chromedriver could not be installed: the browser tests will be skipped"
 
 # api/schema.graphql: the GraphQL schema as SDL, for clients and review (tests/api/test_schema_file.py keeps it current).
 schema: install

@@ -39,6 +39,7 @@ from api.inputs import oversized_input
 from api.scheduling import HEAVY, HEAVY_YIELD_EVERY, HEAVY_YIELD_S, classify, current_budget
 from api.types import (
     ExploreQueries,
+    ExportQuery,
     LinkageQuery,
     MappingQuery,
     NetworkQuery,
@@ -68,6 +69,7 @@ QUERY_TYPES: tuple[type, ...] = (
     RecommendQuery,
     LinkageQuery,
     ExploreQueries,
+    ExportQuery,
     StatsQuery,
     ThematicQuery,
 )

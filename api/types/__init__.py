@@ -5,8 +5,9 @@ module         root fields
 =============  ==================================================================================
 ``papers``     ``paper``, ``papers``, ``author``, ``authors``, ``sources``
 ``taxonomy``   ``category``, ``taxonomy``, ``taxonomies``
-``network``    ``egoNetwork``, ``coCitations``, ``coCitationPairs``, ``clusters``
+``network``    ``egoNetwork``, ``coCitations``, ``coCitationPairs``, ``coCitationPair``, ``clusters``
 ``mapping``    ``mapNetwork``
+``export``     ``exportNetwork``
 ``recommend``  ``recommend``
 ``linkage``    ``linkage``, ``citanceLinks``
 ``explore``    ``explore``, ``exploreQueries``
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 from api.types.common import Connection, Edge, InvalidArgument, NotFound, PageInfo
 from api.types.explore import ExploreQueries
+from api.types.export import ExportQuery
 from api.types.linkage import LinkageQuery
 from api.types.mapping import MappingQuery
 from api.types.network import NetworkQuery
@@ -39,6 +41,7 @@ __all__ = [
     "Connection",
     "Edge",
     "ExploreQueries",
+    "ExportQuery",
     "InvalidArgument",
     "LinkageQuery",
     "MappingQuery",

@@ -21,6 +21,7 @@ from api.types.common import (
     page_bounds,
     paper_key,
     paper_not_found,
+    shown_id,
     wants,
 )
 from api.types.papers import (
@@ -234,6 +235,7 @@ def _timeline_type(timeline: TimelineRecord) -> ClusterTimeline:
 
 EgoNetworkResult = Annotated[EgoNetwork | NotFound, strawberry.union("EgoNetworkResult")]
 CoCitationsResult = Annotated[CoCitationList | NotFound, strawberry.union("CoCitationsResult")]
+CoCitationPairResult = Annotated[CoCitationPair | NotFound, strawberry.union("CoCitationPairResult")]
 
 
 def _ego_network_type(graph: EgoGraph, labels: dict[int, str]) -> EgoNetwork:
@@ -427,6 +429,32 @@ class NetworkQuery:
         nodes = await _pair_types(ctx, [(p.source_id, p.cocitation) for p in found[:size]])
         return connection(nodes, page=page, has_next=len(found) > size, total=total)
 
+    @strawberry.field(
+        description="One co-cited pair by its two papers (any ids a source gave them, in either order): what a map "
+        "shows when an edge is clicked (strengths, `countsByYear`, the documents behind it in `citedBy`). NotFound "
+        "when either paper is unknown or no stored co-citation joins them."
+    )
+    async def co_citation_pair(
+        self, info: Info[Context, Any], source: strawberry.ID, target: strawberry.ID
+    ) -> CoCitationPairResult:
+        ctx = info.context
+        keys = []
+        for given in (str(source), str(target)):
+            key = await paper_key(ctx, given)
+            if key is None:
+                return paper_not_found(given)
+            keys.append(key)
+        partner = next((c for c in await ctx.cocited.load(keys[0]) if c.other_id == keys[1]), None)
+        if partner is None:
+            a, b = shown_id(str(source)), shown_id(str(target))
+            return NotFound(
+                kind="CoCitationPair",
+                id=f"{a} + {b}",
+                message=f"papers {a!r} and {b!r} are not co-cited in the store; `coCited` on either paper lists its partners "
+                "(after compute cocitation)",
+            )
+        return (await _pair_types(ctx, [(keys[0], partner)]))[0]
+
     @strawberry.field(description="Co-citation clusters, largest first (empty before `compute cocitation`).")
     async def clusters(self, info: Info[Context, Any], first: int = 20) -> list[Cluster]:
         ctx = info.context
@@ -480,6 +508,7 @@ __all__ = [
     "ClusterTimeline",
     "CoCitationList",
     "CoCitationPair",
+    "CoCitationPairResult",
     "CoCitationsResult",
     "Direction",
     "EdgeKind",

@@ -184,3 +184,30 @@ def test_new_lists_count_towards_the_query_cost(service: GraphService) -> None:
     message, code = error(service, query)
     assert code == "QUERY_TOO_COMPLEX" and "over this server's limit" in message
     assert error(service, '{ authors(search: "a", first: 51) { totalCount } }')[1] == "BAD_USER_INPUT"
+
+
+def test_one_pair_by_its_two_papers_as_a_map_edge_asks(service: GraphService) -> None:
+    """A clicked map edge: the pair (either order) with its strengths, per-year counts and the documents behind it,
+    equal to the same pair in ``coCitationPairs``; NotFound for papers that are not co-cited or not known."""
+    query = """query($a: ID!, $b: ID!) { coCitationPair(source: $a, target: $b) { __typename
+      ... on CoCitationPair { source { id } target { id } count association cosine jaccard label
+        countsByYear { year count } citedBy(first: 1) { totalCount edges { node { id } } } }
+      ... on NotFound { kind message } } }"""
+    listed = """{ coCitationPairs(measure: COUNT) { edges { node { source { id } target { id } count association
+      cosine jaccard countsByYear { year count } citedBy(first: 1) { totalCount edges { node { id } } } } } } }"""
+    p2_p3 = next(
+        e["node"]
+        for e in ok(service, listed)["coCitationPairs"]["edges"]
+        if {e["node"]["source"]["id"], e["node"]["target"]["id"]} == {"p2", "p3"}
+    )
+    for a, b in (("p2", "p3"), ("p3", "p2")):
+        pair = ok(service, query, {"a": a, "b": b})["coCitationPair"]
+        assert pair["__typename"] == "CoCitationPair" and (pair["source"]["id"], pair["target"]["id"]) == (a, b)
+        for field in ("count", "association", "cosine", "jaccard", "countsByYear", "citedBy"):
+            assert pair[field] == p2_p3[field], field
+        assert pair["count"] == 2 and pair["citedBy"]["totalCount"] == 2
+    apart = ok(service, query, {"a": "p4", "b": "p5"})["coCitationPair"]
+    assert apart["__typename"] == "NotFound" and apart["kind"] == "CoCitationPair"
+    assert "'p4' and 'p5' are not co-cited" in apart["message"] and "coCited" in apart["message"]
+    unknown = ok(service, query, {"a": "p2", "b": "nope"})["coCitationPair"]
+    assert unknown["__typename"] == "NotFound" and unknown["kind"] == "Paper" and "'nope'" in unknown["message"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -97,7 +98,11 @@ def test_dashboard_is_served_without_a_cdn(served: str) -> None:
     assert "https://" not in page.text
     script = httpx.get(f"{served}/dashboard/dashboard.js")
     assert script.status_code == 200 and "egoNetwork(" in script.text and "https://" not in script.text
-    assert httpx.get(f"{served}/assets/cytoscape/dist/cytoscape.min.js").status_code == 200
+    scripts = re.findall(r'<script src="(/assets/[^"]+)"', page.text)
+    assert {s.split("/")[2] for s in scripts} == {"graphology", "graphology-library", "sigma"}, scripts
+    for src in scripts:  # every library the page loads comes from the local npm packages
+        response = httpx.get(f"{served}{src}")
+        assert response.status_code == 200 and len(response.content) > 10_000, src
 
 
 def test_cors_allows_only_configured_origins(served: str) -> None:

@@ -1,16 +1,85 @@
-// citegraph dashboard: an example client of the GraphQL API (search, ego network, co-cited papers,
-// citation recommendations for a passage, sentence linkage). Plain JavaScript, no build step;
-// cytoscape.js comes from the local npm package (/assets). Open /?paper=<id> to draw a paper at once,
-// /?passage=<text> to recommend at once, /?paper=<id>&citance=<text> to link a citance into that
-// paper's sentences. To add a panel, write its query below and call `graphql(query, variables)`.
+// citegraph dashboard: a science map of the store in the browser, and a client of the GraphQL API only.
+//
+// Views (the `view` URL parameter): `map`, a co-citation network drawn with sigma.js (WebGL) over a graphology
+// graph, laid out by ForceAtlas2 in a web worker (graphology-library's FA2Layout), node size by citations,
+// colour by cluster (the legend names the clusters) or by average year (a colour bar), burst rings, labels
+// that thin out as you zoom out (sigma's label grid); `timeline`, the clusters as lanes over the years
+// (CiteSpace's timeline view); `ego`, one paper's citation neighbourhood (egoNetwork).
+// Clicking a node or an edge opens its details (the papers citing a work; the documents citing both ends of an
+// edge, its counts per year), paged; every filter and the selection live in the URL, so a view can be shared,
+// reloaded and left with the browser's Back button. The map comes from `mapNetwork` where the server has it
+// (its units read by introspection), else from the store's co-cited pairs (`coCitationPairs`, clustered in
+// the browser by Louvain). Export: PNG and SVG of the screen, GraphML/GEXF/VOSviewer/CSV of the same subgraph
+// through `exportNetwork` (the project's exporters).
+//
+// Plain JavaScript, no build step; the libraries come from the local npm packages (/assets). For tests and
+// benchmarks the page keeps `window.citegraphMap` (what is drawn, layout state), performance marks
+// (`map:request`, `map:data`, `map:drawn`) and measures (`map:filter-to-drawn`, `map:data-to-drawn`, and
+// `graphql:<operation>` for every request), and `window.citegraph` exposes `draw(network)`.
 "use strict";
 
 const ENDPOINT = "/graphql";
 const $ = (id) => document.getElementById(id);
-const PALETTE = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"];
+// Paul Tol's "muted" scheme: nine colours told apart under every common colour-vision deficiency.
+const PALETTE = ["#332288", "#88CCEE", "#44AA99", "#117733", "#999933", "#DDCC77", "#CC6677", "#882255", "#AA4499"];
+const OTHER = "#BBBBBB";
+const VIRIDIS = ["#440154", "#3b528b", "#21918c", "#5ec962", "#fde725"]; // colour-blind-safe sequential (overlay)
+const PAGE = 10; // papers per page in the details panel
+const PAIR_PAGE = 200; // coCitationPairs page size (the server's default max_results)
+const DEFAULTS = {
+  view: "map", unit: "REFERENCES", measure: "COUNT", min: "2", top: "500", color: "cluster", from: "", to: "",
+  seed: "", cluster: "", sel: "", edge: "", paper: "", depth: "2", direction: "BOTH", limit: "60", co: "",
+  search: "", passage: "", citance: "",
+};
+const MAP_KEYS = ["unit", "measure", "min", "top", "from", "to", "seed", "cluster"];
 
-const SEARCH = `query Search($text: String!, $first: Int!) {
+// ---------------------------------------------------------------------------------------------- queries
+const CAPABILITIES = `query Capabilities {
+  query: __type(name: "Query") { fields { name } }
+  units: __type(name: "MapUnit") { enumValues { name } }
+}`;
+const MAP = `query Map($unit: MapUnit!, $yearMin: Int, $yearMax: Int, $minCount: Int, $measure: MapMeasure, $top: Int,
+  $seed: ID, $clusterId: Int) {
+  mapNetwork(unit: $unit, yearMin: $yearMin, yearMax: $yearMax, minCount: $minCount, measure: $measure, top: $top,
+    seed: $seed, clusterId: $clusterId) {
+    unit truncated
+    nodes { id label weight year avgYear cluster clusterLabel burstStrength burstBegin burstEnd betweenness sigma }
+    edges { source target count strength }
+  }
+}`;
+const PAIRS = `query Pairs($measure: CoCitationMeasure!, $minCount: Int!, $yearMin: Int, $yearMax: Int, $first: Int!,
+  $after: String) {
+  coCitationPairs(measure: $measure, minCount: $minCount, yearMin: $yearMin, yearMax: $yearMax, first: $first,
+    after: $after) {
+    pageInfo { hasNextPage endCursor }
+    edges { node { source { id label year nCited } target { id label year nCited } count association cosine
+      jaccard inclusion } }
+  }
+}`;
+const SEARCH = `query Search($text: String!, $id: ID!, $first: Int!) {
+  byId: paper(id: $id) { id label title year nCited }
   papers(search: $text, first: $first) { totalCount edges { node { id label title year nCited } } }
+  authors(search: $text, first: 5) { totalCount edges { node { id name
+    papers(first: 5) { edges { node { id label title year nCited } } } } } }
+}`;
+const NODE = `query Node($id: ID!, $first: Int!, $after: String) {
+  paper(id: $id) { id label title year venue doi arxivId nCited stub reference authors { name }
+    citedBy(first: $first, after: $after) { totalCount pageInfo { hasNextPage endCursor }
+      edges { node { id label year } } } }
+}`;
+const PAIR = `query Pair($source: ID!, $target: ID!, $first: Int!, $after: String) {
+  coCitationPair(source: $source, target: $target) {
+    __typename
+    ... on CoCitationPair { label count sentenceCount association cosine jaccard inclusion
+      countsByYear { year count }
+      citedBy(first: $first, after: $after) { totalCount pageInfo { hasNextPage endCursor }
+        edges { node { id label year } } } }
+    ... on NotFound { message }
+  }
+}`;
+const EXPORT = `query Export($format: ExportFormat!, $measure: CoCitationMeasure!, $nodes: [ExportNodeInput!]!,
+  $edges: [ExportEdgeInput!]!) {
+  exportNetwork(format: $format, measure: $measure, nodes: $nodes, edges: $edges) { name mediaType content }
 }`;
 const EGO = `query Ego($id: ID!, $depth: Int!, $direction: Direction!, $limit: Int!, $co: Boolean!) {
   egoNetwork(paperId: $id, depth: $depth, direction: $direction, limit: $limit, includeCoCitation: $co) {
@@ -28,7 +97,6 @@ const COCITED = `query CoCited($id: ID!) {
     ... on NotFound { message }
   }
 }`;
-
 const RECOMMEND = `query Recommend($context: String!, $yearMax: Int) {
   recommend(input: {context: $context, k: 10, yearMax: $yearMax}) {
     __typename
@@ -36,7 +104,6 @@ const RECOMMEND = `query Recommend($context: String!, $yearMax: Int) {
     ... on RecommendUnavailable { reason message }
   }
 }`;
-
 const CITANCE_LINKS = `query CitanceLinks($id: ID!) {
   citanceLinks(paperId: $id, first: 20) {
     __typename
@@ -45,7 +112,6 @@ const CITANCE_LINKS = `query CitanceLinks($id: ID!) {
     ... on NotFound { message }
   }
 }`;
-
 const LINKAGE = `query Linkage($sentence: String!, $id: ID!) {
   linkage(citingSentence: $sentence, paperId: $id, k: 5) {
     __typename
@@ -54,144 +120,58 @@ const LINKAGE = `query Linkage($sentence: String!, $id: ID!) {
   }
 }`;
 
+/** POST one operation; its round trip is recorded as the performance measure `graphql:<operation name>`. */
 async function graphql(query, variables) {
+  const started = performance.now();
+  try {
+    return await post(query, variables);
+  } finally {
+    const name = (/^\s*query\s+(\w+)/.exec(query) || [])[1] || "anonymous";
+    performance.measure(`graphql:${name}`, { start: started, end: performance.now() });
+  }
+}
+
+async function post(query, variables) {
   const headers = { "content-type": "application/json" };
   const key = $("api-key").value.trim();
   if (key) headers["authorization"] = `Bearer ${key}`;
   const response = await fetch(ENDPOINT, { method: "POST", headers, body: JSON.stringify({ query, variables }) });
-  const body = await response.json();
+  let body;
+  try {
+    body = await response.json();
+  } catch {
+    throw new Error(`the server answered HTTP ${response.status} without a GraphQL body`);
+  }
   if (body.errors && body.errors.length) {
     const e = body.errors[0];
-    throw new Error(`${e.extensions && e.extensions.code ? e.extensions.code + ": " : ""}${e.message}`);
+    const error = new Error(`${e.extensions && e.extensions.code ? e.extensions.code + ": " : ""}${e.message}`);
+    error.code = e.extensions && e.extensions.code;
+    throw error;
   }
   return body.data;
 }
 
-function paperItem(paper, extra) {
-  const li = document.createElement("li");
-  const button = document.createElement("button");
-  button.textContent = paper.label || paper.title || paper.id;  // a cited-reference stub reads by its label
-  button.dataset.paperId = paper.id;
-  button.addEventListener("click", () => showPaper(paper.id));
-  const meta = document.createElement("div");
-  meta.className = "meta";
-  meta.textContent = [paper.year, extra].filter((x) => x !== null && x !== undefined && x !== "").join(" · ");
-  li.append(button, meta);
-  return li;
+// ---------------------------------------------------------------------------------------------- helpers
+const decoder = document.createElement("textarea");
+/** Text as it should read: HTML entities some sources leave in titles (`&quot;`, `&amp;`) decoded, never parsed. */
+function clean(text) {
+  if (text === null || text === undefined) return "";
+  const value = String(text);
+  if (!value.includes("&")) return value;
+  decoder.innerHTML = value.replace(/</g, "&lt;");
+  return decoder.value;
 }
 
-function status(text, isError) {
-  const el = $("graph-status");
-  el.textContent = text;
-  el.className = isError ? "error" : "";
+function el(tag, props, ...children) {
+  const node = document.createElement(tag);
+  Object.assign(node, props || {});
+  for (const child of children) if (child !== null && child !== undefined) node.append(child);
+  return node;
 }
 
-async function search(text) {
-  const list = $("results");
-  list.replaceChildren();
-  try {
-    const data = await graphql(SEARCH, { text, first: 25 });
-    for (const { node } of data.papers.edges) list.append(paperItem(node, `cited ${node.nCited ?? 0}×`));
-    list.dataset.total = data.papers.totalCount;
-    if (!data.papers.edges.length) list.textContent = "No paper title contains that.";
-  } catch (err) {
-    list.textContent = err.message;
-    list.className = "error";
-  }
-}
-
-let cy = null;
-
-function draw(network) {
-  const maxCited = Math.max(1, ...network.nodes.map((n) => n.nCited || 0));
-  const elements = [
-    ...network.nodes.map((n) => ({
-      data: {
-        id: n.id, label: n.label, hops: n.hops,
-        size: 14 + 30 * Math.sqrt((n.nCited || 0) / maxCited),
-        color: n.hops === 0 ? "#222" : n.cluster === null ? "#bbb" : PALETTE[n.cluster % PALETTE.length],
-      },
-    })),
-    ...network.edges.map((e, i) => ({
-      data: { id: `e${i}`, source: e.source, target: e.target, kind: e.kind, width: Math.min(6, 0.8 + Math.log1p(e.weight)) },
-    })),
-  ];
-  if (cy) cy.destroy();
-  cy = cytoscape({
-    container: $("graph"),
-    elements,
-    style: [
-      { selector: "node", style: { "background-color": "data(color)", width: "data(size)", height: "data(size)",
-        label: "data(label)", "font-size": 8, "text-wrap": "ellipsis", "text-max-width": 120 } },
-      { selector: "edge[kind = 'CITES']", style: { width: "data(width)", "line-color": "#999", "curve-style": "bezier",
-        "target-arrow-shape": "triangle", "target-arrow-color": "#999", "arrow-scale": 0.6 } },
-      { selector: "edge[kind = 'CO_CITED']", style: { width: "data(width)", "line-color": "#e15759", "line-style": "dashed", opacity: 0.6 } },
-    ],
-    layout: { name: "cose", animate: false, randomize: false, nodeRepulsion: 8000, idealEdgeLength: 60 },
-  });
-  cy.on("tap", "node", (event) => showPaper(event.target.id()));
-  window.citegraphGraph = { nodes: network.nodes.length, edges: network.edges.length, seed: network.seed };
-}
-
-async function showPaper(id) {
-  status("Loading…");
-  const url = new URL(window.location.href);
-  url.searchParams.set("paper", id);
-  history.replaceState(null, "", url);
-  const variables = {
-    id, depth: Number($("depth").value), direction: $("direction").value,
-    limit: Number($("limit").value), co: $("cocitation").checked,
-  };
-  try {
-    const [ego, cocited] = await Promise.all([graphql(EGO, variables), graphql(COCITED, { id }), showCitanceLinks(id)]);
-    const network = ego.egoNetwork;
-    if (network.__typename === "NotFound") {
-      status(network.message, true);
-      return;
-    }
-    const seed = network.nodes[0];
-    $("seed-title").textContent = seed.title || seed.label || seed.id;
-    draw(network);
-    status(`${network.nodes.length} papers, ${network.edges.length} edges` +
-      (network.truncated ? ` (cut to the limit; the walk reached ${network.reached})` : ""));
-    const list = $("cocited");
-    list.replaceChildren();
-    if (cocited.coCitations.__typename === "CoCitationList") {
-      for (const pair of cocited.coCitations.pairs) {
-        list.append(paperItem(pair.target, `co-cited ${pair.count}×, association ${pair.association?.toFixed(2) ?? "–"}`));
-      }
-      if (!cocited.coCitations.pairs.length) list.textContent = "Not co-cited with any paper.";
-    }
-  } catch (err) {
-    status(err.message, true);
-  }
-}
-
-async function recommend(context) {
-  const list = $("recommendations");
-  const note = $("recommend-status");
-  list.replaceChildren();
-  note.className = "";
-  note.textContent = "Ranking…";
-  const year = $("year-max").value.trim();
-  try {
-    const data = await graphql(RECOMMEND, { context, yearMax: year ? Number(year) : null });
-    const result = data.recommend;
-    if (result.__typename === "RecommendUnavailable") {
-      note.textContent = `${result.reason}: ${result.message}`;
-      note.className = "error";
-      return;
-    }
-    for (const item of result.items) list.append(paperItem(item.paper, `#${item.rank} · ${item.why}`));
-    note.textContent = `${result.items.length} of ${result.candidates} candidates, ${(result.seconds * 1000).toFixed(0)} ms`;
-  } catch (err) {
-    note.textContent = err.message;
-    note.className = "error";
-  }
-}
-
-function selectedPaper() {
-  return new URL(window.location.href).searchParams.get("paper");
+function fmt(value, digits = 2) {
+  if (value === null || value === undefined || Number.isNaN(value)) return "–";
+  return Number.isInteger(value) ? String(value) : Number(value).toFixed(digits);
 }
 
 function note(id, text, isError) {
@@ -199,27 +179,1084 @@ function note(id, text, isError) {
   $(id).className = isError ? "error" : "";
 }
 
-function sentenceItem(head, text, meta, isLinked) {
-  const li = document.createElement("li");
-  const quote = document.createElement("div");
-  quote.textContent = head ? `${head} → ${text}` : text;
-  if (isLinked) quote.className = "linked";
-  const detail = document.createElement("div");
-  detail.className = "meta";
-  detail.textContent = meta;
-  li.append(quote, detail);
+function status(text, isError) {
+  note("graph-status", text, isError);
+}
+
+function hashUnit(text, salt) {
+  // a stable pseudo-random number in [0, 1) from a string (FNV-1a): the same map starts from the same layout
+  let h = 2166136261 ^ salt;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 16777619);
+  return ((h >>> 0) % 1_000_003) / 1_000_003;
+}
+
+function lerpColor(stops, t) {
+  const x = Math.min(1, Math.max(0, t)) * (stops.length - 1);
+  const i = Math.min(stops.length - 2, Math.floor(x));
+  const f = x - i;
+  const parse = (hex) => [1, 3, 5].map((k) => parseInt(hex.slice(k, k + 2), 16));
+  const [a, b] = [parse(stops[i]), parse(stops[i + 1])];
+  return "#" + a.map((v, k) => Math.round(v + (b[k] - v) * f).toString(16).padStart(2, "0")).join("");
+}
+
+// ---------------------------------------------------------------------------------------------- URL state
+function readState() {
+  const params = new URL(window.location.href).searchParams;
+  const state = { ...DEFAULTS };
+  for (const key of Object.keys(DEFAULTS)) if (params.has(key)) state[key] = params.get(key);
+  if (params.has("paper") && !params.has("view")) state.view = "ego"; // /?paper=<id>: the ego network, as before
+  return state;
+}
+
+function writeState(state, push = true) {
+  const url = new URL(window.location.href);
+  url.search = "";
+  for (const [key, value] of Object.entries(state)) if (value !== DEFAULTS[key] && value !== "") url.searchParams.set(key, value);
+  if (url.href === window.location.href) return;
+  if (push) history.pushState(null, "", url);
+  else history.replaceState(null, "", url);
+}
+
+let state = readState();
+
+/** Change some of the state, record it in the URL (a history entry unless `push` is false) and redraw. */
+function update(changes, push = true) {
+  state = { ...state, ...changes };
+  writeState(state, push);
+  return render();
+}
+
+// ---------------------------------------------------------------------------------------------- capabilities
+let capabilities = null;
+async function loadCapabilities() {
+  if (capabilities) return capabilities;
+  try {
+    const data = await graphql(CAPABILITIES, {});
+    const fields = new Set((data.query?.fields || []).map((f) => f.name));
+    capabilities = {
+      mapNetwork: fields.has("mapNetwork"),
+      units: data.units ? data.units.enumValues.map((v) => v.name) : ["REFERENCES"],
+      exportNetwork: fields.has("exportNetwork"),
+      coCitationPair: fields.has("coCitationPair"),
+    };
+  } catch (err) {
+    capabilities = { mapNetwork: false, units: ["REFERENCES"], exportNetwork: false, coCitationPair: false };
+    status(`could not read the schema: ${err.message}`, true);
+  }
+  const unit = $("unit");
+  unit.replaceChildren(...capabilities.units.map((u) => el("option", { value: u, textContent: u.toLowerCase() })));
+  if (!capabilities.units.includes(state.unit)) state.unit = capabilities.units[0];
+  if (capabilities.mapNetwork) $("measure").append(el("option", { value: "INCLUSION", textContent: "inclusion" }));
+  else unit.title = "this server draws the map from co-cited references only (no mapNetwork field)";
+  return capabilities;
+}
+
+// ---------------------------------------------------------------------------------------------- map data
+const mapCache = new Map();
+
+function mapKey(s) {
+  return JSON.stringify(MAP_KEYS.map((k) => s[k]));
+}
+
+function yearWindow(s) {
+  return { yearMin: s.from ? Number(s.from) : null, yearMax: s.to ? Number(s.to) : null };
+}
+
+async function fetchMap(s) {
+  const key = mapKey(s);
+  if (mapCache.has(key)) return mapCache.get(key);
+  const { yearMin, yearMax } = yearWindow(s);
+  let network;
+  if (capabilities.mapNetwork) {
+    const data = await graphql(MAP, {
+      unit: s.unit, yearMin, yearMax, minCount: Number(s.min), measure: s.measure, top: Number(s.top),
+      seed: s.seed || null, clusterId: s.cluster === "" ? null : Number(s.cluster),
+    });
+    network = { ...data.mapNetwork, source: "mapNetwork", clustersFrom: "store" };
+  } else {
+    network = await fetchPairsMap(s, yearMin, yearMax);
+  }
+  mapCache.set(key, network);
+  return network;
+}
+
+/** The map from the store's strongest co-cited pairs (`coCitationPairs`, paged) up to `top` works; clusters by
+ * Louvain over the pairs' counts, in the browser (the server computes none for an ad-hoc subgraph). */
+async function fetchPairsMap(s, yearMin, yearMax) {
+  const top = Number(s.top);
+  const nodes = new Map();
+  const edges = [];
+  let after = null;
+  let truncated = false;
+  const measure = s.measure.toLowerCase();
+  for (let pages = 0; ; pages++) {
+    const data = await graphql(PAIRS, {
+      measure: s.measure, minCount: Number(s.min), yearMin, yearMax, first: PAIR_PAGE, after,
+    });
+    const page = data.coCitationPairs;
+    for (const { node: pair } of page.edges) {
+      const ends = [pair.source, pair.target];
+      const fresh = ends.filter((p) => !nodes.has(p.id)).length;
+      if (nodes.size + fresh > top) { truncated = true; continue; }
+      for (const p of ends) {
+        if (!nodes.has(p.id)) nodes.set(p.id, { id: p.id, label: p.label, weight: p.nCited || 0, year: p.year });
+      }
+      edges.push({ source: pair.source.id, target: pair.target.id, count: pair.count,
+        strength: measure === "count" ? pair.count : pair[measure] ?? 0 });
+    }
+    if (!page.pageInfo.hasNextPage) break;
+    if (nodes.size >= top || pages >= 24) { truncated = true; break; }
+    after = page.pageInfo.endCursor;
+  }
+  let network = { unit: "REFERENCES", truncated, nodes: [...nodes.values()], edges, source: "coCitationPairs" };
+  if (s.seed) network = around(network, s.seed);
+  return withLouvain(network);
+}
+
+function around(network, seed) {
+  const keep = new Set([seed]);
+  for (const e of network.edges) {
+    if (e.source === seed) keep.add(e.target);
+    if (e.target === seed) keep.add(e.source);
+  }
+  return { ...network, nodes: network.nodes.filter((n) => keep.has(n.id)),
+    edges: network.edges.filter((e) => keep.has(e.source) && keep.has(e.target)) };
+}
+
+function withLouvain(network) {
+  const graph = new graphology.UndirectedGraph();
+  for (const n of network.nodes) graph.addNode(n.id);
+  for (const e of network.edges) if (!graph.hasEdge(e.source, e.target)) graph.addEdge(e.source, e.target, { weight: e.count });
+  const communities = graph.size ? graphologyLibrary.communitiesLouvain(graph, { getEdgeWeight: "weight", rng: seeded(7) }) : {};
+  // renumber by size, largest first, and name each group by its most cited member
+  const sizes = new Map();
+  for (const c of Object.values(communities)) sizes.set(c, (sizes.get(c) || 0) + 1);
+  const order = [...sizes.keys()].sort((a, b) => sizes.get(b) - sizes.get(a) || a - b);
+  const number = new Map(order.map((c, i) => [c, i]));
+  const names = new Map();
+  for (const n of [...network.nodes].sort((a, b) => b.weight - a.weight)) {
+    const c = number.get(communities[n.id]);
+    if (c !== undefined && !names.has(c)) names.set(c, `around ${clean(n.label).slice(0, 40)}`);
+  }
+  const nodes = network.nodes.map((n) => {
+    const c = number.get(communities[n.id]);
+    return { ...n, cluster: c ?? null, clusterLabel: c === undefined ? null : names.get(c) };
+  });
+  return { ...network, nodes, clustersFrom: "Louvain in the browser" };
+}
+
+function seeded(seed) {
+  let x = seed;
+  return () => ((x = Math.imul(x ^ (x >>> 15), 2246822507) + 0x9e3779b9 | 0) >>> 0) / 4294967296;
+}
+
+// ---------------------------------------------------------------------------------------------- drawing
+let renderer = null;
+let graph = null;
+let layout = null;
+let layoutTimer = null;
+let current = null; // the network drawn: {nodes, edges, unit, ...}
+let rings = null; // the burst-ring overlay canvas
+const mapInfo = (window.citegraphMap = { nodes: 0, edges: 0, layout: "none", source: null, drawn: 0 });
+
+function clusterColor(cluster) {
+  return cluster === null || cluster === undefined || cluster >= PALETTE.length ? OTHER : PALETTE[cluster];
+}
+
+function nodeColors(network, by) {
+  if (by === "year") {
+    const years = network.nodes.map((n) => n.avgYear ?? n.year).filter((y) => y !== null && y !== undefined);
+    const lo = Math.min(...years), hi = Math.max(...years);
+    return { range: [lo, hi], color: (n) => {
+      const y = n.avgYear ?? n.year;
+      return y === null || y === undefined ? OTHER : lerpColor(VIRIDIS, hi > lo ? (y - lo) / (hi - lo) : 0.5);
+    } };
+  }
+  return { color: (n) => clusterColor(n.cluster) };
+}
+
+function killRenderer() {
+  if (layoutTimer) clearTimeout(layoutTimer);
+  if (layout) { layout.kill(); layout = null; }
+  if (renderer) { renderer.kill(); renderer = null; }
+  if (rings) { rings.remove(); rings = null; }
+}
+
+/** Draw a map network ({nodes, edges}) with sigma.js and start ForceAtlas2 in its worker. */
+function draw(network, options = {}) {
+  killRenderer();
+  current = network;
+  graph = new graphology.Graph({ type: options.directed ? "directed" : "undirected", multi: false });
+  const maxWeight = Math.max(1, ...network.nodes.map((n) => n.weight || 0));
+  const { color } = nodeColors(network, state.color);
+  for (const n of network.nodes) {
+    graph.addNode(n.id, {
+      x: Math.cos(2 * Math.PI * hashUnit(n.id, 1)) * Math.sqrt(hashUnit(n.id, 2)) * 100,
+      y: Math.sin(2 * Math.PI * hashUnit(n.id, 1)) * Math.sqrt(hashUnit(n.id, 2)) * 100,
+      size: 3 + 14 * Math.sqrt((n.weight || 0) / maxWeight),
+      label: clean(n.label),
+      color: n.hops === 0 ? "#000000" : color(n),
+      data: n,
+    });
+  }
+  const maxStrength = Math.max(1e-9, ...network.edges.map((e) => e.strength || 0));
+  const many = network.edges.length > 5000;
+  for (const e of network.edges) {
+    if (!graph.hasNode(e.source) || !graph.hasNode(e.target) || graph.hasEdge(e.source, e.target)) continue;
+    graph.addEdge(e.source, e.target, {
+      size: (many ? 0.5 : 1) + (many ? 1.5 : 4) * Math.sqrt((e.strength || 0) / maxStrength),
+      color: e.kind === "CO_CITED" ? "#CC6677" : many ? "#dddddd" : "#c4c4c4",
+      type: options.directed && e.kind !== "CO_CITED" ? "arrow" : "line",
+      data: e,
+    });
+  }
+  renderer = new Sigma(graph, $("graph"), {
+    enableEdgeEvents: true,
+    renderEdgeLabels: false,
+    labelDensity: 0.25,
+    labelGridCellSize: 120,
+    labelRenderedSizeThreshold: 9,
+    stagePadding: 40,
+    labelFont: "system-ui, sans-serif",
+    zIndex: true,
+    hideEdgesOnMove: many,
+    minCameraRatio: 0.02,
+    maxCameraRatio: 8,
+    nodeReducer: reduceNode,
+    edgeReducer: reduceEdge,
+  });
+  rings = el("canvas", { className: "rings" });
+  Object.assign(rings.style, { position: "absolute", inset: "0", pointerEvents: "none" });
+  $("graph").append(rings);
+  let first = true;
+  renderer.on("afterRender", () => {
+    drawRings();
+    mapInfo.drawn += 1;
+    if (first) {
+      first = false;
+      performance.mark("map:drawn");
+      measureOnce("map:data-to-drawn", "map:data", "map:drawn");
+      measureOnce("map:filter-to-drawn", "map:request", "map:drawn");
+    }
+  });
+  renderer.on("clickNode", ({ node }) => update({ sel: node, edge: "" }));
+  renderer.on("clickEdge", ({ edge }) => {
+    const [s, t] = graph.extremities(edge);
+    update({ edge: `${s}~${t}`, sel: "" });
+  });
+  renderer.on("clickStage", () => { if (state.sel || state.edge) update({ sel: "", edge: "" }); });
+  renderer.on("enterNode", () => { $("graph").style.cursor = "pointer"; });
+  renderer.on("leaveNode", () => { $("graph").style.cursor = ""; });
+  renderer.on("enterEdge", () => { $("graph").style.cursor = "pointer"; });
+  renderer.on("leaveEdge", () => { $("graph").style.cursor = ""; });
+  Object.assign(mapInfo, { nodes: graph.order, edges: graph.size, source: network.source || "egoNetwork",
+    unit: network.unit || null, truncated: !!network.truncated });
+  startLayout(options.layoutMs ?? Math.min(6000, 800 + 2 * graph.order));
+  return renderer;
+}
+
+function measureOnce(name, from, to) {
+  if (performance.getEntriesByName(from, "mark").length) {
+    performance.measure(name, from, to);
+    performance.clearMarks(from);
+  }
+}
+
+function startLayout(ms) {
+  if (graph.order < 2) { mapInfo.layout = "done"; return; }
+  const settings = graphologyLibrary.layoutForceAtlas2.inferSettings(graph);
+  layout = new graphologyLibrary.FA2Layout(graph, { settings: { ...settings, barnesHutOptimize: graph.order > 300, adjustSizes: false } });
+  layout.start();
+  mapInfo.layout = "running";
+  layoutTimer = setTimeout(() => {
+    if (layout) layout.stop();
+    mapInfo.layout = "done";
+    renderer && renderer.refresh();
+  }, ms);
+}
+
+function neighbourhood() {
+  if (!graph) return null;
+  if (state.sel && graph.hasNode(state.sel)) return { node: state.sel, around: new Set([state.sel, ...graph.neighbors(state.sel)]) };
+  if (state.edge) {
+    const [s, t] = state.edge.split("~");
+    if (graph.hasNode(s) && graph.hasNode(t)) return { edge: [s, t], around: new Set([s, t]) };
+  }
+  return null;
+}
+
+function reduceNode(node, data) {
+  const focus = neighbourhood();
+  if (!focus) return data;
+  if (focus.around.has(node)) return { ...data, zIndex: 1, highlighted: node === focus.node || (focus.edge && focus.around.has(node)), forceLabel: true };
+  return { ...data, color: "#e4e4e4", label: "", zIndex: 0 };
+}
+
+function reduceEdge(edge, data) {
+  const focus = neighbourhood();
+  if (!focus) return data;
+  const [s, t] = graph.extremities(edge);
+  if (focus.node && (s === focus.node || t === focus.node)) return { ...data, color: "#0b5394", zIndex: 1 };
+  if (focus.edge && focus.around.has(s) && focus.around.has(t)) return { ...data, color: "#D55E00", size: Math.max(3, data.size * 2), zIndex: 1 };
+  return { ...data, hidden: true };
+}
+
+/** Burst rings: a ring around each work whose citations burst (Kleinberg), thicker for a stronger burst. */
+function drawRings() {
+  if (!rings || !renderer) return;
+  const { width, height } = $("graph").getBoundingClientRect();
+  const ratio = window.devicePixelRatio || 1;
+  if (rings.width !== Math.round(width * ratio)) { rings.width = Math.round(width * ratio); rings.height = Math.round(height * ratio); }
+  const ctx = rings.getContext("2d");
+  ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
+  ctx.clearRect(0, 0, width, height);
+  for (const { node, at, radius, strength } of ringPositions()) {
+    ctx.beginPath();
+    ctx.arc(at.x, at.y, radius + 2 + strength, 0, 2 * Math.PI);
+    ctx.strokeStyle = "#D55E00";
+    ctx.lineWidth = 1 + Math.min(3, strength);
+    ctx.stroke();
+    void node;
+  }
+}
+
+function ringPositions() {
+  const out = [];
+  if (!graph || !renderer) return out;
+  graph.forEachNode((node, attrs) => {
+    const s = attrs.data && attrs.data.burstStrength;
+    if (!s) return;
+    const display = renderer.getNodeDisplayData(node);
+    if (!display || display.hidden) return;
+    out.push({ node, at: renderer.graphToViewport(attrs), radius: renderer.scaleSize(display.size), strength: Math.log1p(s) });
+  });
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------- legend
+function drawLegend(network) {
+  const legend = $("legend");
+  legend.replaceChildren();
+  if (!network || !network.nodes.length) return;
+  if (state.color === "year") {
+    const { range } = nodeColors(network, "year");
+    if (!range || !Number.isFinite(range[0])) return;
+    const bar = el("div", { className: "bar" });
+    bar.style.background = `linear-gradient(to right, ${VIRIDIS.join(", ")})`;
+    legend.append(el("div", { textContent: "average year" }), bar,
+      el("div", { className: "ends" }, el("span", { textContent: fmt(range[0], 0) }), el("span", { textContent: fmt(range[1], 0) })));
+  } else {
+    const clusters = new Map();
+    for (const n of network.nodes) {
+      if (n.cluster === null || n.cluster === undefined) continue;
+      const entry = clusters.get(n.cluster) || { label: n.clusterLabel, size: 0 };
+      entry.size += 1;
+      clusters.set(n.cluster, entry);
+    }
+    const list = el("ul");
+    const sorted = [...clusters.entries()].sort((a, b) => a[0] - b[0]);
+    for (const [cluster, { label, size }] of sorted.slice(0, PALETTE.length)) {
+      const swatch = el("span", { className: "swatch" });
+      swatch.style.background = clusterColor(cluster);
+      const button = el("button", { type: "button", className: "linklike", textContent: `${cluster}: ${clean(label || "cluster " + cluster)}`,
+        title: network.source === "mapNetwork" ? "show this cluster only" : "clusters found in the browser" });
+      if (network.source === "mapNetwork") button.addEventListener("click", () => update({ cluster: String(cluster), sel: "", edge: "" }));
+      list.append(el("li", {}, swatch, button, el("span", { className: "meta", textContent: `(${size})` })));
+    }
+    if (sorted.length > PALETTE.length) {
+      const swatch = el("span", { className: "swatch" });
+      swatch.style.background = OTHER;
+      list.append(el("li", {}, swatch, el("span", { textContent: `${sorted.length - PALETTE.length} smaller clusters` })));
+    }
+    const fold = el("details", { open: !window.matchMedia("(max-width: 1100px)").matches || sorted.length <= 3 },
+      el("summary", { className: "meta", textContent: `clusters (${network.clustersFrom || "store"})` }), list);
+    legend.append(fold);
+  }
+  if (network.nodes.some((n) => n.burstStrength)) {
+    const ring = el("span", { className: "swatch" });
+    ring.style.border = "2px solid #D55E00";
+    legend.append(el("ul", {}, el("li", {}, ring, el("span", { textContent: "citation burst" }))));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------- timeline
+/** CiteSpace's timeline view: one lane per cluster, its works placed at their year, sized by citations. */
+function drawTimeline(network) {
+  const box = $("timeline");
+  box.replaceChildren();
+  const placed = network.nodes.filter((n) => (n.year ?? n.avgYear) !== null && (n.year ?? n.avgYear) !== undefined);
+  if (!placed.length) { box.textContent = "No node of this map has a year."; return; }
+  const year = (n) => Math.round(n.year ?? n.avgYear);
+  const lo = Math.min(...placed.map(year)), hi = Math.max(...placed.map(year));
+  const lanes = [...new Set(placed.map((n) => (n.cluster ?? -1)))].sort((a, b) => (a < 0) - (b < 0) || a - b).slice(0, 20);
+  const names = new Map(placed.map((n) => [n.cluster ?? -1, n.clusterLabel]));
+  const laneH = 56, left = 190, right = 30, top = 24;
+  const width = Math.max(box.clientWidth - 4, 600), height = top + lanes.length * laneH + 24;
+  const x = (y) => left + (hi > lo ? ((y - lo) / (hi - lo)) * (width - left - right) : (width - left - right) / 2);
+  const maxWeight = Math.max(1, ...placed.map((n) => n.weight || 0));
+  const NS = "http://www.w3.org/2000/svg";
+  const svg = document.createElementNS(NS, "svg");
+  svg.setAttribute("width", width);
+  svg.setAttribute("height", height);
+  svg.setAttribute("role", "img");
+  svg.setAttribute("aria-label", `timeline of ${lanes.length} clusters, ${lo}–${hi}`);
+  const add = (parent, tag, attrs, text) => {
+    const node = document.createElementNS(NS, tag);
+    for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
+    if (text !== undefined) node.textContent = text;
+    parent.append(node);
+    return node;
+  };
+  const step = Math.max(1, Math.ceil((hi - lo) / 12));
+  for (let y = lo; y <= hi; y += step) {
+    add(svg, "line", { x1: x(y), x2: x(y), y1: top - 6, y2: height - 20, stroke: "#eee" });
+    add(svg, "text", { x: x(y), y: top - 10, "text-anchor": "middle", fill: "#555" }, String(y));
+  }
+  lanes.forEach((lane, i) => {
+    const cy = top + i * laneH + laneH / 2;
+    add(svg, "line", { x1: left, x2: width - right, y1: cy, y2: cy, stroke: clusterColor(lane), "stroke-width": 2, opacity: 0.5 });
+    add(svg, "text", { x: 6, y: cy + 4, fill: "#222" }, `${lane < 0 ? "–" : lane}: ${clean(names.get(lane) || "no cluster").slice(0, 28)}`);
+    const members = placed.filter((n) => (n.cluster ?? -1) === lane).sort((a, b) => b.weight - a.weight);
+    members.forEach((n, k) => {
+      const r = 3 + 12 * Math.sqrt((n.weight || 0) / maxWeight);
+      const c = add(svg, "circle", { cx: x(year(n)), cy, r, fill: clusterColor(lane), "fill-opacity": 0.75, stroke: n.burstStrength ? "#D55E00" : "#fff",
+        "stroke-width": n.burstStrength ? 2 : 1, tabindex: k < 30 ? 0 : -1, "data-id": n.id });
+      add(c, "title", {}, `${clean(n.label)} (${year(n)}, ${n.weight})`);
+      c.addEventListener("click", () => update({ sel: n.id, edge: "" }));
+      c.addEventListener("keydown", (event) => { if (event.key === "Enter") update({ sel: n.id, edge: "" }); });
+      if (k < 3) add(svg, "text", { x: x(year(n)) + r + 2, y: cy - r + (k % 2 ? 20 : 0), fill: "#333" }, clean(n.label).slice(0, 30));
+    });
+  });
+  box.append(svg);
+}
+
+// ---------------------------------------------------------------------------------------------- details
+function paperButton(paper, extra, onClick) {
+  const li = el("li");
+  const button = el("button", { type: "button", textContent: clean(paper.label || paper.title || paper.id) });
+  button.dataset.paperId = paper.id;
+  button.addEventListener("click", onClick || (() => selectPaper(paper.id)));
+  const meta = el("div", { className: "meta" });
+  meta.textContent = [paper.year, extra].filter((x) => x !== null && x !== undefined && x !== "").join(" · ");
+  li.append(button, meta);
   return li;
 }
 
-// The stored LINKS_TO edges into the selected paper: which of its sentences other papers' citances
-// point at, by whom (gold annotator, silver labeller, model).
+/** A paper chosen outside the map (search, a citing paper): select it on the map when it is there, else show it. */
+function selectPaper(id) {
+  if (state.view === "ego") return update({ paper: id, sel: id, edge: "" });
+  return update({ sel: id, edge: "" });
+}
+
+function facts(rows) {
+  const dl = el("dl", { className: "facts" });
+  for (const [name, value] of rows) {
+    if (value === null || value === undefined || value === "" || value === "–") continue;
+    dl.append(el("dt", { textContent: name }), el("dd", {}, value instanceof Node ? value : String(value)));
+  }
+  return dl;
+}
+
+function actionButton(text, onClick, id) {
+  const button = el("button", { type: "button", textContent: text });
+  if (id) button.id = id;
+  button.addEventListener("click", onClick);
+  return button;
+}
+
+/** A paged list of papers: `load(after)` answers a PaperConnection; "more" fetches the next page. */
+async function pagedPapers(title, load, id) {
+  const box = el("div");
+  box.id = id;
+  const head = el("h3", { textContent: title });
+  const list = el("ol");
+  const more = el("button", { type: "button", textContent: "more", hidden: true });
+  box.append(head, list, more);
+  let after = null;
+  async function next() {
+    more.disabled = true;
+    try {
+      const page = await load(after);
+      for (const { node } of page.edges) list.append(paperButton(node, ""));
+      head.textContent = `${title} (${page.totalCount ?? list.children.length})`;
+      after = page.pageInfo.endCursor;
+      more.hidden = !page.pageInfo.hasNextPage;
+    } catch (err) {
+      list.append(el("li", { className: "error", textContent: err.message }));
+    }
+    more.disabled = false;
+  }
+  more.addEventListener("click", next);
+  await next();
+  return box;
+}
+
+function mapNode(id) {
+  return current && current.nodes.find((n) => n.id === id);
+}
+
+async function showNodeDetails(id) {
+  const panel = $("details");
+  const n = mapNode(id);
+  $("details-title").textContent = clean(n ? n.label : id);
+  const parts = [];
+  if (n) {
+    parts.push(facts([
+      ["id", n.id],
+      ["year", n.year],
+      ["average year", n.avgYear !== null && n.avgYear !== undefined ? fmt(n.avgYear, 1) : null],
+      [current.unit === "REFERENCES" || !current.unit ? "citations (window)" : "documents", n.weight],
+      ["cluster", n.cluster === null || n.cluster === undefined ? null : `${n.cluster}: ${clean(n.clusterLabel || "")}`],
+      ["burst", n.burstStrength ? `${fmt(n.burstStrength)} (${n.burstBegin ?? "?"}–${n.burstEnd ?? "?"})` : null],
+      ["betweenness", n.betweenness !== null && n.betweenness !== undefined ? fmt(n.betweenness, 3) : null],
+      ["sigma", n.sigma !== null && n.sigma !== undefined ? fmt(n.sigma, 3) : null],
+      ["links on the map", graph && graph.hasNode(id) ? graph.degree(id) : null],
+    ]));
+  }
+  const paperUnit = !current || !current.unit || current.unit === "REFERENCES" || current.unit === "COUPLING";
+  panel.replaceChildren(...parts, el("p", { className: "meta", textContent: "Loading…" }));
+  const body = [...parts];
+  if (paperUnit) {
+    try {
+      const data = await graphql(NODE, { id, first: PAGE, after: null });
+      const p = data.paper;
+      if (p) {
+        $("details-title").textContent = clean(p.label);
+        body.push(facts([
+          ["title", clean(p.title)],
+          ["reference", p.stub ? clean(p.reference) : null],
+          ["year", n ? null : p.year],
+          ["venue", clean(p.venue)],
+          ["authors", p.authors.map((a) => clean(a.name)).join(", ")],
+          ["DOI", p.doi],
+          ["arXiv", p.arxivId],
+          ["cited in the store", p.nCited],
+        ]));
+        const actions = el("div", { className: "actions" },
+          actionButton("Map around it", () => update({ view: "map", seed: p.id, sel: p.id, edge: "" }), "act-seed"),
+          actionButton("Ego network", () => update({ view: "ego", paper: p.id, sel: p.id, edge: "" }), "act-ego"),
+          actionButton("Recommend / link", () => openPaperPanels(p.id), "act-link"));
+        body.push(actions);
+        body.push(await pagedPapers("Cited by", async (after) =>
+          (await graphql(NODE, { id, first: PAGE, after })).paper.citedBy, "node-cited-by"));
+      } else if (!n) {
+        body.push(el("p", { className: "error", textContent: `no paper has id ${id}` }));
+      }
+    } catch (err) {
+      body.push(el("p", { className: "error", textContent: err.message }));
+    }
+  }
+  if (graph && graph.hasNode(id)) {
+    const links = graph.edges(id).map((e) => ({ e, d: graph.getEdgeAttribute(e, "data") }))
+      .sort((a, b) => (b.d.strength || 0) - (a.d.strength || 0)).slice(0, 10);
+    if (links.length) {
+      const list = el("ol");
+      for (const { e, d } of links) {
+        const other = graph.opposite(id, e);
+        const li = el("li");
+        const button = el("button", { type: "button", textContent: clean(graph.getNodeAttribute(other, "label")) });
+        button.addEventListener("click", () => update({ edge: `${id}~${other}`, sel: "" }));
+        li.append(button, el("div", { className: "meta", textContent: `count ${d.count ?? d.weight}${d.strength !== undefined ? `, strength ${fmt(d.strength, 3)}` : ""}` }));
+        list.append(li);
+      }
+      body.push(el("h3", { textContent: "Strongest links on the map" }), list);
+    }
+  }
+  if (state.sel === id) panel.replaceChildren(...body);
+}
+
+function yearsChart(rows) {
+  const NS = "http://www.w3.org/2000/svg";
+  const svg = document.createElementNS(NS, "svg");
+  const known = rows.filter((r) => r.year !== null);
+  const w = 300, h = 70, barW = Math.max(2, Math.min(24, (w - 10) / Math.max(1, known.length)));
+  svg.setAttribute("viewBox", `0 0 ${w} ${h + 14}`);
+  svg.setAttribute("width", w);
+  svg.setAttribute("class", "years-chart");
+  svg.setAttribute("role", "img");
+  svg.setAttribute("aria-label", "documents citing both, per year: " + rows.map((r) => `${r.year ?? "no year"} ${r.count}`).join(", "));
+  const max = Math.max(1, ...known.map((r) => r.count));
+  known.forEach((r, i) => {
+    const bh = (r.count / max) * h;
+    const rect = document.createElementNS(NS, "rect");
+    Object.entries({ x: 4 + i * barW, y: h - bh, width: barW - 1, height: bh, fill: "#44AA99" }).forEach(([k, v]) => rect.setAttribute(k, v));
+    const title = document.createElementNS(NS, "title");
+    title.textContent = `${r.year}: ${r.count}`;
+    rect.append(title);
+    svg.append(rect);
+  });
+  if (known.length) {
+    const ends = known.length > 1 ? [[0, "start"], [known.length - 1, "end"]] : [[0, "start"]];
+    for (const [i, anchor] of ends) {
+      const t = document.createElementNS(NS, "text");
+      Object.entries({ x: anchor === "start" ? 4 : 4 + known.length * barW, y: h + 12, "text-anchor": anchor, "font-size": 10 }).forEach(([k, v]) => t.setAttribute(k, v));
+      t.textContent = String(known[i].year);
+      svg.append(t);
+    }
+  }
+  return svg;
+}
+
+async function showEdgeDetails(key) {
+  const [s, t] = key.split("~");
+  const panel = $("details");
+  const label = (id) => clean(graph && graph.hasNode(id) ? graph.getNodeAttribute(id, "label") : id);
+  $("details-title").textContent = `${label(s)} + ${label(t)}`;
+  const edgeData = graph && graph.hasEdge(s, t) ? graph.getEdgeAttribute(graph.edge(s, t), "data") : null;
+  const ends = el("div", { className: "actions" },
+    actionButton(`◦ ${label(s).slice(0, 30)}`, () => update({ sel: s, edge: "" })),
+    actionButton(`◦ ${label(t).slice(0, 30)}`, () => update({ sel: t, edge: "" })));
+  const body = [ends];
+  if (edgeData) {
+    const strength = state.measure === "COUNT" || edgeData.strength === undefined ? null : fmt(edgeData.strength, 4);
+    body.push(facts([["count (map)", edgeData.count ?? edgeData.weight], [`${state.measure.toLowerCase()} (map)`, strength]]));
+  }
+  panel.replaceChildren(...body, el("p", { className: "meta", textContent: "Loading…" }));
+  const paperUnit = !current || !current.unit || current.unit === "REFERENCES";
+  if (paperUnit && capabilities.coCitationPair) {
+    try {
+      const pair = (await graphql(PAIR, { source: s, target: t, first: PAGE, after: null })).coCitationPair;
+      if (pair.__typename === "NotFound") {
+        body.push(el("p", { className: "meta", textContent: pair.message }));
+      } else {
+        body.push(facts([
+          ["co-cited by", pair.count], ["in sentences", pair.sentenceCount], ["association", fmt(pair.association, 3)],
+          ["cosine", fmt(pair.cosine, 3)], ["Jaccard", fmt(pair.jaccard, 3)], ["inclusion", fmt(pair.inclusion, 3)],
+        ]));
+        body.push(el("h3", { textContent: "Documents citing both, per year" }), yearsChart(pair.countsByYear));
+        const undated = pair.countsByYear.filter((r) => r.year === null).reduce((sum, r) => sum + r.count, 0);
+        if (undated) body.push(el("p", { className: "meta", textContent: `${undated} of them without a year` }));
+        body.push(await pagedPapers("Documents citing both", async (after) =>
+          (await graphql(PAIR, { source: s, target: t, first: PAGE, after })).coCitationPair.citedBy, "edge-cited-by"));
+      }
+    } catch (err) {
+      body.push(el("p", { className: "error", textContent: err.message }));
+    }
+  }
+  if (state.edge === key) panel.replaceChildren(...body);
+}
+
+function showOverview(network) {
+  $("details-title").textContent = state.view === "ego" ? "In this network" : "On the map";
+  const panel = $("details");
+  if (!network || !network.nodes.length) { panel.replaceChildren(); return; }
+  const top = [...network.nodes].sort((a, b) => (b.weight || 0) - (a.weight || 0)).slice(0, 15);
+  const list = el("ol");
+  for (const n of top) list.append(paperButton(n, `${n.weight ?? ""}${n.cluster !== null && n.cluster !== undefined ? ` · cluster ${n.cluster}` : ""}`,
+    () => update({ sel: n.id, edge: "" })));
+  panel.replaceChildren(el("p", { className: "meta", textContent: "Click a node or an edge for its details; the most cited:" }), list);
+}
+
+// ---------------------------------------------------------------------------------------------- views
+let drawnKey = null;
+
+async function render() {
+  syncControls();
+  const views = { map: "Map", timeline: "Timeline", ego: "Ego network" };
+  for (const b of $("views").querySelectorAll("button")) b.setAttribute("aria-pressed", String(b.dataset.view === state.view));
+  $("ego-controls").hidden = state.view !== "ego";
+  $("seed-title").className = state.view === "ego" ? "" : "visually-hidden";
+  document.title = `citegraph — ${views[state.view] || "map"}`;
+  $("back").disabled = history.length <= 1;
+  try {
+    if (state.view === "ego") await renderEgo();
+    else await renderMap();
+  } catch (err) {
+    status(err.message, true);
+  }
+  if (state.sel) await showNodeDetails(state.sel);
+  else if (state.edge) await showEdgeDetails(state.edge);
+  else showOverview(current);
+  renderer && renderer.refresh();
+  if (state.sel && (state.view !== "ego" || state.sel !== state.paper)) {
+    $("cocited-panel").hidden = true;
+  }
+}
+
+async function renderMap() {
+  await loadCapabilities();
+  const key = mapKey(state) + state.view + state.color;
+  $("graph").hidden = state.view === "timeline";
+  $("timeline").hidden = state.view !== "timeline";
+  $("cocited-panel").hidden = true;
+  $("seed-title").textContent = state.seed ? `Map around ${state.seed}` : "Map";
+  if (key === drawnKey && current) return;
+  performance.mark("map:request");
+  status("Loading the map…");
+  let network;
+  try {
+    network = await fetchMap(state);
+  } catch (err) {
+    if (err.code === "BAD_USER_INPUT") status(`${err.message}`, true);
+    else status(err.message, true);
+    return;
+  }
+  performance.mark("map:data");
+  drawnKey = key;
+  setYearDomain(network);
+  if (state.seed) {
+    $("seed-chip").hidden = false;
+    const seedNode = network.nodes.find((n) => n.id === state.seed);
+    $("seed-label").textContent = clean(seedNode ? seedNode.label : state.seed).slice(0, 40);
+  } else {
+    $("seed-chip").hidden = true;
+  }
+  if (state.view === "timeline") {
+    killRenderer();
+    current = network;
+    graph = graphFor(network);
+    drawTimeline(network);
+    performance.mark("map:drawn");
+    measureOnce("map:filter-to-drawn", "map:request", "map:drawn");
+    Object.assign(mapInfo, { nodes: network.nodes.length, edges: network.edges.length, source: network.source, layout: "done" });
+  } else {
+    draw(network);
+  }
+  if (state.view === "timeline") $("legend").replaceChildren(); // the lanes carry the cluster labels
+  else drawLegend(network);
+  const { yearMin, yearMax } = yearWindow(state);
+  const window_ = yearMin || yearMax ? `, citing years ${yearMin ?? "…"}–${yearMax ?? "…"}` : "";
+  status(`${network.nodes.length} nodes, ${network.edges.length} links (${(network.unit || state.unit).toLowerCase()}, ` +
+    `${state.measure.toLowerCase()}, min count ${state.min}${window_})` + (network.truncated ? `; cut to the top ${state.top}` : "") +
+    (network.nodes.length ? "" : " — lower the minimum count or widen the years"));
+}
+
+/** A graphology graph of a network without a renderer (the timeline's node and edge details read it). */
+function graphFor(network) {
+  const g = new graphology.UndirectedGraph();
+  for (const n of network.nodes) g.addNode(n.id, { label: clean(n.label), data: n });
+  for (const e of network.edges) if (g.hasNode(e.source) && g.hasNode(e.target) && !g.hasEdge(e.source, e.target)) g.addEdge(e.source, e.target, { data: e });
+  return g;
+}
+
+let yearDomain = null;
+function setYearDomain(network) {
+  if (yearDomain) return;
+  const years = network.nodes.map((n) => n.year).filter((y) => y !== null && y !== undefined);
+  if (!years.length) return;
+  const now = new Date().getFullYear();
+  yearDomain = [Math.min(...years), Math.max(now, Math.max(...years))];
+  for (const id of ["year-from", "year-to"]) { $(id).min = yearDomain[0]; $(id).max = yearDomain[1]; }
+  syncControls();
+}
+
+async function renderEgo() {
+  $("graph").hidden = false;
+  $("timeline").hidden = true;
+  $("seed-chip").hidden = true;
+  $("legend").replaceChildren();
+  const id = state.paper || state.sel;
+  if (!id) {
+    killRenderer();
+    current = null;
+    status("Search a paper, or select one on the map, to draw its citation neighbourhood.");
+    return;
+  }
+  const key = JSON.stringify(["ego", id, state.depth, state.direction, state.limit, state.co]);
+  if (key === drawnKey && current) return;
+  status("Loading…");
+  performance.mark("map:request");
+  const variables = { id, depth: Number(state.depth), direction: state.direction, limit: Number(state.limit), co: state.co === "1" };
+  const [ego] = await Promise.all([graphql(EGO, variables), showCoCited(id), showCitanceLinks(id)]);
+  const network = ego.egoNetwork;
+  if (network.__typename === "NotFound") { status(network.message, true); return; }
+  performance.mark("map:data");
+  drawnKey = key;
+  const seed = network.nodes[0];
+  $("seed-title").textContent = clean(seed.title || seed.label || seed.id);
+  const nodes = network.nodes.map((n) => ({ ...n, weight: n.nCited || 0 }));
+  const edges = network.edges.map((e) => ({ ...e, count: e.weight, strength: e.weight }));
+  draw({ nodes, edges, unit: null, source: "egoNetwork", clustersFrom: "store" }, { directed: true, layoutMs: 1200 });
+  drawLegend({ nodes, clustersFrom: "store" });
+  status(`${network.nodes.length} papers, ${network.edges.length} edges` +
+    (network.truncated ? ` (cut to the limit; the walk reached ${network.reached})` : ""));
+}
+
+async function showCoCited(id) {
+  const list = $("cocited");
+  list.replaceChildren();
+  $("cocited-panel").hidden = false;
+  try {
+    const data = await graphql(COCITED, { id });
+    if (data.coCitations.__typename === "CoCitationList") {
+      for (const pair of data.coCitations.pairs) {
+        list.append(paperButton(pair.target, `co-cited ${pair.count}×, association ${pair.association?.toFixed(2) ?? "–"}`));
+      }
+      if (!data.coCitations.pairs.length) list.textContent = "Not co-cited with any paper.";
+    }
+  } catch (err) {
+    list.textContent = err.message;
+  }
+}
+
+function openPaperPanels(id) {
+  $("linkage-panel").open = true;
+  $("recommend-panel").open = true;
+  showCitanceLinks(id);
+  $("citance").focus();
+}
+
+// ---------------------------------------------------------------------------------------------- controls
+function syncControls() {
+  $("unit").value = state.unit;
+  $("measure").value = state.measure;
+  $("min-count").value = state.min;
+  $("top").value = state.top;
+  $("color-by").value = state.color;
+  $("depth").value = state.depth;
+  $("direction").value = state.direction;
+  $("limit").value = state.limit;
+  $("cocitation").checked = state.co === "1";
+  const lo = Number($("year-from").min), hi = Number($("year-to").max);
+  $("year-from").value = state.from || lo;
+  $("year-to").value = state.to || hi;
+  $("year-window").textContent = state.from || state.to ? `${state.from || lo}–${state.to || hi}` : "all years";
+}
+
+function yearChange(event) {
+  let from = Number($("year-from").value), to = Number($("year-to").value);
+  if (from > to) { if (event.target.id === "year-from") to = from; else from = to; }
+  const lo = Number($("year-from").min), hi = Number($("year-to").max);
+  update({ from: from > lo ? String(from) : "", to: to < hi ? String(to) : "", sel: "", edge: "" });
+}
+
+for (const id of ["year-from", "year-to"]) {
+  $(id).addEventListener("input", () => {
+    const from = $("year-from").value, to = $("year-to").value;
+    $("year-window").textContent = `${Math.min(from, to)}–${Math.max(from, to)}`;
+  });
+  $(id).addEventListener("change", yearChange);
+}
+const controls = { unit: "unit", measure: "measure", "min-count": "min", top: "top", depth: "depth", direction: "direction", limit: "limit" };
+for (const [id, key] of Object.entries(controls)) {
+  $(id).addEventListener("change", () => {
+    const value = $(id).value;
+    if ($(id).type === "number" && !$(id).checkValidity()) { status(`${id}: ${$(id).validationMessage}`, true); return; }
+    update({ [key]: value, ...(MAP_KEYS.includes(key) ? { sel: "", edge: "", cluster: key === "unit" ? "" : state.cluster } : {}) });
+  });
+}
+$("color-by").addEventListener("change", () => update({ color: $("color-by").value }));
+$("cocitation").addEventListener("change", () => update({ co: $("cocitation").checked ? "1" : "" }));
+$("seed-clear").addEventListener("click", () => update({ seed: "", cluster: "", sel: "", edge: "" }));
+$("filters").addEventListener("submit", (event) => event.preventDefault());
+for (const b of $("views").querySelectorAll("button")) {
+  b.addEventListener("click", () => {
+    const view = b.dataset.view;
+    if (view === "ego" && !state.paper && state.sel) return update({ view, paper: state.sel });
+    return update({ view });
+  });
+}
+$("back").addEventListener("click", () => history.back());
+window.addEventListener("popstate", () => { state = readState(); render(); });
+
+$("graph").addEventListener("keydown", (event) => {
+  if (!renderer) return;
+  const camera = renderer.getCamera();
+  const step = 0.1 * camera.ratio;
+  const moves = { ArrowLeft: [-step, 0], ArrowRight: [step, 0], ArrowUp: [0, step], ArrowDown: [0, -step] };
+  if (moves[event.key]) {
+    const [dx, dy] = moves[event.key];
+    camera.setState({ x: camera.x + dx, y: camera.y + dy });
+  } else if (event.key === "+" || event.key === "=") camera.animatedZoom({ duration: 200 });
+  else if (event.key === "-") camera.animatedUnzoom({ duration: 200 });
+  else if (event.key === "0") camera.animatedReset({ duration: 200 });
+  else if (event.key === "Escape") update({ sel: "", edge: "" });
+  else return;
+  event.preventDefault();
+});
+new ResizeObserver(() => {
+  if (renderer) { renderer.resize(); renderer.refresh(); }
+  if (state.view === "timeline" && current) drawTimeline(current);
+}).observe($("graph-panel"));
+
+// ---------------------------------------------------------------------------------------------- search
+async function search(text) {
+  const list = $("results");
+  $("results-panel").hidden = false;
+  list.replaceChildren(el("li", { className: "meta", textContent: "Searching…" }));
+  try {
+    const data = await graphql(SEARCH, { text, id: text, first: 15 });
+    const items = [];
+    if (data.byId) items.push(el("li", { className: "meta", textContent: "by id" }), paperButton(data.byId, `cited ${data.byId.nCited ?? 0}×`));
+    if (data.papers.edges.length) {
+      items.push(el("li", { className: "meta", textContent: `titles (${data.papers.totalCount})` }));
+      for (const { node } of data.papers.edges) items.push(paperButton(node, `cited ${node.nCited ?? 0}×`));
+    }
+    for (const { node: author } of data.authors.edges) {
+      items.push(el("li", { className: "meta", textContent: `author ${clean(author.name || author.id)}` }));
+      for (const { node } of author.papers.edges) items.push(paperButton(node, `cited ${node.nCited ?? 0}×`));
+    }
+    list.replaceChildren(...items);
+    list.dataset.total = data.papers.totalCount;
+    if (!items.length) list.replaceChildren(el("li", { textContent: "No paper has that id, title or author." }));
+  } catch (err) {
+    list.replaceChildren(el("li", { className: "error", textContent: err.message }));
+  }
+}
+
+$("search-form").addEventListener("submit", (event) => {
+  event.preventDefault();
+  const text = $("search").value.trim();
+  if (text) { state.search = text; writeState(state, false); search(text); }
+});
+
+// ---------------------------------------------------------------------------------------------- export
+function download(name, blob) {
+  const a = el("a", { href: URL.createObjectURL(blob), download: name });
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(a.href), 10_000);
+}
+
+function exportName(ext) {
+  const parts = ["citegraph", state.view, (current && current.unit) || state.unit, state.from, state.to].filter(Boolean);
+  return `${parts.join("-").toLowerCase()}.${ext}`;
+}
+
+function exportPng() {
+  if (state.view === "timeline") return exportTimelineSvg(true);
+  if (!renderer) return status("Nothing to export: draw a map first.", true);
+  renderer.refresh(); // the WebGL layers are read right after a synchronous render, before the browser clears them
+  const { width, height } = $("graph").getBoundingClientRect();
+  const ratio = window.devicePixelRatio || 1;
+  const out = el("canvas", { width: Math.round(width * ratio), height: Math.round(height * ratio) });
+  const ctx = out.getContext("2d");
+  ctx.fillStyle = "#fff";
+  ctx.fillRect(0, 0, out.width, out.height);
+  const canvases = renderer.getCanvases();
+  for (const name of ["edges", "nodes", "edgeLabels", "labels", "hovers", "hoverNodes"]) {
+    if (canvases[name]) ctx.drawImage(canvases[name], 0, 0, out.width, out.height);
+  }
+  if (rings) ctx.drawImage(rings, 0, 0, out.width, out.height);
+  out.toBlob((blob) => { download(exportName("png"), blob); window.citegraphExported = { name: exportName("png"), size: blob.size }; }, "image/png");
+}
+
+const escapeXml = (text) => String(text).replace(/[<>&"']/g, (c) => ({ "<": "&lt;", ">": "&gt;", "&": "&amp;", '"': "&quot;", "'": "&apos;" })[c]);
+
+/** The screen as SVG: every visible edge and node where sigma draws it, the labels sigma shows, burst rings. */
+function exportSvg() {
+  if (state.view === "timeline") return exportTimelineSvg(false);
+  if (!renderer) return status("Nothing to export: draw a map first.", true);
+  const { width, height } = $("graph").getBoundingClientRect();
+  const lines = [`<svg xmlns="http://www.w3.org/2000/svg" width="${Math.round(width)}" height="${Math.round(height)}" viewBox="0 0 ${Math.round(width)} ${Math.round(height)}">`,
+    `<rect width="100%" height="100%" fill="#fff"/>`, `<g id="edges">`];
+  const at = (node) => renderer.graphToViewport(graph.getNodeAttributes(node));
+  graph.forEachEdge((edge, attrs, s, t) => {
+    const display = renderer.getEdgeDisplayData(edge);
+    if (!display || display.hidden) return;
+    const [a, b] = [at(s), at(t)];
+    lines.push(`<line x1="${a.x.toFixed(1)}" y1="${a.y.toFixed(1)}" x2="${b.x.toFixed(1)}" y2="${b.y.toFixed(1)}" stroke="${escapeXml(display.color)}" stroke-width="${Math.max(0.5, display.size).toFixed(2)}" data-source="${escapeXml(s)}" data-target="${escapeXml(t)}"/>`);
+  });
+  lines.push(`</g>`, `<g id="nodes">`);
+  graph.forEachNode((node) => {
+    const display = renderer.getNodeDisplayData(node);
+    if (!display || display.hidden) return;
+    const p = at(node);
+    lines.push(`<circle cx="${p.x.toFixed(1)}" cy="${p.y.toFixed(1)}" r="${renderer.scaleSize(display.size).toFixed(2)}" fill="${escapeXml(display.color)}" data-id="${escapeXml(node)}"><title>${escapeXml(display.label || node)}</title></circle>`);
+  });
+  lines.push(`</g>`, `<g id="rings" fill="none" stroke="#D55E00">`);
+  for (const { at: p, radius, strength } of ringPositions()) {
+    lines.push(`<circle cx="${p.x.toFixed(1)}" cy="${p.y.toFixed(1)}" r="${(radius + 2 + strength).toFixed(2)}" stroke-width="${(1 + Math.min(3, strength)).toFixed(2)}"/>`);
+  }
+  lines.push(`</g>`, `<g id="labels" font-family="system-ui, sans-serif" font-size="12" fill="#000">`);
+  for (const node of renderer.getNodeDisplayedLabels()) {
+    const display = renderer.getNodeDisplayData(node);
+    if (!display || display.hidden || !display.label) continue;
+    const p = at(node);
+    lines.push(`<text x="${(p.x + renderer.scaleSize(display.size) + 3).toFixed(1)}" y="${(p.y + 4).toFixed(1)}">${escapeXml(display.label)}</text>`);
+  }
+  lines.push(`</g>`, `</svg>`);
+  const text = lines.join("\n");
+  download(exportName("svg"), new Blob([text], { type: "image/svg+xml" }));
+  window.citegraphExported = { name: exportName("svg"), size: text.length };
+}
+
+function exportTimelineSvg(png) {
+  const svg = $("timeline").querySelector("svg");
+  if (!svg) return status("Nothing to export.", true);
+  const text = new XMLSerializer().serializeToString(svg);
+  if (!png) { download(exportName("svg"), new Blob([text], { type: "image/svg+xml" })); return; }
+  const image = new Image();
+  image.onload = () => {
+    const out = el("canvas", { width: svg.width.baseVal.value, height: svg.height.baseVal.value });
+    const ctx = out.getContext("2d");
+    ctx.fillStyle = "#fff";
+    ctx.fillRect(0, 0, out.width, out.height);
+    ctx.drawImage(image, 0, 0);
+    out.toBlob((blob) => download(exportName("png"), blob), "image/png");
+  };
+  image.src = "data:image/svg+xml;charset=utf-8," + encodeURIComponent(text);
+}
+
+async function exportFile() {
+  if (!current || !current.nodes.length) return status("Nothing to export: draw a map first.", true);
+  const format = $("export-format").value;
+  const measure = state.view === "ego" ? "COUNT" : state.measure;
+  const nodes = current.nodes.map((n) => ({ id: n.id, label: clean(n.label), year: n.year ?? null,
+    weight: n.weight ?? null, cluster: n.cluster ?? null }));
+  const seen = new Set();
+  const edges = [];
+  for (const e of current.edges) {
+    const key = e.source < e.target ? `${e.source}~${e.target}` : `${e.target}~${e.source}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    edges.push({ source: e.source, target: e.target, count: Math.round(e.count ?? e.weight ?? 1), strength: e.strength ?? e.weight ?? 1 });
+  }
+  status(`Writing ${format}…`);
+  try {
+    const files = (await graphql(EXPORT, { format, measure, nodes, edges })).exportNetwork;
+    for (const f of files) download(f.name, new Blob([f.content], { type: f.mediaType }));
+    window.citegraphExported = { name: files.map((f) => f.name).join(", ") };
+    status(`Exported ${nodes.length} nodes and ${edges.length} links as ${files.map((f) => f.name).join(", ")}`);
+  } catch (err) {
+    status(`export failed: ${err.message}`, true);
+  }
+}
+
+$("export-png").addEventListener("click", exportPng);
+$("export-svg").addEventListener("click", exportSvg);
+$("export-file").addEventListener("click", exportFile);
+
+// ---------------------------------------------------------------------------------------------- recommend and link
+async function recommend(context) {
+  const list = $("recommendations");
+  $("recommend-panel").open = true;
+  list.replaceChildren();
+  note("recommend-status", "Ranking…");
+  const year = $("year-max").value.trim();
+  try {
+    const data = await graphql(RECOMMEND, { context, yearMax: year ? Number(year) : null });
+    const result = data.recommend;
+    if (result.__typename === "RecommendUnavailable") {
+      note("recommend-status", `${result.reason}: ${result.message}`, true);
+      return;
+    }
+    for (const item of result.items) list.append(paperButton(item.paper, `#${item.rank} · ${item.why}`));
+    note("recommend-status", `${result.items.length} of ${result.candidates} candidates, ${(result.seconds * 1000).toFixed(0)} ms`);
+  } catch (err) {
+    note("recommend-status", err.message, true);
+  }
+}
+
+function selectedPaper() {
+  return state.sel || state.paper || null;
+}
+
+function sentenceItem(head, text, meta, isLinked) {
+  const quote = el("div", { textContent: head ? `${head} → ${text}` : text });
+  if (isLinked) quote.className = "linked";
+  return el("li", {}, quote, el("div", { className: "meta", textContent: meta }));
+}
+
+// The stored LINKS_TO edges into the selected paper: which of its sentences other papers' citances point at,
+// by whom (gold annotator, silver labeller, model).
 async function showCitanceLinks(id) {
   const list = $("citance-links");
   list.replaceChildren();
   $("linkage-paper").textContent = `in ${id}`;
   try {
-    const data = await graphql(CITANCE_LINKS, { id });
-    const result = data.citanceLinks;
+    const result = (await graphql(CITANCE_LINKS, { id })).citanceLinks;
     if (result.__typename === "NotFound") {
       note("citance-links-status", result.message, true);
       return;
@@ -227,12 +1264,13 @@ async function showCitanceLinks(id) {
     for (const link of result.links) {
       const score = link.score === null ? "" : ` ${link.score.toFixed(2)}`;
       const who = link.annotator ? ` by ${link.annotator}` : "";
-      list.append(sentenceItem(`“${link.citingText}”`, `sentence ${link.citedSid}: ${link.citedText}`,
+      list.append(sentenceItem(`“${clean(link.citingText)}”`, `sentence ${link.citedSid}: ${clean(link.citedText)}`,
         `${link.method}${score}${who} · from ${link.citingPaperId ?? "unknown paper"}`, false));
     }
     note("citance-links-status", result.totalCount
       ? `${result.links.length} of ${result.totalCount} stored links` + (result.truncated ? " (first ones shown)" : "")
       : "No stored links into this paper's sentences.");
+    if (result.totalCount) $("linkage-panel").open = true;
   } catch (err) {
     note("citance-links-status", err.message, true);
   }
@@ -240,10 +1278,11 @@ async function showCitanceLinks(id) {
 
 async function link(sentence) {
   const list = $("linked-sentences");
+  $("linkage-panel").open = true;
   list.replaceChildren();
   const id = selectedPaper();
   if (!id) {
-    note("linkage-status", "Select a paper first (search, or a node of the graph): its sentences are scored.", true);
+    note("linkage-status", "Select a paper first (search, or a node of the map): its sentences are scored.", true);
     return;
   }
   note("linkage-status", "Scoring…");
@@ -254,7 +1293,7 @@ async function link(sentence) {
       return;
     }
     for (const s of result.sentences) {
-      list.append(sentenceItem("", `sentence ${s.sid}: ${s.text}`,
+      list.append(sentenceItem("", `sentence ${s.sid}: ${clean(s.text)}`,
         `score ${s.score.toFixed(3)}${s.section ? ` · ${s.section}` : ""}${s.linked ? " · linked" : ""}`, s.linked));
     }
     note("linkage-status", `${result.sentences.filter((s) => s.linked).length} linked of the ${result.sentences.length} best sentences of ${id}`);
@@ -273,22 +1312,36 @@ $("recommend-form").addEventListener("submit", (event) => {
   const passage = $("passage").value.trim();
   if (passage) recommend(passage);
 });
-$("search-form").addEventListener("submit", (event) => {
-  event.preventDefault();
-  const text = $("search").value.trim();
-  if (text) search(text);
-});
-for (const id of ["depth", "direction", "limit", "cocitation"]) {
-  $(id).addEventListener("change", () => {
-    const paper = new URL(window.location.href).searchParams.get("paper");
-    if (paper) showPaper(paper);
-  });
-}
 $("api-key").value = localStorage.getItem("citegraph-api-key") || "";
 $("api-key").addEventListener("change", () => localStorage.setItem("citegraph-api-key", $("api-key").value));
 
-const params = new URL(window.location.href).searchParams;
-if (params.get("search")) { $("search").value = params.get("search"); search(params.get("search")); }
-if (params.get("paper")) showPaper(params.get("paper"));
-if (params.get("citance")) { $("citance").value = params.get("citance"); link(params.get("citance")); }
-if (params.get("passage")) { $("passage").value = params.get("passage"); recommend(params.get("passage")); }
+// ---------------------------------------------------------------------------------------------- start
+window.citegraph = {
+  /** Draw a MapNetwork answer ({nodes, edges, unit}) as the map: benchmarks time the renderer alone with it. */
+  draw(network) {
+    performance.mark("map:data");
+    current = network;
+    drawnKey = "external";
+    const r = draw(network);
+    drawLegend(network);
+    showOverview(network);
+    return r !== null;
+  },
+  state: () => ({ ...state }),
+  renderer: () => renderer,
+  graph: () => graph,
+  nodePosition(id) {
+    // where a node is on screen (CSS pixels in the page), for tests that click it
+    if (!renderer || !graph.hasNode(id)) return null;
+    const p = renderer.graphToViewport(graph.getNodeAttributes(id));
+    const box = $("graph").getBoundingClientRect();
+    return { x: box.left + p.x, y: box.top + p.y };
+  },
+};
+
+const initial = readState();
+if (initial.search) { $("search").value = initial.search; search(initial.search); }
+if (initial.passage) { $("passage").value = initial.passage; recommend(initial.passage); }
+render().then(() => {
+  if (initial.citance) { $("citance").value = initial.citance; link(initial.citance); }
+});
