@@ -112,6 +112,38 @@ def served_encoder(pointer: Path | None) -> str | None:
     return folder
 
 
+def describe_record(model: str, record: dict[str, Any] | None, dim: int | None = None) -> dict[str, Any]:
+    """Which encoder ``model`` is, for ``/readyz`` and reports: its folder's name (no absolute path), and for a
+    fine-tuned one (``record``: its :data:`FINETUNE_RECORD`) its base, objective, steps and data hash."""
+    out: dict[str, Any] = {"model": Path(model).name, "fine_tuned": record is not None}
+    if dim is not None:
+        out["dim"] = dim
+    if record is not None:
+        out.update(
+            base=Path(str(record.get("base", ""))).name,
+            objective=record.get("settings", {}).get("objective"),
+            steps=record.get("steps"),
+            data_hash=record.get("data_hash"),
+        )
+    return out
+
+
+def served_description(pointer: Path | None) -> dict[str, Any]:
+    """:func:`describe_record` of the encoder a store serves, read from files only (no model is loaded):
+    the fine-tuned one ``pointer`` names, else ``CITEGRAPH_ENCODER``'s, else all-MiniLM-L6-v2."""
+    try:
+        folder = served_encoder(pointer)
+    except ConfigError as exc:
+        return {
+            "model": None,
+            "fine_tuned": True,
+            "error": str(exc).replace(str(pointer), pointer.name if pointer else ""),
+        }
+    if folder is not None:
+        return describe_record(folder, finetune_record(folder))
+    return describe_record(os.environ.get("CITEGRAPH_ENCODER") or "all-MiniLM-L6-v2", None)
+
+
 @dataclass(frozen=True)
 class EncoderSettings:
     model: str  # local folder (or, with internet, a hub id) of a BERT-style encoder; CITEGRAPH_ENCODER
@@ -464,7 +496,9 @@ __all__ = [
     "TextEncoder",
     "TokenBatch",
     "default_model_path",
+    "describe_record",
     "encoder_dtype",
     "finetune_record",
+    "served_description",
     "served_encoder",
 ]
