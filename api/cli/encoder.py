@@ -50,6 +50,8 @@ def settings_from_args(args: argparse.Namespace) -> EncoderTrainingSettings:
         steps=args.steps,
         lr=args.lr,
         max_contexts=None if args.max_contexts == 0 else args.max_contexts,
+        train_layers=args.train_layers,
+        hard_negatives=args.hard_negatives,
         max_minutes=args.max_minutes,
         seed=args.seed,
         device=args.device,
@@ -165,6 +167,17 @@ def add_parser(kinds: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     q.add_argument("--query-max-length", type=int, default=DEFAULTS.query_max_length, help="tokens per query")
     q.add_argument("--document-max-length", type=int, default=DEFAULTS.document_max_length, help="tokens per paper")
     q.add_argument("--lr", type=float, default=DEFAULTS.lr)
+    q.add_argument(
+        "--train-layers",
+        type=int,
+        help="fine-tune the top N transformer layers only (default: all; 2 on a CPU is about a third of the work)",
+    )
+    q.add_argument(
+        "--hard-negatives",
+        type=int,
+        default=DEFAULTS.hard_negatives,
+        help="papers per context and step from the frozen dense channel's top 20 (default %(default)s)",
+    )
     q.add_argument(
         "--max-contexts",
         type=int,

@@ -95,18 +95,28 @@ def compare_dense(
     split: TrainSettings,
     *,
     splits: Sequence[str] = ("validation", "test"),
+    distractors: int | None = None,
     resamples: int = 2000,
     seed: int = 0,
     progress: bool = False,
 ) -> dict[str, Any]:
-    """The dense channel of each of ``encoders`` (the first is the reference) on ``splits`` (module docstring)."""
+    """The dense channel of each of ``encoders`` (the first is the reference) on ``splits`` (module docstring).
+
+    ``distractors``: rank every target of the evaluated contexts among this many other cited papers (a seeded
+    sample) rather than among all of them — a bounded run on a CPU; the report says which."""
     frames = {name: (frame, until) for name, (frame, until, _) in split_frames(store, split).items() if name in splits}
     papers = citable_papers(store)
+    if distractors is not None:
+        targets = {t for frame, _ in frames.values() for ts in frame["targets"] for t in ts}
+        own = papers["id"].isin(targets)
+        others = papers[~own].sample(n=min(distractors, int((~own).sum())), random_state=seed)
+        papers = papers[own | papers.index.isin(others.index)].reset_index(drop=True)
     if papers.empty:
         raise DataError("no cited paper has a title or an abstract: nothing for the dense channel to rank")
     ids, years = papers["id"].to_numpy(), papers["year"].to_numpy()
     citations = read_citations_with_years(store)
-    report: dict[str, Any] = {"universe": {"papers": len(papers), "what": "cited papers with text"}, "splits": {}}
+    what = "cited papers with text" if distractors is None else f"the targets and {distractors} other cited papers"
+    report: dict[str, Any] = {"universe": {"papers": len(papers), "what": what}, "splits": {}}
     reference = next(iter(encoders))
     per_query: dict[str, dict[str, dict[str, np.ndarray]]] = {}
     for name, (frame, until) in frames.items():

@@ -74,7 +74,7 @@ from gnn.rerank.model import OBJECTIVES, objective_loss
 from gnn.retrieval.enricher import read_citations_with_years
 from gnn.retrieval.manuscript import body_sampled_text, manuscript_context
 from gnn.text.embeddings import ABSTRACT_SECTION, clean_texts, paper_texts
-from gnn.text.encoder import FINETUNE_RECORD, PRECISIONS, encoder_dtype
+from gnn.text.encoder import FINETUNE_RECORD, PRECISIONS, encoder_dtype, finetune_record
 from graph.errors import ConfigError, DataError
 from graph.files import publish_folder, staging_folder, write_atomic
 from graph.store import GraphStore
@@ -105,6 +105,10 @@ class EncoderTrainingSettings:
     noise_negatives: int = 4  # papers drawn per micro-batch from p(i) ∝ count(i)^¾
     supplemental: int = 2  # earlier sentences of the manuscript added to the query (where known)
     body_sentences: int = 2  # body sentences added to a paper with full text
+    # The top this many transformer layers learn (the embeddings and the layers below stay as the base has them;
+    # no backward pass through them): about a third of the work of full fine-tuning with 2 of MiniLM's 6 layers,
+    # what a shared 2-core CPU affords. None: every layer (the setting for a GPU).
+    train_layers: int | None = None
     max_contexts: int | None = 4000  # training contexts at most (a seeded subset); None: all
     max_minutes: float | None = None  # stop after the step that passes this, save what was learnt
     checkpoint_every: int = 25  # steps between checkpoints
@@ -122,6 +126,10 @@ class EncoderTrainingSettings:
         for name in ("batch_queries", "accumulation", "steps", "checkpoint_every"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"encoder training: {name} is {getattr(self, name)}; give 1 or more")
+        if self.train_layers is not None and self.train_layers < 1:
+            raise ConfigError(
+                f"--train-layers is {self.train_layers}; give 1 or more (or leave it out for every layer)"
+            )
         if self.max_contexts is not None and self.max_contexts < 2:
             raise ConfigError(f"--max-contexts is {self.max_contexts}; give 2 or more (or leave it out for all)")
 
@@ -474,6 +482,9 @@ class EncoderTrainer:
                 towers.append(_Tower(AutoModel.from_pretrained(base, local_files_only=local)))
         except OSError as exc:
             raise ConfigError(f"cannot load the encoder to fine-tune from {base!r}: {exc}") from exc
+        if settings.train_layers is not None:
+            for tower in towers:
+                _freeze_below(tower.model, settings.train_layers)
         self.towers = torch.nn.ModuleList(towers).to(self.device)
         self.dtype = encoder_dtype(settings.precision, self.device)
         self.base_config = json.dumps(
@@ -515,6 +526,21 @@ class EncoderTrainer:
         s = self.settings
         folder = self.folder(data)
         checkpoint = folder.with_name(folder.name + ".checkpoint")
+        done = finetune_record(folder)
+        if done is not None and int(done.get("steps", 0)) >= s.steps:  # trained already: same base, settings, data
+            log.info("encoder training: %s holds this model already", folder)
+            self._load(folder)
+            return EncoderTrainingReport(
+                str(folder),
+                int(done["steps"]),
+                s.steps,
+                int(done["steps"]),
+                0.0,
+                0.0,
+                list(done["losses"]),
+                data.data_hash,
+                False,
+            )
         params = [p for p in self.towers.parameters() if p.requires_grad]
         decay = [p for p in params if p.ndim > 1]
         no_decay = [p for p in params if p.ndim <= 1]
@@ -597,6 +623,15 @@ class EncoderTrainer:
             shutil.rmtree(checkpoint, ignore_errors=True)
         return report
 
+    def _load(self, folder: Path) -> None:
+        """The towers' weights from a saved model folder (``shared``: the folder; ``dual``: its two)."""
+        from transformers import AutoModel
+
+        places = [folder] if self.settings.encoders == "shared" else [folder / "query", folder / "paper"]
+        for place, tower in zip(places, self.towers, strict=True):
+            loaded = AutoModel.from_pretrained(place, local_files_only=True)
+            tower.model.load_state_dict(loaded.state_dict())  # type: ignore[operator]
+
     def _checkpoint(
         self,
         folder: Path,
@@ -645,6 +680,20 @@ class EncoderTrainer:
         return folder
 
 
+def _freeze_below(model: Any, top: int) -> None:
+    """Leave only the top ``top`` transformer layers of a BERT-style ``model`` trainable (its pooler is unused)."""
+    layers = getattr(getattr(model, "encoder", None), "layer", None)
+    if layers is None:
+        raise ConfigError(
+            "--train-layers needs a BERT-style encoder (model.encoder.layer); leave it out for this model"
+        )
+    for parameter in model.parameters():
+        parameter.requires_grad_(False)
+    for layer in list(layers)[len(layers) - top :] if top else []:
+        for parameter in layer.parameters():
+            parameter.requires_grad_(True)
+
+
 def frozen_neighbours(
     encoder: Any, vectors: np.ndarray, ids: np.ndarray, years: np.ndarray, k: int = HARD_POOL
 ) -> Callable[[list[str], list[int | None]], list[list[str]]]:
@@ -660,7 +709,8 @@ def frozen_neighbours(
             for row, year in zip(scores, context_years[begin : begin + 256]):
                 if year is not None:
                     row[years > year] = -np.inf
-                best = np.argpartition(-row, k + 10)[: k + 10]
+                depth = min(k + 10, len(row) - 1)  # argpartition's kth must lie inside the row
+                best = np.argpartition(-row, depth)[: depth + 1]
                 best = best[np.argsort(-row[best])]
                 out.append([str(ids[i]) for i in best if np.isfinite(row[i])])
         return out

@@ -1,7 +1,7 @@
 """Fine-tuning the text encoder on citation contexts: the data, the batches, the loss, training, resuming, serving.
 
-The model is a tiny randomly initialised BERT (2 layers, 32 wide) with all-MiniLM-L6-v2's tokenizer, so a
-few steps take well under a second; the real base model is what ``train encoder`` fine-tunes by default.
+The model is the ``tiny_model`` fixture (conftest: a random 2-layer, 32-wide BERT with all-MiniLM-L6-v2's tokenizer),
+so a few steps take well under a second; the real base model is what ``train encoder`` fine-tunes by default.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from gnn.recommend.finetune import (
     training_data,
 )
 from gnn.rerank.model import hinge
-from gnn.text.encoder import FINETUNE_RECORD, EncoderSettings, TextEncoder, default_model_path
+from gnn.text.encoder import FINETUNE_RECORD, EncoderSettings, TextEncoder
 from graph import GraphBatch, GraphStore, ingest
 from graph.errors import ConfigError
 from graph.files import StoreFiles
@@ -51,27 +51,6 @@ CONTEXTS = [
     ("s5", "Phrase tables [CIT] and alignments [CIT] help translation.", ("t1", "t2")),
     ("s6", "We report BLEU [CIT] and disambiguate senses [CIT].", ("t5", "t6")),
 ]
-
-
-@pytest.fixture(scope="module")
-def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> str:
-    """A 2-layer, 32-wide random BERT with all-MiniLM-L6-v2's tokenizer, saved as a local model folder."""
-    from transformers import AutoTokenizer, BertConfig, BertModel
-
-    folder = tmp_path_factory.mktemp("tiny-bert")
-    tokenizer = AutoTokenizer.from_pretrained(default_model_path(), local_files_only=True)
-    torch.manual_seed(0)
-    config = BertConfig(
-        vocab_size=tokenizer.vocab_size,
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=64,
-        max_position_embeddings=128,
-    )
-    BertModel(config).save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    return str(folder)
 
 
 def _citations() -> pd.DataFrame:
@@ -193,23 +172,29 @@ def test_a_few_steps_lower_the_loss_and_a_resumed_run_ends_where_an_uninterrupte
     tiny_model: str, tmp_path: Path
 ) -> None:
     data = _data(s1=("t4", "t5"), s3=("t1",))
-    straight = EncoderTrainer(tiny_model, _settings(objective="source_target", steps=8), tmp_path / "a")
+    straight = EncoderTrainer(tiny_model, _settings(objective="source_target", steps=6), tmp_path / "a")
     report = straight.fit(data)
-    assert report.steps == 8 and report.resumed_from == 0 and not report.stopped_early
+    assert report.steps == 6 and report.resumed_from == 0 and not report.stopped_early
     assert report.losses[-1] < report.losses[0]  # checkpoint intervals of 2 steps: the first vs the last
     saved = Path(report.folder)
     record = json.loads((saved / FINETUNE_RECORD).read_text())
-    assert record["data_hash"] == data.data_hash and record["steps"] == 8 and record["base"] == tiny_model
+    assert record["data_hash"] == data.data_hash and record["steps"] == 6 and record["base"] == tiny_model
     assert not saved.with_name(saved.name + ".checkpoint").exists()  # finished: no checkpoint left
 
     # the same run stopped after its first checkpointed steps, then resumed by a new trainer
-    interrupted = EncoderTrainer(tiny_model, _settings(objective="source_target", steps=8), tmp_path / "b")
-    first = interrupted.fit(data, stop_after=4)
-    assert first.steps == 4 and first.stopped_early
-    resumed = EncoderTrainer(tiny_model, _settings(objective="source_target", steps=8), tmp_path / "b")
+    interrupted = EncoderTrainer(tiny_model, _settings(objective="source_target", steps=6), tmp_path / "b")
+    first = interrupted.fit(data, stop_after=2)
+    assert first.steps == 2 and first.stopped_early
+    resumed = EncoderTrainer(tiny_model, _settings(objective="source_target", steps=6), tmp_path / "b")
     second = resumed.fit(data)
-    assert second.resumed_from == 4 and second.steps == 8 and second.losses == report.losses
+    assert second.resumed_from == 2 and second.steps == 6 and second.losses == report.losses
     for a, b in zip(straight.towers.state_dict().values(), resumed.towers.state_dict().values(), strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
+    # a third run of the same base, settings and data finds the model saved and trains nothing
+    again = EncoderTrainer(tiny_model, _settings(objective="source_target", steps=6), tmp_path / "b")
+    third = again.fit(data)
+    assert (third.seconds, third.steps, third.folder) == (0.0, 6, second.folder)
+    for a, b in zip(straight.towers.state_dict().values(), again.towers.state_dict().values(), strict=True):
         torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
 
 
@@ -246,6 +231,17 @@ def test_the_store_serves_the_fine_tuned_encoder_once_put_in_service(
     shutil.rmtree(report.folder)
     with pytest.raises(ConfigError, match="is gone"):
         EncoderSettings.from_env(device="cpu", served=files.served_encoder)
+
+
+def test_train_layers_leaves_the_embeddings_and_lower_layers_as_the_base_has_them(
+    tiny_model: str, tmp_path: Path
+) -> None:
+    trainer = EncoderTrainer(tiny_model, _settings(train_layers=1, steps=2), tmp_path)
+    before = {k: v.clone() for k, v in trainer.towers.state_dict().items()}
+    trainer.fit(_data())
+    after = trainer.towers.state_dict()
+    changed = {k for k in before if not torch.equal(before[k], after[k])}
+    assert changed and all(".encoder.layer.1." in k for k in changed)  # the top of the two layers only
 
 
 def test_a_dual_encoder_trains_two_towers_and_cannot_be_served(tiny_model: str, tmp_path: Path) -> None:
