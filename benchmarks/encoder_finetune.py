@@ -123,7 +123,7 @@ def main() -> None:
         evaluation["seconds"] = round(time.perf_counter() - started, 1)
     out = {
         **record,
-        "commit": commit(),
+        "commit": commit(short=True),
         "load_average": os.getloadavg(),
         "training": runs,
         "evaluation": evaluation,
