@@ -292,7 +292,9 @@ def _body_sentences(store: GraphStore) -> dict[str, list[str]]:
 class _Tower(torch.nn.Module):
     """A transformer with mean pooling and L2 normalisation: :math:`e(x)` of :mod:`gnn.text.encoder`, with gradients."""
 
-    def __init__(self, model: Any) -> None:  # a transformers PreTrainedModel
+    model: Any  # a transformers PreTrainedModel
+
+    def __init__(self, model: Any) -> None:
         super().__init__()
         self.model = model
 
@@ -491,6 +493,9 @@ class EncoderTrainer:
             {k: v for k, v in towers[0].model.config.to_dict().items() if k != "_name_or_path"}, sort_keys=True
         )
 
+    def _tower_list(self) -> list[_Tower]:
+        return [tower for tower in self.towers if isinstance(tower, _Tower)]
+
     @property
     def query_tower(self) -> _Tower:
         return self.towers[0]  # type: ignore[return-value]
@@ -554,7 +559,7 @@ class EncoderTrainer:
 
         scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, schedule)
         scaler = torch.amp.GradScaler("cuda", enabled=self.dtype == torch.float16)
-        step, losses, interval = 0, [], []  # type: ignore[var-annotated]
+        step, losses, interval = 0, list[float](), list[float]()
         state_file = checkpoint / "state.pt"
         if state_file.is_file():
             state = torch.load(state_file, map_location=self.device, weights_only=False)  # our own checkpoint
@@ -628,9 +633,9 @@ class EncoderTrainer:
         from transformers import AutoModel
 
         places = [folder] if self.settings.encoders == "shared" else [folder / "query", folder / "paper"]
-        for place, tower in zip(places, self.towers, strict=True):
+        for place, tower in zip(places, self._tower_list(), strict=True):
             loaded = AutoModel.from_pretrained(place, local_files_only=True)
-            tower.model.load_state_dict(loaded.state_dict())  # type: ignore[operator]
+            tower.model.load_state_dict(loaded.state_dict())
 
     def _checkpoint(
         self,
@@ -670,9 +675,9 @@ class EncoderTrainer:
             "losses": report.losses,
         }
         places = [staging] if self.settings.encoders == "shared" else [staging / "query", staging / "paper"]
-        for place, tower in zip(places, self.towers):
+        for place, tower in zip(places, self._tower_list()):
             place.mkdir(parents=True, exist_ok=True)
-            tower.model.save_pretrained(place)  # type: ignore[operator]
+            tower.model.save_pretrained(place)
             self.tokenizer.save_pretrained(place)
             write_atomic(place / FINETUNE_RECORD, json.dumps(record, indent=2, sort_keys=True))
         write_atomic(staging / FINETUNE_RECORD, json.dumps(record, indent=2, sort_keys=True))
