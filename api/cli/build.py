@@ -111,7 +111,8 @@ def steps(full: bool, embed_limit: int | None, data: Path) -> list[Step]:
 FIRST_BUILD_SECONDS = {"ingest": 48.0, "compute": 203.0, "index": 80.0, "reranker": 329.0, "linker": 86.0}
 
 # The encoder fine-tuned on the store's citation contexts and what reads it, after everything else (the first run's
-# serving time is unchanged): `train encoder --serve` (bounded by --max-minutes; a restart resumes its checkpoint),
+# serving time is unchanged): `train encoder --serve` (bounded by --max-minutes: what it learnt by then is served, and
+# running the command again resumes its checkpoint),
 # every paper embedded again by the fine-tuned model, the index the server swaps in, and the reranker retrained on
 # that index (swapped in too). Skipped where the build trained no reranker (no citation contexts to learn from).
 ENCODER_STEPS = (

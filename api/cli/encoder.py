@@ -106,7 +106,9 @@ def train_encoder(store: GraphStore, args: argparse.Namespace, settings: Encoder
         finally:
             for encoder in encoders.values():
                 encoder.close()
-    if args.serve and not training.stopped_early and files.served_encoder is not None:
+    # A run its time budget stopped is served with the steps it took (the budget is the caller's choice, as in the
+    # background build); its checkpoint stays, and running the command again resumes it and serves the result.
+    if args.serve and files.served_encoder is not None:
         put_in_service(files.served_encoder, folder, {"data_hash": training.data_hash, "steps": training.steps})
         report["served"] = True
     out = Path(args.out)
@@ -114,12 +116,15 @@ def train_encoder(store: GraphStore, args: argparse.Namespace, settings: Encoder
     write_atomic(out, json.dumps(report, indent=2, sort_keys=True, default=str))
     print(summary(report))
     print(f"\nreport: {out}")
+    if training.stopped_early:
+        print(
+            f"the time budget ran out at step {training.steps} of {training.planned_steps}: run the same command again "
+            "to resume from the checkpoint"
+        )
     if report.get("served"):
         print(
             "next: citegraph compute embeddings --embed papers && citegraph compute index && citegraph train reranker"
         )
-    elif training.stopped_early:
-        print("the time budget ran out: run the same command again to resume from the checkpoint")
     return 0
 
 
