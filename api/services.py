@@ -18,7 +18,7 @@ from api.paper_ids import resolve_paper_ids
 from api.scheduling import StoreLock
 from gnn.cocitation.clusters import ClusterLabel, read_cluster_labels
 from graph.files import StoreFiles
-from graph.labels import complete_labels, paper_label
+from graph.labels import complete_labels, complete_result_labels, paper_label
 from graph.store import Completeness, GraphStore
 
 YEAR_MIN, YEAR_MAX = 0, 9999  # open bounds for year filters (statements take integers)
@@ -456,5 +456,6 @@ class GraphService:
 
     # explore --------------------------------------------------------------------------------------
     def explore(self, name: str, params: dict[str, Any]) -> list[dict[str, Any]]:
-        """Rows of one named read-only query of ``cypher/explore`` (the caller validated ``params``)."""
-        return self._query(f"explore/{name}", params)
+        """Rows of one named read-only query of ``cypher/explore`` (the caller validated ``params``); a paper known
+        by its authors only is labelled by its first author and year (:func:`graph.labels.complete_result_labels`)."""
+        return complete_result_labels(self._query(f"explore/{name}", params), self._query)

@@ -84,7 +84,7 @@ from gnn.hyperbolic.compute import (  # noqa: E402
     fused_class_hierarchy,
     read_taxonomy,
 )
-from gnn.hyperbolic.embedding import EmbeddingSettings, hierarchy_hash, initial_points, train_embedding  # noqa: E402
+from gnn.hyperbolic.embedding import PoincareEmbeddingSettings, hierarchy_hash, initial_points, train_embedding  # noqa: E402
 from gnn.hyperbolic.hierarchy import Hierarchy, Reconstruction, reconstruction, taxonomy_hierarchy  # noqa: E402
 from gnn.hyperbolic.map import MapSettings, train_hyperbolic_map  # noqa: E402
 
@@ -230,7 +230,11 @@ def _reconstructions(
 
 
 def class_layout(
-    tables: TaxonomyTables, hierarchy: Hierarchy, settings: EmbeddingSettings, device: torch.device, before: Any = None
+    tables: TaxonomyTables,
+    hierarchy: Hierarchy,
+    settings: PoincareEmbeddingSettings,
+    device: torch.device,
+    before: Any = None,
 ) -> tuple[dict[str, Any], torch.Tensor]:
     """Train the layout on ``device`` (with ``before``'s pairwise_dist when given); figures and the points."""
     if before is not None:

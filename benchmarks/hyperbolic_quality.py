@@ -38,15 +38,15 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from gnn.hyperbolic.embedding import EmbeddingSettings, pairwise_distances, train_embedding
+from gnn.hyperbolic.embedding import PoincareEmbeddingSettings, pairwise_distances, train_embedding
 from gnn.hyperbolic.hierarchy import Hierarchy, reconstruction, taxonomy_hierarchy
 from loaders.taxonomy import load_acm1998
 
 VARIANTS = {
-    "nk": EmbeddingSettings(init="random", negatives=10, epochs=1000),
-    "nk-all": EmbeddingSettings(init="random", negatives=None, epochs=1000),
-    "tree": EmbeddingSettings(init="tree", epochs=0, burn_in=0),
-    "tree+nk": EmbeddingSettings(init="tree", negatives=None, epochs=300),
+    "nk": PoincareEmbeddingSettings(init="random", negatives=10, epochs=1000),
+    "nk-all": PoincareEmbeddingSettings(init="random", negatives=None, epochs=1000),
+    "tree": PoincareEmbeddingSettings(init="tree", epochs=0, burn_in=0),
+    "tree+nk": PoincareEmbeddingSettings(init="tree", negatives=None, epochs=300),
 }
 
 

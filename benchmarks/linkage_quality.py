@@ -44,7 +44,7 @@ from pathlib import Path
 from gnn.linkage import LinkerSettings, train_linker
 from gnn.linkage.corpus import load_gold_corpus, load_silver_source
 from gnn.linkage.cross_encoder import CrossEncoder, CrossEncoderSettings
-from gnn.linkage.evaluate import CROSS_ENCODED, EvalSettings, cross_validate
+from gnn.linkage.evaluate import CROSS_ENCODED, LinkageEvalSettings, cross_validate
 from gnn.linkage.service import LinkageService
 from gnn.linkage.silver import CRITERIA, balance, choose_cutoff, gold_pairs, silver_pairs
 from gnn.text.encoder import EncoderSettings, TextEncoder
@@ -123,7 +123,7 @@ def main() -> None:
             row["silver_positives"] = int(corpus["label"].sum())
             row["silver_citances_with_positive"] = int(corpus["citing_sentence_id"].nunique())
         cutoffs[criterion] = row
-    settings = EvalSettings(
+    settings = LinkageEvalSettings(
         folds=args.folds,
         seed=args.seed,
         cutoff_criterion=args.criterion,

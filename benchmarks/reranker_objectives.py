@@ -28,7 +28,7 @@ import torch
 from run_record import run_record, write_json
 
 from gnn.recommend.examples import TrainSettings
-from gnn.recommend.train import compare_objectives
+from gnn.recommend.studies import compare_objectives
 from gnn.rerank.features import FEATURE_GROUPS
 from gnn.rerank.model import OBJECTIVES
 from gnn.retrieval.index import IndexSettings, RetrievalIndex

@@ -13,6 +13,15 @@ store, and an id that names a stored paper under another key is re-keyed to that
 4. a batch paper none of whose own ids is known by rules 1-3, but one of whose aliases (its
    ``ALIAS_OF`` rows in the batch) is, takes the key that alias names.
 
+Ids of the ``ref:`` family (:mod:`loaders.refmatch`: a cited work's reference key ``ref:goosf1947annphysberlin``
+and field key ``ref:<source initials>-v<volume>-p<first page>``) name a work by what a reference string says
+of it, and two works can share one (two papers on one page of a volume, in different years). A join through
+one (rules 2 and 4) is made only when the batch paper and the stored one agree where both know it: years at
+most one apart (a year misprinted by one, as the matching of a load allows), first authors one name (the
+surname of their ``label``, compared as letters: equal, one a truncation of the other, or one edit per five
+letters). A join refused keeps the batch paper apart, and the batch's own ``ALIAS_OF`` rows of that key
+are dropped (the key stays the stored paper's).
+
 A re-keyed id is kept as an ``Alias`` of the stored paper, so the id the user's source gave still
 finds it. Sentence ids (``<paper key>#…``) follow their paper. A stub row (``stub = true``) for a
 paper the store holds as a full paper does not turn it back into a stub nor overwrite its metadata
@@ -25,6 +34,7 @@ the second looks up.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -124,15 +134,20 @@ def resolve_stored_ids(
                 aliases_of.setdefault(key, []).append(alias)
                 ids.add(alias)
     known = stored_keys(store, ids)
+    checks = _ReferenceChecks(store, batch_nodes.get(PAPER), known)
     # An alias the store already has names its stored paper, which rule 4 follows: only paper ids are re-keyed
     # (a stub's aliases, written by an earlier batch of a streamed load, merge nothing).
-    rekeyed = {old: new for old, new in known.items() if old != new and old in paper_ids}
+    rekeyed = {
+        old: new for old, new in known.items() if old != new and old in paper_ids and checks.agree(old, old, new)
+    }
     for key, aliases in aliases_of.items():  # rule 4: a new key whose alias the store knows
         if key in known:
             continue
-        target = next((known[a] for a in aliases if a in known), None)
+        target = next((known[a] for a in aliases if a in known and checks.agree(a, key, known[a])), None)
         if target is not None and target != key:
             rekeyed[key] = target
+    if checks.refused:
+        _drop_refused_aliases(batch_rels, checks.refused)
     if rekeyed:
         _apply(batch_nodes, batch_rels, rekeyed, paper_rels, schema)
     kept = _keep_stored_papers_full(store, batch_nodes)
@@ -140,6 +155,98 @@ def resolve_stored_ids(
     if rekeyed or kept:
         log.info("%s", result.summary())
     return result
+
+
+_REFERENCE = "ref:"  # the prefix of ids built from what reference strings say (loaders.ids.REFERENCE_PREFIX)
+_LETTERS = re.compile(r"[^\W\d_]+")
+_INITIALS_TOKEN = re.compile(r"(?:[A-Z]\.?-?){1,4}")
+
+
+class _ReferenceChecks:
+    """Whether a join through a ``ref:`` id joins one work (module docstring), with the refused ids kept."""
+
+    def __init__(self, store: GraphStore, papers: pd.DataFrame | None, known: dict[str, str]) -> None:
+        self.store = store
+        self.batch: dict[str, tuple[object, object]] = {}
+        if papers is not None and "id" in papers:
+            years = papers["year"] if "year" in papers else pd.Series([None] * len(papers))
+            labels = papers["label"] if "label" in papers else pd.Series([None] * len(papers))
+            for key, year, label in zip(papers["id"], years, labels):
+                self.batch.setdefault(str(key), (year, label))
+        wanted = sorted({new for old, new in known.items() if old.startswith(_REFERENCE)})
+        self.stored: dict[str, tuple[object, object]] = {}
+        for start in range(0, len(wanted), _LOOKUP_CHUNK):
+            for row in store.query("paper_match_facts", {"ids": wanted[start : start + _LOOKUP_CHUNK]}):
+                self.stored[str(row["id"])] = (row["year"], row["label"])
+        self.refused: set[str] = set()
+
+    def agree(self, via: str, key: str, stored_key: str) -> bool:
+        """Whether batch paper ``key`` may join stored paper ``stored_key`` through the id ``via``."""
+        if not via.startswith(_REFERENCE) or key == stored_key:
+            return True
+        (year, label), (stored_year, stored_label) = (
+            self.batch.get(key, (None, None)),
+            self.stored.get(stored_key, (None, None)),
+        )
+        ok = _years_agree(year, stored_year) and _authors_agree(_label_surname(label), _label_surname(stored_label))
+        if not ok:
+            self.refused.add(via)
+            log.info("%s: not joined to %s through %s (year or first author differ)", key, stored_key, via)
+        return ok
+
+
+def _year(value: object) -> int | None:
+    try:
+        return None if value is None or pd.isna(value) else int(value)  # type: ignore[call-overload]
+    except (TypeError, ValueError):
+        return None
+
+
+def _years_agree(a: object, b: object) -> bool:
+    x, y = _year(a), _year(b)
+    return x is None or y is None or abs(x - y) <= 1
+
+
+def _label_surname(label: object) -> str | None:
+    """The first author's surname in a label "Goos F, 1947, …" as lower-case letters; None without one (a label
+    that starts with the year, or no label)."""
+    if not isinstance(label, str) or ", " not in label:
+        return None
+    first = label.split(", ", 1)[0].split()
+    if not first or first[0][:1].isdigit():
+        return None
+    while len(first) > 1 and _INITIALS_TOKEN.fullmatch(first[-1]):
+        first = first[:-1]
+    letters = "".join(_LETTERS.findall(" ".join(first).lower()))
+    return letters or None
+
+
+def _edits(a: str, b: str) -> int:
+    previous = list(range(len(b) + 1))
+    for i, ca in enumerate(a, start=1):
+        current = [i]
+        for j, cb in enumerate(b, start=1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb)))
+        previous = current
+    return previous[-1]
+
+
+def _authors_agree(a: str | None, b: str | None) -> bool:
+    """One surname written two ways: equal, one the start of the other (WoS cuts long names: COSTADEB), or one
+    edit per five letters (FEDEROV / FEDOROV); unknown on either side: yes."""
+    if a is None or b is None or a == b:
+        return True
+    short, long = sorted((a, b), key=len)
+    if len(short) >= 6 and long.startswith(short):
+        return True
+    return abs(len(a) - len(b)) <= 1 and _edits(a, b) <= max(1, len(short) // 5)
+
+
+def _drop_refused_aliases(rels: dict[str, pd.DataFrame], refused: set[str]) -> None:
+    """The batch's ``ALIAS_OF`` rows of keys whose join was refused: the key stays the stored paper's."""
+    frame = rels.get(ALIAS_OF)
+    if frame is not None:
+        rels[ALIAS_OF] = frame[~frame[SOURCE_COLUMN].isin(refused)].reset_index(drop=True)
 
 
 def _strings(column: pd.Series) -> Iterable[str]:

@@ -26,8 +26,9 @@ the API reads papers with), as a ``label`` column::
 
 (no year in step 4: neither engine has a string conversion both accept; the year is a column beside it).
 ``tests/graph/test_labels.py`` checks that this expression and :func:`paper_label` agree. Step 5 needs the
-WROTE edges, which a label expression cannot reach cheaply: the recipes stop at the id, and the readers in
-Python (the API's paper loader, the exports) look the first author up for exactly those papers
+WROTE edges, which a label expression cannot reach cheaply: the recipes' expression stops at the id, and the
+readers in Python (the API's paper loader, the exports, the recipes run by ``citegraph cypher --recipe`` and the
+GraphQL ``explore`` field: :func:`complete_result_labels`) look the first author up for exactly those papers
 (``first_authors``) and finish the rule with :func:`paper_label`.
 """
 
@@ -122,9 +123,68 @@ def complete_labels(
     return rows
 
 
+# The label columns of the recipes (cypher/explore/) and the id column each labels; "labels" is a list beside "path".
+RESULT_LABELS = (("label", "id"), ("source_label", "source"), ("target_label", "target"), ("labels", "path"))
+
+
+def complete_result_labels(
+    rows: list[dict[str, Any]], query: Callable[[str, dict[str, Any]], list[dict[str, Any]]]
+) -> list[dict[str, Any]]:
+    """Rows of a recipe (any of the columns of :data:`RESULT_LABELS`) with step 5 of the rule applied: a label that
+    fell back to its paper's id becomes the first author and year ("Ferrari D, 1994") when the paper has an author.
+
+    The recipes' label expression stops at the id (it cannot reach the WROTE edges cheaply); this looks the first
+    authors (``first_authors``) and years (``paper_match_facts``) up once, for exactly those papers.
+    """
+    bare: set[str] = set()
+    for row in rows:
+        for label_column, id_column in RESULT_LABELS:
+            if label_column not in row or id_column not in row:
+                continue
+            labels, ids = row[label_column], row[id_column]
+            if isinstance(labels, list) and isinstance(ids, list):
+                bare.update(i for i, lab in zip(ids, labels) if isinstance(i, str) and lab == i)
+            elif isinstance(ids, str) and labels in (None, ids):
+                bare.add(ids)
+    if not bare:
+        return rows
+    wanted = sorted(bare)
+    first: dict[str, str] = {}
+    for found in query("first_authors", {"ids": wanted}):  # ordered by paper, then position
+        first.setdefault(found["paper_id"], found["name"])
+    if not first:
+        return rows
+    years = {str(r["id"]): r["year"] for r in query("paper_match_facts", {"ids": sorted(first)})}
+
+    def label(paper_id: str) -> str:
+        year = years.get(paper_id)
+        return paper_label(paper_id, first_author=first[paper_id], year=int(year) if isinstance(year, int) else None)
+
+    for row in rows:
+        for label_column, id_column in RESULT_LABELS:
+            if label_column not in row or id_column not in row:
+                continue
+            labels, ids = row[label_column], row[id_column]
+            if isinstance(labels, list) and isinstance(ids, list):
+                row[label_column] = [label(i) if i in first and lab == i else lab for i, lab in zip(ids, labels)]
+            elif isinstance(ids, str) and ids in first and labels in (None, ids):
+                row[label_column] = label(ids)
+    return rows
+
+
 def short_label(text: str, limit: int) -> str:
     """``text`` cut to ``limit`` characters with an ellipsis, for a node in a drawing."""
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-__all__ = ["LABEL_FIELDS", "author_label", "complete_labels", "label_of", "paper_label", "short_label", "source_label"]
+__all__ = [
+    "LABEL_FIELDS",
+    "RESULT_LABELS",
+    "author_label",
+    "complete_labels",
+    "complete_result_labels",
+    "label_of",
+    "paper_label",
+    "short_label",
+    "source_label",
+]

@@ -36,6 +36,7 @@ from loaders import (
     wos,
 )
 from loaders.ids import PaperIdError, author_key, canonical_paper_id
+from loaders.refmatch import Thesaurus
 from loaders.resolve import TitleIndex
 
 
@@ -51,6 +52,9 @@ class Source:
     # For sources too large for one batch in memory: the path read as batches of at most N records
     # (graph.ingest.ingest_stream writes them all or none); `citegraph ingest` uses it over `load`.
     chunks: Callable[[Path, int], Iterator[GraphBatch]] | None = None
+    # For sources whose cited works are reference strings (loaders.refmatch matches them as works): the
+    # path parsed with a thesaurus of forced joins and splits (`citegraph ingest SOURCE PATH --thesaurus FILE`).
+    load_matched: Callable[[Path, Thesaurus | None], GraphBatch] | None = None
 
 
 SOURCES: dict[str, Source] = {
@@ -87,7 +91,11 @@ SOURCES: dict[str, Source] = {
             "unarxive",
             "unarxive/unarXive_data_sample_2022.tar.gz",
             lambda path: unarxive.load(path, title_index=_anthology_titles(path.parent.parent)),
-            "unarXive full-text sample: arXiv papers, authors, categories, sentences, citations resolved by id or title",
+            "unarXive full-text sample: arXiv papers, authors, categories, sentences, citations resolved by id, "
+            "title or the fields of the entry",
+            load_matched=lambda path, thesaurus: unarxive.load(
+                path, title_index=_anthology_titles(path.parent.parent), thesaurus=thesaurus
+            ),
         ),
         Source(
             "cora",
@@ -117,8 +125,12 @@ SOURCES: dict[str, Source] = {
             "crossref",
             "formats/crossref",
             lambda path: crossref.load(path, extra_titles=lambda: _anthology_pairs(_data_dir())),
-            "Crossref works JSON (API responses, dumps, JSONL): papers, authors, references by DOI or by title",
+            "Crossref works JSON (API responses, dumps, JSONL): papers, authors, references by DOI, by title or "
+            "by their fields",
             bundled=False,
+            load_matched=lambda path, thesaurus: crossref.load(
+                path, extra_titles=lambda: _anthology_pairs(_data_dir()), thesaurus=thesaurus
+            ),
         ),
         Source(
             "opencitations",
@@ -139,8 +151,9 @@ SOURCES: dict[str, Source] = {
             "wos",
             "formats/wos",
             wos.load,
-            "Web of Science export (plain text or tab-delimited): records, authors, cited references as CITES",
+            "Web of Science export (plain text, tab-delimited or BibTeX): records, authors, cited references as CITES",
             bundled=False,
+            load_matched=lambda path, thesaurus: wos.load_with_report(path, thesaurus=thesaurus)[0],
         ),
         Source(
             "scopus",
@@ -148,6 +161,7 @@ SOURCES: dict[str, Source] = {
             scopus.load,
             "Scopus CSV export: records, authors, references as CITES",
             bundled=False,
+            load_matched=lambda path, thesaurus: scopus.load_with_report(path, thesaurus=thesaurus)[0],
         ),
     )
 }

@@ -316,6 +316,52 @@ def _work_ids(matching: Matching, groups: IdGroups, facts: Sequence[RecordFacts]
     return ReferenceWorks(matching, ids, aliases, record_fields)
 
 
+@dataclass
+class KeyedReferences:
+    """Reference strings of a source without records of its own to match (Crossref, unarXive), as works."""
+
+    target: dict[str, str]  # reference string (collapsed) -> the Paper id of its work
+    stubs: dict[str, WorkGroup]  # Paper id -> its work
+    aliases: dict[str, str]  # alias (reference key, field key) -> Paper id
+    matching: Matching
+
+
+def key_references(refs: Sequence[CitedRef], *, thesaurus: Thesaurus | None = None) -> KeyedReferences:
+    """Match ``refs`` as works (:func:`loaders.refmatch.match_references`, no records) and key each work as
+    :func:`assemble` keys a stub: its DOI, else ``ref:<reference key>``, its reference and field keys as aliases.
+    References without a key or DOI are left out (no work can be told from them)."""
+    matching = match_references([ref for ref in refs if ref.key or ref.dois], (), thesaurus=thesaurus)
+    works = _work_ids(matching, IdGroups(), ())
+    target = {raw: works.ids[number] for raw, number in matching.group_of.items()}
+    stubs = {works.ids[number]: group for number, group in enumerate(matching.groups)}
+    aliases = {
+        alias: works.ids[number]
+        for number, names in works.aliases.items()
+        for alias in names
+        if alias != works.ids[number]
+    }
+    return KeyedReferences(target, stubs, aliases, matching)
+
+
+def stub_fields(work: WorkGroup) -> dict[str, object]:
+    """The Paper properties of a stub for ``work`` (as :func:`assemble` writes them): its representative
+    string's year, source (as ``venue``), volume and first page, the label, the title any string gives,
+    the DOI, and ``reference``, the string (whitespace collapsed)."""
+    ref = work.representative
+    doi = work.dois[0] if work.dois else None
+    return {
+        "title": ref.title or next((r.title for r in work.refs.values() if r.title), None),
+        "year": ref.year,
+        "venue": ref.source,
+        "doi": doi.removeprefix(DOI_PREFIX) if doi else None,
+        "stub": True,
+        "reference": collapse(ref.raw) or None,
+        "label": work.label,
+        "volume": ref.volume,
+        "first_page": ref.page,
+    }
+
+
 def _unique(records: list[ExportRecord], rejects: list[Reject], report: CitationReport) -> list[ExportRecord]:
     """Records whose ids no earlier record has; a repeat (overlapping exports) is a reject."""
     seen: dict[str, str] = {}
@@ -408,22 +454,7 @@ def _batch(
             for column, value in zip(wrote, (key, record.key, position, record.origin)):
                 wrote[column].append(value)
     for key, (work, where) in stubs.items():
-        ref = work.representative
-        doi = work.dois[0] if work.dois else None
-        add(
-            id=key,
-            title=ref.title or next((r.title for r in work.refs.values() if r.title), None),
-            year=ref.year,
-            venue=ref.source,
-            doi=doi.removeprefix(DOI_PREFIX) if doi else None,
-            dataset=dataset,
-            stub=True,
-            reference=collapse(ref.raw) or None,
-            label=work.label,
-            volume=ref.volume,
-            first_page=ref.page,
-            **{ORIGIN_COLUMN: where},
-        )
+        add(id=key, dataset=dataset, **stub_fields(work), **{ORIGIN_COLUMN: where})
     alias_nodes, alias_of = alias_tables(aliases)
     nodes = {
         "Paper": table({**papers, "year": nullable_ints(papers["year"])}),
@@ -479,4 +510,15 @@ def reference_report(
     return report_rows(works.matching, works.ids)
 
 
-__all__ = ["THESAURUS_ENV", "CitationReport", "ExportRecord", "ReferenceWorks", "assemble", "reference_report"]
+__all__ = [
+    "THESAURUS_ENV",
+    "CitationReport",
+    "ExportRecord",
+    "KeyedReferences",
+    "ReferenceWorks",
+    "assemble",
+    "key_references",
+    "reference_report",
+    "stub_fields",
+    "thesaurus_from_env",
+]

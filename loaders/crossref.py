@@ -46,7 +46,15 @@ becomes
     folder, ``$CITEGRAPH_DATA/anthology/papers.jsonl.gz``, when it is there). A match is a CITES
     edge to that paper; an Anthology paper gets a ``Paper`` row with its ``id`` only (merged into
     a store that holds it, it changes nothing);
-  * otherwise, or when the title matches nothing: counted as unresolved, not stored.
+  * otherwise, or when the title matches nothing: read as fields (:func:`loaders.refstrings.crossref_reference`:
+    ``author``, ``year``, ``journal-title`` (else ``series-title``/``volume-title``), ``volume``,
+    ``first-page``, any that is missing parsed from ``unstructured``) and matched as works by the rules of
+    Web of Science and Scopus references (:mod:`loaders.refmatch`: source + volume + first page with author and
+    year as checks, else author + year + source; ``--thesaurus`` / ``$CITEGRAPH_REFERENCE_THESAURUS`` forces
+    joins and splits): a stub ``Paper {id="ref:<key>", title, year, venue, volume, first_page, label,
+    reference, stub=true}`` with its reference key and ``ref:<source initials>-v<volume>-p<first page>`` as
+    ``Alias`` nodes, so that a later load of the same work from any source meets it (counted ``by_fields``);
+  * one whose fields give neither author + year nor volume + first page: counted as unresolved, not stored.
 
   Two entries of one work naming the same paper give one edge. The counts by DOI, by title and
   unresolved are logged and returned by :func:`load_with_report`.
@@ -83,9 +91,13 @@ from graph.errors import Reject
 from graph.ingest import GraphBatch
 from graph.schema import ORIGIN_COLUMN, SOURCE_COLUMN, TARGET_COLUMN
 from graph.validate import preview
-from loaders._common import WorkAuthor, author_table, input_files, nullable_ints, table, work_authors
+from loaders._common import WorkAuthor, alias_tables, author_table, input_files, nullable_ints, table, work_authors
+from loaders._database_exports import key_references, stub_fields, thesaurus_from_env
 from loaders._json_exports import JsonProblem, display_names, iter_json_values
+from loaders.citedrefs import CitedRef
 from loaders.ids import DOI_PREFIX, PaperIdError, canonical_paper_id
+from loaders.refmatch import Thesaurus, collapse
+from loaders.refstrings import crossref_reference
 from loaders.resolve import TitleIndex
 
 log = logging.getLogger(__name__)
@@ -101,15 +113,15 @@ _ABSTRACT_HEADING = re.compile(r"^\s*<jats:title>\s*abstract\s*</jats:title>", r
 _DOI_IN_TEXT = re.compile(r"\b10\.\d{4,9}/[^\s\"<>]+")  # "…, D-Lib Magazine, doi:10.1045/june2004-harnad."
 
 # How a reference was resolved (CrossrefReport counts).
-BY_DOI, BY_TITLE, UNRESOLVED = "doi", "title", "unresolved"
+BY_DOI, BY_TITLE, BY_FIELDS, UNRESOLVED = "doi", "title", "fields", "unresolved"
 
 
 @dataclass(frozen=True)
 class CrossrefReport:
     """What a load read and how its references were resolved.
 
-    ``references = by_doi + by_title + unresolved + self_citations``; ``repeated`` are among
-    ``by_doi``/``by_title`` (they resolved, to a paper the work already cites).
+    ``references = by_doi + by_title + by_fields + unresolved + self_citations``; ``repeated`` are among
+    ``by_doi``/``by_title``/``by_fields`` (they resolved, to a paper the work already cites).
     """
 
     files: int
@@ -118,9 +130,10 @@ class CrossrefReport:
     references: int  # entries of `reference` of the works loaded
     by_doi: int  # references with a DOI, or one in their text (CITES edges, to a work of the input or a stub)
     by_title: int  # references without a DOI matched by title
-    unresolved: int  # references without a DOI whose title matched nothing (or the citing work), or had no title
+    unresolved: int  # references without a DOI, title match or fields that name a work (author + year, volume + page)
     self_citations: int  # references giving the citing work's own DOI (rejected)
     repeated: int  # a second reference of one work to the same paper (one edge)
+    by_fields: int = 0  # references without a DOI keyed by their fields as a work (a ref:… stub, loaders.refmatch)
 
 
 @dataclass
@@ -129,6 +142,7 @@ class _Reference:
     doi: str | None  # canonical doi:…, when the reference has a usable DOI
     title: str | None  # article-title, else None
     raw: str | None  # unstructured, else None
+    cited: CitedRef | None = None  # its fields (loaders.refstrings.crossref_reference), for one without a DOI
 
 
 @dataclass
@@ -151,17 +165,26 @@ class _Columns:
         self.rejects.append(Reject(table_name, where, reason))
 
 
-def load(path: Path, extra_titles: Callable[[], Iterable[tuple[str, str]]] | None = None) -> GraphBatch:
+def load(
+    path: Path,
+    extra_titles: Callable[[], Iterable[tuple[str, str]]] | None = None,
+    *,
+    thesaurus: Thesaurus | None = None,
+) -> GraphBatch:
     """Parse Crossref works (see the module docstring) into a batch named ``crossref``.
 
     ``extra_titles``: ``(paper id, title)`` pairs of papers outside the input that references
-    without a DOI may be matched to; called only when some reference needs it.
+    without a DOI may be matched to; called only when some reference needs it. ``thesaurus``: forced
+    joins and splits of the references keyed by their fields (default ``$CITEGRAPH_REFERENCE_THESAURUS``).
     """
-    return load_with_report(path, extra_titles)[0]
+    return load_with_report(path, extra_titles, thesaurus=thesaurus)[0]
 
 
 def load_with_report(
-    path: Path, extra_titles: Callable[[], Iterable[tuple[str, str]]] | None = None
+    path: Path,
+    extra_titles: Callable[[], Iterable[tuple[str, str]]] | None = None,
+    *,
+    thesaurus: Thesaurus | None = None,
 ) -> tuple[GraphBatch, CrossrefReport]:
     """:func:`load`, and the counts of :class:`CrossrefReport`."""
     started = time.perf_counter()
@@ -174,9 +197,9 @@ def load_with_report(
                 out.reject("Paper", f"{name}:{item.line}", item.reason)
                 continue
             _value(item.value, name, item.line, item.whole_file, out)
-    batch, report = _batch(out, len(files), extra_titles)
+    batch, report = _batch(out, len(files), extra_titles, thesaurus or thesaurus_from_env())
     log.info(
-        "%s: %d works read (%d superseded copies), %d references: %d by DOI, %d by title, %d unresolved "
+        "%s: %d works read (%d superseded copies), %d references: %d by DOI, %d by title, %d by fields, %d unresolved "
         "(%d self-citations rejected, %d repeats merged); %d rejects (%.1fs)",
         path,
         report.works,
@@ -184,6 +207,7 @@ def load_with_report(
         report.references,
         report.by_doi,
         report.by_title,
+        report.by_fields,
         report.unresolved,
         report.self_citations,
         report.repeated,
@@ -311,18 +335,23 @@ def _references(references: object, row: int, where: str, out: _Columns) -> None
                 doi = canonical_paper_id(given)
             except PaperIdError:
                 doi = None  # a DOI that does not parse: the title may still say which work it is
+        doi = doi if doi and doi.startswith(DOI_PREFIX) else None
         out.references.append(
             _Reference(
                 row,
-                doi if doi and doi.startswith(DOI_PREFIX) else None,
+                doi,
                 (title.strip() or None) if isinstance(title, str) else None,
                 (raw.strip() or None) if isinstance(raw, str) else None,
+                crossref_reference(reference) if doi is None else None,
             )
         )
 
 
 def _batch(
-    out: _Columns, n_files: int, extra_titles: Callable[[], Iterable[tuple[str, str]]] | None
+    out: _Columns,
+    n_files: int,
+    extra_titles: Callable[[], Iterable[tuple[str, str]]] | None,
+    thesaurus: Thesaurus | None = None,
 ) -> tuple[GraphBatch, CrossrefReport]:
     live = [row for row, alive in enumerate(out.alive) if alive]
     origins = [str(where) for where in out.papers[ORIGIN_COLUMN]]
@@ -334,22 +363,35 @@ def _batch(
         ]  # the input's own works first
         index = TitleIndex([*pairs, *(extra_titles() if extra_titles else ())])
 
-    counts = dict.fromkeys((BY_DOI, BY_TITLE, UNRESOLVED), 0)
+    by_title_hits: list[tuple[str, float] | None] = []
+    for reference in references:
+        found = None
+        if reference.doi is None and index is not None:
+            if reference.title:
+                found = index.resolve(reference.title)
+            if found is None and reference.raw:
+                found = index.resolve_reference(reference.raw)
+        by_title_hits.append(found)
+    # References that neither a DOI nor a title resolves: their fields key them as works (loaders.refmatch).
+    keyed = key_references(
+        [r.cited for r, hit in zip(references, by_title_hits) if r.doi is None and hit is None and r.cited],
+        thesaurus=thesaurus,
+    )
+    counts = dict.fromkeys((BY_DOI, BY_TITLE, BY_FIELDS, UNRESOLVED), 0)
     self_citations = repeated = 0
+    field_stubs: dict[str, str] = {}  # ref:… stub -> origin of the first reference naming it
     cites: dict[tuple[str, str], str] = {}  # (citing, cited) -> origin
     stubs: dict[str, str] = {}  # cited DOI not in the input -> origin of the first reference
     by_title: dict[str, str] = {}  # matched paper outside the input -> origin
     rejects = list(out.rejects)
-    for reference in references:
+    for reference, found in zip(references, by_title_hits):
         citing, where = out.keys[reference.row], origins[reference.row]
         target, how = reference.doi, BY_DOI
         if target is None:
-            found = None
-            if index is not None and reference.title:
-                found = index.resolve(reference.title)
-            if found is None and index is not None and reference.raw:
-                found = index.resolve_reference(reference.raw)
             target, how = (found[0], BY_TITLE) if found else (None, UNRESOLVED)
+        if target is None and reference.cited is not None:
+            target = keyed.target.get(collapse(reference.cited.raw))
+            how = BY_FIELDS if target else UNRESOLVED
         counts[how] += 1
         if target is None:
             continue
@@ -366,26 +408,39 @@ def _batch(
             repeated += 1
             continue
         cites[(citing, target)] = where
-        if target not in out.row_of or not out.alive[out.row_of[target]]:
+        if how == BY_FIELDS:
+            field_stubs.setdefault(target, where)
+        elif target not in out.row_of or not out.alive[out.row_of[target]]:
             (stubs if how == BY_DOI else by_title).setdefault(target, where)
 
     n_stubs = len(stubs)
     extra = [t for t in by_title if t not in stubs]
     nulls: list[object] = [None] * (n_stubs + len(extra))
+    fielded = [stub_fields(keyed.stubs[key]) for key in field_stubs]
     papers = table(
         {
-            "id": [out.keys[row] for row in live] + list(stubs) + extra,
-            "title": [out.papers["title"][row] for row in live] + nulls,
-            "abstract": [out.papers["abstract"][row] for row in live] + nulls,
-            "year": nullable_ints([out.papers["year"][row] for row in live] + nulls),
-            "venue": [out.papers["venue"][row] for row in live] + nulls,
+            "id": [out.keys[row] for row in live] + list(stubs) + extra + list(field_stubs),
+            "title": [out.papers["title"][row] for row in live] + nulls + [f["title"] for f in fielded],
+            "abstract": [out.papers["abstract"][row] for row in live] + nulls + [None] * len(fielded),
+            "year": nullable_ints([out.papers["year"][row] for row in live] + nulls + [f["year"] for f in fielded]),
+            "venue": [out.papers["venue"][row] for row in live] + nulls + [f["venue"] for f in fielded],
             "doi": [out.keys[row].removeprefix(DOI_PREFIX) for row in live]
             + [s.removeprefix(DOI_PREFIX) for s in stubs]
-            + [None] * len(extra),
-            "dataset": [DATASET] * (len(live) + n_stubs) + [None] * len(extra),
-            "stub": [False] * len(live) + [True] * n_stubs + [None] * len(extra),
-            ORIGIN_COLUMN: [origins[row] for row in live] + list(stubs.values()) + [by_title[t] for t in extra],
+            + [None] * (len(extra) + len(fielded)),
+            "dataset": [DATASET] * (len(live) + n_stubs) + [None] * len(extra) + [DATASET] * len(fielded),
+            "stub": [False] * len(live) + [True] * n_stubs + [None] * len(extra) + [True] * len(fielded),
+            **{
+                name: [None] * (len(live) + n_stubs + len(extra)) + [f[name] for f in fielded]
+                for name in ("reference", "label", "volume", "first_page")
+            },
+            ORIGIN_COLUMN: [origins[row] for row in live]
+            + list(stubs.values())
+            + [by_title[t] for t in extra]
+            + list(field_stubs.values()),
         }
+    )
+    alias_nodes, alias_of = alias_tables(
+        {alias: (key, field_stubs[key]) for alias, key in keyed.aliases.items() if key in field_stubs}
     )
     wrote = [(row, key, position) for row, key, position in out.wrote if out.alive[row]]
     authored = {key for _, key, _ in wrote}
@@ -395,6 +450,7 @@ def _batch(
         nodes={
             "Paper": papers,
             "Author": author_table(kept_authors),
+            "Alias": alias_nodes,
         },
         rels={
             "WROTE": table(
@@ -405,6 +461,7 @@ def _batch(
                     ORIGIN_COLUMN: [origins[row] for row, _, _ in wrote],
                 }
             ),
+            "ALIAS_OF": alias_of,
             "CITES": table(
                 {
                     SOURCE_COLUMN: [s for s, _ in cites],
@@ -426,10 +483,21 @@ def _batch(
         by_doi=counts[BY_DOI],
         by_title=counts[BY_TITLE],
         unresolved=counts[UNRESOLVED],
+        by_fields=counts[BY_FIELDS],
         self_citations=self_citations,
         repeated=repeated,
     )
     return batch, report
 
 
-__all__ = ["BY_DOI", "BY_TITLE", "DATASET", "SOURCE", "UNRESOLVED", "CrossrefReport", "load", "load_with_report"]
+__all__ = [
+    "BY_DOI",
+    "BY_FIELDS",
+    "BY_TITLE",
+    "DATASET",
+    "SOURCE",
+    "UNRESOLVED",
+    "CrossrefReport",
+    "load",
+    "load_with_report",
+]

@@ -49,6 +49,7 @@ from typing import IO, Any
 from urllib.parse import urlsplit
 
 from graph.errors import CitegraphError, ConfigError
+from graph.files import default_cache_root
 
 log = logging.getLogger("citegraph.fetch")
 
@@ -310,7 +311,7 @@ def filter_annotations(raw: bytes, max_year: int) -> bytes:
 # --- downloading ----------------------------------------------------------------------------------
 def default_cache_dir() -> Path:
     """``$CITEGRAPH_CACHE/downloads`` (default ``~/.cache/citegraph/downloads``)."""
-    return Path(os.environ.get("CITEGRAPH_CACHE", Path.home() / ".cache" / "citegraph")) / "downloads"
+    return default_cache_root() / "downloads"
 
 
 def mirrored(url: str, mirror: str | None) -> str:

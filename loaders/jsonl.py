@@ -30,7 +30,11 @@ and ``text``. Everything else may be left out or null. What each becomes:
   bibliography gives its entry as ``reference`` (``"Brants, T. (2000). TnT ..."``) and no ``title``: it
   is a stub with ``Paper.reference`` set, as the Web of Science and Scopus importers store the works
   their records cite; the paper embeddings, the retrieval index and the reranker's title features use the
-  reference string as its text while it has no title or abstract.
+  reference string as its text while it has no title or abstract. The string is read as fields
+  (:func:`loaders.refstrings.parse_reference`): the stub gets ``label`` (first author, year, source, volume:page),
+  ``volume`` and ``first_page``, and its reference key (``ref:<key>``) and field key (``ref:<source
+  initials>-v<volume>-p<page>``) become ``Alias`` nodes when no other work of the file has them, so that a
+  Web of Science, Scopus, Crossref or unarXive load citing the same work meets it.
   **Other ids**: ``ids`` maps a kind of id to the paper's id of that kind (``doi``, ``arxiv``,
   ``acl``, ``openalex``, ``s2`` (Semantic Scholar paperId), ``s2corpus``, ``pmid``, ``mag``,
   ``wos``, ``scopus``); each, and the ``doi`` and ``arxiv_id`` fields, becomes an
@@ -107,8 +111,11 @@ from loaders._common import (
     table,
     text_or_null,
 )
+from loaders.citedrefs import reference_label
 from loaders.contexts import CONTEXT_TAG, ContextSentences, context_texts
 from loaders.ids import ARXIV_PREFIX, DOI_PREFIX, PaperIdError, author_key, canonical_paper_id, typed_id
+from loaders.refmatch import field_alias
+from loaders.refstrings import parse_reference
 
 log = logging.getLogger(__name__)
 
@@ -192,13 +199,30 @@ class _Tables:
     papers: dict[str, list[object]] = field(
         default_factory=lambda: {
             k: []
-            for k in ("id", "title", "abstract", "year", "venue", "doi", "arxiv_id", "stub", "reference", ORIGIN_COLUMN)
+            for k in (
+                "id",
+                "title",
+                "abstract",
+                "year",
+                "venue",
+                "doi",
+                "arxiv_id",
+                "stub",
+                "reference",
+                "label",
+                "volume",
+                "first_page",
+                ORIGIN_COLUMN,
+            )
         }
     )
     authors: dict[str, tuple[str, str]] = field(default_factory=dict)  # key -> (first spelling, its origin)
     wrote: dict[str, list[object]] = field(default_factory=lambda: _rel_columns("position"))
     in_category: dict[str, list[object]] = field(default_factory=lambda: _rel_columns("score", "inferred"))
     aliases: list[tuple[str, str, str]] = field(default_factory=list)  # (alias, paper key, origin) in file order
+    # The reference and field keys of the works known by a `reference` string (alias, paper key, origin): aliases
+    # where they name one paper of the file only.
+    reference_keys: list[tuple[str, str, str]] = field(default_factory=list)
     # Citations and sentences in file order, resolved once every paper's ids are known.
     records: list[_Citation | _Sentence] = field(default_factory=list)
     rejects: list[Reject] = field(default_factory=list)
@@ -332,6 +356,12 @@ def _paper(record: dict[str, Any], where: str, out: _Tables) -> None:
     ids = _ids(record, pid, where, out)
     doi = _external_id(record.get("doi"), DOI_PREFIX)
     arxiv = _external_id(record.get("arxiv_id"), ARXIV_PREFIX)
+    reference = text_or_null(record.get("reference"))
+    cited = parse_reference(reference) if isinstance(reference, str) else None
+    if cited is not None:
+        for key in (cited.ref_id, field_alias(cited.source, cited.volume, cited.page)):
+            if key and key != pid:
+                out.reference_keys.append((key, pid, where))
     _append(
         out.papers,
         id=pid,
@@ -342,7 +372,12 @@ def _paper(record: dict[str, Any], where: str, out: _Tables) -> None:
         doi=doi if doi is not None else ids.get("doi", "").removeprefix(DOI_PREFIX) or None,
         arxiv_id=arxiv if arxiv is not None else ids.get("arxiv", "").removeprefix(ARXIV_PREFIX) or None,
         stub=stub,  # a value of another type is left for validation to reject
-        reference=text_or_null(record.get("reference")),
+        reference=reference,
+        label=reference_label(cited.first_author, cited.year, cited.source, cited.volume, cited.page)
+        if cited is not None and title is None
+        else None,
+        volume=cited.volume if cited is not None else None,
+        first_page=cited.page if cited is not None else None,
         **{ORIGIN_COLUMN: where},
     )
     for prefix, value in ((DOI_PREFIX, doi), (ARXIV_PREFIX, arxiv)):
@@ -530,6 +565,14 @@ def _batch(path: Path, out: _Tables) -> GraphBatch:
     rejects = list(out.rejects)
     keys = {str(key) for key in out.papers["id"]}  # papers of this file (a duplicate is left to validation)
     alias_of = _resolve_aliases(out, keys, rejects)
+    # A reference or field key that one work of the file has (and no id of the file names): its alias, which a
+    # later load of the same work from any source meets (graph.aliases); one that several works share names none.
+    named: dict[str, set[str]] = {}
+    for key, pid, _ in out.reference_keys:
+        named.setdefault(key, set()).add(pid)
+    for key, pid, where in out.reference_keys:
+        if len(named[key]) == 1 and key not in keys and key not in alias_of:
+            alias_of[key] = (pid, where)
 
     def resolve(paper: str) -> str:
         return alias_of[paper][0] if paper in alias_of else paper

@@ -40,8 +40,13 @@ becomes
   OpenAlex id (``openalex:W…``, a prefix :mod:`loaders.ids` does not know yet). Ids that name one
   work are merged across the whole input: an entry giving only a DOI cites the arXiv id another
   entry (or a full paper) pairs that DOI with, so one work is one node. Entries without any id are
-  resolved by title with a :class:`loaders.resolve.TitleIndex` when one is given, else counted as
-  unresolved. Then
+  resolved by title with a :class:`loaders.resolve.TitleIndex` when one is given; the rest are read as
+  fields (:func:`loaders.refstrings.parse_reference`: first author, year, source, volume, first page) and
+  matched as works by the rules of Web of Science and Scopus references (:mod:`loaders.refmatch`; a
+  thesaurus, ``$CITEGRAPH_REFERENCE_THESAURUS`` or ``citegraph ingest … --thesaurus``, forces joins and
+  splits): a stub ``ref:<key>`` with ``label``, ``venue``, ``volume``, ``first_page`` and its reference and
+  field keys (``ref:<source initials>-v<volume>-p<page>``) as ``Alias`` nodes (``resolved_by = "fields"``);
+  an entry whose fields give neither author + year nor volume + page is counted as unresolved. Then
 
   * ``(Paper)-[:CITES {n_contexts, dataset="unarxive"}]->(Paper)`` once per citing paper and
     target (two entries naming one work give one edge); ``n_contexts`` is the number of distinct
@@ -65,8 +70,9 @@ not in ``categories`` when that is given (``IN_CATEGORY``). Malformed ids inside
 entry are skipped (the entry may have others) and counted in the report.
 
 On the shared sample (49 papers, 1,786 entries): 1,156 entries resolve by id (arXiv 146, arXiv id in
-the text 108, DOI 375, DOI link 416, OpenAlex 111), 630 have no id; with an Anthology title index
-1 of those resolves by title (the sample is mostly physics and mathematics). 0.5 s.
+the text 108, DOI 375, DOI link 416, OpenAlex 111), 630 have no id: 589 of those are keyed by their
+fields, 41 stay unresolved; with an Anthology title index 1 of the 630 resolves by title (the sample is
+mostly physics and mathematics).
 """
 
 from __future__ import annotations
@@ -89,7 +95,8 @@ from graph.errors import IngestError, Reject
 from graph.ingest import GraphBatch
 from graph.schema import ORIGIN_COLUMN, SOURCE_COLUMN, TARGET_COLUMN
 from graph.validate import preview
-from loaders._common import iter_raw_lines, nullable_ints, table
+from loaders._common import alias_tables, iter_raw_lines, nullable_ints, table
+from loaders._database_exports import key_references, stub_fields, thesaurus_from_env
 from loaders.ids import (
     ARXIV_PREFIX,
     DOI_PREFIX,
@@ -100,6 +107,8 @@ from loaders.ids import (
     canonical_paper_id,
     openalex_id,
 )
+from loaders.refmatch import Thesaurus, WorkGroup, collapse
+from loaders.refstrings import parse_reference
 from loaders.resolve import TitleIndex
 
 log = logging.getLogger(__name__)
@@ -110,6 +119,7 @@ DATASET = "unarxive"  # Paper.dataset and CITES.dataset
 # How an entry was resolved (ResolutionReport.entries["resolved_by"]), the id kinds in order of preference.
 ID_KINDS = ("arxiv", "arxiv_in_text", "doi", "doi_link", "openalex")
 BY_TITLE = "title"
+BY_FIELDS = "fields"  # no id, no title match: keyed as a work by the fields of its string (loaders.refstrings)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -177,10 +187,10 @@ def _add_span(text: str, start: int, end: int, spans: list[tuple[int, int]]) -> 
 
 @dataclass
 class ResolutionReport:
-    """How every bibliography entry was resolved; ``total == by id + by title + unresolved``.
+    """How every bibliography entry was resolved; ``total == by id + by title + by fields + unresolved``.
 
     ``entries`` has one row per bibliography entry: ``paper_id`` (citing), ``bib_key``, ``origin``,
-    ``resolved_by`` (an :data:`ID_KINDS` kind, ``"title"``, or null), ``target`` (the paper id cited,
+    ``resolved_by`` (an :data:`ID_KINDS` kind, ``"title"``, ``"fields"``, or null), ``target`` (the paper id cited,
     after merging ids of one work; null when unresolved), ``score`` (title similarity; 1.0 by id).
     """
 
@@ -206,6 +216,10 @@ class ResolutionReport:
         return int((self.entries["resolved_by"] == BY_TITLE).sum())
 
     @property
+    def by_fields(self) -> int:
+        return int((self.entries["resolved_by"] == BY_FIELDS).sum())
+
+    @property
     def unresolved(self) -> int:
         return int(self.entries["resolved_by"].isna().sum())
 
@@ -213,7 +227,7 @@ class ResolutionReport:
         kinds = ", ".join(f"{kind} {n}" for kind, n in self.by_id.items())
         return (
             f"{self.total} bibliography entries: {sum(self.by_id.values())} by id ({kinds}), "
-            f"{self.by_title} by title, {self.unresolved} unresolved; {self.spans} citation spans "
+            f"{self.by_title} by title, {self.by_fields} by fields, {self.unresolved} unresolved; {self.spans} citation spans "
             f"({self.spans_to_unresolved} to unresolved entries, {self.spans_without_entry} without an entry); "
             f"{self.merged_ids} entries re-pointed to another id of the same work, "
             f"{self.malformed_ids} malformed ids skipped"
@@ -397,13 +411,17 @@ def _edge_columns(*extra: str) -> dict[str, list[object]]:
     return {k: [] for k in (SOURCE_COLUMN, TARGET_COLUMN, *extra, ORIGIN_COLUMN)}
 
 
-def load(path: Path, title_index: TitleIndex | None = None) -> GraphBatch:
+def load(path: Path, title_index: TitleIndex | None = None, *, thesaurus: Thesaurus | None = None) -> GraphBatch:
     """Parse unarXive JSONL (tar, file or folder) into a batch; see the module docstring."""
-    return load_with_report(path, title_index)[0]
+    return load_with_report(path, title_index, thesaurus=thesaurus)[0]
 
 
 def load_with_report(
-    path: Path, title_index: TitleIndex | None = None, *, categories: Collection[str] | None = None
+    path: Path,
+    title_index: TitleIndex | None = None,
+    *,
+    categories: Collection[str] | None = None,
+    thesaurus: Thesaurus | None = None,
 ) -> tuple[GraphBatch, ResolutionReport]:
     """:func:`load`, and how each bibliography entry was resolved.
 
@@ -412,6 +430,8 @@ def load_with_report(
         title_index: resolves entries without ids by title (default: none, they stay unresolved).
         categories: the arXiv category codes that exist; codes outside it are rejected here
             (default: ``None``, leave unknown codes to graph validation).
+        thesaurus: forced joins and splits of the entries keyed by their fields
+            (default: ``$CITEGRAPH_REFERENCE_THESAURUS``, else none).
     """
     path = Path(path)
     started = time.perf_counter()
@@ -421,7 +441,7 @@ def load_with_report(
     for name, number, raw in lines:
         if raw.strip():
             _read_record(f"{name}:{number}", raw, out, known)
-    batch, report = _resolve(out, title_index)
+    batch, report = _resolve(out, title_index, thesaurus or thesaurus_from_env())
     log.info(
         "%s: %d papers, %d sentences, %d CITES, %d MENTIONS, %d rejects (%.1fs); %s",
         path.name,
@@ -578,7 +598,9 @@ def _read_body(paper_id: str, body: object, entries: dict[str, _Entry], where: s
             entry.mentions.append((ids[index], marker if isinstance(marker, str) else text[offset : span.get("end")]))
 
 
-def _resolve(out: _Tables, title_index: TitleIndex | None) -> tuple[GraphBatch, ResolutionReport]:
+def _resolve(
+    out: _Tables, title_index: TitleIndex | None, thesaurus: Thesaurus | None = None
+) -> tuple[GraphBatch, ResolutionReport]:
     """Merge ids over the input, resolve every entry, and assemble the tables."""
     aliases = IdGroups()
     for paper_id, doi in zip(out.papers["id"], out.papers["doi"]):
@@ -597,7 +619,19 @@ def _resolve(out: _Tables, title_index: TitleIndex | None) -> tuple[GraphBatch, 
     rows: dict[str, list[object]] = {k: [] for k in ("paper_id", "bib_key", "origin", "resolved_by", "target", "score")}
     merged = spans_to_unresolved = 0
     rejects = list(out.rejects)
-    for entry in out.entries:
+    titled: list[tuple[str, float] | None] = [
+        title_index.resolve_reference(entry.raw) if not entry.ids and title_index is not None and entry.raw else None
+        for entry in out.entries
+    ]
+    # Entries that neither an id nor a title resolves: their strings' fields key them as works (loaders.refmatch).
+    parsed = {
+        n: parse_reference(entry.raw)
+        for n, (entry, hit) in enumerate(zip(out.entries, titled))
+        if not entry.ids and hit is None and entry.raw
+    }
+    keyed = key_references(list(parsed.values()), thesaurus=thesaurus)
+    field_stubs: dict[str, str] = {}  # ref:… stub -> origin of the first entry naming it
+    for n, entry in enumerate(out.entries):
         target: str | None = None
         how: str | None = None
         score: float | None = None
@@ -612,12 +646,13 @@ def _resolve(out: _Tables, title_index: TitleIndex | None) -> tuple[GraphBatch, 
                 # "ibid." or an abbreviation); on a tie the first in input order, so a re-load is identical.
                 if text is not None and len(text) > len(references.get(target, "")):
                     references[target] = text
-        elif title_index is not None and entry.raw:
-            found = title_index.resolve_reference(entry.raw)
-            if found is not None:
-                (target, score), how = found, BY_TITLE
-                if target not in full:
-                    by_title.setdefault(target, entry.origin)
+        elif (found := titled[n]) is not None:
+            (target, score), how = found, BY_TITLE
+            if target not in full:
+                by_title.setdefault(target, entry.origin)
+        elif n in parsed and (target := keyed.target.get(collapse(parsed[n].raw))) is not None:
+            how = BY_FIELDS
+            field_stubs.setdefault(target, entry.origin)
         for column, value in zip(rows, (entry.paper_id, entry.key, entry.origin, how, target, score)):
             rows[column].append(value)
         if target is None:
@@ -648,7 +683,10 @@ def _resolve(out: _Tables, title_index: TitleIndex | None) -> tuple[GraphBatch, 
         merged_ids=merged,
         id_conflicts=aliases.conflicts,
     )
-    return _batch(out, aliases, stubs, references, by_title, cites, mentions, rejects), report
+    fielded = {key: (keyed.stubs[key], where) for key, where in field_stubs.items()}
+    own_aliases = {alias: (key, field_stubs[key]) for alias, key in keyed.aliases.items() if key in field_stubs}
+    batch = _batch(out, aliases, stubs, references, by_title, cites, mentions, rejects, fielded, own_aliases)
+    return batch, report
 
 
 def _batch(
@@ -660,8 +698,12 @@ def _batch(
     cites: dict[tuple[str, str], tuple[set[str], str]],
     mentions: dict[tuple[str, str], tuple[str, str]],
     rejects: list[Reject],
+    fielded: dict[str, tuple[WorkGroup, str]] | None = None,
+    field_aliases: dict[str, tuple[str, str]] | None = None,
 ) -> GraphBatch:
     papers = {k: list(v) for k, v in out.papers.items()}
+    for column in ("venue", "label", "volume", "first_page"):  # what a stub keyed by its fields also has
+        papers[column] = [None] * len(papers["id"])
     for target, where in stubs.items():
         arxiv, doi = aliases.member(target, "arxiv"), aliases.member(target, "doi")
         row = {
@@ -675,6 +717,10 @@ def _batch(
         }
         for column, values in papers.items():
             values.append(row.get(column))
+    for target, (work, where) in (fielded or {}).items():
+        keyed_row: dict[str, object] = {"id": target, "dataset": DATASET, **stub_fields(work), ORIGIN_COLUMN: where}
+        for column, values in papers.items():
+            values.append(keyed_row.get(column))
     for target, where in by_title.items():
         if target not in stubs:  # a paper of the index's corpus: its id only, nothing to overwrite
             for column, values in papers.items():
@@ -704,10 +750,12 @@ def _batch(
             ORIGIN_COLUMN: [where for _, where in mentions.values()],
         }
     )
+    alias_nodes, alias_of = alias_tables(field_aliases or {})
     return GraphBatch(
         SOURCE,
         nodes={
             "Paper": paper_table,
+            "Alias": alias_nodes,
             "Author": authors,
             "Sentence": table({**out.sentences, "sid": nullable_ints(out.sentences["sid"])}),
         },
@@ -717,6 +765,7 @@ def _batch(
             "HAS_SENTENCE": table(out.has_sentence),
             "CITES": cites_table,
             "MENTIONS": mentions_table,
+            "ALIAS_OF": alias_of,
         },
         rejects=rejects,
     )
@@ -724,6 +773,8 @@ def _batch(
 
 __all__ = [
     "ABBREVIATIONS",
+    "BY_FIELDS",
+    "BY_TITLE",
     "DATASET",
     "ID_KINDS",
     "OPENALEX_PREFIX",

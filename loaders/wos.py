@@ -1,8 +1,8 @@
 """Web of Science exports -> papers, authors, and citations from their cited references.
 
-``citegraph ingest wos PATH`` (a file, a folder searched for ``.txt``/``.ciw``/``.tsv``, gzipped
-or not, or a quoted glob). Two export formats, told apart by their first line (a UTF-8 byte-order
-mark is skipped):
+``citegraph ingest wos PATH`` (a file, a folder searched for ``.txt``/``.ciw``/``.tsv``/``.bib``,
+gzipped or not, or a quoted glob). Three export formats, told apart by their first non-blank line (a
+UTF-8 byte-order mark is skipped):
 
 * **Plain text** ("Plain text file", also EndNote's ``.ciw``): a header ``FN Clarivate Analytics
   Web of Science`` (or ``FN Thomson Reuters Web of Science™``) and ``VR 1.0``; then records, each
@@ -10,7 +10,11 @@ mark is skipped):
   three spaces (multi-valued fields ``AU``, ``AF``, ``CR`` hold one value per line); ``EF`` ends
   the file;
 * **Tab-delimited** ("Tab delimited file"): a header row of the tags (``PT AU BA … UT …``), then
-  one record per row, ``"; "`` between the values of ``AU``, ``AF``, ``CR``.
+  one record per row, ``"; "`` between the values of ``AU``, ``AF``, ``CR``;
+* **BibTeX** ("BibTeX"): ``@article{ WOS:…,`` entries whose fields are read as the tags below
+  (:data:`BIBTEX_TAGS`: ``Unique-ID`` = ``UT``, ``Author`` = ``AF``, ``Journal``/``Booktitle`` = ``SO``,
+  ``Journal-ISO`` = ``JI``, ``Pages`` = ``BP``-…, ``Cited-References`` = ``CR``, one reference per line,
+  LaTeX escapes such as ``{[}`` and ``\\_`` undone and each reference's closing full stop dropped).
 
 Each record becomes (see :mod:`loaders._database_exports` for the tables):
 
@@ -42,6 +46,7 @@ neither format (``file``). The rest: :mod:`loaders._database_exports`.
 
 from __future__ import annotations
 
+import bisect
 import logging
 import re
 from collections.abc import Iterator
@@ -61,7 +66,7 @@ log = logging.getLogger(__name__)
 
 SOURCE = "wos"  # the registry name; a batch is named "wos:<path name>"
 DATASET = "wos"  # Paper.dataset and CITES.dataset
-SUFFIXES = (".txt", ".txt.gz", ".ciw", ".ciw.gz", ".tsv", ".tsv.gz")
+SUFFIXES = (".txt", ".txt.gz", ".ciw", ".ciw.gz", ".tsv", ".tsv.gz", ".bib", ".bib.gz")
 LINE_TABLE = "line"  # Reject.table of a line outside any record
 FILE_TABLE = "file"  # Reject.table of a file that is no Web of Science export
 LIST_TAGS = frozenset({"AU", "AF", "CR"})  # one value per line (plain text) or "; "-separated (tab-delimited)
@@ -103,7 +108,15 @@ def _read_file(file: Path, records: list[ExportRecord], rejects: list[Reject]) -
     if first is None or (not first.strip() and all(not line.strip() for line in lines)):
         return  # an empty file, or blank lines only: load_with_report warns (docs/data.md, "An empty input")
     first = first.removeprefix(BOM)
-    if first.startswith((b"FN ", b"PT ")) or first in (b"FN", b"PT"):
+    skipped = 0  # blank lines before the first one (a BibTeX export starts with one)
+    while not first.strip():
+        following = next(lines, None)
+        if following is None:
+            return
+        first, skipped = following, skipped + 1
+    if first.lstrip().startswith(b"@"):
+        _read_bibtex(file, first, lines, skipped, records, rejects)
+    elif first.startswith((b"FN ", b"PT ")) or first in (b"FN", b"PT"):
         _read_tagged(file, first, lines, records, rejects)
     elif first.startswith(b"PT\t"):
         _read_tab_delimited(file, first, lines, records, rejects)
@@ -117,8 +130,8 @@ def _read_file(file: Path, records: list[ExportRecord], rejects: list[Reject]) -
             Reject(
                 FILE_TABLE,
                 origin(file, 1),
-                f"not a Web of Science export (it starts with {what}); export 'Plain text file' or "
-                "'Tab delimited file' (UTF-8) from Web of Science, or pass only the export files",
+                f"not a Web of Science export (it starts with {what}); export 'Plain text file', "
+                "'Tab delimited file' (UTF-8) or 'BibTeX' from Web of Science, or pass only the export files",
             )
         )
 
@@ -261,6 +274,144 @@ def _read_tab_delimited(
             if value:
                 fields[tag] = [v.strip() for v in value.split("; ") if v.strip()] if tag in LIST_TAGS else [value]
         _add_record(where, fields, records, rejects)
+
+
+# --- BibTeX ----------------------------------------------------------------------------------
+
+# A BibTeX field of Web of Science's export -> the tag of the plain-text export it holds.
+BIBTEX_TAGS = {
+    "unique-id": "UT",
+    "doi": "DI",
+    "title": "TI",
+    "abstract": "AB",
+    "year": "PY",
+    "journal": "SO",
+    "booktitle": "SO",
+    "journal-iso": "JI",
+    "volume": "VL",
+    "pages": "BP",
+    "early-access-date": "EA",
+    "author": "AF",
+    "cited-references": "CR",
+}
+_BIBTEX_ENTRY = re.compile(r"\s*@\s*(\w+)\s*\{\s*([^,\s]*)\s*,")
+_BIBTEX_FIELD = re.compile(r"\s*([A-Za-z][\w-]*)\s*=\s*")
+# LaTeX escapes of the export: {[} and {]} for brackets, a backslash before & _ % # $ { }.
+_BIBTEX_ESCAPES = ((r"{[}", "["), (r"{]}", "]"), ("\\&", "&"), ("\\_", "_"), ("\\%", "%"), ("\\#", "#"), ("\\$", "$"))
+
+
+def _unescape(value: str) -> str:
+    for escaped, plain in _BIBTEX_ESCAPES:
+        value = value.replace(escaped, plain)
+    return value
+
+
+def _read_bibtex(
+    file: Path, first: bytes, rest: Iterator[bytes], skipped: int, records: list[ExportRecord], rejects: list[Reject]
+) -> None:
+    """A BibTeX export ("BibTeX" in Web of Science's export menu): ``@article{ WOS:…,`` entries of
+    ``Field = {value},`` lines, a value continued on lines indented by three spaces. The fields are
+    read as their plain-text tags (:data:`BIBTEX_TAGS`); ``Cited-References`` holds one reference per
+    line, each ending with a full stop that the plain-text ``CR`` does not have, ``{[}`` for ``[``."""
+    text_lines: list[tuple[int, str]] = []
+    for number, raw in enumerate(_chain(first, rest), start=1 + skipped):
+        try:
+            text_lines.append((number, raw.decode("utf-8")))
+        except UnicodeDecodeError as exc:
+            rejects.append(
+                Reject(
+                    FILE_TABLE,
+                    origin(file, number),
+                    f"line {number} is not UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1}); "
+                    "export BibTeX again, as UTF-8",
+                )
+            )
+            return
+    text = "\n".join(line for _, line in text_lines)
+    starts = [0]
+    for _, line in text_lines[:-1]:
+        starts.append(starts[-1] + len(line) + 1)
+    numbers = [number for number, _ in text_lines]
+
+    def line_at(offset: int) -> int:
+        return numbers[max(0, bisect.bisect_right(starts, offset) - 1)]
+
+    position = 0
+    while (at := text.find("@", position)) >= 0:
+        entry = _BIBTEX_ENTRY.match(text, at)
+        where = origin(file, line_at(at))
+        if entry is None:
+            rejects.append(
+                Reject("Paper", where, "an '@' that starts no BibTeX entry ('@type{key,'); the line is skipped")
+            )
+            position = at + 1
+            continue
+        fields, end, problem = _bibtex_fields(text, entry.end())
+        position = end
+        if problem is not None:
+            rejects.append(
+                Reject("Paper", where, f"BibTeX entry {entry.group(2)!r}: {problem}; export the records again")
+            )
+            continue
+        tagged: dict[str, list[str]] = {}
+        for name, value in fields:
+            tag = BIBTEX_TAGS.get(name.lower())
+            if tag is None or tag in tagged:
+                continue
+            if tag == "CR":
+                tagged[tag] = [ref.strip().removesuffix(".") for ref in value.split("\n") if ref.strip()]
+            elif tag == "AF":
+                tagged[tag] = [name.strip() for name in " ".join(value.split()).split(" and ") if name.strip()]
+            elif tag == "BP":
+                tagged[tag] = [value.split("-")[0].strip()]
+            else:
+                tagged[tag] = [" ".join(value.split())]
+        _add_record(where, tagged, records, rejects)
+
+
+def _bibtex_fields(text: str, position: int) -> tuple[list[tuple[str, str]], int, str | None]:
+    """The ``name = {value}`` (or ``"value"``, or a bare number) fields of one entry from ``position``, the
+    offset after its closing brace, and a problem (an unclosed brace) or None. Values are unescaped; their
+    line breaks kept (``Cited-References`` is one reference per line)."""
+    fields: list[tuple[str, str]] = []
+    length = len(text)
+    while True:
+        while position < length and text[position] in " \t\r\n,":
+            position += 1
+        if position >= length:
+            return fields, position, "the file ends inside the entry (a cut-short download?)"
+        if text[position] == "}":
+            return fields, position + 1, None
+        match = _BIBTEX_FIELD.match(text, position)
+        if match is None:
+            following = text.find("\n@", position)  # resume at the next entry
+            return fields, following if following >= 0 else length, f"{text[position : position + 30]!r} is no field"
+        name, position = match.group(1), match.end()
+        if position < length and text[position] in '{"':
+            close = "}" if text[position] == "{" else '"'
+            depth, start = 0, position
+            while position < length:
+                char = text[position]
+                if char == "\\":
+                    position += 2
+                    continue
+                if char == "{":
+                    depth += 1
+                elif char == "}":
+                    depth -= 1
+                if (close == "}" and depth == 0) or (close == '"' and char == '"' and position > start):
+                    break
+                position += 1
+            if position >= length:
+                return fields, position, f"field {name} is never closed (a cut-short download?)"
+            value = text[start + 1 : position]
+            position += 1
+        else:
+            bare = re.match(r"[^,}\s]*", text[position:])
+            value = bare.group(0) if bare else ""
+            position += len(value)
+        lines = [line.strip() for line in _unescape(value).split("\n")]
+        fields.append((name, "\n".join(lines)))
 
 
 # --- one record -------------------------------------------------------------------------------

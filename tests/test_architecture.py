@@ -39,6 +39,20 @@ FORBIDDEN = {
         if other != "cypher"
     },
 }
+# Inside gnn/: each capability's sub-package and the sub-packages it may import (docs/architecture.md, "Dependencies
+# point one way"). The modules directly under gnn/ (device, metrics, reports, progress) are shared by all and import
+# no sub-package.
+GNN_LAYERS: dict[str, frozenset[str]] = {
+    "text": frozenset(),
+    "cocitation": frozenset(),
+    "taxonomy": frozenset({"text"}),
+    "hyperbolic": frozenset({"text", "taxonomy"}),
+    "mapping": frozenset({"cocitation"}),
+    "retrieval": frozenset({"text"}),
+    "linkage": frozenset({"text"}),
+    "rerank": frozenset({"text", "retrieval", "cocitation", "taxonomy", "hyperbolic"}),
+    "recommend": frozenset({"text", "retrieval", "rerank", "cocitation", "taxonomy", "hyperbolic"}),
+}
 # Cypher clauses as they open a statement: MATCH (..., MERGE (..., UNWIND $..., CREATE (...:, CALL db.
 _CYPHER = re.compile(
     r"\b(?:OPTIONAL\s+)?MATCH\s*\(\w*[:)]|\bMERGE\s*\(\w*:|\bUNWIND\s+\$\w+\s+AS\b|\bCREATE\s*\(\w*:|\bCALL\s+db\."
@@ -202,6 +216,34 @@ def wrong_way_imports(modules: dict[str, Path], edges: Iterable[Import], root: P
     return sorted(problems)
 
 
+def gnn_upward_imports(modules: dict[str, Path], edges: Iterable[Import], root: Path) -> list[str]:
+    """Imports between gnn's sub-packages that :data:`GNN_LAYERS` does not allow, one line each.
+
+    A sub-package missing from :data:`GNN_LAYERS` is reported too: a new capability states where it stands.
+    """
+    problems = []
+    for edge in edges:
+        source, target = edge.source.split("."), edge.target.split(".")
+        if source[0] != "gnn" or target[0] != "gnn" or len(source) < 2 or len(target) < 2:
+            continue
+        low, high = source[1], target[1]
+        importer_is_package = (root / "gnn" / low).is_dir()
+        imported_is_package = (root / "gnn" / high).is_dir()
+        if low == high or not imported_is_package:
+            continue  # inside one sub-package, or a shared module (device, metrics, reports, progress)
+        where = edge.where(root, modules)
+        if not importer_is_package:
+            problems.append(f"{where}: {edge.source} imports {edge.target}; gnn's shared modules import no capability")
+        elif low not in GNN_LAYERS:
+            problems.append(f"{where}: gnn.{low} is not in GNN_LAYERS; say which sub-packages it may import")
+        elif high not in GNN_LAYERS[low]:
+            problems.append(
+                f"{where}: {edge.source} imports {edge.target}; gnn.{low} may import only "
+                f"{', '.join(sorted(GNN_LAYERS[low])) or 'the shared modules'} (docs/architecture.md)"
+            )
+    return sorted(problems)
+
+
 def cypher_outside_the_store(modules: dict[str, Path], root: Path) -> list[str]:
     """String literals that open a Cypher statement in modules outside :data:`DRIVER_HOMES` (docstrings excepted)."""
     problems = []
@@ -238,6 +280,13 @@ def test_dependencies_point_one_way() -> None:
     modules, edges = import_graph(REPO, PACKAGES)
     problems = wrong_way_imports(modules, edges, REPO)
     assert not problems, "imports against the layering:\n" + "\n".join(problems)
+
+
+def test_gnn_sub_packages_import_only_those_below_them() -> None:
+    modules, edges = import_graph(REPO, PACKAGES)
+    assert set(GNN_LAYERS) == {p.name for p in (REPO / "gnn").iterdir() if (p / "__init__.py").is_file()}
+    problems = gnn_upward_imports(modules, edges, REPO)
+    assert not problems, "imports against gnn's layering:\n" + "\n".join(problems)
 
 
 def test_only_the_store_holds_cypher() -> None:
@@ -333,3 +382,28 @@ def test_imports_against_the_layering_and_drivers_and_cypher_are_reported(tmp_pa
     ]
     assert "imports the ladybug driver" in problems[2] and "api faces users" in problems[1]
     assert [p.split(": ")[0] for p in cypher_outside_the_store(modules, tmp_path)] == ["gnn/reader.py:2"]
+
+
+def test_an_upward_import_inside_gnn_is_reported(tmp_path: Path) -> None:
+    _write(
+        tmp_path,
+        {
+            "gnn/__init__.py": "",
+            "gnn/device.py": "from gnn.text import encoder\n",  # shared module importing a capability
+            "gnn/text/__init__.py": "",
+            "gnn/text/encoder.py": "import gnn.device\n",  # a shared module: allowed
+            "gnn/retrieval/__init__.py": "from gnn.text import encoder\n",  # allowed: retrieval sits on text
+            "gnn/retrieval/index.py": "from gnn.recommend.service import Service\n",  # upward
+            "gnn/recommend/__init__.py": "",
+            "gnn/recommend/service.py": "from gnn.retrieval import index\n",
+            "gnn/novel/__init__.py": "from gnn.text import encoder\n",  # not declared in GNN_LAYERS
+        },
+    )
+    modules, edges = import_graph(tmp_path, ["gnn"])
+    problems = gnn_upward_imports(modules, edges, tmp_path)
+    assert [p.split(": ")[0] for p in problems] == [
+        "gnn/device.py:1",
+        "gnn/novel/__init__.py:1",
+        "gnn/retrieval/index.py:1",
+    ]
+    assert "gnn.retrieval may import only text" in problems[2]

@@ -18,6 +18,7 @@ from graph import ingest, ingest_stream
 from graph.errors import ConfigError
 from graph.files import StoreFiles
 from graph.ingest import ON_ERROR
+from loaders.refmatch import Thesaurus
 
 log = logging.getLogger(__name__)
 
@@ -30,6 +31,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         return _ingest_cocitation(args)
     settings = AppSettings.from_env()
     sources = _sources(args, Path(args.data) if args.data else settings.data_dir)
+    thesaurus = _thesaurus(args, sources)
     reports = []
     with open_from_args(args, create=True) as store:
         rejects_dir = (
@@ -44,7 +46,12 @@ def cmd_ingest(args: argparse.Namespace) -> int:
                     batches = source.chunks(path, chunk)
                     report = ingest_stream(store, source.name, batches, on_error=args.on_error, rejects_dir=rejects_dir)
                 else:
-                    report = ingest(store, source.load(path), on_error=args.on_error, rejects_dir=rejects_dir)
+                    batch = (
+                        source.load_matched(path, thesaurus)
+                        if thesaurus is not None and source.load_matched is not None
+                        else source.load(path)
+                    )
+                    report = ingest(store, batch, on_error=args.on_error, rejects_dir=rejects_dir)
             except OSError as exc:  # the rejects report, written before the store
                 if exc.filename is None or not _within(Path(exc.filename), rejects_dir):
                     raise
@@ -81,6 +88,20 @@ def _ingest_cocitation(args: argparse.Namespace) -> int:
         else report.summary()
     )
     return 0
+
+
+def _thesaurus(args: argparse.Namespace, sources: list[tuple[loaders.Source, Path]]) -> Thesaurus | None:
+    """The ``--thesaurus`` file read (None without the flag: the loaders then honour
+    ``$CITEGRAPH_REFERENCE_THESAURUS``); a source named on its own that has no reference strings refuses it."""
+    if not args.thesaurus:
+        return None
+    matched = [source.name for source in loaders.SOURCES.values() if source.load_matched is not None]
+    if args.source != "all" and sources[0][0].load_matched is None:
+        raise ConfigError(
+            f"--thesaurus: {args.source} gives its cited works by id, not as reference strings, so there is nothing "
+            f"to match; the thesaurus applies to {', '.join(matched)}"
+        )
+    return Thesaurus.read(Path(args.thesaurus))
 
 
 def _within(path: Path, folder: Path) -> bool:
@@ -141,6 +162,13 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         type=int,
         help="works per batch of a source read in batches (openalex): memory holds one batch, the store gets all "
         "of them or none (default: $CITEGRAPH_INGEST_CHUNK_WORKS, else 5000)",
+    )
+    p.add_argument(
+        "--thesaurus",
+        metavar="FILE",
+        help="a thesaurus of cited references (VOSviewer format: label<TAB>replace by; replace by = label keeps a "
+        "string apart) for the sources whose cited works are reference strings; "
+        "default $CITEGRAPH_REFERENCE_THESAURUS (review the joins with `citegraph references report`)",
     )
     p.add_argument("--json", action="store_true", help="print the ingest reports as JSON")
     p.set_defaults(func=cmd_ingest)

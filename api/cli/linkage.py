@@ -33,7 +33,7 @@ from gnn.linkage.corpus import (
     store_silver_source,
 )
 from gnn.linkage.cross_encoder import CrossEncodedLinker, CrossEncoder, CrossEncoderSettings, train_cross_encoder
-from gnn.linkage.evaluate import EvalSettings, cross_validate
+from gnn.linkage.evaluate import LinkageEvalSettings, cross_validate
 from gnn.linkage.service import make_predictor
 from gnn.linkage.silver import (
     BinaryMetrics,
@@ -210,7 +210,7 @@ def cmd_linkage_eval(args: argparse.Namespace) -> int:
             silver = load_silver_source(
                 data_dir(args) / SCISUMMNET, encoder, max_papers=args.max_papers, exclude=set(gold.papers)
             )
-        settings = EvalSettings(
+        settings = LinkageEvalSettings(
             folds=args.folds,
             seed=args.seed,
             cutoff_criterion=args.criterion,
@@ -280,7 +280,7 @@ def _add_linkage(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     """``linkage silver|train|eval|task-input|score``."""
     p = sub.add_parser("linkage", help="sentence-linkage model: train, silver corpus, evaluation, task files")
     verbs = p.add_subparsers(dest="verb", required=True, metavar="VERB")
-    linker, evaluation, epochs = LinkerSettings(), EvalSettings(), CrossEncoderSettings().epochs
+    linker, evaluation, epochs = LinkerSettings(), LinkageEvalSettings(), CrossEncoderSettings().epochs
 
     q = verbs.add_parser("silver", help="write the balanced silver corpus CSV (Singha Roy & Mercer)")
     _corpus_arguments(q)
@@ -352,7 +352,7 @@ def _add_linkage(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
 
 def _corpus_arguments(q: argparse.ArgumentParser, *, silver_papers: int = 60) -> None:
     """The data, seed, device and silver-corpus flags of ``linkage silver|train|eval``."""
-    defaults = EvalSettings()
+    defaults = LinkageEvalSettings()
     q.add_argument("--data", help="data folder (default: $CITEGRAPH_DATA or ../shared/data)")
     q.add_argument("--seed", type=int, default=defaults.seed, help="seed of folds and silver negatives")
     q.add_argument("--device", choices=["cpu", "cuda"], help="encoder device")

@@ -37,6 +37,7 @@ from graph import Completeness, GraphStore
 from graph.check import check_store
 from graph.errors import ConfigError
 from graph.files import FileEntry, format_size
+from graph.labels import RESULT_LABELS, complete_result_labels
 from graph.neo4j_admin import export_neo4j_admin
 
 
@@ -126,6 +127,10 @@ def cmd_cypher(args: argparse.Namespace) -> int:
                 if isinstance(params[name], str):
                     params[name] = paper_keys(store, [params[name]], f"--param {name}")[0]
         columns, rows = store.read_only_query(text, params)
+        if any(label in columns and of in columns for label, of in RESULT_LABELS):
+            # a paper known by its authors only: its first author and year, not its id (graph/labels.py, step 5)
+            records = complete_result_labels([dict(zip(columns, row)) for row in rows], store.query)
+            rows = [[record[column] for column in columns] for record in records]
     print(format_rows(columns, rows, args.format, width=args.width))
     return 0
 

@@ -22,7 +22,7 @@ import torch
 from api.cli import encoder as encoder_cli
 from api.cli.common import index_dir, open_from_args, paper_keys, print_report, store_files
 from api.paper_ids import resolve_paper_ids, unknown_ids_message
-from gnn.recommend import evaluate, train
+from gnn.recommend import evaluate, studies, train
 from gnn.recommend.citances import QUERY_SOURCES, default_query_source
 from gnn.recommend.examples import TrainSettings
 from gnn.recommend.service import (
@@ -195,7 +195,9 @@ def query_source(args: argparse.Namespace, store: GraphStore) -> str:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    settings = evaluate.EvalSettings(n=args.n, tune_queries=args.tune_queries, seed=args.seed, limit=args.limit)
+    settings = evaluate.RecommendEvalSettings(
+        n=args.n, tune_queries=args.tune_queries, seed=args.seed, limit=args.limit
+    )
     with open_from_args(args, read_only=True) as store:
         encoder = TextEncoder(EncoderSettings.from_env(served=store_files(store, args).served_encoder))
         try:
@@ -241,7 +243,7 @@ def ablation_models_dir(out: Path) -> Path:
 
 def cmd_train_reranker(args: argparse.Namespace) -> int:
     """``citegraph train reranker`` (and ``eval recommend --ablation``): build examples, train, save, report."""
-    options = _training_options(args, bool(args.ablation))  # the flags are checked before the store opens
+    options = _training_options(args)  # the flags are checked before the store opens
     with open_from_args(args, read_only=True) as store:
         return train_reranker(store, args, options)
 
@@ -252,7 +254,7 @@ def train_reranker(store: GraphStore, args: argparse.Namespace, options: dict[st
     ``options``: :func:`_training_options` of ``args``, when the caller checked them already."""
     logging.getLogger("bm25s").setLevel(logging.WARNING)
     ablation = bool(getattr(args, "ablation", False))
-    options = options if options is not None else _training_options(args, ablation)
+    options = options if options is not None else _training_options(args)
     # The reranker's matrices are small (a few thousand rows per step): a second thread gains 9% on a quiet
     # 2-core machine and costs 34% when the other core is busy (docs/results.md, reranker_threads.py). The
     # caller's count comes back afterwards (the server's, when its background build trains).
@@ -266,7 +268,8 @@ def train_reranker(store: GraphStore, args: argparse.Namespace, options: dict[st
         options["settings"] = replace(options["settings"], queries=query_source(args, store))
         index, _ = RetrievalIndex.open(store, IndexSettings(), path=files.index, cache=encoder)
         out_dir = ablation_models_dir(Path(args.out)) if ablation else files.reranker
-        report = train.run_training(store, encoder, index, out_dir=out_dir, **options)
+        training = studies.run_ablation if ablation else train.run_training
+        report = training(store, encoder, index, out_dir=out_dir, **options)
     finally:
         encoder.close()
         torch.set_num_threads(threads)
@@ -289,8 +292,9 @@ def why_retraining_is_skipped(store: GraphStore, args: argparse.Namespace) -> st
     return None
 
 
-def _training_options(args: argparse.Namespace, ablation: bool) -> dict[str, Any]:
-    """The keyword arguments of :func:`gnn.recommend.train.run_training` that the flags set."""
+def _training_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The keyword arguments of :func:`gnn.recommend.train.run_training` (and of
+    :func:`gnn.recommend.studies.run_ablation`) that the flags set."""
     seeds = getattr(args, "mart_seeds", None)  # the ablation takes the defaults
     trees = {
         "learning_rate": getattr(args, "mart_learning_rate", None),
@@ -316,7 +320,6 @@ def _training_options(args: argparse.Namespace, ablation: bool) -> dict[str, Any
         ),
         "model_settings": RerankerSettings(seed=args.seed, **neural),
         "objectives": [args.objective] if args.objective else list(OBJECTIVES),
-        "ablation": ablation,
         "lambdamart": None if getattr(args, "no_lambdamart", False) else lambdamart,
         "cache_dir": None if getattr(args, "no_example_cache", False) else StoreFiles().reranker_examples,
         "plain_trees": not getattr(args, "no_plain_trees", False),
@@ -387,7 +390,7 @@ def _add_recommend(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
 
 
 def _add_eval(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    defaults = evaluate.EvalSettings()
+    defaults = evaluate.RecommendEvalSettings()
     p = sub.add_parser("eval", help="evaluation harnesses (recommend: citation recommendation on held-out citances)")
     kinds = p.add_subparsers(dest="kind", required=True, metavar="KIND")
     q = kinds.add_parser(

@@ -4,6 +4,7 @@
 ``counts``     sparse products (ESC, torch, SciPy) of co-occurrence counts; the normalised strengths
 ``compute``    ``citegraph compute cocitation``: reads, CO_CITED and coupling tables, the step, write-back
 ``noise``      MP-BERT4CR noise distributions: co-citation partners and negative weights
+``settings``   the settings both co-citation steps share (minimum count, partners kept, α)
 ``clusters``   Leiden clusters of the co-citation graph and their c-TF-IDF labels
 ``export``     co-citation and coupling networks for Gephi, VOSviewer, CSV and Parquet
 =============  ==========================================================================================

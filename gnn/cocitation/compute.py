@@ -34,6 +34,7 @@ from gnn.cocitation.clusters import (
 )
 from gnn.cocitation.counts import PairCounts, cooccurrence, count_pairs, normalised_strengths
 from gnn.cocitation.noise import NoiseDistributions, arrow_ids, noise_distributions, top_partners
+from gnn.cocitation.settings import PairCountSettings
 from gnn.device import select_device
 from gnn.progress import StageTimer
 from graph.errors import ConfigError
@@ -47,18 +48,9 @@ MEASURES = ("count", "sentence_count", "association", "cosine", "jaccard", "incl
 
 
 @dataclass(frozen=True)
-class CocitationSettings:
-    """Settings of ``citegraph compute cocitation``."""
+class CocitationSettings(PairCountSettings):
+    """Settings of ``citegraph compute cocitation``: the shared pair-count settings, then clustering."""
 
-    # A pair becomes a CO_CITED edge (and a link of the cluster graph) when at least this many papers
-    # cite both. 1 keeps every pair; raise it on large corpora, where most pairs are co-cited once.
-    min_count: int = 1
-    # Partners kept per paper in cocite_partners/cocite_probs (the top of p(j|t)); the probability of
-    # the rest is stored as cocite_tail, so a reader knows how much of the distribution it lacks.
-    top_m: int = 32
-    # Exponent α of both noise distributions, freq^α (MP-BERT4CR eq. 1-2, word2vec's 3/4). Below 1 it
-    # flattens the distributions, moving probability towards rare pairs and rarely cited papers.
-    power: float = 0.75
     # Leiden resolution γ: above 1 gives more, smaller clusters; below 1 fewer, larger ones.
     resolution: float = 1.0
     # Seed of Leiden's random node order: the same seed on the same graph gives the same clusters.
@@ -76,12 +68,7 @@ class CocitationSettings:
     label_terms: int = 5
 
     def __post_init__(self) -> None:
-        if self.min_count < 1:
-            raise ConfigError(f"min_count is {self.min_count}; a co-citation count is at least 1 (default 1)")
-        if self.top_m < 1:
-            raise ConfigError(f"top_m is {self.top_m}; keep at least one partner per paper (default 32)")
-        if not 0.0 <= self.power <= 1.0:
-            raise ConfigError(f"power is {self.power}; use a value in [0, 1] (default 0.75, MP-BERT4CR's 3/4)")
+        super().__post_init__()
         if self.resolution <= 0:
             raise ConfigError(f"resolution is {self.resolution}; Leiden needs a positive resolution (default 1.0)")
         if self.cluster_top_k < 0:

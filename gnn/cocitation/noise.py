@@ -67,11 +67,6 @@ class NoiseDistributions:
             )
         return torch.from_numpy(found.astype(np.int64))
 
-    def partners_of(self, target: int) -> tuple[torch.Tensor, torch.Tensor]:
-        """Partner indices and probabilities of one target, most probable first."""
-        start, stop = int(self.indptr[target]), int(self.indptr[target + 1])
-        return self.partners[start:stop], self.probs[start:stop]
-
     @classmethod
     def from_store(cls, store: GraphStore) -> NoiseDistributions:
         """The distributions ``compute_cocitation`` stored on Paper nodes.

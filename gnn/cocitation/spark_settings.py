@@ -5,20 +5,14 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 
+from gnn.cocitation.settings import PairCountSettings
 from graph.errors import ConfigError
 
 
 @dataclass(frozen=True)
-class SparkCocitationSettings:
-    """Settings of ``citegraph spark cocitation`` / ``coupling`` (the first three as in ``compute cocitation``)."""
+class SparkCocitationSettings(PairCountSettings):
+    """Settings of ``citegraph spark cocitation`` / ``coupling``: the shared pair-count settings, then Spark's own."""
 
-    # A pair is written (a CO_CITED edge, a coupling row) when at least this many members hold both.
-    # The noise distributions use every pair, as the single-machine step does.
-    min_count: int = 1
-    # Partners kept per paper in cocite_partners/cocite_probs; the rest is summed in cocite_tail.
-    top_m: int = 32
-    # Exponent α of both noise distributions (MP-BERT4CR eq. 1-2, word2vec's 3/4).
-    power: float = 0.75
     # Keep a pair only when it is among the top_k strongest partners of either end (descending
     # p(j|t), then id: the cut of the compute step's cluster graph); 0 keeps every pair.
     top_k: int = 0
@@ -27,12 +21,7 @@ class SparkCocitationSettings:
     block_size: int = 2048
 
     def __post_init__(self) -> None:
-        if self.min_count < 1:
-            raise ConfigError(f"min_count is {self.min_count}; a count is at least 1 (default 1)")
-        if self.top_m < 1:
-            raise ConfigError(f"top_m is {self.top_m}; keep at least one partner per paper (default 32)")
-        if not 0.0 <= self.power <= 1.0:
-            raise ConfigError(f"power is {self.power}; use a value in [0, 1] (default 0.75, MP-BERT4CR's 3/4)")
+        super().__post_init__()
         if self.top_k < 0:
             raise ConfigError(f"top_k is {self.top_k}; use 0 (every pair) or more")
         if self.block_size < 2:

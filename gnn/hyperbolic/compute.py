@@ -70,7 +70,7 @@ import torch
 
 from gnn.device import on_device, select_device
 from gnn.hyperbolic import poincare
-from gnn.hyperbolic.embedding import EmbeddingSettings, cached_embedding
+from gnn.hyperbolic.embedding import PoincareEmbeddingSettings, cached_embedding
 from gnn.hyperbolic.hierarchy import Hierarchy, Reconstruction, reconstruction, taxonomy_hierarchy
 from gnn.hyperbolic.map import (
     HyperbolicMap,
@@ -134,8 +134,8 @@ class HyperbolicSettings:
         if self.place_top_k < 0:
             raise ConfigError(f"place_top_k is {self.place_top_k}; use >= 0 (default 3, 0: off)")
 
-    def embedding(self, dim: int) -> EmbeddingSettings:
-        return EmbeddingSettings(
+    def embedding(self, dim: int) -> PoincareEmbeddingSettings:
+        return PoincareEmbeddingSettings(
             dim=dim,
             epochs=self.epochs,
             burn_in=self.burn_in,

@@ -78,7 +78,7 @@ CACHE_FORMAT = 1
 
 
 @dataclass(frozen=True)
-class EmbeddingSettings:
+class PoincareEmbeddingSettings:
     """How :func:`train_embedding` trains."""
 
     # Dimension of the ball. 2 can be drawn; 5-10 reconstruct taxonomies almost perfectly (N&K table 1).
@@ -149,7 +149,7 @@ class _Ball(geoopt.PoincareBall):
 @dataclass(frozen=True)
 class TrainedEmbedding:
     points: torch.Tensor  # float64 [n, dim] on the CPU, rows in the hierarchy's node order
-    settings: EmbeddingSettings
+    settings: PoincareEmbeddingSettings
     losses: tuple[float, ...]  # mean loss per epoch, the burn-in's first
     seconds: float
     epochs: int  # refinement epochs run after the burn-in: settings.epochs, or fewer when the loss converged
@@ -178,7 +178,7 @@ def _pairwise(geometry: str, points: torch.Tensor) -> torch.Tensor:
     return torch.cdist(points, points, compute_mode="donot_use_mm_for_euclid_dist")
 
 
-def initial_points(hierarchy: Hierarchy, settings: EmbeddingSettings) -> torch.Tensor:
+def initial_points(hierarchy: Hierarchy, settings: PoincareEmbeddingSettings) -> torch.Tensor:
     """float64 [n, dim]: the starting layout of ``settings.init`` (module docstring)."""
     generator = torch.Generator().manual_seed(settings.seed)
     if settings.init == "tree":
@@ -202,7 +202,7 @@ def converged(losses: Sequence[float], window: int, tolerance: float) -> bool:
 
 def train_embedding(
     hierarchy: Hierarchy,
-    settings: EmbeddingSettings | None = None,
+    settings: PoincareEmbeddingSettings | None = None,
     *,
     progress: bool = True,
     checkpoint: Callable[[int, torch.Tensor], None] | None = None,
@@ -212,7 +212,7 @@ def train_embedding(
     ``checkpoint(epoch, points)`` is called after the burn-in (epoch 0) and after every refinement epoch
     (1, 2, ...) with a float64 CPU copy of the points: benchmarks rank the layout as it trains.
     """
-    settings = settings or EmbeddingSettings()
+    settings = settings or PoincareEmbeddingSettings()
     device = select_device(settings.device)
     started = time.perf_counter()
     torch.manual_seed(settings.seed)
@@ -284,7 +284,7 @@ def hierarchy_hash(hierarchy: Hierarchy) -> str:
     return digest.hexdigest()
 
 
-def embedding_key(hierarchy: Hierarchy, settings: EmbeddingSettings) -> str:
+def embedding_key(hierarchy: Hierarchy, settings: PoincareEmbeddingSettings) -> str:
     """16 hex digits naming the layout of ``hierarchy`` under ``settings`` (the device does not count)."""
     config = {k: v for k, v in asdict(settings).items() if k != "device"}
     text = json.dumps(
@@ -321,7 +321,7 @@ def save_embedding(trained: TrainedEmbedding, hierarchy: Hierarchy, folder: Path
     return path
 
 
-def load_embedding(hierarchy: Hierarchy, settings: EmbeddingSettings, folder: Path) -> TrainedEmbedding | None:
+def load_embedding(hierarchy: Hierarchy, settings: PoincareEmbeddingSettings, folder: Path) -> TrainedEmbedding | None:
     """The layout saved by :func:`save_embedding` for ``hierarchy`` and ``settings``; None when there is none or
     the file cannot be trusted (it does not load, names other nodes, or its points fail their checksum)."""
     key = embedding_key(hierarchy, settings)
@@ -341,7 +341,7 @@ def load_embedding(hierarchy: Hierarchy, settings: EmbeddingSettings, folder: Pa
     return TrainedEmbedding(points.to(torch.float64), settings, losses, float(record["seconds"]), int(record["epochs"]))
 
 
-def _record_problem(record: dict[str, Any], key: str, hierarchy: Hierarchy, settings: EmbeddingSettings) -> str:
+def _record_problem(record: dict[str, Any], key: str, hierarchy: Hierarchy, settings: PoincareEmbeddingSettings) -> str:
     """Why a loaded record is not the layout of ``key``, or ""."""
     if record.get("format") != CACHE_FORMAT or record.get("key") != key:
         return f"format {record.get('format')} / key {record.get('key')}, expected {CACHE_FORMAT} / {key}"
@@ -365,7 +365,7 @@ class CachedEmbedding:
 
 
 def cached_embedding(
-    hierarchy: Hierarchy, settings: EmbeddingSettings, folder: Path | None, *, progress: bool = True
+    hierarchy: Hierarchy, settings: PoincareEmbeddingSettings, folder: Path | None, *, progress: bool = True
 ) -> CachedEmbedding:
     """The layout saved under ``folder`` for ``hierarchy`` and ``settings``, else one trained now and saved there
     (module docstring); ``folder`` None: always trained, never saved."""
@@ -386,7 +386,7 @@ def _pair_loss(
     anchor: torch.Tensor,
     positive: torch.Tensor,
     related: torch.Tensor,
-    settings: EmbeddingSettings,
+    settings: PoincareEmbeddingSettings,
     generator: torch.Generator,
     n: int,
 ) -> torch.Tensor:
@@ -419,7 +419,7 @@ __all__ = [
     "GEOMETRIES",
     "INITS",
     "CachedEmbedding",
-    "EmbeddingSettings",
+    "PoincareEmbeddingSettings",
     "TrainedEmbedding",
     "cached_embedding",
     "converged",

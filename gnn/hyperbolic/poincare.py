@@ -6,9 +6,9 @@ The Poincaré ball of curvature :math:`-c` (:math:`c > 0`) is the open ball
 curvature as the keyword-only ``c`` (default 1: curvature :math:`-1`, the unit ball) and works on
 the last dimension of broadcastable tensors, in the dtype it is given. The formulas follow Ganea,
 Bécigneul & Hofmann (2018), "Hyperbolic Neural Networks" (NeurIPS), and Ungar (2008), *A
-Gyrovector Space Approach to Hyperbolic Geometry*; they are the formulas of geoopt's
-``manifolds/stereographic/math.py`` with :math:`\kappa = -c`, and the tests hold the two to the
-same values.
+Gyrovector Space Approach to Hyperbolic Geometry*; each function here is geoopt's (``geoopt.manifolds.stereographic.math``, curvature
+:math:`\kappa = -c`) under the project's signature — only :func:`dist`, :func:`pairwise_dist` and :func:`weighted_midpoint` are
+written out, each for the measured reason in its docstring.
 
 The distance is
 
@@ -31,6 +31,7 @@ from __future__ import annotations
 from typing import Any
 
 import torch
+from geoopt.manifolds.stereographic import math as stereographic
 
 # Margin kept from the boundary by project(), per dtype: a point is pulled back to norm (1 - eps)/√c.
 # float32: 4e-3 keeps 1 - ‖x‖² at ≥ 8e-3, where float32's 6e-8 resolution still leaves ~5 digits;
@@ -51,15 +52,16 @@ def _artanh(x: torch.Tensor) -> torch.Tensor:
     return 0.5 * (torch.log1p(x) - torch.log1p(-x))
 
 
-def _sqrt_c(c: float, like: torch.Tensor) -> torch.Tensor:
+def _curvature(c: float, like: torch.Tensor) -> torch.Tensor:
+    """geoopt's κ = -c as a tensor of ``like``'s dtype and device; c ≤ 0 is refused with its reason."""
     if c <= 0:
         raise ValueError(f"curvature parameter c is {c}; the Poincaré ball needs c > 0 (curvature -c)")
-    return torch.as_tensor(c, dtype=like.dtype, device=like.device).sqrt()
+    return torch.as_tensor(-c, dtype=like.dtype, device=like.device)
 
 
 def lambda_x(x: torch.Tensor, *, c: float = 1.0) -> torch.Tensor:
     r"""Conformal factor :math:`\lambda^c_x = \dfrac{2}{1 - c\|x\|^2}` (last dimension kept, size 1)."""
-    return 2 / (1 - c * x.pow(2).sum(dim=-1, keepdim=True)).clamp_min(MIN_NORM)  # MIN_NORM: a point on the boundary
+    return stereographic.lambda_x(x, k=_curvature(c, x), keepdim=True)
 
 
 def project(x: torch.Tensor, *, c: float = 1.0, eps: float | None = None) -> torch.Tensor:
@@ -68,9 +70,7 @@ def project(x: torch.Tensor, *, c: float = 1.0, eps: float | None = None) -> tor
     ``eps`` defaults to :data:`BALL_EPS` of ``x``'s dtype; points already inside that margin are unchanged.
     """
     margin = BALL_EPS.get(x.dtype, 4e-3) if eps is None else eps
-    max_norm = (1 - margin) / _sqrt_c(c, x)
-    norm = _norm(x)
-    return torch.where(norm > max_norm, x / norm * max_norm, x)
+    return stereographic.project(x, k=_curvature(c, x), eps=margin)
 
 
 def mobius_add(x: torch.Tensor, y: torch.Tensor, *, c: float = 1.0) -> torch.Tensor:
@@ -82,12 +82,7 @@ def mobius_add(x: torch.Tensor, y: torch.Tensor, *, c: float = 1.0) -> torch.Ten
 
     Not commutative nor associative, but left-cancelling: :math:`(-x) \oplus_c (x \oplus_c y) = y`.
     """
-    xy = (x * y).sum(dim=-1, keepdim=True)
-    x2 = x.pow(2).sum(dim=-1, keepdim=True)
-    y2 = y.pow(2).sum(dim=-1, keepdim=True)
-    num = (1 + 2 * c * xy + c * y2) * x + (1 - c * x2) * y
-    den = 1 + 2 * c * xy + c**2 * x2 * y2
-    return num / den.clamp_min(MIN_NORM)  # MIN_NORM: den ≥ (1 - c‖x‖‖y‖)² > 0 inside the ball; 0 only on it
+    return stereographic.mobius_add(x, y, k=_curvature(c, x))
 
 
 def dist(x: torch.Tensor, y: torch.Tensor, *, c: float = 1.0) -> torch.Tensor:
@@ -98,15 +93,19 @@ def dist(x: torch.Tensor, y: torch.Tensor, *, c: float = 1.0) -> torch.Tensor:
 
     Symmetric, zero exactly on the diagonal, unbounded towards the boundary. Shape: the broadcast
     of ``x`` and ``y`` without the last dimension.
+
+    Written out rather than geoopt's ``dist``: geoopt clamps artanh's argument at 1 − 1e-7, which caps
+    every distance at 2·artanh(1 − 1e-7) ≈ 16.8, while two float64 points inside :data:`BALL_EPS` on
+    opposite sides of the ball are ≈ 24.4 apart (``test_far_points_near_the_boundary_keep_their_distance``).
     """
-    sqrt_c = _sqrt_c(c, x)
+    k = _curvature(c, x)
+    sqrt_c = (-k).sqrt()
     return 2 / sqrt_c * _artanh(sqrt_c * _norm(mobius_add(-x, y, c=c))).squeeze(-1)
 
 
 def dist0(x: torch.Tensor, *, c: float = 1.0) -> torch.Tensor:
     r"""Distance from the origin: :math:`d_c(0, x) = \frac{2}{\sqrt c}\operatorname{artanh}(\sqrt c\,\|x\|)`."""
-    sqrt_c = _sqrt_c(c, x)
-    return 2 / sqrt_c * _artanh(sqrt_c * _norm(x)).squeeze(-1)
+    return stereographic.dist0(x, k=_curvature(c, x))
 
 
 def pairwise_dist(x: torch.Tensor, y: torch.Tensor, *, c: float = 1.0) -> torch.Tensor:
@@ -123,7 +122,7 @@ def pairwise_dist(x: torch.Tensor, y: torch.Tensor, *, c: float = 1.0) -> torch.
     class layout (:mod:`gnn.hyperbolic.embedding`) takes one [n, n] matrix and its gradient per epoch,
     and autograd's chain through a dozen elementwise [n, n] steps took about twice as long.
     """
-    _sqrt_c(c, x)  # rejects c <= 0 with its message
+    _curvature(c, x)  # rejects c <= 0 with its message
     return _PairwiseDistance.apply(x, y, c)
 
 
@@ -186,9 +185,7 @@ def expmap0(u: torch.Tensor, *, c: float = 1.0) -> torch.Tensor:
 
     Maps the tangent space :math:`T_0\mathbb{D}_c = \mathbb{R}^n` onto the ball; :math:`d_c(0, \exp^c_0(u)) = 2\|u\|`.
     """
-    sqrt_c = _sqrt_c(c, u)
-    norm = _norm(u)
-    return torch.tanh(sqrt_c * norm) * u / (sqrt_c * norm)
+    return stereographic.expmap0(u, k=_curvature(c, u))
 
 
 def logmap0(y: torch.Tensor, *, c: float = 1.0) -> torch.Tensor:
@@ -197,9 +194,7 @@ def logmap0(y: torch.Tensor, *, c: float = 1.0) -> torch.Tensor:
     .. math::
         \log^c_0(y) = \operatorname{artanh}(\sqrt c\,\|y\|)\,\frac{y}{\sqrt c\,\|y\|}
     """
-    sqrt_c = _sqrt_c(c, y)
-    norm = _norm(y)
-    return _artanh(sqrt_c * norm) * y / (sqrt_c * norm)
+    return stereographic.logmap0(y, k=_curvature(c, y))
 
 
 def mobius_scalar_mul(r: torch.Tensor | float, x: torch.Tensor, *, c: float = 1.0) -> torch.Tensor:
@@ -210,9 +205,7 @@ def mobius_scalar_mul(r: torch.Tensor | float, x: torch.Tensor, *, c: float = 1.
 
     Scales the distance from the origin by :math:`r`: :math:`d_c(0, r \otimes_c x) = |r|\, d_c(0, x)`.
     """
-    sqrt_c = _sqrt_c(c, x)
-    norm = _norm(x)
-    return torch.tanh(r * _artanh(sqrt_c * norm)) * x / (sqrt_c * norm)
+    return stereographic.mobius_scalar_mul(torch.as_tensor(r, dtype=x.dtype, device=x.device), x, k=_curvature(c, x))
 
 
 def weighted_midpoint(
@@ -231,6 +224,9 @@ def weighted_midpoint(
     to 1 (only ratios count) and must be non-negative; default: all equal. ``xs`` has the points
     along ``dim`` (default: the second to last, [..., n, d]); ``weights`` broadcasts to ``xs``
     without its last dimension.
+
+    Written out rather than geoopt's ``weighted_midpoint`` for the halving step's artanh (see the comment
+    there; ``test_midpoint_of_one_point_near_the_boundary_is_that_point``).
     """
     if weights is None:
         weights = torch.ones(xs.shape[:-1], dtype=xs.dtype, device=xs.device)
@@ -238,8 +234,13 @@ def weighted_midpoint(
     lam = lambda_x(xs, c=c)  # [..., n, 1]
     num = (alpha * lam * xs).sum(dim=dim)
     # λ - 1 ≥ 1 > 0 inside the ball, so the denominator vanishes only when every weight does
-    den = (alpha * (lam - 1)).sum(dim=dim).clamp_min(MIN_NORM)
-    return mobius_scalar_mul(0.5, num / den, c=c)
+    two_mean = num / (alpha * (lam - 1)).sum(dim=dim).clamp_min(MIN_NORM)
+    # ½ ⊗ two_mean with the exact artanh: two_mean lies far closer to the boundary than its points (1e-8 away
+    # for a point 1e-4 away), where geoopt's clamp at 1 - 1e-7 would move a float64 midpoint by 3e-4
+    k = _curvature(c, xs)
+    sqrt_c = (-k).sqrt()
+    norm = _norm(two_mean)
+    return torch.tanh(0.5 * _artanh(sqrt_c * norm)) * two_mean / (sqrt_c * norm)
 
 
 __all__ = [

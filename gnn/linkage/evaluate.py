@@ -14,7 +14,7 @@ files), the predictions of all folds pooled:
 * ``linker (gold + silver)``: the same plus the silver corpus, its cosine cutoff chosen on the
   training folds' gold pairs (:func:`~gnn.linkage.silver.choose_cutoff`), then balanced;
 * ``boosting (gold)``: gradient-boosted trees on the same features, for comparison;
-* ``linker + cross-encoder (gold)`` (only with ``EvalSettings.cross_encoder``): the gold linker's
+* ``linker + cross-encoder (gold)`` (only with ``LinkageEvalSettings.cross_encoder``): the gold linker's
   top candidates re-ordered by a MiniLM cross-encoder fine-tuned on the same training folds
   (:mod:`gnn.linkage.cross_encoder`; about 10 minutes per fold on 2 CPU cores).
 
@@ -43,7 +43,7 @@ BASELINES = ("cosine", "bm25", "bm25_noyear")  # features ranked as untrained to
 
 
 @dataclass(frozen=True)
-class EvalSettings:
+class LinkageEvalSettings:
     folds: int = 5  # groups of reference papers; 8 papers per test fold on the 40 of CL-SciSumm 2018
     seed: int = 0  # fold assignment, silver negatives
     k_values: tuple[int, ...] = (1, 2, 3, 4, 5)  # k of the top-k baselines
@@ -109,7 +109,7 @@ def human_agreement(gold: GoldCorpus) -> dict[str, object]:
 
 
 def cross_validate(
-    gold: GoldCorpus, silver: SilverSource | None, settings: EvalSettings = EvalSettings()
+    gold: GoldCorpus, silver: SilverSource | None, settings: LinkageEvalSettings = LinkageEvalSettings()
 ) -> dict[str, object]:
     """Scores of every system (see module docstring) and the silver cutoffs chosen per fold."""
     gold_files: dict[Hashable, dict[Hashable, frozenset[int]]] = {}
@@ -175,4 +175,4 @@ def cross_validate(
     }
 
 
-__all__ = ["BASELINES", "CROSS_ENCODED", "EvalSettings", "cross_validate", "human_agreement"]
+__all__ = ["BASELINES", "CROSS_ENCODED", "LinkageEvalSettings", "cross_validate", "human_agreement"]

@@ -14,7 +14,7 @@ are **rarely vs often co-cited** (the "low-frequency" analysis: a target's co-ci
 the number of (citing paper, other cited paper) pairs it appears in up to the split's cutoff; a
 context is rare when its least co-cited target is at or below the median over the split's contexts).
 Against the first encoder (the frozen one) each other gets the paired bootstrap of the per-context
-differences of R@10 and MRR (:func:`gnn.recommend.train.paired_bootstrap`, contexts resampled).
+differences of R@10 and MRR (:func:`gnn.recommend.studies.paired_bootstrap`, contexts resampled).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ import pandas as pd
 
 from gnn.metrics import recall_at_k, reciprocal_rank
 from gnn.recommend.examples import TrainSettings, split_frames
-from gnn.recommend.train import paired_bootstrap
+from gnn.recommend.studies import paired_bootstrap
 from gnn.rerank.knowledge import known_citations
 from gnn.retrieval.enricher import read_citations_with_years
 from gnn.text.embeddings import paper_texts

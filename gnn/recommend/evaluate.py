@@ -76,7 +76,7 @@ MANUSCRIPT_POOL = 200  # prefetch depth of the manuscript-mode table, reported a
 
 
 @dataclass(frozen=True)
-class EvalSettings:
+class RecommendEvalSettings:
     # Where the queries come from: "scisummnet" (split by the years below) or "store" (every citing sentence
     # of the store, split by store_split from its citing years: validation and test as `train reranker`'s).
     queries: str = "scisummnet"
@@ -138,7 +138,7 @@ class Harness:
         store: GraphStore,
         index: RetrievalIndex,
         encoder: TextEncoder,
-        settings: EvalSettings,
+        settings: RecommendEvalSettings,
         *,
         progress: bool = False,
     ) -> None:
@@ -309,7 +309,7 @@ class _Table:
 def run_evaluation(
     store: GraphStore,
     encoder: TextEncoder,
-    settings: EvalSettings = EvalSettings(),
+    settings: RecommendEvalSettings = RecommendEvalSettings(),
     *,
     index: RetrievalIndex | None = None,
     progress: bool = False,
@@ -380,7 +380,7 @@ def _tune_global_weight(h: Harness, tuned: _Tuned) -> None:
     tuned.record["global_weight"] = {"dense": tuned.lam_dense, "bm25": tuned.lam_bm25}
 
 
-def _depth(settings: EvalSettings) -> int:
+def _depth(settings: RecommendEvalSettings) -> int:
     """Each channel's list length before fusion: at least the service's 400, at least the table's n."""
     return max(settings.n, 400)
 
@@ -761,4 +761,4 @@ def _manuscript_markdown(manuscript: dict[str, Any] | None) -> list[str]:
     return lines
 
 
-__all__ = ["EvalSettings", "Harness", "report_markdown", "run_evaluation", "run_manuscript_evaluation"]
+__all__ = ["Harness", "RecommendEvalSettings", "report_markdown", "run_evaluation", "run_manuscript_evaluation"]

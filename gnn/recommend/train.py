@@ -1,4 +1,4 @@
-r"""``citegraph train reranker`` and ``citegraph eval recommend --ablation``: the reranker on the time split.
+r"""``citegraph train reranker``: the reranker on the time split, the scorer that is served chosen and saved.
 
 The examples are those of :mod:`gnn.recommend.examples`: the time-split ScisummNet citances (or, with
 ``--queries store``, the store's own citing sentences split by :mod:`gnn.recommend.split`), each
@@ -22,18 +22,10 @@ not the neural model alone. Its trees then grow into a bag of seeds (``LambdaMar
 scores averaged), blended anew, and saved when that blend's validation MRR beats the neural model's.
 The run also reports LambdaMART over the features alone, so the stacking's share is measured.
 
-**Ablation** (``--ablation``): every objective; then, for the chosen objective, − hyperbolic
-(Euclidean distance between the same taxonomy points), − taxonomy (no taxonomy feature), −
-co-citation (no co-citation features, no co-cited candidates), − enricher (no references
-features, no candidates only the references stage proposed), − authors, − per-field overlap. Each
-row is a model trained without the part (and, when the final scorer is the blend, one seed of trees
-retrained without it and blended with the same α: it compares with the chosen objective's one-seed
-row), evaluated on validation, the multi-citation subset (sentences citing ≥ 2 papers, R@10 over
-all their targets) and test.
-
-The module holds the whole run — baselines, objectives, trees, the choice of the served scorer and
-the ablation — because each step reads the rows and models of the one before; every step is a
-function of its own (:func:`run_training` reads as their list).
+The module holds the whole run — baselines, objectives, trees, the choice of the served scorer —
+because each step reads the rows and models of the one before; every step is a function of its own
+(:func:`train_scorer` reads as their list). The research built on a run (the ablation, the objectives
+compared over seeds) is :mod:`gnn.recommend.studies`.
 """
 
 from __future__ import annotations
@@ -47,15 +39,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from gnn.metrics import evaluate_rankings, recall_at_k
 from gnn.recommend.citances import profile_citances
 from gnn.recommend.examples import SplitData, TrainSettings, load_splits
 from gnn.recommend.split import rule_text
 from gnn.rerank.examples import QueryExample, ranked_ids
-from gnn.rerank.features import FEATURE_NAMES, FeatureBuilder, FeatureSettings
-from gnn.rerank.knowledge import Knowledge, TaxonomyPlaces
 from gnn.rerank.lambdamart import (
     LambdaMart,
     LambdaMartSettings,
@@ -66,7 +55,6 @@ from gnn.rerank.lambdamart import (
     save_blend,
 )
 from gnn.rerank.model import (
-    OBJECTIVES,
     RerankerModel,
     RerankerSettings,
     RerankerTrainer,
@@ -76,7 +64,6 @@ from gnn.rerank.model import (
     save_reranker,
 )
 from gnn.rerank.scorer import FusionScorer
-from gnn.retrieval.enricher import Candidate, read_citations_with_years
 from gnn.retrieval.index import RetrievalIndex
 from gnn.retrieval.lexical import LexicalIndex
 from gnn.retrieval.prefetch import Prefetcher
@@ -94,15 +81,15 @@ DEFAULT_LAMBDAMART = LambdaMartSettings()  # run_training's default; None there 
 # --- systems and metrics -----------------------------------------------------------------------
 
 
-def _multi_citation(examples: Sequence[QueryExample]) -> list[int]:
+def multi_citation_queries(examples: Sequence[QueryExample]) -> list[int]:
     """Positions of the queries whose sentence cites at least two papers (the multi-citation subset)."""
     return [k for k, ex in enumerate(examples) if len(ex.targets) >= 2]
 
 
-def _metrics(rankings: Sequence[Sequence[str]], examples: Sequence[QueryExample]) -> dict[str, Any]:
+def ranking_metrics(rankings: Sequence[Sequence[str]], examples: Sequence[QueryExample]) -> dict[str, Any]:
     relevant = [ex.targets for ex in examples]
     metrics: dict[str, Any] = dict(evaluate_rankings(rankings, relevant).as_dict())
-    multi = _multi_citation(examples)
+    multi = multi_citation_queries(examples)
     metrics["multi_R@10"] = (
         float(np.mean([recall_at_k(rankings[k], relevant[k], 10) for k in multi])) if multi else None
     )
@@ -110,9 +97,7 @@ def _metrics(rankings: Sequence[Sequence[str]], examples: Sequence[QueryExample]
     return metrics
 
 
-def _model_rankings(
-    model: RerankerModel, trainer: RerankerTrainer, examples: Sequence[QueryExample]
-) -> list[list[str]]:
+def model_rankings(model: RerankerModel, trainer: RerankerTrainer, examples: Sequence[QueryExample]) -> list[list[str]]:
     return _ranked(trainer.score_many(model, examples), examples)
 
 
@@ -124,7 +109,7 @@ def _mart_rankings(mart: LambdaMart, examples: Sequence[QueryExample], neural: S
     return _ranked(mart.score_pools([ex.features for ex in examples], neural), examples)
 
 
-def _blend_rankings(
+def blend_rankings(
     mart: LambdaMart, alpha: float, examples: Sequence[QueryExample], neural: Sequence[np.ndarray]
 ) -> list[list[str]]:
     scores = mart.score_pools([ex.features for ex in examples], neural)
@@ -168,7 +153,7 @@ def cross_fitted_scores(
     return out
 
 
-def _fit_mart(
+def fit_stacked_mart(
     folds: Sequence[Sequence[QueryExample]],
     validation: Sequence[QueryExample],
     validation_neural: Sequence[np.ndarray],
@@ -202,7 +187,7 @@ BASELINE_DEPTH = 1000  # papers each retrieval baseline ranks per query
 
 
 @dataclass
-class _Neural:
+class NeuralScores:
     """One objective's neural reranker and its scores of every validation and test query's pool."""
 
     model: RerankerModel
@@ -212,7 +197,7 @@ class _Neural:
 
 
 @dataclass
-class _OneSeed:
+class OneSeedBlend:
     """One seed of stacked trees on an objective's model, its blend's α and the cross-fitted scores."""
 
     mart: LambdaMart
@@ -227,7 +212,7 @@ class _OneSeed:
 
 
 @dataclass
-class _Run:
+class TrainingRun:
     """One training run: the splits, the index's vectors, and the rows of the report as they are added."""
 
     index: RetrievalIndex
@@ -261,8 +246,8 @@ class _Run:
             {
                 "name": name,
                 "description": description,
-                "validation": _metrics(val_rank, self.val),
-                "test": _metrics(test_rank, self.test),
+                "validation": ranking_metrics(val_rank, self.val),
+                "test": ranking_metrics(test_rank, self.test),
                 **extra,
             }
         )
@@ -277,7 +262,6 @@ def run_training(
     settings: TrainSettings | None = None,
     model_settings: RerankerSettings | None = None,
     objectives: Sequence[str] | None = None,
-    ablation: bool = False,
     lambdamart: LambdaMartSettings | None = DEFAULT_LAMBDAMART,
     cache_dir: Path | None = None,
     plain_trees: bool = True,
@@ -288,26 +272,79 @@ def run_training(
     its blend (:mod:`gnn.rerank.lambdamart`, α chosen on validation MRR), and the objective whose blend has the best
     validation MRR is kept (without: the best neural model); its trees grow to ``lambdamart.bag`` seeds and are
     blended anew. Save the final scorer — the blend when its validation MRR is higher, else the neural model
-    alone — into ``out_dir``, evaluate every model with the baselines, and with ``ablation`` the ablation rows
-    (module docstring). Returns the report.
+    alone — into ``out_dir`` and evaluate every model with the baselines. Returns the report
+    (:attr:`TrainedScorer.report` of :func:`train_scorer`, which this is).
 
     The scorer is saved into ``<out_dir>.tmp`` and put in place of ``out_dir`` whole
     (:func:`graph.files.publish_folder`) once every part of it is written: a killed run leaves the
     previous scorer, never a new model beside older trees.
 
-    ``plain_trees=False`` leaves out the comparison row of LambdaMART over the features alone (about a
-    quarter of a one-seed run); the scorer saved is the same."""
+    Args:
+        store, encoder, index: the store the queries come from, the text encoder, the retrieval index whose
+            candidates and vectors the examples use.
+        out_dir: the folder the scorer is saved in (published whole).
+        settings: which queries and folds (:class:`gnn.recommend.examples.TrainSettings`).
+        model_settings: the neural reranker's settings; its ``objective`` when ``objectives`` is None.
+        objectives: the objectives trained side by side, the best kept.
+        lambdamart: the stacked trees' settings; None trains the neural model alone.
+        cache_dir: the example cache (None: build the examples afresh).
+        plain_trees: False leaves out the comparison row of LambdaMART over the features alone (about a
+            quarter of a one-seed run); the scorer saved is the same.
+        progress: progress bars on the terminal.
+    """
+    return train_scorer(
+        store,
+        encoder,
+        index,
+        out_dir=out_dir,
+        settings=settings,
+        model_settings=model_settings,
+        objectives=objectives,
+        lambdamart=lambdamart,
+        cache_dir=cache_dir,
+        plain_trees=plain_trees,
+        progress=progress,
+    ).report
+
+
+@dataclass
+class TrainedScorer:
+    """What a training run leaves besides its saved scorer: the report, and what a study continues from."""
+
+    report: dict[str, Any]
+    run: TrainingRun
+    best: str  # the objective kept
+    reference: OneSeedBlend | None  # its one-seed blend when the saved scorer is the blend, else None
+
+
+def train_scorer(
+    store: GraphStore,
+    encoder: TextEncoder,
+    index: RetrievalIndex,
+    *,
+    out_dir: Path,
+    settings: TrainSettings | None = None,
+    model_settings: RerankerSettings | None = None,
+    objectives: Sequence[str] | None = None,
+    lambdamart: LambdaMartSettings | None = DEFAULT_LAMBDAMART,
+    cache_dir: Path | None = None,
+    plain_trees: bool = True,
+    progress: bool = False,
+    command: str = "citegraph train reranker",
+) -> TrainedScorer:
+    """:func:`run_training` (its arguments), keeping the run for a study that continues it
+    (:func:`gnn.recommend.studies.run_ablation`); ``command`` is the report's."""
     start = time.perf_counter()
     settings = settings or TrainSettings()
-    run = _Run(
+    run = TrainingRun(
         index, load_splits(store, encoder, index, settings, cache_dir, progress), model_settings or RerankerSettings()
     )
     _check_learnable(run)
     timings: dict[str, float] = {"examples": round(time.perf_counter() - start, 1)}
-    report = _report_head(run, settings, ablation)
+    report = _report_head(run, settings, command)
     log.info("baselines on the same queries")
     _baselines(run, store, settings)
-    chosen = list(objectives) if objectives else ([*OBJECTIVES] if ablation else [run.model_settings.objective])
+    chosen = list(objectives) if objectives else [run.model_settings.objective]
     neural = {objective: _neural_row(run, objective, progress) for objective in chosen}
     if lambdamart is not None and not any(ex.label.any() for ex in run.val):
         log.warning("LambdaMART skipped: no validation query has a target among their candidates to stop on")
@@ -337,11 +374,9 @@ def run_training(
             o: round(one_seed[o].mrr if one_seed else neural[o].training.validation_mrr, 6) for o in chosen
         },
     }
-    if ablation:
-        _ablation_rows(run, store, best, one_seed[best] if final is not None else None)
     timings["total"] = round(time.perf_counter() - start, 1)
     report["seconds"] = timings
-    return report
+    return TrainedScorer(report, run, best, one_seed[best] if final is not None else None)
 
 
 def evaluate_saved_scorer(
@@ -364,9 +399,8 @@ def evaluate_saved_scorer(
     settings = settings or TrainSettings()
     model, record = load_reranker(folder)
     splits = load_splits(store, encoder, index, settings, cache_dir, progress, names=("validation", "test"))
-    run = _Run(index, splits, RerankerSettings())
-    report = _report_head(run, settings, ablation=False)
-    report["command"] = "citegraph eval reranker"
+    run = TrainingRun(index, splits, RerankerSettings())
+    report = _report_head(run, settings, "citegraph eval reranker")
     report["saved"] = {
         "folder": str(folder),
         "data_hash": record.get("data_hash"),
@@ -386,14 +420,14 @@ def evaluate_saved_scorer(
         run.add(
             f"saved scorer: LambdaMART ({mart.settings.bag} seeds) + neural, α = {alpha:g} (served)",
             "the blend `recommend` and `serve` rank with",
-            _blend_rankings(mart, alpha, run.val, val_neural),
-            _blend_rankings(mart, alpha, run.test, test_neural),
+            blend_rankings(mart, alpha, run.val, val_neural),
+            blend_rankings(mart, alpha, run.test, test_neural),
         )
     report["seconds"] = {"total": round(time.perf_counter() - start, 1)}
     return report
 
 
-def _check_learnable(run: _Run) -> None:
+def _check_learnable(run: TrainingRun) -> None:
     """A DataError saying why, when no training query has a target among its candidates."""
     if any(ex.label.any() for ex in run.train):
         return
@@ -408,14 +442,14 @@ def _check_learnable(run: _Run) -> None:
     )
 
 
-def _report_head(run: _Run, settings: TrainSettings, ablation: bool) -> dict[str, Any]:
+def _report_head(run: TrainingRun, settings: TrainSettings, command: str) -> dict[str, Any]:
     """The report's command, settings and query counts; its ``systems`` are the run's rows."""
     queries: dict[str, dict[str, Any]] = {
         name: {"queries": len(split.examples), "no target among candidates": split.dropped, "knows until": split.until}
         for name, split in run.splits.items()
     }
     head: dict[str, Any] = {
-        "command": "citegraph eval recommend --ablation" if ablation else "citegraph train reranker",
+        "command": command,
         "query source": settings.queries,
         "settings": asdict(settings),
         "model": {k: v for k, v in asdict(run.model_settings).items() if k != "device"},
@@ -429,7 +463,7 @@ def _report_head(run: _Run, settings: TrainSettings, ablation: bool) -> dict[str
     return head
 
 
-def _baselines(run: _Run, store: GraphStore, settings: TrainSettings) -> None:
+def _baselines(run: TrainingRun, store: GraphStore, settings: TrainSettings) -> None:
     """BM25, the strongest lexical baseline, dense and the service's fusion on the same queries: the served
     channels (:class:`gnn.retrieval.prefetch.Prefetcher`), the context vectors those of the examples."""
     index = run.index
@@ -472,11 +506,11 @@ def _baselines(run: _Run, store: GraphStore, settings: TrainSettings) -> None:
     )
 
 
-def _neural_row(run: _Run, objective: str, progress: bool) -> _Neural:
+def _neural_row(run: TrainingRun, objective: str, progress: bool) -> NeuralScores:
     """Train the neural reranker with ``objective``, score the validation and test pools, add its row."""
     settings = replace(run.model_settings, objective=objective)
     model, training = RerankerTrainer(run.index.vectors, settings).fit(run.train, run.val, progress=progress)
-    neural = _Neural(
+    neural = NeuralScores(
         model,
         training,
         run.scorer.score_many(model, run.val),
@@ -493,8 +527,8 @@ def _neural_row(run: _Run, objective: str, progress: bool) -> _Neural:
 
 
 def _one_seed_rows(
-    run: _Run, neural: dict[str, _Neural], lambdamart: LambdaMartSettings, plain_trees: bool = True
-) -> dict[str, _OneSeed]:
+    run: TrainingRun, neural: dict[str, NeuralScores], lambdamart: LambdaMartSettings, plain_trees: bool = True
+) -> dict[str, OneSeedBlend]:
     """LambdaMART over the features alone (when stacked and ``plain_trees``, for comparison), then per
     objective one seed of trees stacked on its model and their blend, α chosen on validation MRR; a row each."""
     first = next(iter(neural.values()))
@@ -507,10 +541,10 @@ def _one_seed_rows(
             _mart_rankings(plain, run.test, first.test),
             training_seconds=round(plain.seconds, 1),
         )
-    out: dict[str, _OneSeed] = {}
+    out: dict[str, OneSeedBlend] = {}
     for objective, scores in neural.items():
         log.info("LambdaMART (one seed) stacked on the %s model, and its blend with it", objective)
-        mart, cross = _fit_mart(
+        mart, cross = fit_stacked_mart(
             run.folds,
             run.val,
             scores.validation,
@@ -519,18 +553,20 @@ def _one_seed_rows(
             replace(lambdamart, bag=1),
         )
         alpha, mrr_by_alpha = choose_alpha(mart, run.val, scores.validation)
-        out[objective] = _OneSeed(mart, alpha, mrr_by_alpha, cross)
+        out[objective] = OneSeedBlend(mart, alpha, mrr_by_alpha, cross)
         run.add(
             f"LambdaMART + reranker ({objective}), α = {alpha:g}, one seed",
             f"{mart.describe_trees()}, seed {lambdamart.seed}; {_blend_description(mrr_by_alpha)}",
-            _blend_rankings(mart, alpha, run.val, scores.validation),
-            _blend_rankings(mart, alpha, run.test, scores.test),
+            blend_rankings(mart, alpha, run.val, scores.validation),
+            blend_rankings(mart, alpha, run.test, scores.test),
             training_seconds=round(mart.seconds, 1),
         )
     return out
 
 
-def _save_neural(run: _Run, best: str, neural: _Neural, out_dir: Path, settings: TrainSettings, hash_: str) -> None:
+def _save_neural(
+    run: TrainingRun, best: str, neural: NeuralScores, out_dir: Path, settings: TrainSettings, hash_: str
+) -> None:
     save_reranker(
         neural.model,
         out_dir,
@@ -558,7 +594,12 @@ def trained_index_digest(folder: Path) -> str | None:
 
 
 def _bag_rows(
-    run: _Run, best: str, neural: _Neural, first: _OneSeed, lambdamart: LambdaMartSettings, out_dir: Path
+    run: TrainingRun,
+    best: str,
+    neural: NeuralScores,
+    first: OneSeedBlend,
+    lambdamart: LambdaMartSettings,
+    out_dir: Path,
 ) -> tuple[float, LambdaMart] | None:
     """Grow the chosen objective's trees into the bag of ``lambdamart.bag`` seeds, blend anew, add both rows,
     and save the blend beside the neural model (in ``out_dir``) when its validation MRR is higher.
@@ -587,255 +628,13 @@ def _bag_rows(
     run.add(
         f"LambdaMART ({mart.settings.bag} seeds) + reranker ({best}), α = {alpha:g}",
         _blend_description(mrr_by_alpha),
-        _blend_rankings(mart, alpha, run.val, neural.validation),
-        _blend_rankings(mart, alpha, run.test, neural.test),
+        blend_rankings(mart, alpha, run.val, neural.validation),
+        blend_rankings(mart, alpha, run.test, neural.test),
     )
     if mrr_by_alpha[alpha] > neural.training.validation_mrr:
         save_blend(out_dir, mart, alpha, mrr_by_alpha)
         return alpha, mart
     return None
-
-
-# (label, the stage whose own candidates are dropped, the features switched off) of each ablation row
-ABLATIONS: tuple[tuple[str, str | None, FeatureSettings], ...] = (
-    ("− hyperbolic (Euclidean distance)", None, FeatureSettings(euclidean=True)),
-    ("− taxonomy", None, FeatureSettings(disabled=("taxonomy",))),
-    ("− co-citation", "cocited", FeatureSettings(disabled=("cocitation",))),
-    ("− enricher", "references", FeatureSettings(disabled=("enricher",))),
-    ("− authors", None, FeatureSettings(disabled=("authors",))),
-    ("− title and names (per-field overlap)", None, FeatureSettings(disabled=("fields",))),
-)
-
-
-def _ablation_rows(run: _Run, store: GraphStore, best: str, reference: _OneSeed | None) -> None:
-    """A row per :data:`ABLATIONS` entry: the ``best`` objective's model retrained without the part, and with
-    ``reference`` (the served scorer is the blend) one seed of trees retrained without it, blended with
-    ``reference``'s α — the one-seed row it compares with (a whole bag per row would double the run's time)."""
-    settings = replace(run.model_settings, objective=best)
-    for label, stage, feature_settings in ABLATIONS:
-        if feature_settings.euclidean:
-            places = TaxonomyPlaces.from_store(store)
-            citations = read_citations_with_years(store)
-            parts = {name: _euclidean(split, run.index, places, citations) for name, split in run.splits.items()}
-        else:
-            mask = feature_settings.mask()
-            parts = {name: _ablated(split, stage, mask) for name, split in run.splits.items()}
-        folds = [exs for name, exs in parts.items() if name.startswith("train")]
-        validation, test = parts["validation"], parts["test"]
-        model, training = RerankerTrainer(run.index.vectors, settings).fit(
-            [ex for fold in folds for ex in fold], validation
-        )
-        description = f"best epoch {training.best_epoch}/{training.epochs}"
-        if reference is None:
-            name = f"reranker ({best}) {label}"
-            val_rank = _model_rankings(model, run.scorer, validation)
-            test_rank = _model_rankings(model, run.scorer, test)
-        else:
-            val_neural = run.scorer.score_many(model, validation)
-            test_neural = run.scorer.score_many(model, test)
-            mart, _ = _fit_mart(folds, validation, val_neural, run.index.vectors, settings, reference.mart.settings)
-            name = f"LambdaMART + reranker ({best}), one seed {label}"
-            description += f"; LambdaMART {mart.describe_trees()}; α = {reference.alpha:g}"
-            val_rank = _blend_rankings(mart, reference.alpha, validation, val_neural)
-            test_rank = _blend_rankings(mart, reference.alpha, test, test_neural)
-        run.systems.append(
-            {
-                "name": name,
-                "description": description,
-                "validation": _metrics(val_rank, validation),
-                "test": _metrics(test_rank, test),
-                "training_seconds": round(training.seconds, 1),
-            }
-        )
-
-
-def _ablated(split: SplitData, drop_stage: str | None, mask: np.ndarray) -> list[QueryExample]:
-    """``split``'s examples with features masked and, for ``drop_stage``, the candidates only it proposed removed."""
-    out = []
-    for ex in split.examples:
-        keep = np.asarray(
-            [not (drop_stage and set(st) <= {drop_stage}) for st in ex.stages] if drop_stage else [True] * len(ex.ids),
-            dtype=bool,
-        )
-        out.append(
-            replace(
-                ex,
-                rows=ex.rows[keep],
-                features=ex.features[keep] * mask,
-                ids=[p for p, k in zip(ex.ids, keep) if k],
-                stages=[s for s, k in zip(ex.stages, keep) if k],
-                extra_features=ex.extra_features * mask,
-            )
-        )
-    return out
-
-
-def paired_bootstrap(differences: np.ndarray, resamples: int, rng: np.random.Generator) -> tuple[float, float, float]:
-    """Mean of per-query ``differences`` and its 95% percentile-bootstrap interval (queries resampled)."""
-    draws = rng.integers(0, len(differences), size=(resamples, len(differences)))
-    means = differences[draws].mean(axis=1)
-    return float(differences.mean()), float(np.quantile(means, 0.025)), float(np.quantile(means, 0.975))
-
-
-def compare_objectives(
-    store: GraphStore,
-    encoder: TextEncoder,
-    index: RetrievalIndex,
-    *,
-    seeds: Sequence[int],
-    objectives: Sequence[str] = OBJECTIVES,
-    references: Sequence[str] = ("single_positive", "triplet"),
-    settings: TrainSettings | None = None,
-    model_settings: RerankerSettings | None = None,
-    disabled: Sequence[str] = (),
-    resamples: int = 2000,
-    cache_dir: Path | None = None,
-    progress: bool = False,
-) -> dict[str, Any]:
-    r"""The neural reranker's objectives side by side, each trained once per model seed on the same examples.
-
-    The examples are those of :func:`run_training` (same cache); only the model's seed (initialisation,
-    batch order, sampled pool negatives) changes. Per objective and split: the mean and standard
-    deviation over seeds of R@10, MRR and the multi-citation R@10 (sentences citing at least two
-    papers, R@10 over all their targets). Against each of ``references`` that was trained (the
-    single-positive triplet and the triplet over all of a context's targets): per seed the difference
-    of the multi-citation R@10, and a paired bootstrap over the multi-citation sentences
-    (``resamples`` draws, seeded) of the difference of their R@10 averaged over the seeds,
-    :math:`\Delta = \frac{1}{|M|}\sum_{q \in M} (\bar r_q^{o} - \bar r_q^{\mathrm{ref}})`,
-    with its 95% interval: whether a multi-positive objective beats plain triplet on the
-    multi-citation subset, with the seed noise and the query sample both in view.
-
-    ``disabled`` switches feature groups off (:data:`gnn.rerank.features.FEATURE_GROUPS`, their features
-    0 in every split, the candidates unchanged): e.g. whether the objectives differ once the model no
-    longer sees the co-citation counts that the multi-positive objectives draw their partners from.
-    """
-    start = time.perf_counter()
-    settings = settings or TrainSettings()
-    model_settings = model_settings or RerankerSettings()
-    splits = load_splits(store, encoder, index, settings, cache_dir, progress)
-    if disabled:
-        mask = FeatureSettings(disabled=tuple(disabled)).mask()
-        splits = {name: replace(split, examples=_ablated(split, None, mask)) for name, split in splits.items()}
-    train = [ex for name, split in splits.items() if name.startswith("train") for ex in split.examples]
-    evaluated = {"validation": splits["validation"].examples, "test": splits["test"].examples}
-    multi = {name: _multi_citation(exs) for name, exs in evaluated.items()}
-    runs, per_query = _objective_runs(index, train, evaluated, seeds, objectives, model_settings, progress)
-    rng = np.random.default_rng(0)  # one stream for every bootstrap, drawn in this order
-    summary = {
-        objective: {
-            name: _objective_summary(
-                objective,
-                name,
-                runs,
-                per_query,
-                [r for r in references if r in objectives and multi[name]],
-                resamples,
-                rng,
-            )
-            for name in evaluated
-        }
-        for objective in objectives
-    }
-    return {
-        "seeds": list(seeds),
-        "objectives": list(objectives),
-        "references": [r for r in references if r in objectives],
-        "disabled": list(disabled),
-        "queries": {name: {"all": len(exs), "multi-citation": len(multi[name])} for name, exs in evaluated.items()},
-        "model": {k: v for k, v in asdict(model_settings).items() if k not in ("device", "seed", "objective")},
-        "runs": runs,
-        "summary": summary,
-        "seconds": round(time.perf_counter() - start, 1),
-    }
-
-
-def _objective_runs(
-    index: RetrievalIndex,
-    train: list[QueryExample],
-    evaluated: dict[str, list[QueryExample]],
-    seeds: Sequence[int],
-    objectives: Sequence[str],
-    model_settings: RerankerSettings,
-    progress: bool,
-) -> tuple[list[dict[str, Any]], dict[tuple[str, str], list[np.ndarray]]]:
-    """Train every objective once per seed; each run's metrics per split, and per (objective, split) the
-    multi-citation sentences' R@10 of each seed."""
-    runs: list[dict[str, Any]] = []
-    per_query: dict[tuple[str, str], list[np.ndarray]] = {}
-    for seed in seeds:
-        for objective in objectives:
-            trainer = RerankerTrainer(index.vectors, replace(model_settings, objective=objective, seed=seed))
-            model, training = trainer.fit(train, evaluated["validation"], progress=progress)
-            run: dict[str, Any] = {
-                "objective": objective,
-                "seed": seed,
-                "best_epoch": training.best_epoch,
-                "seconds": round(training.seconds, 1),
-            }
-            for name, examples in evaluated.items():
-                rankings = _model_rankings(model, trainer, examples)
-                run[name] = _metrics(rankings, examples)
-                per_query.setdefault((objective, name), []).append(
-                    np.asarray([recall_at_k(rankings[k], examples[k].targets, 10) for k in _multi_citation(examples)])
-                )
-            log.info("objective %s seed %d: %s", objective, seed, run["validation"])
-            runs.append(run)
-    return runs, per_query
-
-
-def _objective_summary(
-    objective: str,
-    split: str,
-    runs: list[dict[str, Any]],
-    per_query: dict[tuple[str, str], list[np.ndarray]],
-    references: Sequence[str],
-    resamples: int,
-    rng: np.random.Generator,
-) -> dict[str, Any]:
-    """One objective on one split over the seeds: mean and deviation of each metric, and the paired
-    bootstrap of its multi-citation R@10 against each of ``references`` (trained, with multi-citation sentences)."""
-    chosen = [r[split] for r in runs if r["objective"] == objective]
-    entry: dict[str, Any] = {
-        metric: {
-            "mean": float(np.mean([c[metric] for c in chosen])),
-            "sd": float(np.std([c[metric] for c in chosen], ddof=1)) if len(chosen) > 1 else 0.0,
-        }
-        for metric in ("R@10", "MRR", "multi_R@10")
-    }
-    for reference in references:
-        if objective == reference:
-            continue
-        ours, theirs = per_query[(objective, split)], per_query[(reference, split)]
-        diff = np.mean(ours, axis=0) - np.mean(theirs, axis=0)
-        mean, low, high = paired_bootstrap(diff, resamples, rng)
-        entry[f"multi_R@10 vs {reference}"] = {
-            "difference": mean,
-            "ci95": [low, high],
-            "per_seed": [float(a.mean() - b.mean()) for a, b in zip(ours, theirs)],
-            "sentences": len(diff),
-        }
-    return entry
-
-
-def _euclidean(
-    split: SplitData, index: RetrievalIndex, places: TaxonomyPlaces, citations: pd.DataFrame
-) -> list[QueryExample]:
-    """``split`` re-featurised with the Euclidean instead of the Poincaré distance (nothing else changes)."""
-    column = FEATURE_NAMES.index("hyperbolic")
-    builder = FeatureBuilder(
-        index, Knowledge.from_citations(citations, split.until), places, FeatureSettings(euclidean=True)
-    )
-    out = []
-    for ex, pool, q in zip(split.examples, split.pools, split.inputs):
-        features = ex.features.copy()
-        features[:, column] = builder.features(q, pool)[:, column]
-        extra = ex.extra_features.copy()
-        if len(ex.extra_rows):
-            extra[:, column] = builder.features(q, [Candidate(p) for p in (str(index.ids[r]) for r in ex.extra_rows)])[
-                :, column
-            ]
-        out.append(replace(ex, features=features, extra_features=extra))
-    return out
 
 
 def report_markdown(report: dict[str, Any]) -> str:
@@ -870,11 +669,20 @@ def report_markdown(report: dict[str, Any]) -> str:
 
 
 __all__ = [
-    "compare_objectives",
+    "DEFAULT_LAMBDAMART",
+    "NeuralScores",
+    "OneSeedBlend",
+    "TrainedScorer",
+    "TrainingRun",
+    "blend_rankings",
     "cross_fitted_scores",
     "evaluate_saved_scorer",
-    "paired_bootstrap",
+    "fit_stacked_mart",
+    "model_rankings",
+    "multi_citation_queries",
+    "ranking_metrics",
     "report_markdown",
     "run_training",
+    "train_scorer",
     "trained_index_digest",
 ]

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import torch
-from torch_geometric.utils import negative_sampling
+from torch_geometric.utils import negative_sampling, to_undirected
 
 from gnn.taxonomy.graph import JointTaxonomy
 from graph.errors import DataError
@@ -80,10 +80,10 @@ class LinkSplit:
         return self.pairs[mask]
 
     def message_edges(self, *, everything: bool = False) -> np.ndarray:
-        """int64 [2, 2E]: training edges (or all edges) in both directions, for message passing."""
+        """int64 [2, E']: training edges (or all edges) in both directions, coalesced, for message passing."""
         pairs = self.pairs if everything else self.pairs[self.part == 0]
-        both = np.concatenate([pairs, pairs[:, ::-1]]) if len(pairs) else np.zeros((0, 2), dtype=np.int64)
-        return np.unique(both, axis=0).T.astype(np.int64) if len(both) else np.zeros((2, 0), dtype=np.int64)
+        edge_index = torch.from_numpy(np.ascontiguousarray(pairs.T, dtype=np.int64)).reshape(2, -1)
+        return to_undirected(edge_index).numpy()
 
 
 def split_links(taxonomy: JointTaxonomy, *, val_fraction: float, test_fraction: float, seed: int) -> LinkSplit:

@@ -314,7 +314,7 @@ def test_compute_index_builds_the_index_and_profiles_alone(
 def test_an_ablation_saves_its_models_beside_its_report_never_over_the_served_reranker(
     embedded_citances: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from gnn.recommend import train
+    from gnn.recommend import studies, train
 
     store_path = embedded_citances
     served = StoreFiles(store_path).reranker
@@ -323,14 +323,18 @@ def test_an_ablation_saves_its_models_beside_its_report_never_over_the_served_re
     (served / "config.json").write_text('{"data_hash": "served"}', encoding="utf-8")
     calls: list[tuple[Path, bool]] = []
 
-    def run_training(store: GraphStore, encoder: TextEncoder, index: object, *, out_dir: Path, **options: Any) -> Any:
-        """What the real training does with ``out_dir``: save the chosen model there."""
-        calls.append((out_dir, options["ablation"]))
-        out_dir.mkdir(parents=True, exist_ok=True)
-        (out_dir / "config.json").write_text('{"data_hash": "new"}', encoding="utf-8")
-        return {"chosen": {"saved": str(out_dir)}}
+    def training(ablation: bool) -> Any:
+        def run(store: GraphStore, encoder: TextEncoder, index: object, *, out_dir: Path, **options: Any) -> Any:
+            """What the real training does with ``out_dir``: save the chosen model there."""
+            calls.append((out_dir, ablation))
+            out_dir.mkdir(parents=True, exist_ok=True)
+            (out_dir / "config.json").write_text('{"data_hash": "new"}', encoding="utf-8")
+            return {"chosen": {"saved": str(out_dir)}}
 
-    monkeypatch.setattr(train, "run_training", run_training)
+        return run
+
+    monkeypatch.setattr(train, "run_training", training(ablation=False))
+    monkeypatch.setattr(studies, "run_ablation", training(ablation=True))
     monkeypatch.setattr(train, "report_markdown", lambda report: "")
     report = tmp_path / "eval" / "ablation.json"
     args = ["--db", str(store_path), "-q", "eval", "recommend", "--ablation", "--out", str(report)]

@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 
 from gnn import reports
-from gnn.recommend.evaluate import EvalSettings, report_markdown, run_evaluation
+from gnn.recommend.evaluate import RecommendEvalSettings, report_markdown, run_evaluation
 from gnn.text.embeddings import compute_embeddings
 from gnn.text.encoder import TextEncoder
 from graph import GraphBatch, GraphStore, ingest
@@ -39,7 +39,7 @@ def _citances() -> GraphBatch:
 def test_harness_runs_every_system_on_a_tiny_split(store: GraphStore, encoder: TextEncoder, tmp_path: Path) -> None:
     ingest(store, _citances())
     compute_embeddings(store, encoder)
-    settings = EvalSettings(
+    settings = RecommendEvalSettings(
         train_until=2004,
         validation=(2005, 2005),
         test=(2005, 2005),

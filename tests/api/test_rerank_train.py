@@ -14,13 +14,8 @@ from test_recommend_eval import _citances
 from gnn import reports
 from gnn.recommend.examples import Fold, TrainSettings
 from gnn.recommend.service import RecommendationService, RecommendRequest, ServiceSettings
-from gnn.recommend.train import (
-    compare_objectives,
-    evaluate_saved_scorer,
-    paired_bootstrap,
-    report_markdown,
-    run_training,
-)
+from gnn.recommend.studies import compare_objectives, paired_bootstrap, run_ablation
+from gnn.recommend.train import evaluate_saved_scorer, report_markdown, run_training
 from gnn.rerank.examples import QueryExample
 from gnn.rerank.features import FEATURE_GROUPS, FEATURE_NAMES
 from gnn.rerank.model import RerankerSettings, RerankerTrainer
@@ -89,9 +84,11 @@ def _train(
     settings: TrainSettings = SPLIT,
     **options: Any,
 ) -> tuple[Path, RetrievalIndex, dict[str, Any]]:
-    """The tiny citances ingested and embedded, the index beside ``tmp_path``, and a training run's report."""
+    """The tiny citances ingested and embedded, the index beside ``tmp_path``, and a training run's report
+    (``ablation=True``: the ablation's)."""
     folder, index = _indexed(store, encoder, tmp_path)
-    report = run_training(
+    training = run_ablation if options.pop("ablation", False) else run_training
+    report = training(
         store,
         encoder,
         index,
@@ -537,10 +534,10 @@ def test_epoch_patience_reaches_the_neural_model_and_nothing_else(tmp_path: Path
 
     parser = build_parser()
     db = ["--db", str(tmp_path / "x.db")]
-    given = _training_options(parser.parse_args([*db, "train", "reranker", "--epoch-patience", "2"]), False)
-    default = _training_options(parser.parse_args([*db, "train", "reranker"]), False)
+    given = _training_options(parser.parse_args([*db, "train", "reranker", "--epoch-patience", "2"]))
+    default = _training_options(parser.parse_args([*db, "train", "reranker"]))
     assert given["model_settings"] == replace(default["model_settings"], patience=2)
     assert default["model_settings"].patience == RerankerSettings().patience  # the full build's
     assert given["lambdamart"] == default["lambdamart"] and given["settings"] == default["settings"]
     with pytest.raises(ConfigError, match="--epoch-patience is 0"):
-        _training_options(parser.parse_args([*db, "train", "reranker", "--epoch-patience", "0"]), False)
+        _training_options(parser.parse_args([*db, "train", "reranker", "--epoch-patience", "0"]))

@@ -15,7 +15,7 @@ from test_recommend_eval import _citances
 from api.cli.main import main
 from gnn.recommend import evaluate
 from gnn.recommend.citances import default_query_source, store_queries
-from gnn.recommend.evaluate import EvalSettings, report_markdown, run_evaluation
+from gnn.recommend.evaluate import RecommendEvalSettings, report_markdown, run_evaluation
 from gnn.recommend.examples import TrainSettings
 from gnn.recommend.train import run_training
 from gnn.rerank.model import RerankerSettings
@@ -170,7 +170,7 @@ def test_evaluation_on_the_store_queries_reports_the_split_and_every_baseline(
     store: GraphStore, encoder: TextEncoder, indexed: tuple[Path, RetrievalIndex]
 ) -> None:
     _, index = indexed
-    settings = EvalSettings(
+    settings = RecommendEvalSettings(
         queries="store", n=3, tune_queries=2, k1_grid=(1.2,), b_grid=(0.75,), global_grid=(0.0, 0.5)
     )
     report = run_evaluation(store, encoder, settings, index=index)
@@ -198,7 +198,7 @@ def test_the_cli_takes_the_query_source_or_chooses_it_from_the_store(
     monkeypatch.setenv("CITEGRAPH_CACHE", str(tmp_path / "cache"))
     chosen: list[str] = []
 
-    def fake(store: GraphStore, encoder: TextEncoder, settings: EvalSettings, **kwargs: Any) -> dict[str, Any]:
+    def fake(store: GraphStore, encoder: TextEncoder, settings: RecommendEvalSettings, **kwargs: Any) -> dict[str, Any]:
         chosen.append(settings.queries)
         return {}
 

@@ -49,6 +49,7 @@ PARAMS: dict[str, dict[str, Any]] = {
     "set_node_properties": {"frame": pa.table({"id": ["p1"], "title": ["T1"]})},
     "paper_by_ids": {"ids": ["p1"]},
     "paper_stub_flags": {"ids": ["p1", "nope"]},
+    "paper_match_facts": {"ids": ["p1", "nope"]},
     "papers_by_aliases": {"ids": ["doi:10.1/x"]},
     "papers_by_external_ids": {"dois": ["10.1/x"], "arxiv_ids": []},
     "cocited_with": {"ids": ["p1"]},

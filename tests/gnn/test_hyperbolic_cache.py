@@ -17,7 +17,7 @@ from taxonomy_graph import taxonomy_batch, write_fused
 from gnn.hyperbolic import compute, embedding
 from gnn.hyperbolic.compute import HyperbolicSettings, compute_hyperbolic
 from gnn.hyperbolic.embedding import (
-    EmbeddingSettings,
+    PoincareEmbeddingSettings,
     cached_embedding,
     converged,
     load_embedding,
@@ -30,7 +30,7 @@ from graph import GraphStore, StoreConfig, ingest, open_store
 from graph.errors import ConfigError
 from graph.schema import VectorSizes
 
-SETTINGS = EmbeddingSettings(dim=2, epochs=40, burn_in=5, seed=0, device="cpu", tolerance=0.0)
+SETTINGS = PoincareEmbeddingSettings(dim=2, epochs=40, burn_in=5, seed=0, device="cpu", tolerance=0.0)
 SIZES = VectorSizes(embedding=8, taxonomy=8, poincare=4)
 FAST = HyperbolicSettings(
     dim=2, epochs=30, burn_in=5, seed=0, device="cpu", map_settings=MapSettings(hidden=32, epochs=100, lr=1e-2)
@@ -65,7 +65,7 @@ def test_a_second_call_loads_the_trained_points_without_training(
     assert cached_embedding(tree(), replace(SETTINGS, device=None), tmp_path).from_cache
 
 
-CHANGES: dict[str, Callable[[Hierarchy, EmbeddingSettings], tuple[Hierarchy, EmbeddingSettings]]] = {
+CHANGES: dict[str, Callable[[Hierarchy, PoincareEmbeddingSettings], tuple[Hierarchy, PoincareEmbeddingSettings]]] = {
     "epochs": lambda h, s: (h, replace(s, epochs=41)),
     "learning rate": lambda h, s: (h, replace(s, lr=0.04)),
     "tolerance": lambda h, s: (h, replace(s, tolerance=1e-3)),
@@ -165,9 +165,9 @@ def test_checkpoints_are_copies_of_the_layout_as_it_trains() -> None:
 
 def test_rule_settings_are_checked() -> None:
     with pytest.raises(ConfigError, match="tolerance"):
-        EmbeddingSettings(tolerance=-1e-3)
+        PoincareEmbeddingSettings(tolerance=-1e-3)
     with pytest.raises(ConfigError, match="window"):
-        EmbeddingSettings(window=0)
+        PoincareEmbeddingSettings(window=0)
 
 
 # compute hyperbolic ----------------------------------------------------------------------------

@@ -23,7 +23,7 @@ from gnn.linkage.cross_encoder import (
     listwise_loss,
     train_cross_encoder,
 )
-from gnn.linkage.evaluate import CROSS_ENCODED, EvalSettings, cross_validate
+from gnn.linkage.evaluate import CROSS_ENCODED, LinkageEvalSettings, cross_validate
 from graph.errors import ConfigError, DataError
 
 TOPICS = [
@@ -151,7 +151,7 @@ def test_cross_validation_scores_the_cross_encoded_linker() -> None:
     report = cross_validate(
         corpus,
         None,
-        EvalSettings(
+        LinkageEvalSettings(
             folds=2, boosting=False, linker=LinkerSettings(inner_folds=2), cross_encoder=small_settings(epochs=1)
         ),
     )

@@ -184,3 +184,16 @@ def test_not_the_spherical_distance() -> None:
     spherical = 2 * torch.atan(poincare.mobius_add(-x, y).norm(dim=-1))
     assert float(spherical) < torch.pi
     assert float(poincare.dist(x, y)) > 14.0  # 2·artanh(0.999999) = ln(1.999999 / 1e-6)
+
+
+def test_far_points_near_the_boundary_keep_their_distance() -> None:
+    """Opposite points at the float64 margin are 2·dist0 apart (≈ 24.4), past geoopt's artanh cap of ≈ 16.8."""
+    x = torch.tensor([[1 - 1e-5, 0.0]], dtype=torch.float64)
+    expected = 2 * poincare.dist0(x)
+    torch.testing.assert_close(poincare.dist(x, -x), expected, rtol=1e-6, atol=0)  # geoopt: 16.8
+    torch.testing.assert_close(poincare.pairwise_dist(x, -x)[0], expected, rtol=1e-6, atol=0)
+
+
+def test_midpoint_of_one_point_near_the_boundary_is_that_point() -> None:
+    x = torch.tensor([[[-0.9984337132416106, 0.05344850325314576]]], dtype=torch.float64)
+    torch.testing.assert_close(poincare.weighted_midpoint(x), x[:, 0], rtol=0, atol=1e-9)

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from gnn.hyperbolic import poincare
-from gnn.hyperbolic.embedding import EmbeddingSettings, train_embedding
+from gnn.hyperbolic.embedding import PoincareEmbeddingSettings, train_embedding
 from gnn.hyperbolic.hierarchy import Hierarchy, reconstruction, taxonomy_hierarchy, tree_embedding
 from graph.errors import ConfigError
 
@@ -82,7 +82,7 @@ def test_tree_embedding_has_edges_of_length_tau() -> None:
 
 def test_training_is_seeded_and_reconstructs_a_tiny_tree() -> None:
     h = binary_tree(3)  # 15 nodes
-    settings = EmbeddingSettings(dim=2, epochs=60, burn_in=5, seed=3, device="cpu")
+    settings = PoincareEmbeddingSettings(dim=2, epochs=60, burn_in=5, seed=3, device="cpu")
     first = train_embedding(h, settings, progress=False)
     again = train_embedding(h, settings, progress=False)
     torch.testing.assert_close(first.points, again.points, rtol=0, atol=0)
@@ -93,7 +93,7 @@ def test_training_is_seeded_and_reconstructs_a_tiny_tree() -> None:
 @pytest.mark.parametrize("geometry", ["poincare", "euclidean"])
 def test_sampled_negatives_and_random_init_train(geometry: str) -> None:
     h = binary_tree(2)
-    settings = EmbeddingSettings(
+    settings = PoincareEmbeddingSettings(
         dim=2, geometry=geometry, init="random", negatives=3, epochs=40, burn_in=2, lr=0.1, seed=0, device="cpu"
     )
     trained = train_embedding(h, settings, progress=False)
@@ -105,6 +105,6 @@ def test_sampled_negatives_and_random_init_train(geometry: str) -> None:
 
 def test_settings_are_checked() -> None:
     with pytest.raises(ConfigError, match="geometry"):
-        EmbeddingSettings(geometry="spherical")
+        PoincareEmbeddingSettings(geometry="spherical")
     with pytest.raises(ConfigError, match="negatives"):
-        EmbeddingSettings(negatives=0)
+        PoincareEmbeddingSettings(negatives=0)

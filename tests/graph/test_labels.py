@@ -6,7 +6,15 @@ import pandas as pd
 import pytest
 
 from graph import GraphBatch, GraphStore, ingest
-from graph.labels import author_label, complete_labels, label_of, paper_label, short_label, source_label
+from graph.labels import (
+    author_label,
+    complete_labels,
+    complete_result_labels,
+    label_of,
+    paper_label,
+    short_label,
+    source_label,
+)
 
 # id -> (label, title, reference, venue, volume, first_page), and the display label each must get
 CASES = {
@@ -87,3 +95,39 @@ def test_papers_known_by_their_authors_only_read_as_first_author_and_year(empty_
         assert calls == ["first_authors"]
     titled = [{"id": "p", "label": "A title", "year": 2001}]
     assert complete_labels(titled, lambda name, params: pytest.fail("no lookup needed")) == titled
+
+
+def _authors_only_graph(store: GraphStore) -> None:
+    papers = pd.DataFrame(
+        {
+            "id": ["cora:1", "cora:2", "cora:3"],
+            "title": [None, "A citing paper", None],
+            "year": [1994, 1999, None],
+            "_origin": ["c:1", "c:2", "c:3"],
+        }
+    )
+    authors = pd.DataFrame({"id": ["ferrari"], "name": ["D. Ferrari"]})
+    wrote = pd.DataFrame({"source": ["ferrari"], "target": ["cora:1"], "position": [1]})
+    cites = pd.DataFrame({"source": ["cora:2", "cora:2"], "target": ["cora:1", "cora:3"]})
+    ingest(store, GraphBatch("cora", nodes={"Paper": papers, "Author": authors}, rels={"WROTE": wrote, "CITES": cites}))
+
+
+def test_recipes_label_papers_known_by_their_authors_only(empty_store: GraphStore) -> None:
+    """The recipes' label expression stops at the id; their rows (and their lists of labels beside a path) get the
+    first author and year (`citegraph cypher` and the service behind GraphQL's `explore` run this completion)."""
+    _authors_only_graph(empty_store)
+    rows = empty_store.query("explore/citation_paths", {"from_id": "cora:2", "to_id": "cora:1", "limit": 5})
+    assert rows and rows[0]["labels"] == ["A citing paper", "cora:1"]  # what the expression gives
+    done = complete_result_labels(rows, empty_store.query)
+    assert done[0]["labels"] == ["A citing paper", "Ferrari D, 1994"]
+    calls: list[str] = []
+
+    def query(name: str, params: dict) -> list[dict]:
+        calls.append(name)
+        return empty_store.query(name, params)
+
+    rows = empty_store.query("explore/citation_neighbourhood", {"paper_id": "cora:2", "limit": 5})
+    rows = complete_result_labels(rows, query)
+    assert {row["id"]: row["label"] for row in rows} == {"cora:1": "Ferrari D, 1994", "cora:3": "cora:3"}
+    assert calls == ["first_authors", "paper_match_facts"]  # once each, for the papers that need it
+    assert complete_result_labels([{"id": "p", "label": "T"}], lambda n, p: pytest.fail("no lookup needed"))

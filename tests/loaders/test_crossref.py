@@ -88,11 +88,19 @@ def test_each_sample(samples: Path, name: str) -> None:
     batch, report = crossref.load_with_report(samples / name)
     expected = _expected(_works(samples / name))
     sizes = _sizes(batch)
+    # References without a DOI that their fields key as works are ref:… stubs (none is a work of the input).
+    keyed = int(batch.nodes["Paper"]["id"].str.startswith("ref:").sum())
+    keyed_cites = int(batch.rels["CITES"]["target"].str.startswith("ref:").sum())
     assert {k: sizes.get(k, 0) for k in ("Paper", "stubs", "CITES", "Author", "WROTE")} == {
-        k: v for k, v in expected.items() if k != "no_doi"
+        "Paper": expected["Paper"] + keyed,
+        "stubs": expected["stubs"] + keyed,
+        "CITES": expected["CITES"] + keyed_cites,
+        "Author": expected["Author"],
+        "WROTE": expected["WROTE"],
     }
     assert report.by_doi == expected["CITES"] and report.by_title == 0  # no sample reference matches a title
-    assert report.unresolved == expected["no_doi"] and batch.rejects == []
+    assert report.unresolved + report.by_fields == expected["no_doi"] and batch.rejects == []
+    assert keyed_cites == report.by_fields - report.repeated
 
 
 def test_the_samples_by_hand(samples: Path) -> None:
@@ -102,8 +110,24 @@ def test_the_samples_by_hand(samples: Path) -> None:
     # The dump: 43 references, 40 with a DOI, 1 with "doi:10.1045/june2004-harnad." in its text, 1 unstructured
     # without a DOI (Pathema), 1 with only a volume title (Willinsky); 2 of the DOIs are works of the dump.
     batch, report = crossref.load_with_report(samples / DUMP)
-    assert (report.references, report.by_doi, report.by_title, report.unresolved) == (43, 41, 0, 2)
-    assert len(batch.nodes["Paper"]) == 5 + 41 - 2
+    assert (report.references, report.by_doi, report.by_title, report.by_fields, report.unresolved) == (43, 41, 0, 2, 0)
+    papers = batch.nodes["Paper"].set_index("id")
+    assert len(papers) == 5 + 41 - 2 + 2
+    # Pathema by its unstructured string, Willinsky's book by its structured fields
+    pathema = papers.loc["ref:brinkaclm2009nucleicacidsresearch"]
+    assert (pathema["label"], pathema["volume"], pathema["first_page"], pathema["stub"]) == (
+        "Brinkac LM, 2009, Nucleic Acids Research 38:D408",
+        "38",
+        "D408",
+        True,
+    )
+    assert pathema["reference"].startswith("Brinkac, L.M. , Davidsen, T.")
+    book = "ref:willinsky2009theaccessprinciplethecaseforopenaccesstoresearchandscholarship"
+    assert papers.loc[book, "label"] == (
+        "Willinsky, 2009, The access principle: the case for open access to research and scholarship"
+    )
+    aliases = batch.rels["ALIAS_OF"].set_index("source")["target"]
+    assert aliases["ref:nar-v38-pd408"] == "ref:brinkaclm2009nucleicacidsresearch"  # met by a later load
     assert ("doi:10.1108/jd-12-2013-0166", "doi:10.1045/june2004-harnad") in set(
         map(tuple, batch.rels["CITES"][["source", "target"]].values.tolist())
     )
@@ -129,12 +153,16 @@ def test_work_fields(samples: Path) -> None:
 
 def test_a_folder_and_twice_identical_stats(samples: Path, empty_store: GraphStore) -> None:
     works = [w for name in (SINGLE, DUMP, LIST) for w in _works(samples / name)]
-    first = ingest(empty_store, crossref.load(samples))
+    batch = crossref.load(samples)
+    first = ingest(empty_store, batch)
     stats = empty_store.stats()
     second = ingest(empty_store, crossref.load(samples))
     assert empty_store.stats() == stats
     expected = _expected(works)
-    assert stats["nodes"]["Paper"] == expected["Paper"] and stats["relationships"]["CITES"] == expected["CITES"]
+    keyed = int(batch.nodes["Paper"]["id"].str.startswith("ref:").sum())  # works keyed by their fields
+    keyed_cites = int(batch.rels["CITES"]["target"].str.startswith("ref:").sum())
+    assert stats["nodes"]["Paper"] == expected["Paper"] + keyed
+    assert stats["relationships"]["CITES"] == expected["CITES"] + keyed_cites
     assert stats["nodes"]["Author"] == expected["Author"] and stats["relationships"]["WROTE"] == expected["WROTE"]
     assert first.rejected == second.rejected == 0 and all(c.created == 0 for c in second.tables.values())
 
@@ -165,11 +193,12 @@ def _title_fixture(samples: Path, tmp_path: Path) -> Path:
 
 def test_references_without_doi_resolve_by_title(samples: Path, tmp_path: Path) -> None:
     batch, report = crossref.load_with_report(_title_fixture(samples, tmp_path))
-    assert (report.references, report.by_doi, report.by_title, report.unresolved) == (45, 39, 2, 4)
+    assert (report.references, report.by_doi, report.by_title, report.by_fields, report.unresolved) == (45, 39, 2, 2, 2)
     cites = set(map(tuple, batch.rels["CITES"][["source", "target"]].values.tolist()))
     assert ("doi:10.1108/jd-12-2013-0166", "doi:10.1016/j.websem.2012.08.001") in cites
     assert ("doi:10.1108/jd-12-2013-0166", "doi:10.1016/j.websem.2013.05.001") in cites
-    assert len(batch.nodes["Paper"]) == 5 + 41 - 2 and batch.rejects == []
+    assert len(batch.nodes["Paper"]) == 5 + 41 - 2 + 2 and batch.rejects == []  # + Pathema and Willinsky; the two
+    # titles of the work's own earlier version say nothing else, and stay unresolved
 
 
 def test_references_resolve_to_the_anthology_of_the_data_folder(
@@ -193,7 +222,8 @@ def test_references_resolve_to_the_anthology_of_the_data_folder(
     (tmp_path / "w.json").write_text(json.dumps(work), encoding="utf-8")
     batch = SOURCES["crossref"].load(tmp_path / "w.json")
     assert batch.rels["CITES"][["source", "target"]].values.tolist() == [
-        ["doi:10.7554/elife.01567", "1952.earlymt-1.2"]
+        ["doi:10.7554/elife.01567", "1952.earlymt-1.2"],
+        ["doi:10.7554/elife.01567", "ref:nobodya2001"],  # no title matches: a work by its author and year
     ]
     row = batch.nodes["Paper"].set_index("id").loc["1952.earlymt-1.2"]
     assert row[["title", "dataset", "stub"]].isna().all()  # an id only: a store holding the paper keeps its own
@@ -278,9 +308,9 @@ def test_the_cli(
     db = str(tmp_path / "g.db")
     with caplog.at_level(logging.INFO, logger="loaders.crossref"):
         assert main(["--db", db, "ingest", "crossref", str(samples / DUMP), "--rejects-dir", str(tmp_path)]) == 0
-    assert "43 references: 41 by DOI, 0 by title, 2 unresolved" in caplog.text
+    assert "43 references: 41 by DOI, 0 by title, 2 by fields, 0 unresolved" in caplog.text
     out = capsys.readouterr().out
     assert out.startswith("crossref: ") and "0 rejected" in out
     assert main(["--db", db, "stats", "--json"]) == 0
     stats = json.loads(capsys.readouterr().out)
-    assert stats["nodes"]["Paper"] == 44 and stats["relationships"]["CITES"] == 41
+    assert stats["nodes"]["Paper"] == 46 and stats["relationships"]["CITES"] == 43  # + Pathema and Willinsky

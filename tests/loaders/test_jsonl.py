@@ -13,7 +13,7 @@ from graph.errors import IngestError, ValidationError
 from graph.ingest import GraphBatch, ingest
 from graph.schema import ORIGIN_COLUMN
 from graph.store import GraphStore
-from loaders import jsonl
+from loaders import jsonl, wos
 from loaders.contexts import context_id
 
 
@@ -531,6 +531,37 @@ def test_a_bibliography_only_work_is_a_stub_with_its_reference_string(tmp_path: 
     [papers] = list(empty_store.iter_nodes("Paper", 10))
     filled = papers.set_index("id").loc["brants-2000"]
     assert filled["title"] == "TnT" and not bool(filled["stub"]) and filled["reference"] == entry
+
+
+def test_a_reference_string_is_read_as_fields_that_a_later_load_meets(tmp_path: Path, empty_store: GraphStore) -> None:
+    """A work known by its `reference` gets a label, volume and first page read from the string, and its reference
+    and field keys as aliases: a Web of Science export citing the same work later joins it, not a second node."""
+    entry = "Hamanaka, M. and Toda, K. (2003). Towards noncommutative integrable systems. Phys. Lett. A 316, 77–80."
+    path = _write(
+        tmp_path / "refs.jsonl",
+        [
+            _line(type="paper", id="mine", title="Our paper"),
+            _line(type="paper", id="hamanaka-2003", reference=entry),
+            _line(type="citation", citing="mine", cited="hamanaka-2003"),
+        ],
+    )
+    batch = jsonl.load(path)
+    row = batch.nodes["Paper"].set_index("id").loc["hamanaka-2003"]
+    assert (row["label"], row["volume"], row["first_page"]) == ("Hamanaka M, 2003, Phys. Lett. A 316:77", "316", "77")
+    aliases = dict(zip(batch.rels["ALIAS_OF"]["source"], batch.rels["ALIAS_OF"]["target"]))
+    assert aliases == {"ref:hamanakam2003physletta": "hamanaka-2003", "ref:pla-v316-p77": "hamanaka-2003"}
+    ingest(empty_store, batch)
+    export = tmp_path / "savedrecs.txt"
+    export.write_text(
+        "FN Clarivate Analytics Web of Science\nVR 1.0\nPT J\nAU Lee, A\nTI Later\nPY 2010\n"
+        "CR HAMANAKA M, 2003, PHYS LETT A, V316, P77\nUT WOS:000000000000009\nER\nEF\n",
+        encoding="utf-8",
+    )
+    ingest(empty_store, wos.load(export))
+    [papers] = list(empty_store.iter_nodes("Paper", 10))
+    assert sorted(papers["id"]) == ["hamanaka-2003", "mine", "wos:000000000000009"]
+    cited = {r["target"] for r in empty_store.read_edges("CITES").to_dict("records")}
+    assert cited == {"hamanaka-2003"}
 
 
 def test_a_paper_whose_ids_name_another_papers_key_is_joined_into_it(tmp_path: Path, empty_store: GraphStore) -> None:

@@ -82,7 +82,7 @@ FIRST = {
             "B. Author, J. X (2020), doi: 10.5555/xyz",
             contained_links=[{"url": "https://doi.org/https://doi.org/10.5555/xyz", "text": "x", "start": 0, "end": 1}],
         ),
-        "b5": _entry("C. Nobody. Unpublished notes on nothing. 1999.", _ids()),  # empty ids: unresolved
+        "b5": _entry("C. Nobody. Unpublished notes on nothing. 1999.", _ids()),  # empty ids: by its fields
         "b6": _entry("D. Author. Paired later. 2021.", _ids(doi="10.7777/Q", openalex="https://openalex.org/W6")),
         "b7": _entry("E. Author. OpenAlex only. 2019.", _ids(openalex="https://openalex.org/W7")),
     },
@@ -184,9 +184,20 @@ def test_papers_and_stubs(sample_tar: Path) -> None:
     assert (first["title"], first["abstract"], first["year"]) == ("A test paper", "We test things.", 2022)
     assert (first["doi"], first["arxiv_id"], first["dataset"]) == ("10.1000/abc", "2212.00001", "unarxive")
     stubs = papers[papers["stub"] == True]  # noqa: E712
-    assert sorted(stubs.index) == ["arxiv:2101.00001", "arxiv:2102.00002", "doi:10.5555/xyz", "openalex:W7"]
+    assert sorted(stubs.index) == [
+        "arxiv:2101.00001",
+        "arxiv:2102.00002",
+        "doi:10.5555/xyz",
+        "openalex:W7",
+        "ref:doej2003",  # b3 and b5 have no id (and no title index is given): works by author and year
+        "ref:nobodyc1999",
+    ]
     assert stubs.loc["arxiv:2102.00002", ["arxiv_id", "doi"]].tolist() == ["2102.00002", "10.7777/q"]
     assert stubs["title"].isna().all() and set(stubs["dataset"]) == {"unarxive"}
+    assert stubs.loc["ref:doej2003", ["label", "reference"]].tolist() == [
+        "Doe J, 2003",
+        "J. Doe. Statistical phrase-based translation. In NAACL, 2003.",
+    ]
 
 
 def test_stubs_keep_the_longest_reference_string_naming_them(sample_tar: Path) -> None:
@@ -262,6 +273,8 @@ def test_citations_without_a_title_index(sample_tar: Path) -> None:
         ("arxiv:2212.00001", "openalex:W7"): 0,
         ("arxiv:2212.00002", "arxiv:2212.00001"): 1,  # a paper of this input: no stub
         ("arxiv:2212.00002", "arxiv:2102.00002"): 0,
+        ("arxiv:2212.00001", "ref:doej2003"): 1,  # b3, no id: keyed by its first author and year
+        ("arxiv:2212.00001", "ref:nobodyc1999"): 0,
     }
     assert set(cites["dataset"]) == {"unarxive"}
     mentions = batch.rels["MENTIONS"]
@@ -269,23 +282,24 @@ def test_citations_without_a_title_index(sample_tar: Path) -> None:
         ["arxiv:2212.00001#1", "arxiv:2101.00001", "{{cite:b1}}"],
         ["arxiv:2212.00001#3", "arxiv:2101.00001", "{{cite:b1}}"],
         ["arxiv:2212.00001#2", "doi:10.5555/xyz", "{{cite:b2}}"],
+        ["arxiv:2212.00001#2", "ref:doej2003", "{{cite:b3}}"],
         ["arxiv:2212.00002#1", "arxiv:2212.00001", "{{cite:c1}}"],
     ]
     assert report.total == 10
     assert report.by_id == {"arxiv": 3, "arxiv_in_text": 1, "doi": 2, "doi_link": 1, "openalex": 1}
-    assert (report.by_title, report.unresolved) == (0, 2)
-    assert sum(report.by_id.values()) + report.by_title + report.unresolved == report.total
-    assert (report.spans, report.spans_to_unresolved, report.spans_without_entry) == (6, 1, 0)
+    assert (report.by_title, report.by_fields, report.unresolved) == (0, 2, 0)
+    assert sum(report.by_id.values()) + report.by_title + report.by_fields + report.unresolved == report.total
+    assert (report.spans, report.spans_to_unresolved, report.spans_without_entry) == (6, 0, 0)
     assert (report.merged_ids, report.malformed_ids) == (1, 0)
     entries = report.entries.set_index(["paper_id", "bib_key"])
     assert entries.loc[("arxiv:2212.00001", "b6"), ["resolved_by", "target"]].tolist() == ["doi", "arxiv:2102.00002"]
-    assert pd.isna(entries.loc[("arxiv:2212.00001", "b3"), "target"])
+    assert entries.loc[("arxiv:2212.00001", "b3"), ["resolved_by", "target"]].tolist() == ["fields", "ref:doej2003"]
     assert "10 bibliography entries: 8 by id" in report.summary()
 
 
 def test_citations_with_a_title_index(sample_tar: Path, small_index: TitleIndex) -> None:
     batch, report = unarxive.load_with_report(sample_tar, small_index)
-    assert (report.by_title, report.unresolved) == (1, 1)
+    assert (report.by_title, report.by_fields, report.unresolved) == (1, 1, 0)
     row = report.entries.set_index("bib_key").loc["b3"]
     assert (row["resolved_by"], row["target"], row["score"]) == ("title", "N03-1017", 1.0)
     papers = batch.nodes["Paper"].set_index("id")
@@ -343,8 +357,8 @@ def test_ingest_validation_names_the_unknown_category(sample_tar: Path, empty_st
     assert "'cs.XX' is neither in this load nor in the store" in found[0].reason
     assert report.records == report.stored + report.rejected
     stats = empty_store.stats()
-    assert stats["nodes"]["Paper"] == 2 + 4  # full papers and stubs
-    assert stats["relationships"]["MENTIONS"] == 4
+    assert stats["nodes"]["Paper"] == 2 + 4 + 2  # full papers, stubs by id, stubs by their fields
+    assert stats["relationships"]["MENTIONS"] == 5
     ingest(empty_store, batch, on_error="skip")
     assert empty_store.stats() == stats
 
@@ -363,10 +377,16 @@ def test_real_unarxive(data_dir: Path, empty_store: GraphStore) -> None:
     assert int((papers["stub"] == False).sum()) == 49  # noqa: E712
     assert batch.rejects == []
     assert report.total == 1786
-    assert sum(report.by_id.values()) + report.by_title + report.unresolved == 1786
+    assert sum(report.by_id.values()) + report.by_title + report.by_fields + report.unresolved == 1786
     assert report.by_title == 0  # no title index given
     assert report.by_id == {"arxiv": 146, "arxiv_in_text": 108, "doi": 375, "doi_link": 416, "openalex": 111}
-    assert report.unresolved == 630
+    assert report.by_fields + report.unresolved == 630  # no id: keyed by their fields where these say enough
+    assert report.by_fields > 500
+    # Hand-checked: "M. Hamanaka and K. Toda, Phys. Lett. A 316, 77 (2003) [hep-th/0211148]." has no id
+    entries = report.entries.set_index("target")
+    assert entries.loc["ref:hamanakam2003physletta", "resolved_by"] == "fields"
+    aliases = batch.rels["ALIAS_OF"].set_index("source")["target"]
+    assert aliases["ref:pla-v316-p77"] == "ref:hamanakam2003physletta"  # what a later load meets
     assert report.spans == 3042 and report.spans_without_entry == 0
     assert len(batch.nodes["Sentence"]) > 10_000
     print(f"\nunarXive sample: {seconds:.2f}s; {report.summary()}")
@@ -410,7 +430,7 @@ def test_real_unarxive_with_anthology_titles(data_dir: Path) -> None:
     index = TitleIndex.from_papers(anthology.load(data_dir / "anthology" / "papers.jsonl.gz").nodes["Paper"])
     batch, report = unarxive.load_with_report(_sample(data_dir), index)
     assert sum(report.by_id.values()) == 1156
-    assert report.by_title + report.unresolved == 630
+    assert report.by_title + report.by_fields + report.unresolved == 630
     assert report.by_title >= 1
     by_title = report.entries[report.entries["resolved_by"] == "title"]
     assert (by_title["score"] >= 0.9).all()

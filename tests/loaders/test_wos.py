@@ -70,6 +70,34 @@ def test_every_sample(samples: Path, name: str) -> None:
         assert "CITES" not in batch.rels and not stubs
 
 
+def test_bibtex_export(data_dir: Path, tmp_path: Path) -> None:
+    """Web of Science's BibTeX export (formats/bibtex_ris/wos_m.bib): the fields of the plain-text tags, one
+    cited reference per line of Cited-References with its full stop dropped and {[} read as [. Hand-derived:
+    29 entries (grep -c '^Unique-ID'), 26 with DOI, 1053 lines in Cited-References fields (1054 by
+    Number-of-Cited-References: one record counts one reference more than it lists), 81 names in Author."""
+    sample = data_dir / "formats" / "bibtex_ris" / "wos_m.bib"
+    if not sample.is_file():
+        pytest.skip(f"{sample} not found")
+    batch, report = wos.load_with_report(sample)
+    assert batch.rejects == [] and report.references == 1053 and report.skipped == 0
+    papers = batch.nodes["Paper"].set_index("id")
+    records = papers[~papers["stub"]]
+    assert len(records) == 29 and len(batch.rels["WROTE"]) == 81
+    assert (batch.nodes["Alias"]["kind"] == "wos").sum() == 26
+    first = records.loc["doi:10.1016/j.amc.2010.04.009"]
+    assert first["title"].startswith("Estimation of missing judgments in AHP pairwise matrices using a neural network")
+    assert (first["year"], first["volume"], first["first_page"]) == (2010, "216", "2959")
+    assert first["venue"] == "APPLIED MATHEMATICS AND COMPUTATION"
+    cited = set(batch.rels["CITES"].query("source == 'doi:10.1016/j.amc.2010.04.009'")["target"])
+    assert len(cited) == 18 and "ref:anonymous2005neuralnetworkscomp" in cited  # {[}Anonymous], 2005, ...
+    assert "doi:10.1016/s0898-1221(03)90240-9" in cited  # DOI {[}a, b]: the first of the list
+    assert papers.loc["doi:10.1007/0-306-48332-7_123", "label"] == "Chen Q, 2001, Ency Optimization p567"  # \\_
+    assert papers.loc["ref:anonymous2005neuralnetworkscomp", "reference"] == "[Anonymous], 2005, NEURAL NETWORKS COMP"
+    # found in a folder next to the other formats, and told apart by its content
+    (tmp_path / "a.bib").write_bytes(sample.read_bytes())
+    assert len(wos.load(tmp_path).nodes["Paper"]) == len(papers)
+
+
 def test_both_header_variants(samples: Path) -> None:
     assert (samples / "wos_sample.txt").read_bytes().startswith(b"FN Clarivate Analytics Web of Science\nVR 1.0\n")
     assert (samples / "savedrecs.txt").read_bytes().startswith(b"\xef\xbb\xbfFN Thomson Reuters Web of Science")
