@@ -63,6 +63,7 @@ from api.web import DASHBOARD_DIR, NODE_MODULES, missing_assets, offline_graphiq
 from gnn.linkage.service import LinkageService
 from gnn.recommend.service import RecommendationService, ServiceSettings
 from gnn.retrieval.index import index_status
+from gnn.text.encoder import served_description
 from graph import CitegraphError, StoreConfig, open_store
 from graph.files import StoreFiles
 
@@ -438,11 +439,14 @@ class _Server:
             self._ready = {"status": "store unavailable"}
             return
         folder = Path(index.path).name if index.path else None  # the folder's name: no absolute path to clients
+        served = StoreFiles.of(service.store).served_encoder
         self._ready = {
             "status": "ready",
             "store": service.store.backend,
             "papers": papers,
             "index": {"state": index.state, "folder": folder, "command": index.command},
+            # which encoder the store's vectors are (a fine-tuned one once `train encoder --serve` ran)
+            "encoder": served_description(served),
             "completeness": completeness,
             "checked": time.time(),
         }
@@ -486,6 +490,8 @@ class _Server:
         body["checked_s_ago"] = round(time.time() - ready["checked"], 1)
         if self.background is not None:
             body["background"] = self.background.status.as_dict()
+        if self.recommend is not None and self.recommend.loaded:  # the encoder the loaded service really encodes with
+            body["encoder"] = self.recommend.get().encoder.describe()
         body["models"] = {
             name: "loaded" if lazy is not None and lazy.loaded else self.models.get(name, "loads on first use")
             for name, lazy in (("recommend", self.recommend), ("linkage", self.linkage))

@@ -177,7 +177,7 @@ class BackgroundBuild:
         reranker when it was trained on the index built now, or the build trained none
         (:func:`api.cli.recommend.why_retraining_is_skipped`).
         """
-        from api.cli import compute, recommend
+        from api.cli import compute, encoder, recommend
         from api.cli.common import add_global_flags
 
         # the commands a step may be, parsed as the CLI parses them (the whole CLI would import the server)
@@ -188,21 +188,52 @@ class BackgroundBuild:
         recommend.add_commands(commands)
         global_flags = ["--quiet", *(["--db", str(self.db)] if self.db is not None else [])]
         args = parser.parse_args([*global_flags, *step.argv])
+        if args.command == "train" and args.kind == "encoder":
+            skipped = why_fine_tuning_is_skipped(self.store, args)
+            if skipped is None:
+                encoder.train_encoder(self.store, args)
+            return skipped
+        if step.name.startswith("encoder ") and not _serves_fine_tuned(self.store, args):
+            return "no fine-tuned encoder in service"
         if args.command == "train" and args.kind == "reranker":
             skipped = recommend.why_retraining_is_skipped(self.store, args)
             if skipped is None:
                 recommend.train_reranker(self.store, args)
             return skipped
         if args.command != "compute":
-            raise CitegraphError(f"the background build runs `compute` and `train reranker` steps, not {step.argv}")
+            raise CitegraphError(
+                f"the background build runs `compute`, `train reranker` and `train encoder` steps, not {step.argv}"
+            )
         skipped = compute.why_skipped(args.step, self.store)
         if skipped is None:
             compute.STEP_FUNCTIONS[args.step](self.store, args)
         return skipped
 
 
-# The steps after which the server's recommendation service is rebuilt: they write what it loads.
-RELOADS_RECOMMEND = frozenset({"index", "reranker"})
+def why_fine_tuning_is_skipped(store: GraphStore, args: argparse.Namespace) -> str | None:
+    """Why the background build's ``train encoder`` step need not run on ``store``, or None when it must: a build
+    that trained no reranker had no citation contexts to train on, and a server store has no file to say which
+    encoder serves."""
+    from api.cli.common import store_files
+
+    files = store_files(store, args)
+    if files.served_encoder is None or files.reranker is None:
+        return "the store has no file beside it to say which encoder serves"
+    if not (files.reranker / "config.json").is_file():
+        return "the build trained no reranker (no citation contexts to fine-tune on)"
+    return None
+
+
+def _serves_fine_tuned(store: GraphStore, args: argparse.Namespace) -> bool:
+    from api.cli.common import store_files
+
+    pointer = store_files(store, args).served_encoder
+    return pointer is not None and pointer.is_file()
+
+
+# The steps after which the server's recommendation service is rebuilt: they write what it loads (the index and
+# the reranker; those of the fine-tuned encoder with it, which the rebuilt service then encodes queries with).
+RELOADS_RECOMMEND = frozenset({"index", "reranker", "encoder index", "encoder reranker"})
 
 
 __all__ = ["BackgroundBuild", "BackgroundStatus", "SerialisedStore"]

@@ -14,10 +14,12 @@ profiles                ``<db>.index.profiles/``                     citation-co
 reranker                ``<db>.index.reranker/``                     ``train reranker``
 clusters                ``<db>.clusters.json``                       ``compute cocitation`` (cluster labels)
 coupling_clusters       ``<db>.coupling_clusters.json``              ``compute coupling`` (coupling cluster labels)
+served_encoder          ``<db>.encoder.json``                        ``train encoder`` (which encoder serves)
 linker                  ``<cache>/models/linker.json``               ``linkage train``
 cross_encoder           ``<cache>/models/linker-cross-encoder/``     ``linkage train --cross-encoder``
 hyperbolic_classes      ``<cache>/models/hyperbolic_classes/``       ``compute hyperbolic`` (class layout)
 hyperbolic_map          ``<cache>/models/hyperbolic_map/``           ``compute hyperbolic`` (h_θ)
+encoders                ``<cache>/models/encoder/``                  ``train encoder`` (fine-tuned encoders)
 embeddings              ``<cache>/embeddings/``                      the encoder's cache of text vectors
 reranker_examples       ``<cache>/reranker_examples/``               ``train reranker`` (its examples)
 ======================  ===========================================  ======================================
@@ -154,6 +156,13 @@ class StoreFiles:
         return None if self.db is None else self.db.with_name(self.db.name + ".coupling_clusters.json")
 
     @property
+    def served_encoder(self) -> Path | None:
+        """Which text encoder this store's vectors, index and reranker use, once ``train encoder`` fine-tuned
+        one: ``<db>.encoder.json`` (absent: the configured encoder, all-MiniLM-L6-v2 by default); None for a
+        server store."""
+        return None if self.db is None else self.db.with_name(self.db.name + ".encoder.json")
+
+    @property
     def build_state(self) -> Path | None:
         """The steps ``citegraph build`` finished, with their fingerprints and times: ``<db>.build.json``."""
         return None if self.db is None else self.db.with_name(self.db.name + ".build.json")
@@ -191,6 +200,12 @@ class StoreFiles:
     def hyperbolic_map(self) -> Path:
         """The map h_θ of ``compute hyperbolic``, one file per config and data hash: ``<cache>/models/hyperbolic_map/``."""
         return self.models / "hyperbolic_map"
+
+    @property
+    def encoders(self) -> Path:
+        """The encoders ``train encoder`` fine-tuned, one folder per base model, settings and data hash (with a
+        ``checkpoint/`` while one trains): ``<cache>/models/encoder/``."""
+        return self.models / "encoder"
 
     @property
     def embeddings(self) -> Path:
@@ -234,10 +249,12 @@ class StoreFiles:
             _entry("reranker", self.reranker, _json_field(self.reranker, "config.json", "data_hash")),
             _entry("clusters", self.clusters),
             _entry("coupling_clusters", self.coupling_clusters),
+            _entry("served_encoder", self.served_encoder, _json_field_file(self.served_encoder, "data_hash")),
             _entry("linker", self.linker),
             _entry("cross_encoder", self.cross_encoder),
             _entry("hyperbolic_classes", self.hyperbolic_classes),
             _entry("hyperbolic_map", self.hyperbolic_map),
+            _entry("encoders", self.encoders),
             _entry("embeddings", self.embeddings),
             _entry("reranker_examples", self.reranker_examples),
         ]
@@ -284,6 +301,11 @@ def _json_field(folder: Path | None, name: str, key: str) -> str | None:
     except (OSError, ValueError, AttributeError):
         return None
     return None if value is None else str(value)
+
+
+def _json_field_file(path: Path | None, key: str) -> str | None:
+    """``key`` of the JSON file ``path``, or None when the file or the key is missing or unreadable."""
+    return None if path is None else _json_field(path.parent, path.name, key)
 
 
 def write_atomic(path: Path, data: str | bytes) -> None:

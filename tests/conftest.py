@@ -55,3 +55,28 @@ def encoder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
     )
     yield text_encoder
     text_encoder.close()
+
+
+@pytest.fixture(scope="session")
+def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A random 2-layer, 32-wide BERT with all-MiniLM-L6-v2's tokenizer, saved as a local model folder: what the
+    encoder fine-tuning tests train (a few steps in well under a second)."""
+    import torch
+    from transformers import AutoTokenizer, BertConfig, BertModel
+
+    from gnn.text.encoder import default_model_path
+
+    folder = tmp_path_factory.mktemp("tiny-bert")
+    tokenizer = AutoTokenizer.from_pretrained(default_model_path(), local_files_only=True)
+    torch.manual_seed(0)
+    config = BertConfig(
+        vocab_size=tokenizer.vocab_size,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=128,
+    )
+    BertModel(config).save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return str(folder)

@@ -96,12 +96,34 @@ def steps(full: bool, embed_limit: int | None, data: Path) -> list[Step]:
     ]
     if full:
         chosen.append(Step("linkage links", ("compute", "linkage")))
+        # the full build's reranker flags (every objective, every fold) for the one retrained on the new encoder
+        chosen.extend(
+            Step(s.name, ("train", "reranker", "--out", "var/eval/reranker.json"))
+            if s.name == "encoder reranker"
+            else s
+            for s in ENCODER_STEPS
+        )
     return chosen
 
 
 # Each step's time in the first default build from a fresh clone on the project's 2-core CPU, nothing else
 # running (docs/results/first_run_serving.json): what a step's line says before this store has a time of its own.
 FIRST_BUILD_SECONDS = {"ingest": 48.0, "compute": 203.0, "index": 80.0, "reranker": 329.0, "linker": 86.0}
+
+# The encoder fine-tuned on the store's citation contexts and what reads it, after everything else (the first run's
+# serving time is unchanged): `train encoder --serve` (bounded by --max-minutes: what it learnt by then is served, and
+# running the command again resumes its checkpoint),
+# every paper embedded again by the fine-tuned model, the index the server swaps in, and the reranker retrained on
+# that index (swapped in too). Skipped where the build trained no reranker (no citation contexts to learn from).
+ENCODER_STEPS = (
+    Step(
+        "encoder",
+        ("train", "encoder", "--serve", "--no-eval", "--max-minutes", "45", "--out", "var/eval/encoder.json"),
+    ),
+    Step("encoder embeddings", ("compute", "embeddings", "--embed", "papers")),
+    Step("encoder index", ("compute", "index")),
+    Step("encoder reranker", ("train", "reranker", *DEFAULT_RERANKER, "--out", "var/eval/reranker.json")),
+)
 
 # What `citegraph serve --complete` computes after a default build, in a thread of the server
 # (api/background.py): every paper's embedding, then what reads it, then the index the server swaps in, then the
@@ -115,6 +137,7 @@ BACKGROUND_STEPS = (
     Step("index", ("compute", "index")),
     Step("reranker", ("train", "reranker", *DEFAULT_RERANKER, "--out", "var/eval/reranker.json")),
     Step("sentences", ("compute", "embeddings", "--embed", "sentences", "--limit", "10000")),
+    *ENCODER_STEPS,
 )
 
 
@@ -132,7 +155,7 @@ def background_steps(db: Path | None) -> tuple[Step, ...]:
     plan = list(BACKGROUND_STEPS)
     reranker = recorded("reranker")
     if reranker[:2] == ["train", "reranker"]:
-        plan = [Step(s.name, tuple(reranker)) if s.name == "reranker" else s for s in plan]
+        plan = [Step(s.name, tuple(reranker)) if s.name in ("reranker", "encoder reranker") else s for s in plan]
     compute = recorded("compute")
     if "--limit" in compute[:-1]:
         limit = compute[compute.index("--limit") + 1]
@@ -429,6 +452,7 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
 
 __all__ = [
     "BACKGROUND_STEPS",
+    "ENCODER_STEPS",
     "FIRST_BUILD_SECONDS",
     "Step",
     "add_commands",

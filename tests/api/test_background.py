@@ -146,8 +146,10 @@ def test_serve_complete_reports_the_background_build_in_readyz(built: Path) -> N
     assert background["state"] == "complete" and background["error"] is None, background
     assert [s["name"] for s in background["steps"]] == [s.name for s in build.BACKGROUND_STEPS]
     skipped = {s["name"] for s in background["steps"] if "skipped" in s}
-    # this store has no taxonomy, as `compute all` would say, and its build trained no reranker to train again
-    assert skipped == {"taxonomy", "hyperbolic", "reranker"}
+    # this store has no taxonomy, as `compute all` would say, and its build trained no reranker to train again,
+    # nor citation contexts to fine-tune the encoder on (and so nothing to do with a fine-tuned one)
+    assert skipped == {"taxonomy", "hyperbolic", "reranker", "encoder", *(s.name for s in build.ENCODER_STEPS)}
+    assert ready["encoder"]["fine_tuned"] is False
     completeness = {row["property"]: row for row in ready["completeness"]}
     assert completeness["Paper.embedding"] == {
         "property": "Paper.embedding",

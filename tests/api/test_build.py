@@ -138,6 +138,12 @@ def test_the_real_plan_is_the_documented_one(tmp_path: Path) -> None:
     assert "--mart-seeds" in reranker and "--no-plain-trees" in reranker
     full = [s.argv for s in build.steps(True, 10_000, tmp_path)]
     assert ("compute", "linkage") in full and ("compute", "all") in full
+    # the encoder is fine-tuned last, in the full build and the background build, never in the default build
+    assert not any(argv[:2] == ("train", "encoder") for argv in default)
+    assert full[-4][:3] == ("train", "encoder", "--serve") and full[-2:] == [("compute", "index"), full[-1]]
+    assert full[-1] == ("train", "reranker", "--out", "var/eval/reranker.json")  # the full build's own flags
+    background = [s.name for s in build.BACKGROUND_STEPS]
+    assert background[-4:] == ["encoder", "encoder embeddings", "encoder index", "encoder reranker"]
     # every step of both plans and of the background build is a command line the CLI accepts
     parser = build_parser()
     for argv in [*default, *full, *(s.argv for s in build.BACKGROUND_STEPS)]:

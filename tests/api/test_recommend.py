@@ -19,7 +19,7 @@ from gnn.recommend.citances import (
     mask_citance,
     profile_citances,
 )
-from gnn.recommend.examples import Fold, TrainSettings, _split_frames
+from gnn.recommend.examples import Fold, TrainSettings, split_frames
 from gnn.recommend.service import RecommendationService, RecommendRequest, ServiceSettings, read_batch
 from gnn.retrieval.enricher import Candidate, EnricherSettings
 from gnn.retrieval.prefetch import PrefetchQuery
@@ -146,7 +146,7 @@ def test_training_splits_follow_the_time_split(graph: GraphStore) -> None:
     settings = TrainSettings(
         folds=(Fold(2003, (2004, 2004)),), known_until=2004, validation=(2005, 2005), test=(2005, 2005)
     )
-    splits = _split_frames(graph, settings)
+    splits = split_frames(graph, settings)
     assert list(splits) == ["train 2004-2004", "validation", "test"]
     (train, until, extras), (validation, known, no_extras) = splits["train 2004-2004"], splits["validation"]
     assert (until, extras, known, no_extras) == (2003, True, 2004, False)  # only training draws extras

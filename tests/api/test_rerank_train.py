@@ -269,12 +269,12 @@ def test_without_test_queries_validation_still_chooses_and_the_test_columns_stay
 
 
 def test_latest_folds_keeps_the_latest_training_folds_and_every_held_out_split(store: GraphStore) -> None:
-    from gnn.recommend.examples import _split_frames
+    from gnn.recommend.examples import split_frames
 
     ingest(store, _citances())
     two = replace(SPLIT, folds=(Fold(2002, (2003, 2003)), Fold(2003, (2004, 2004))))
-    assert list(_split_frames(store, two)) == ["train 2003-2003", "train 2004-2004", "validation", "test"]
-    latest = _split_frames(store, replace(two, latest_folds=1))
+    assert list(split_frames(store, two)) == ["train 2003-2003", "train 2004-2004", "validation", "test"]
+    latest = split_frames(store, replace(two, latest_folds=1))
     assert list(latest) == ["train 2004-2004", "validation", "test"]
     assert latest["train 2004-2004"][1] == 2003  # the fold keeps what it knows
 
@@ -321,7 +321,7 @@ def test_sampled_extras_come_from_the_noise_distributions() -> None:
     import numpy as np
     import pandas as pd
 
-    from gnn.recommend.examples import _add_extras, _sampler
+    from gnn.recommend.examples import _add_extras, noise_sampler
     from gnn.rerank.features import FeatureBuilder, QueryInput
     from gnn.rerank.knowledge import Knowledge, TaxonomyPlaces
     from gnn.retrieval.enricher import Candidate
@@ -347,7 +347,7 @@ def test_sampled_extras_come_from_the_noise_distributions() -> None:
         settings=IndexSettings(),
     )
     settings = TrainSettings(partners_per_target=6, noise_negatives=20)
-    sampler = _sampler(citations, 2003, settings)
+    sampler = noise_sampler(citations, 2003, settings)
     builder = FeatureBuilder(
         index, Knowledge.from_citations(citations, 2003), TaxonomyPlaces([], np.zeros((0, 8)), np.zeros((0, 2)))
     )

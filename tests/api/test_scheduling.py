@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import threading
 import time
 from pathlib import Path
@@ -191,6 +192,32 @@ def test_readyz_needs_the_key_and_shows_no_path(closed_store: Path) -> None:
     assert keyed.status_code == 200 and keyed.json()["papers"] == 5
     assert str(closed_store.parent) not in keyed.text and keyed.json()["index"]["folder"] == "graph.db.index"
     assert health.status_code == 200  # liveness stays open
+
+
+def test_readyz_says_which_encoder_the_store_serves(closed_store: Path, tmp_path: Path) -> None:
+    from gnn.text.encoder import FINETUNE_RECORD
+
+    app = create_app(StoreConfig(db_path=closed_store, read_only=True), AppSettings.from_env())
+    with live_app(app) as base:
+        plain = httpx.get(f"{base}/readyz").json()["encoder"]
+    assert plain["fine_tuned"] is False and plain["model"]
+    tuned = tmp_path / "models" / "encoder" / "base-0123"
+    tuned.mkdir(parents=True)
+    record = {"base": "/x/all-MiniLM-L6-v2", "settings": {"objective": "triplet"}, "steps": 7, "data_hash": "abc"}
+    (tuned / FINETUNE_RECORD).write_text(json.dumps(record))
+    closed_store.with_name(closed_store.name + ".encoder.json").write_text(json.dumps({"model": str(tuned)}))
+    app = create_app(StoreConfig(db_path=closed_store, read_only=True), AppSettings.from_env())
+    with live_app(app) as base:
+        ready = httpx.get(f"{base}/readyz")
+    assert ready.json()["encoder"] == {
+        "model": "base-0123",
+        "fine_tuned": True,
+        "base": "all-MiniLM-L6-v2",
+        "objective": "triplet",
+        "steps": 7,
+        "data_hash": "abc",
+    }
+    assert str(tmp_path) not in ready.text
 
 
 def test_a_heavy_operation_stops_resolving_fields_past_its_budget_and_yields_between(service: GraphService) -> None:

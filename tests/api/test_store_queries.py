@@ -211,6 +211,34 @@ def test_the_cli_takes_the_query_source_or_chooses_it_from_the_store(
         main([*base, "--queries", "nonsense"])
 
 
+def test_train_encoder_fine_tunes_on_the_training_folds_evaluates_and_serves(
+    store: GraphStore, store_path: Path, encoder: TextEncoder, tiny_model: str, tmp_path: Path, monkeypatch: Any
+) -> None:
+    from gnn.text.encoder import EncoderSettings
+
+    monkeypatch.setenv("CITEGRAPH_CACHE", str(tmp_path / "cache"))
+    ingest(store, corpus())
+    compute_embeddings(store, encoder)
+    RetrievalIndex.open(store, IndexSettings(), cache=encoder)  # beside the store: the hard negatives' dense channel
+    store.close()
+    out = tmp_path / "encoder.json"
+    argv = ["--db", str(store_path), "-q", "train", "encoder", "--queries", "store", "--base", tiny_model]
+    argv += ["--steps", "2", "--batch-queries", "2", "--serve", "--out", str(out)]
+    assert main(argv) == 0
+    report = json.loads(out.read_text(encoding="utf-8"))
+    # train 1 (2006) and train 2 (2007): two sentences each, every one with its place in its paper
+    assert report["contexts"] == report["contexts with a manuscript"] == 4
+    assert report["training"]["steps"] == 2 and report["served"] is True
+    for split in ("validation", "test"):  # the 2008 and 2009 sentences, never trained on
+        evaluated = report["evaluation"]["splits"][split]
+        assert evaluated["queries"] == 2 and set(evaluated["encoders"]) == {"frozen", "fine-tuned"}
+        assert set(evaluated["paired"]["fine-tuned"]["all"]) == {"R@10", "MRR"}
+    pointer = store_path.with_name(store_path.name + ".encoder.json")
+    served = EncoderSettings.from_env(served=pointer)
+    assert served.model == report["training"]["folder"] and Path(served.model).is_dir()
+    assert str(tmp_path / "cache") in served.model  # saved under $CITEGRAPH_CACHE
+
+
 # --- the linker on a store's own data ----------------------------------------------------------------
 
 TOPICS = ["phrase tables", "word alignment", "language models", "beam search", "attention weights"]

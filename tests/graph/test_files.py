@@ -91,10 +91,12 @@ def test_describe_sizes_and_stamps(store: GraphStore, store_path: Path, tmp_path
         "reranker",
         "clusters",
         "coupling_clusters",
+        "served_encoder",
         "linker",
         "cross_encoder",
         "hyperbolic_classes",
         "hyperbolic_map",
+        "encoders",
         "embeddings",
         "reranker_examples",
     ]
