@@ -14,7 +14,6 @@ written by :func:`graph.ingest.ingest_stream`.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,7 +35,7 @@ from loaders import (
     wos,
 )
 from loaders.ids import PaperIdError, author_key, canonical_paper_id
-from loaders.resolve import TitleIndex
+from loaders.toolkit import LoadContext
 
 
 @dataclass(frozen=True)
@@ -51,6 +50,16 @@ class Source:
     # For sources too large for one batch in memory: the path read as batches of at most N records
     # (graph.ingest.ingest_stream writes them all or none); `citegraph ingest` uses it over `load`.
     chunks: Callable[[Path, int], Iterator[GraphBatch]] | None = None
+    # For sources that need more than their input (the data folder's Anthology titles): ``load`` with the load
+    # context; ``read`` calls it in place of ``load``.
+    load_in: Callable[[Path, LoadContext], GraphBatch] | None = None
+
+    def read(self, path: Path, context: LoadContext | None = None) -> GraphBatch:
+        """The source's tables of ``path``, with ``context`` (the data folder of ``--data``, its title index)
+        for the sources that use it; every caller that has a context (``citegraph ingest``) reads through here."""
+        if self.load_in is not None:
+            return self.load_in(path, context or LoadContext())
+        return self.load(path)
 
 
 SOURCES: dict[str, Source] = {
@@ -86,8 +95,9 @@ SOURCES: dict[str, Source] = {
         Source(
             "unarxive",
             "unarxive/unarXive_data_sample_2022.tar.gz",
-            lambda path: unarxive.load(path, title_index=_anthology_titles(path.parent.parent)),
+            lambda path: unarxive.load(path, title_index=LoadContext(path.parent.parent).title_index()),
             "unarXive full-text sample: arXiv papers, authors, categories, sentences, citations resolved by id or title",
+            load_in=lambda path, context: unarxive.load(path, title_index=context.title_index()),
         ),
         Source(
             "cora",
@@ -116,9 +126,10 @@ SOURCES: dict[str, Source] = {
         Source(
             "crossref",
             "formats/crossref",
-            lambda path: crossref.load(path, extra_titles=lambda: _anthology_pairs(_data_dir())),
+            lambda path: crossref.load(path, extra_titles=LoadContext().anthology_titles),
             "Crossref works JSON (API responses, dumps, JSONL): papers, authors, references by DOI or by title",
             bundled=False,
+            load_in=lambda path, context: crossref.load(path, extra_titles=context.anthology_titles),
         ),
         Source(
             "opencitations",
@@ -153,34 +164,9 @@ SOURCES: dict[str, Source] = {
 }
 
 
-def _data_dir() -> Path:
-    """The data folder as the CLI finds it: ``$CITEGRAPH_DATA``, else ``../shared/data``."""
-    return Path(os.environ.get("CITEGRAPH_DATA", "../shared/data"))
-
-
-def _anthology_pairs(data_dir: Path) -> Iterator[tuple[str, str]]:
-    """``(id, title)`` of every Anthology paper under ``data_dir``; nothing when it is not there."""
-    papers = data_dir / SOURCES["anthology"].path
-    if papers.exists():
-        frame = anthology.load(papers).nodes["Paper"]
-        yield from zip(frame["id"].tolist(), frame["title"].tolist())
-
-
-def _anthology_titles(data_dir: Path) -> TitleIndex | None:
-    """A title index over the Anthology beside a source (``<data>/anthology/papers.jsonl.gz``), if present.
-
-    unarXive bibliography entries without any id are resolved against it (MinHash LSH candidates,
-    accepted at a normalised similarity >= 0.9; see :mod:`loaders.resolve`); ~20 s to build.
-    """
-    papers = data_dir / SOURCES["anthology"].path
-    if not papers.exists():
-        return None
-    return TitleIndex.from_papers(anthology.load(papers).nodes["Paper"])
-
-
 def available(data_dir: Path) -> list[Source]:
     """The sources whose default path exists under ``data_dir``, in ingest order."""
     return [source for source in SOURCES.values() if (Path(data_dir) / source.path).exists()]
 
 
-__all__ = ["SOURCES", "PaperIdError", "Source", "author_key", "available", "canonical_paper_id"]
+__all__ = ["SOURCES", "LoadContext", "PaperIdError", "Source", "author_key", "available", "canonical_paper_id"]

@@ -372,7 +372,7 @@ def load_chunks(path: Path, chunk_works: int = CHUNK_WORKS) -> Iterator[GraphBat
 def _chunks(path: Path, files: list[Path], chunk_works: int) -> Iterator[GraphBatch]:
     started = time.perf_counter()
     first_pass = _Registry()
-    for found in tqdm(_works(files), desc=f"{SOURCE} ids", unit=" works", disable=None, leave=False):
+    for found in tqdm(_works(files, abstracts=False), desc=f"{SOURCE} ids", unit=" works", disable=None, leave=False):
         if not isinstance(found, Reject):  # the second pass reports rejects, once
             first_pass.read(found[2], found[0])
     registry = _FrozenRegistry(first_pass)
@@ -457,10 +457,13 @@ def _records(files: list[Path]) -> Iterator[tuple[object, str] | Reject]:
             yield from _works_of(item.value, name, item.line, item.whole_file)
 
 
-def _works(files: list[Path]) -> Iterator[tuple[dict[str, Any], str, int, str | None] | Reject]:
-    """Every work of the files as ``(work, origin, W number, abstract)``, in read order; a reject where one is not."""
+def _works(
+    files: list[Path], *, abstracts: bool = True
+) -> Iterator[tuple[dict[str, Any], str, int, str | None] | Reject]:
+    """Every work of the files as ``(work, origin, W number, abstract)``, in read order; a reject where one is not.
+    ``abstracts=False``: abstracts checked, not built (:func:`_accept`)."""
     for found in _records(files):
-        yield found if isinstance(found, Reject) else _accept(*found)
+        yield found if isinstance(found, Reject) else _accept(*found, abstract=abstracts)
 
 
 def _works_of(value: object, file: str, line: int, whole_file: bool) -> Iterator[tuple[object, str] | Reject]:
@@ -491,8 +494,11 @@ def _work_number(raw: object) -> int | None:
     return number if number is not None and number < 1 << 62 else None  # stored as a machine integer
 
 
-def _accept(work: object, where: str) -> tuple[dict[str, Any], str, int, str | None] | Reject:
-    """``(work, origin, W number, abstract)``, or the reject of a record that is no loadable work."""
+def _accept(work: object, where: str, *, abstract: bool = True) -> tuple[dict[str, Any], str, int, str | None] | Reject:
+    """``(work, origin, W number, abstract)``, or the reject of a record that is no loadable work.
+
+    ``abstract=False``: the abstract is checked, not built (None in its place): the first pass of a streamed load.
+    """
     if not isinstance(work, dict):
         return Reject("Paper", where, f"value is {preview(work)}, expected an OpenAlex work (an object with an `id`)")
     number = _work_number(work.get("id"))
@@ -504,7 +510,7 @@ def _accept(work: object, where: str) -> tuple[dict[str, Any], str, int, str | N
             "'https://openalex.org/W2741809807'; is this an OpenAlex works export?",
         )
     try:
-        return work, where, number, _abstract(work.get("abstract_inverted_index"))
+        return work, where, number, _abstract(work.get("abstract_inverted_index"), build=abstract)
     except ValueError as exc:
         return Reject("Paper", where, f"`abstract_inverted_index` {exc}; fix or drop the field to load the work")
 
@@ -529,30 +535,31 @@ def _add(work: dict[str, Any], number: int, abstract: str | None, where: str, ou
     _classes(work, row, where, out)
 
 
-def _abstract(index: object) -> str | None:
+def _abstract(index: object, *, build: bool = True) -> str | None:
     """The abstract from OpenAlex's inverted index ``{word: [positions]}``: words in position order.
 
     One slot per position, filled word by word: linear in the abstract's length (a sort of
     (position, word) pairs costs ~3x more on 400k works, and this is the loader's hottest step).
+    ``build=False`` only checks the index (a :class:`ValueError` when it is damaged) and returns None: the
+    first pass of :func:`load_chunks` rejects the same works as the second without building their text.
+
+    The checks run in C (a generator of ``max`` calls per word was a third of the loader's time): every
+    value a list (``map(type, ...)``), every position an integer (their sum stays an ``int``: a float makes
+    it a float, a string or a list fails it), from 0 (``min``) to 1,000,000 (``max``).
     """
     if index is None:
         return None
     if not isinstance(index, dict):
         raise ValueError(f"is {preview(index)}, expected an object of word -> list of positions")
     try:
-        last = max((max(positions) for positions in index.values() if positions), default=None)
-        if last is None:
-            return None
-        if not isinstance(last, int) or last > 1_000_000:  # a position past any abstract: damaged
+        if not set(map(type, index.values())) <= {list}:
             raise TypeError
-        slots: list[str | None] = [None] * (last + 1)
-        for word, positions in index.items():
-            if not isinstance(positions, list):
-                raise TypeError
-            for position in positions:
-                if position < 0:
-                    raise TypeError
-                slots[position] = word
+        given = [positions for positions in index.values() if positions]
+        if not given:
+            return None
+        last, first = max(map(max, given)), min(map(min, given))
+        if not isinstance(sum(map(sum, given)), int) or last > 1_000_000 or first < 0:  # damaged
+            raise TypeError
     except (TypeError, ValueError):
         bad = next(
             (p for p in index.values() if not isinstance(p, list) or not all(isinstance(x, int) and x >= 0 for x in p)),
@@ -561,6 +568,12 @@ def _abstract(index: object) -> str | None:
         raise ValueError(
             f"gives a word the positions {preview(bad)}, expected lists of integers from 0 (word -> positions)"
         ) from None
+    if not build:
+        return None
+    slots: list[str | None] = [None] * (last + 1)
+    for word, positions in index.items():
+        for position in positions:
+            slots[position] = word
     return " ".join(word for word in slots if word is not None) or None
 
 

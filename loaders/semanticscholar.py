@@ -103,6 +103,7 @@ from loaders.ids import (
     canonical_paper_id,
     typed_id,
 )
+from loaders.toolkit import JsonProblem, parse_json_line
 
 log = logging.getLogger(__name__)
 
@@ -312,25 +313,13 @@ _UNREADABLE = object()
 
 
 def _parse_line(raw: bytes, where: str, into: _Input) -> Any:
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        into.reject(
-            RECORD_TABLE,
-            where,
-            f"line is not UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1}); save the file as UTF-8",
-        )
+    parsed = parse_json_line(
+        raw, 0, expected="JSON object", advice=" (a cut-off last line means a truncated file: download it again)"
+    )
+    if isinstance(parsed, JsonProblem):
+        into.reject(RECORD_TABLE, where, parsed.reason)
         return _UNREADABLE
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        into.reject(
-            RECORD_TABLE,
-            where,
-            f"line is not JSON ({exc.msg}: column {exc.colno}) {preview(text)}; each line must be one complete "
-            "JSON object (a cut-off last line means a truncated file: download it again)",
-        )
-        return _UNREADABLE
+    return parsed.value
 
 
 # --- records --------------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from gnn.cocitation.spark_load import load_spark_output
 from graph import ingest, ingest_stream
 from graph.errors import ConfigError
 from graph.files import StoreFiles
-from graph.ingest import ON_ERROR
+from graph.ingest import MEMORY_LIMIT_MIB, ON_ERROR
 
 log = logging.getLogger(__name__)
 
@@ -29,7 +29,9 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     if args.source == COCITATION:
         return _ingest_cocitation(args)
     settings = AppSettings.from_env()
-    sources = _sources(args, Path(args.data) if args.data else settings.data_dir)
+    data_dir = Path(args.data) if args.data else settings.data_dir
+    sources = _sources(args, data_dir)
+    context = loaders.LoadContext(data_dir)  # every source reads the same data folder (its Anthology titles)
     reports = []
     with open_from_args(args, create=True) as store:
         rejects_dir = (
@@ -42,9 +44,16 @@ def cmd_ingest(args: argparse.Namespace) -> int:
                 if source.chunks is not None:
                     chunk = args.chunk_works or settings.ingest_chunk_works
                     batches = source.chunks(path, chunk)
-                    report = ingest_stream(store, source.name, batches, on_error=args.on_error, rejects_dir=rejects_dir)
+                    report = ingest_stream(
+                        store,
+                        source.name,
+                        batches,
+                        on_error=args.on_error,
+                        rejects_dir=rejects_dir,
+                        memory_limit_mib=args.memory_limit,
+                    )
                 else:
-                    report = ingest(store, source.load(path), on_error=args.on_error, rejects_dir=rejects_dir)
+                    report = ingest(store, source.read(path, context), on_error=args.on_error, rejects_dir=rejects_dir)
             except OSError as exc:  # the rejects report, written before the store
                 if exc.filename is None or not _within(Path(exc.filename), rejects_dir):
                     raise
@@ -141,6 +150,15 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         type=int,
         help="works per batch of a source read in batches (openalex): memory holds one batch, the store gets all "
         "of them or none (default: $CITEGRAPH_INGEST_CHUNK_WORKS, else 5000)",
+    )
+    p.add_argument(
+        "--memory-limit",
+        type=int,
+        default=MEMORY_LIMIT_MIB,
+        metavar="MIB",
+        help="memory in MiB that a source read in batches (openalex) plans its held-back relationship writes for: "
+        "its edges are spilled to disk and copied at the end in parts of a quarter of it "
+        f"(default: {MEMORY_LIMIT_MIB})",
     )
     p.add_argument("--json", action="store_true", help="print the ingest reports as JSON")
     p.set_defaults(func=cmd_ingest)

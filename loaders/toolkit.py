@@ -1,0 +1,200 @@
+"""The importers' shared toolkit: reading inputs, parsing JSON with located rejects, building tables, the load context.
+
+Every importer of a user's export (OpenAlex, Semantic Scholar, Crossref, ...) needs the same plumbing, and
+before this module each wrote its own: two gzip line readers, three JSON-line parsers with the same reject
+text, the Author and CITES tables written out per loader, the data folder found three ways (``--data`` was not
+honoured by every source). Here is one of each:
+
+* **reading**: :func:`input_files` (a file, a folder searched recursively, or a quoted glob; sorted),
+  :func:`iter_lines` (one file's lines as bytes, gzip sniffed by its magic bytes, a cut stream keeping the lines
+  before the cut) and :func:`display_names` (what origins call each file);
+* **JSON**: :func:`parse_json_line` (one line, with orjson: ~10x the standard library's ``json`` on OpenAlex
+  works, the import's largest cost after gzip) and :func:`json_values` / :func:`json_records` (every JSON value
+  of the files, JSON Lines or one document, with ``file:line`` origins and a :class:`graph.errors.Reject` saying
+  what is wrong and what to do where a line cannot be read);
+* **tables**: :func:`paper_table`, :func:`author_table`, :func:`cites_table`, :func:`wrote_table` and
+  :func:`alias_tables`, the canonical columns of :mod:`graph.schema` built once from column lists;
+* **context**: :class:`LoadContext`, what a load may need beyond its own input (the data folder, the
+  Anthology's title index), handed to every source by :meth:`loaders.Source.read`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+
+from graph.errors import Reject
+from graph.schema import ORIGIN_COLUMN, SOURCE_COLUMN, TARGET_COLUMN
+from loaders._common import alias_tables, author_table, input_files, table
+from loaders._json_exports import (
+    JsonProblem,
+    JsonValue,
+    display_names,
+    iter_json_values,
+    iter_lines,
+    parse_json_line,
+)
+
+if TYPE_CHECKING:
+    from loaders.resolve import TitleIndex
+
+# The data folder when neither --data nor CITEGRAPH_DATA names one.
+DEFAULT_DATA_DIR = Path("../shared/data")
+
+
+def json_values(path: Path) -> Iterator[JsonValue | JsonProblem]:
+    """Every JSON value of one file, JSON Lines or one document, gzipped or not (:func:`iter_json_values`)."""
+    return iter_json_values(path)
+
+
+def json_records(
+    files: Sequence[Path],
+    table_name: str,
+    *,
+    progress: Callable[[Iterable[object], str], Iterable[object]] | None = None,
+) -> Iterator[tuple[object, str, int, bool] | Reject]:
+    """Every JSON value of ``files`` in order as ``(value, file's display name, line, whole_file)``; a line or
+    file that cannot be read as a :class:`Reject` of ``table_name`` at ``<file>:<line>`` with the reason.
+
+    ``whole_file``: the file holds this one value only, so records inside it are numbered ``<file>:record N``.
+    ``progress(iterable, name)`` wraps each file's values (a progress bar), when given.
+    """
+    for file, name in zip(files, display_names(list(files))):
+        values: Iterable[object] = json_values(file)
+        if progress is not None:
+            values = progress(values, name)
+        for item in values:
+            if isinstance(item, JsonProblem):
+                yield Reject(table_name, f"{name}:{item.line}", item.reason)
+            elif isinstance(item, JsonValue):
+                yield item.value, name, item.line, item.whole_file
+
+
+def paper_table(columns: Mapping[str, Sequence[object] | pd.Series | np.ndarray], *, dataset: str) -> pd.DataFrame:
+    """The ``Paper`` table of equal-length columns (``id`` and ``_origin`` at least), ``dataset`` on every row."""
+    rows = len(columns["id"])
+    return pd.DataFrame({**{name: _column(values) for name, values in columns.items()}, "dataset": [dataset] * rows})
+
+
+def cites_table(
+    sources: Sequence[object] | np.ndarray,
+    targets: Sequence[object] | np.ndarray,
+    origins: Sequence[object] | np.ndarray,
+    *,
+    dataset: str,
+    **properties: Sequence[object] | pd.Series | np.ndarray,
+) -> pd.DataFrame:
+    """The ``CITES`` table: citing and cited keys, ``dataset`` on every edge, and further properties
+    (``intents``, ``influential``, ...). The origins are categories: one string per citing work, not per edge."""
+    return pd.DataFrame(
+        {
+            SOURCE_COLUMN: _column(sources),
+            TARGET_COLUMN: _column(targets),
+            "dataset": [dataset] * len(sources),
+            **{name: _column(values) for name, values in properties.items()},
+            ORIGIN_COLUMN: pd.Categorical(np.asarray(origins, dtype=object)),
+        }
+    )
+
+
+def wrote_table(
+    authors: Sequence[object] | np.ndarray,
+    papers: Sequence[object] | np.ndarray,
+    positions: Sequence[int] | np.ndarray,
+    origins: Sequence[object] | np.ndarray,
+) -> pd.DataFrame:
+    """The ``WROTE`` table: author keys, paper keys, 1-based positions (nullable integers) and origins."""
+    return pd.DataFrame(
+        {
+            SOURCE_COLUMN: _column(authors),
+            TARGET_COLUMN: _column(papers),
+            "position": pd.Series(np.asarray(positions), dtype="Int64"),
+            ORIGIN_COLUMN: _column(origins),
+        }
+    )
+
+
+def _column(values: Sequence[object] | pd.Series | np.ndarray) -> Sequence[object] | pd.Series | np.ndarray:
+    """A column as pandas takes it: an empty one as an object Series (so that its dtype does not become float)."""
+    if isinstance(values, (pd.Series, np.ndarray)) or len(values):
+        return values
+    return pd.Series([], dtype=object)
+
+
+@dataclass
+class LoadContext:
+    """What a source's load may need beyond its own input, given to every source by :meth:`loaders.Source.read`.
+
+    ``data_dir``: the data folder (``--data``, else ``$CITEGRAPH_DATA``, else ``../shared/data``), where the
+    Anthology lives whose titles resolve references without ids (unarXive, Crossref). Why one object: the
+    sources found that folder three ways before (the environment, the input's grandparent folder, the
+    CLI's flag), so ``--data`` reached some of them only. The title index is built once per context, when a
+    source first asks for it (~20 s), and shared by every source of one ``citegraph ingest``.
+    """
+
+    data_dir: Path = field(default_factory=lambda: data_dir_from_env())
+    _titles: list[tuple[str, str]] | None = field(default=None, repr=False)
+    _index: TitleIndex | None = field(default=None, repr=False)
+    _index_built: bool = field(default=False, repr=False)
+
+    def anthology_papers(self) -> Path:
+        """Where the Anthology's papers are under the data folder (the ``anthology`` source's path)."""
+        from loaders import SOURCES  # the registry imports this module
+
+        return self.data_dir / SOURCES["anthology"].path
+
+    def anthology_titles(self) -> list[tuple[str, str]]:
+        """``(id, title)`` of every Anthology paper of the data folder; none when it is not there."""
+        if self._titles is None:
+            papers = self.anthology_papers()
+            self._titles = []
+            if papers.exists():
+                from loaders import anthology
+
+                frame = anthology.load(papers).nodes["Paper"]
+                self._titles = list(zip(frame["id"].tolist(), frame["title"].tolist()))
+        return self._titles
+
+    def title_index(self) -> TitleIndex | None:
+        """A title index over the Anthology of the data folder (:class:`loaders.resolve.TitleIndex`), or None."""
+        if not self._index_built:
+            self._index_built = True
+            if self.anthology_papers().exists():
+                from loaders import anthology
+                from loaders.resolve import TitleIndex
+
+                self._index = TitleIndex.from_papers(anthology.load(self.anthology_papers()).nodes["Paper"])
+        return self._index
+
+
+def data_dir_from_env() -> Path:
+    """``$CITEGRAPH_DATA``, else ``../shared/data``: the data folder when no ``--data`` is given."""
+    given = os.environ.get("CITEGRAPH_DATA")
+    return Path(given) if given else DEFAULT_DATA_DIR
+
+
+__all__ = [
+    "DEFAULT_DATA_DIR",
+    "JsonProblem",
+    "JsonValue",
+    "LoadContext",
+    "alias_tables",
+    "author_table",
+    "cites_table",
+    "data_dir_from_env",
+    "display_names",
+    "input_files",
+    "iter_lines",
+    "json_records",
+    "json_values",
+    "paper_table",
+    "parse_json_line",
+    "table",
+    "wrote_table",
+]
