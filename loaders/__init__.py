@@ -35,7 +35,7 @@ from loaders import (
     wos,
 )
 from loaders.ids import PaperIdError, author_key, canonical_paper_id
-from loaders.toolkit import LoadContext
+from loaders.toolkit import ANTHOLOGY_PAPERS, LoadContext
 
 
 @dataclass(frozen=True)
@@ -88,7 +88,7 @@ SOURCES: dict[str, Source] = {
         ),
         Source(
             "anthology",
-            "anthology/papers.jsonl.gz",
+            ANTHOLOGY_PAPERS,
             anthology.load,
             "ACL Anthology metadata: papers, authors and WROTE edges",
         ),

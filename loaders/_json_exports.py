@@ -72,7 +72,7 @@ class JsonProblem:
 
 def iter_json_values(path: Path) -> Iterator[JsonValue | JsonProblem]:
     """Every JSON value of ``path`` in file order, or the problem where one cannot be read."""
-    lines = _numbered_lines(path)
+    lines = numbered_lines(path)
     head: list[tuple[int, bytes | JsonProblem]] = []  # the first two non-blank lines, or a gzip problem
     for number, raw in lines:
         if isinstance(raw, JsonProblem) or raw.strip():
@@ -97,7 +97,7 @@ def iter_json_values(path: Path) -> Iterator[JsonValue | JsonProblem]:
             yield parsed if isinstance(parsed, JsonProblem) else JsonValue(number, parsed.value, only)
 
 
-def _numbered_lines(path: Path) -> Generator[tuple[int, bytes | JsonProblem], None, None]:
+def numbered_lines(path: Path) -> Generator[tuple[int, bytes | JsonProblem], None, None]:
     """``(line number, bytes)``; a damaged gzip stream ends it with a problem at the line it cut."""
     number = 0
     try:
@@ -203,5 +203,6 @@ __all__ = [
     "gzip_problem",
     "iter_json_values",
     "iter_lines",
+    "numbered_lines",
     "parse_json_line",
 ]

@@ -118,7 +118,7 @@ from loaders._common import (
     text_or_null,
     work_authors,
 )
-from loaders._json_exports import JsonProblem, display_names, iter_json_values
+from loaders._json_exports import JsonProblem, display_names, iter_json_values, parse_json_line
 from loaders.ids import (
     ARXIV_PREFIX,
     DOI_PREFIX,
@@ -130,6 +130,7 @@ from loaders.ids import (
     canonical_paper_id,
     id_kind,
 )
+from loaders.toolkit import line_blocks, map_in_order, pooled_json_lines, workers_from_env
 
 log = logging.getLogger(__name__)
 
@@ -184,6 +185,13 @@ class _Utf8Column:
         self.offsets.append(len(self.data))
         self.valid.append(text is not None)
 
+    def extend(self, other: _Utf8Column) -> None:
+        """Append the strings of ``other``."""
+        base = len(self.data)
+        self.data += other.data
+        self.offsets.extend(offset + base for offset in other.offsets[1:])
+        self.valid += other.valid
+
     def series(self, rows: list[int] | None, nulls: int) -> pd.Series:
         """The column (only ``rows``, when given) followed by ``nulls`` nulls, as pandas' ``str`` dtype."""
         n = len(self.valid) + nulls
@@ -213,17 +221,23 @@ class _Registry:
 
     def read(self, number: int, work: dict[str, Any]) -> bool:
         """Count the copy of work ``number`` numbered ``works_read``; False when an earlier-read copy is newer."""
+        return self.read_ids(number, *_id_facts(work))
+
+    def read_ids(self, number: int, updated: str, given: list[str], malformed: int) -> bool:
+        """:meth:`read` of what :func:`_id_facts` took out of the work (a worker process takes it out)."""
         ordinal = self.works_read
         self.works_read += 1
-        updated = work.get("updated_date")
-        updated = updated if isinstance(updated, str) else ""
         earlier = self.current.get(number)
         if earlier is not None:
             self.superseded += 1
             if updated < earlier[1]:  # the copy read before is newer: keep it
                 return False
         self.current[number] = (ordinal, updated)
-        _ids(work, f"{OPENALEX_PREFIX}W{number}", self)
+        self.malformed_ids += malformed
+        wid = f"{OPENALEX_PREFIX}W{number}"
+        self.groups.add(wid)
+        for other in given:  # one union each, so a clash spoils only itself
+            self.groups.union([wid, other])
         return True
 
     def ordinal(self, number: int) -> int | None:
@@ -324,6 +338,32 @@ class _Columns:
     def reject(self, table_name: str, where: str, reason: str) -> None:
         self.rejects.append(Reject(table_name, where, reason))
 
+    def extend(self, part: _Columns) -> None:
+        """Append the rows of ``part`` (a block a worker read after these rows): its rows renumbered after
+        ours, the first entry of an author or class kept where both have one, rejects in order."""
+        offset = len(self.works)
+        self.works += part.works
+        for name, values in part.papers.items():
+            self.papers[name] += values
+        self.abstracts.extend(part.abstracts)
+        self.alive += part.alive
+        self.row_of.update((wid, row + offset) for wid, row in part.row_of.items())
+        for key, first in part.authors.items():
+            self.authors.setdefault(key, first)
+        self.wrote_row.extend(row + offset for row in part.wrote_row)
+        self.wrote_author += part.wrote_author
+        self.wrote_position += part.wrote_position
+        self.cites_row.extend(row + offset for row in part.cites_row)
+        self.cites_target += part.cites_target
+        self.class_row.extend(row + offset for row in part.class_row)
+        self.class_id += part.class_id
+        self.class_score += part.class_score
+        for class_id, entry in part.classes.items():
+            self.classes.setdefault(class_id, entry)
+        for pair, where in part.broader.items():
+            self.broader.setdefault(pair, where)
+        self.rejects += part.rejects
+
 
 def load(path: Path) -> GraphBatch:
     """Parse OpenAlex works (see the module docstring) into one batch named ``openalex``."""
@@ -371,10 +411,26 @@ def load_chunks(path: Path, chunk_works: int = CHUNK_WORKS) -> Iterator[GraphBat
 
 def _chunks(path: Path, files: list[Path], chunk_works: int) -> Iterator[GraphBatch]:
     started = time.perf_counter()
+    workers = workers_from_env()
+    named = list(zip(files, display_names(files)))
+    pooled = {file for file in files if pooled_json_lines(file, workers)}
     first_pass = _Registry()
-    for found in tqdm(_works(files, abstracts=False), desc=f"{SOURCE} ids", unit=" works", disable=None, leave=False):
-        if not isinstance(found, Reject):  # the second pass reports rejects, once
-            first_pass.read(found[2], found[0])
+    numbers = array("q")  # the W number of each copy read, by ordinal: which copies a pooled block skips
+    block_copies: dict[Path, list[int]] = {}  # copies read per block of a pooled file
+    for file, name in named:
+        if file in pooled:
+            counts = block_copies.setdefault(file, [])
+            jobs: Iterator[Block] = ((name, block, frozenset()) for block in line_blocks(file))
+            for facts in map_in_order(_id_facts_of_block, jobs, workers):
+                counts.append(len(facts))
+                for number, updated, given, malformed in facts:
+                    numbers.append(number)
+                    first_pass.read_ids(number, updated, given, malformed)
+            continue
+        for found in _file_works(file, name, abstracts=False):
+            if not isinstance(found, Reject):  # the second pass reports rejects, once
+                numbers.append(found[2])
+                first_pass.read(found[2], found[0])
     registry = _FrozenRegistry(first_pass)
     del first_pass
     emitted, out = _Emitted(), _Columns()
@@ -388,19 +444,38 @@ def _chunks(path: Path, files: list[Path], chunk_works: int) -> Iterator[GraphBa
         authors += len(batch.nodes.get("Author", ()))
         return batch
 
-    for found in _works(files):
-        if isinstance(found, Reject):
-            out.rejects.append(found)
+    def skipped(start: int, count: int) -> frozenset[int]:
+        """The places in a block (its copies numbered from ``start``) of the copies that others supersede."""
+        return frozenset(i for i in range(count) if registry.ordinal(numbers[start + i]) != start + i)
+
+    for file, name in named:
+        if file in pooled:
+            starts = itertools.accumulate(block_copies[file], initial=ordinal)
+            jobs = (
+                (name, block, skipped(start, count))
+                for block, start, count in zip(line_blocks(file), starts, block_copies[file])
+            )
+            for copies, part in map_in_order(_columns_of_block, jobs, workers):
+                ordinal += copies
+                out.extend(part)
+                if len(out.works) >= chunk_works:
+                    batch, out = done(out), _Columns()
+                    yield batch
+                    del batch
             continue
-        work, where, number, abstract = found
-        ordinal += 1
-        if registry.ordinal(number) != ordinal - 1:  # a copy that another one supersedes
-            continue
-        _add(work, number, abstract, where, out)
-        if len(out.works) == chunk_works:
-            batch, out = done(out), _Columns()  # the columns go before the batch is written
-            yield batch
-            del batch  # and the batch before the next one is read
+        for found in _file_works(file, name):
+            if isinstance(found, Reject):
+                out.rejects.append(found)
+                continue
+            work, where, number, abstract = found
+            ordinal += 1
+            if registry.ordinal(number) != ordinal - 1:  # a copy that another one supersedes
+                continue
+            _add(work, number, abstract, where, out)
+            if len(out.works) == chunk_works:
+                batch, out = done(out), _Columns()  # the columns go before the batch is written
+                yield batch
+                del batch  # and the batch before the next one is read
     if out.works or out.rejects or not batches:
         yield done(out)
     _log(path, _report(registry, len(files), references, stubs, batches), authors, len(emitted.classes), started)
@@ -449,12 +524,70 @@ def _records(files: list[Path]) -> Iterator[tuple[object, str] | Reject]:
     """Every work value of the files, with its origin, in read order; what cannot be read as a reject."""
     named = list(zip(files, display_names(files)))
     for file, name in tqdm(named, desc=SOURCE, unit=" files", disable=None if len(files) > 1 else True, leave=False):
-        values = tqdm(iter_json_values(file), desc=name, unit=" lines", disable=None, leave=False)
-        for item in values:
-            if isinstance(item, JsonProblem):
-                yield Reject("Paper", f"{name}:{item.line}", item.reason)
-                continue
-            yield from _works_of(item.value, name, item.line, item.whole_file)
+        yield from _file_records(file, name)
+
+
+def _file_records(file: Path, name: str) -> Iterator[tuple[object, str] | Reject]:
+    """:func:`_records` of one file, which origins call ``name``."""
+    values = tqdm(iter_json_values(file), desc=name, unit=" lines", disable=None, leave=False)
+    for item in values:
+        if isinstance(item, JsonProblem):
+            yield Reject("Paper", f"{name}:{item.line}", item.reason)
+            continue
+        yield from _works_of(item.value, name, item.line, item.whole_file)
+
+
+def _file_works(
+    file: Path, name: str, *, abstracts: bool = True
+) -> Iterator[tuple[dict[str, Any], str, int, str | None] | Reject]:
+    """:func:`_works` of one file, which origins call ``name``."""
+    for found in _file_records(file, name):
+        yield found if isinstance(found, Reject) else _accept(*found, abstract=abstracts)
+
+
+Block = tuple[str, list[tuple[int, "bytes | JsonProblem"]], frozenset[int]]  # file name, lines, copies to skip
+
+
+def _block_works(name: str, lines: list[tuple[int, bytes | JsonProblem]], *, abstracts: bool) -> Iterator[Any]:
+    """:func:`_file_works` of a block of JSON Lines (``(line number, bytes)``; a problem where the gzip cut)."""
+    for line, raw in lines:
+        if isinstance(raw, JsonProblem):
+            yield Reject("Paper", f"{name}:{raw.line}", raw.reason)
+            continue
+        if not raw.strip():
+            continue
+        parsed = parse_json_line(raw, line)
+        if isinstance(parsed, JsonProblem):
+            yield Reject("Paper", f"{name}:{parsed.line}", parsed.reason)
+            continue
+        for found in _works_of(parsed.value, name, line, False):
+            yield found if isinstance(found, Reject) else _accept(*found, abstract=abstracts)
+
+
+def _id_facts_of_block(block: Block) -> list[tuple[int, str, list[str], int]]:
+    """In a worker process (first pass): ``(W number, *_id_facts)`` of each work copy of the block, in order."""
+    name, lines, _ = block
+    return [
+        (found[2], *_id_facts(found[0]))
+        for found in _block_works(name, lines, abstracts=False)
+        if not isinstance(found, Reject)
+    ]
+
+
+def _columns_of_block(block: Block) -> tuple[int, _Columns]:
+    """In a worker process (second pass): the block's work copies read, and its columns (the copies at the places
+    ``skip`` names left out, as a later copy supersedes them), rejects in read order."""
+    name, lines, skip = block
+    out, copies = _Columns(), 0
+    for found in _block_works(name, lines, abstracts=True):
+        if isinstance(found, Reject):
+            out.rejects.append(found)
+            continue
+        copies += 1
+        if copies - 1 not in skip:
+            work, where, number, abstract = found
+            _add(work, number, abstract, where, out)
+    return copies, out
 
 
 def _works(
@@ -586,11 +719,14 @@ def _venue(work: dict[str, Any]) -> object:
     return host.get("display_name") if isinstance(host, dict) else None
 
 
-def _ids(work: dict[str, Any], wid: str, out: _Registry) -> None:
-    """Put the work's other ids in the W-id's group (one union each, so a clash spoils only itself)."""
+def _id_facts(work: dict[str, Any]) -> tuple[str, list[str], int]:
+    """The work's ``updated_date`` ("" when none), its other ids (DOI, PubMed, MAG, arXiv) and how many of
+    them did not parse, for :meth:`_Registry.read_ids`."""
+    updated = work.get("updated_date")
     given_ids = work.get("ids")
     ids: dict[str, Any] = given_ids if isinstance(given_ids, dict) else {}
     given: list[str] = []
+    malformed = 0
     doi = work.get("doi") or ids.get("doi")
     if doi:
         try:
@@ -599,21 +735,19 @@ def _ids(work: dict[str, Any], wid: str, out: _Registry) -> None:
                 raise PaperIdError(doi)
             given.append(canonical)
         except PaperIdError:
-            out.malformed_ids += 1
+            malformed += 1
     for key, pattern, prefix in (("pmid", _PMID, PMID_PREFIX), ("mag", _MAG, MAG_PREFIX)):
         raw = ids.get(key)
         if raw is None:
             continue
         match = pattern.fullmatch(str(raw).strip()) if isinstance(raw, (str, int)) else None
         if match is None:
-            out.malformed_ids += 1
+            malformed += 1
         else:
             given.append(prefix + match.group(match.lastindex or 0))
     if arxiv := _arxiv(work.get("locations")):
         given.append(arxiv)
-    out.groups.add(wid)
-    for other in given:
-        out.groups.union([wid, other])
+    return (updated if isinstance(updated, str) else ""), given, malformed
 
 
 def _arxiv(locations: object) -> str | None:

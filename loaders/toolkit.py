@@ -14,17 +14,22 @@ honoured by every source). Here is one of each:
   what is wrong and what to do where a line cannot be read);
 * **tables**: :func:`paper_table`, :func:`author_table`, :func:`cites_table`, :func:`wrote_table` and
   :func:`alias_tables`, the canonical columns of :mod:`graph.schema` built once from column lists;
+* **parallel parsing**: :func:`line_blocks` and :func:`map_in_order`, a large JSON Lines file parsed in a
+  pool of processes (:func:`workers_from_env`, ``CITEGRAPH_INGEST_WORKERS``), the results merged in file order;
 * **context**: :class:`LoadContext`, what a load may need beyond its own input (the data folder, the
   Anthology's title index), handed to every source by :meth:`loaders.Source.read`.
 """
 
 from __future__ import annotations
 
+import multiprocessing
 import os
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -38,12 +43,19 @@ from loaders._json_exports import (
     display_names,
     iter_json_values,
     iter_lines,
+    numbered_lines,
     parse_json_line,
 )
+from loaders.anthology import load as load_anthology
 
 if TYPE_CHECKING:
     from loaders.resolve import TitleIndex
 
+T = TypeVar("T")
+R = TypeVar("R")
+
+# The Anthology's papers under the data folder (the `anthology` source's path): the titles references resolve to.
+ANTHOLOGY_PAPERS = "anthology/papers.jsonl.gz"
 # The data folder when neither --data nor CITEGRAPH_DATA names one.
 DEFAULT_DATA_DIR = Path("../shared/data")
 
@@ -74,6 +86,70 @@ def json_records(
                 yield Reject(table_name, f"{name}:{item.line}", item.reason)
             elif isinstance(item, JsonValue):
                 yield item.value, name, item.line, item.whole_file
+
+
+# Lines per block a worker process parses (parse_in_pool): ~5 MB of OpenAlex works, a few hundred ms of work.
+BLOCK_LINES = 250
+# Files smaller than this on disk are parsed in the loading process: a pool's start (~1 s a worker, spawned)
+# costs more than it saves on them.
+POOL_MIN_BYTES = 32 << 20
+
+
+def workers_from_env() -> int:
+    """Processes that parse a large JSON Lines input: ``$CITEGRAPH_INGEST_WORKERS``, else the machine's cores."""
+    given = os.environ.get("CITEGRAPH_INGEST_WORKERS")
+    return max(1, int(given)) if given and given.strip().isdigit() else max(1, os.cpu_count() or 1)
+
+
+def pooled_json_lines(path: Path, workers: int) -> bool:
+    """Whether ``path`` is parsed in a pool of ``workers`` processes: large enough (:data:`POOL_MIN_BYTES`), and
+    JSON Lines (its first non-blank line is a JSON value of its own; a document is read whole, in-process)."""
+    if workers < 2 or path.stat().st_size < POOL_MIN_BYTES:
+        return False
+    lines = numbered_lines(path)
+    try:
+        for number, raw in lines:
+            if isinstance(raw, JsonProblem):
+                return False
+            if raw.strip():
+                return isinstance(parse_json_line(raw, number), JsonValue)
+        return False
+    finally:
+        lines.close()
+
+
+def line_blocks(path: Path, block_lines: int = BLOCK_LINES) -> Iterator[list[tuple[int, bytes | JsonProblem]]]:
+    """The file's ``(line number, bytes)`` in blocks of ``block_lines``; a cut gzip stream ends the last block
+    with the :class:`JsonProblem` at the line it cut (the lines before it are kept)."""
+    block: list[tuple[int, bytes | JsonProblem]] = []
+    for item in numbered_lines(path):
+        block.append(item)
+        if len(block) == block_lines:
+            yield block
+            block = []
+    if block:
+        yield block
+
+
+def map_in_order(
+    function: Callable[[T], R], items: Iterable[T], workers: int, *, in_flight: int | None = None
+) -> Iterator[R]:
+    """``function`` of each item in a pool of ``workers`` spawned processes, the results in the items' order.
+
+    At most ``in_flight`` items (default ``2 * workers``) are read ahead, so memory holds a few blocks, not the
+    input. Spawned, not forked: the loading process holds the store's engine and its threads, which a fork
+    would copy mid-flight. An error in a worker is raised here, at its item.
+    """
+    limit = in_flight or 2 * workers
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+        pending: deque[Future[R]] = deque()
+        for item in items:
+            pending.append(pool.submit(function, item))
+            if len(pending) >= limit:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
 
 
 def paper_table(columns: Mapping[str, Sequence[object] | pd.Series | np.ndarray], *, dataset: str) -> pd.DataFrame:
@@ -145,9 +221,7 @@ class LoadContext:
 
     def anthology_papers(self) -> Path:
         """Where the Anthology's papers are under the data folder (the ``anthology`` source's path)."""
-        from loaders import SOURCES  # the registry imports this module
-
-        return self.data_dir / SOURCES["anthology"].path
+        return self.data_dir / ANTHOLOGY_PAPERS
 
     def anthology_titles(self) -> list[tuple[str, str]]:
         """``(id, title)`` of every Anthology paper of the data folder; none when it is not there."""
@@ -155,9 +229,7 @@ class LoadContext:
             papers = self.anthology_papers()
             self._titles = []
             if papers.exists():
-                from loaders import anthology
-
-                frame = anthology.load(papers).nodes["Paper"]
+                frame = load_anthology(papers).nodes["Paper"]
                 self._titles = list(zip(frame["id"].tolist(), frame["title"].tolist()))
         return self._titles
 
@@ -166,10 +238,9 @@ class LoadContext:
         if not self._index_built:
             self._index_built = True
             if self.anthology_papers().exists():
-                from loaders import anthology
-                from loaders.resolve import TitleIndex
+                from loaders.resolve import TitleIndex  # MinHash (datasketch): imported when a source needs it
 
-                self._index = TitleIndex.from_papers(anthology.load(self.anthology_papers()).nodes["Paper"])
+                self._index = TitleIndex.from_papers(load_anthology(self.anthology_papers()).nodes["Paper"])
         return self._index
 
 
@@ -180,7 +251,10 @@ def data_dir_from_env() -> Path:
 
 
 __all__ = [
+    "ANTHOLOGY_PAPERS",
+    "BLOCK_LINES",
     "DEFAULT_DATA_DIR",
+    "POOL_MIN_BYTES",
     "JsonProblem",
     "JsonValue",
     "LoadContext",
@@ -193,8 +267,12 @@ __all__ = [
     "iter_lines",
     "json_records",
     "json_values",
+    "line_blocks",
+    "map_in_order",
     "paper_table",
     "parse_json_line",
+    "pooled_json_lines",
     "table",
+    "workers_from_env",
     "wrote_table",
 ]
