@@ -81,12 +81,13 @@ from tqdm import tqdm
 
 from graph.errors import Reject
 from graph.ingest import GraphBatch
-from graph.schema import ORIGIN_COLUMN, SOURCE_COLUMN, TARGET_COLUMN
+from graph.schema import ORIGIN_COLUMN
 from graph.validate import preview
 from loaders._common import WorkAuthor, author_table, input_files, nullable_ints, table, work_authors
 from loaders._json_exports import JsonProblem, display_names, iter_json_values
 from loaders.ids import DOI_PREFIX, PaperIdError, canonical_paper_id
 from loaders.resolve import TitleIndex
+from loaders.toolkit import cites_table, wrote_table
 
 log = logging.getLogger(__name__)
 
@@ -397,22 +398,13 @@ def _batch(
             "Author": author_table(kept_authors),
         },
         rels={
-            "WROTE": table(
-                {
-                    SOURCE_COLUMN: [key for _, key, _ in wrote],
-                    TARGET_COLUMN: [out.keys[row] for row, _, _ in wrote],
-                    "position": nullable_ints([position for _, _, position in wrote]),
-                    ORIGIN_COLUMN: [origins[row] for row, _, _ in wrote],
-                }
+            "WROTE": wrote_table(
+                [key for _, key, _ in wrote],
+                [out.keys[row] for row, _, _ in wrote],
+                [position for _, _, position in wrote],
+                [origins[row] for row, _, _ in wrote],
             ),
-            "CITES": table(
-                {
-                    SOURCE_COLUMN: [s for s, _ in cites],
-                    TARGET_COLUMN: [t for _, t in cites],
-                    "dataset": [DATASET] * len(cites),
-                    ORIGIN_COLUMN: list(cites.values()),
-                }
-            ),
+            "CITES": cites_table([s for s, _ in cites], [t for _, t in cites], list(cites.values()), dataset=DATASET),
         },
         rejects=rejects,
     )

@@ -130,7 +130,14 @@ from loaders.ids import (
     canonical_paper_id,
     id_kind,
 )
-from loaders.toolkit import line_blocks, map_in_order, pooled_json_lines, workers_from_env
+from loaders.toolkit import (
+    cites_table,
+    line_blocks,
+    map_in_order,
+    pooled_json_lines,
+    workers_from_env,
+    wrote_table,
+)
 
 log = logging.getLogger(__name__)
 
@@ -969,27 +976,12 @@ def _batch(
     )
     alias_nodes, alias_of = alias_tables(aliases)
 
-    cites = pd.DataFrame(  # numpy columns: table() takes lists
-        {
-            SOURCE_COLUMN: cite_sources,
-            TARGET_COLUMN: cite_targets,
-            "dataset": [DATASET] * len(cite_sources),
-            # one origin per citing work: as categories, 4 bytes per edge instead of a string each
-            ORIGIN_COLUMN: pd.Categorical(cite_origins),
-        }
-    )
+    cites = cites_table(cite_sources, cite_targets, cite_origins, dataset=DATASET)
 
     wrote_rows, wrote_keep = _rows(out.wrote_row, alive)
     wrote_authors = [a for a, k in zip(out.wrote_author, wrote_keep.tolist()) if k]
     positions = np.frombuffer(out.wrote_position, dtype=_int_dtype(out.wrote_position))[wrote_keep]
-    wrote = pd.DataFrame(
-        {
-            SOURCE_COLUMN: wrote_authors,
-            TARGET_COLUMN: keys[wrote_rows],
-            "position": pd.Series(positions, dtype="Int64"),
-            ORIGIN_COLUMN: origins[wrote_rows],
-        }
-    )
+    wrote = wrote_table(wrote_authors, keys[wrote_rows], positions, origins[wrote_rows])
     authored = set(wrote_authors)  # an author only on a superseded copy is not loaded
     new_authors = [first for key, first in out.authors.items() if key in authored and key not in emitted.authors]
     emitted.authors.update(author.key for author, _ in new_authors)

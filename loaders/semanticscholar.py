@@ -81,7 +81,7 @@ from tqdm import tqdm
 
 from graph.errors import IngestError, Reject
 from graph.ingest import GraphBatch
-from graph.schema import ORIGIN_COLUMN, SOURCE_COLUMN, TARGET_COLUMN
+from graph.schema import ORIGIN_COLUMN
 from graph.validate import preview
 from loaders._common import (
     GZIP_MAGIC,
@@ -103,7 +103,7 @@ from loaders.ids import (
     canonical_paper_id,
     typed_id,
 )
-from loaders.toolkit import JsonProblem, parse_json_line
+from loaders.toolkit import JsonProblem, cites_table, parse_json_line, wrote_table
 
 log = logging.getLogger(__name__)
 
@@ -696,24 +696,20 @@ def _batch(into: _Input) -> GraphBatch:
     }
     rels = {
         "ALIAS_OF": alias_of,
-        "WROTE": table(
-            {
-                SOURCE_COLUMN: [a for a, _ in wrote],
-                TARGET_COLUMN: [p for _, p in wrote],
-                "position": nullable_ints([position for position, _ in wrote.values()]),
-                ORIGIN_COLUMN: [where for _, where in wrote.values()],
-            }
+        "WROTE": wrote_table(
+            [a for a, _ in wrote],
+            [p for _, p in wrote],
+            [position for position, _ in wrote.values()],
+            [where for _, where in wrote.values()],
         ),
-        "CITES": table(
-            {
-                SOURCE_COLUMN: [c.citing for c in cites.values()],
-                TARGET_COLUMN: [c.cited for c in cites.values()],
-                "n_contexts": nullable_ints([None if c.texts is None else len(c.texts) for c in cites.values()]),
-                "intents": [c.intents for c in cites.values()],
-                "influential": [c.influential for c in cites.values()],
-                "dataset": [DATASET] * len(cites),
-                ORIGIN_COLUMN: [c.where for c in cites.values()],
-            }
+        "CITES": cites_table(
+            [c.citing for c in cites.values()],
+            [c.cited for c in cites.values()],
+            [c.where for c in cites.values()],
+            dataset=DATASET,
+            n_contexts=nullable_ints([None if c.texts is None else len(c.texts) for c in cites.values()]),
+            intents=[c.intents for c in cites.values()],
+            influential=[c.influential for c in cites.values()],
         ),
         "HAS_SENTENCE": has_sentence,
         "MENTIONS": mentions,

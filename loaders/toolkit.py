@@ -12,8 +12,8 @@ honoured by every source). Here is one of each:
   works, the import's largest cost after gzip) and :func:`json_values` / :func:`json_records` (every JSON value
   of the files, JSON Lines or one document, with ``file:line`` origins and a :class:`graph.errors.Reject` saying
   what is wrong and what to do where a line cannot be read);
-* **tables**: :func:`paper_table`, :func:`author_table`, :func:`cites_table`, :func:`wrote_table` and
-  :func:`alias_tables`, the canonical columns of :mod:`graph.schema` built once from column lists;
+* **tables**: :func:`author_table`, :func:`cites_table`, :func:`wrote_table` and :func:`alias_tables`
+  (the Author, CITES, WROTE, Alias and ALIAS_OF tables), the canonical columns of :mod:`graph.schema` built once from column lists;
 * **parallel parsing**: :func:`line_blocks` and :func:`map_in_order`, a large JSON Lines file parsed in a
   pool of processes (:func:`workers_from_env`, ``CITEGRAPH_INGEST_WORKERS``), the results merged in file order;
 * **context**: :class:`LoadContext`, what a load may need beyond its own input (the data folder, the
@@ -25,7 +25,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -152,12 +152,6 @@ def map_in_order(
             yield pending.popleft().result()
 
 
-def paper_table(columns: Mapping[str, Sequence[object] | pd.Series | np.ndarray], *, dataset: str) -> pd.DataFrame:
-    """The ``Paper`` table of equal-length columns (``id`` and ``_origin`` at least), ``dataset`` on every row."""
-    rows = len(columns["id"])
-    return pd.DataFrame({**{name: _column(values) for name, values in columns.items()}, "dataset": [dataset] * rows})
-
-
 def cites_table(
     sources: Sequence[object] | np.ndarray,
     targets: Sequence[object] | np.ndarray,
@@ -172,8 +166,8 @@ def cites_table(
         {
             SOURCE_COLUMN: _column(sources),
             TARGET_COLUMN: _column(targets),
-            "dataset": [dataset] * len(sources),
             **{name: _column(values) for name, values in properties.items()},
+            "dataset": [dataset] * len(sources),
             ORIGIN_COLUMN: pd.Categorical(np.asarray(origins, dtype=object)),
         }
     )
@@ -269,7 +263,6 @@ __all__ = [
     "json_values",
     "line_blocks",
     "map_in_order",
-    "paper_table",
     "parse_json_line",
     "pooled_json_lines",
     "table",
