@@ -250,3 +250,15 @@ def test_a_failed_stream_leaves_no_spill_behind(tmp_path: Path) -> None:
             ingest_stream(store, "tiny", _failing(split_batches(), after=2))
         assert store.count_nodes("Paper") == 0
     assert sorted(p.name for p in tmp_path.iterdir()) == ["g.db"]
+
+
+def test_a_stream_ingested_twice_gives_the_same_graph_and_matches_every_edge(tmp_path: Path) -> None:
+    """Idempotent with edges held back: the second load finds every edge stored (looked up per batch) and
+    spills none, so nothing is added."""
+    with open_store(StoreConfig(db_path=tmp_path / "g.db")) as store:
+        ingest_stream(store, "tiny", split_batches())
+        before, stats = _rows(store), store.stats()
+        again = ingest_stream(store, "tiny", split_batches())
+        assert _rows(store) == before and store.stats() == stats
+    assert (again.tables["CITES"].created, again.tables["CITES"].matched) == (0, 6)
+    assert (again.tables["WROTE"].created, again.tables["WROTE"].matched) == (0, again.tables["WROTE"].records)
