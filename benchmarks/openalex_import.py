@@ -164,6 +164,28 @@ def _max_rss() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux: KiB
 
 
+def bare_parse(partition: Path) -> dict[str, Any]:
+    """The ceiling: seconds to gunzip the partition and parse every line with orjson, nothing kept (one process)."""
+    import zlib
+
+    import orjson
+
+    started = time.perf_counter()
+    lines = 0
+    stream = zlib.decompressobj(wbits=31)
+    pending = b""
+    with partition.open("rb") as raw:
+        while chunk := raw.read(1 << 20):
+            *complete, pending = (pending + stream.decompress(chunk)).split(b"\n")
+            for line in complete:
+                orjson.loads(line)
+                lines += 1
+    if pending.strip():
+        orjson.loads(pending)
+        lines += 1
+    return {"lines": lines, "seconds": round(time.perf_counter() - started, 1)}
+
+
 def child(partition: Path, db: Path, chunk_works: int, buffer_pool_mib: int = 0) -> dict[str, Any]:
     """One run: the partition into a new store; times, peak RSS and table sizes.
 
@@ -175,6 +197,8 @@ def child(partition: Path, db: Path, chunk_works: int, buffer_pool_mib: int = 0)
     from loaders import openalex
 
     baseline = _max_rss()
+    ceiling = bare_parse(partition)
+    load_before = os.getloadavg()[0]
     store = open_store(StoreConfig(db_path=db, buffer_pool_mib=buffer_pool_mib))
     if chunk_works:
         peaks: list[int] = []
@@ -215,6 +239,8 @@ def child(partition: Path, db: Path, chunk_works: int, buffer_pool_mib: int = 0)
         stub_papers = int(reader.read_only_query("MATCH (p:Paper) WHERE p.stub RETURN count(*) AS n")[1][0][0])
     return {
         **timing,
+        "bare_parse": ceiling,
+        "load_average_1min": [round(load_before, 1), round(os.getloadavg()[0], 1)],
         "stub_papers": stub_papers,
         "rss_after_imports_bytes": baseline,
         "peak_rss_bytes": _max_rss(),
@@ -261,6 +287,13 @@ def record(runs: dict[int, dict[str, Any]], command: str, commit: str | None) ->
             ("works/s", round(n / result["seconds"])),
             ("peak RSS", _gib(result["peak_rss_bytes"])),
         ]
+        if "bare_parse" in result:
+            ceiling = n / result["bare_parse"]["seconds"]
+            values += [
+                ("bare parse works/s (gzip + orjson)", round(ceiling)),
+                ("ratio to bare parse", round(n / result["seconds"] / ceiling, 2)),
+                ("load average (1 min) at start / end", " / ".join(map(str, result["load_average_1min"]))),
+            ]
         peaks = result.get("peak_rss_by_batch")
         if peaks:
             half = peaks[len(peaks) // 2 - 1] if len(peaks) > 1 else peaks[0]
@@ -291,6 +324,13 @@ def record(runs: dict[int, dict[str, Any]], command: str, commit: str | None) ->
     }
 
 
+def _before_rows(path: Path) -> list[dict[str, Any]]:
+    """The rows of an earlier record (``--before``), their sizes named ``before (<commit>): <size>``."""
+    earlier = json.loads(path.read_text(encoding="utf-8"))
+    rows = [row for table in earlier["tables"] for row in table["rows"] if not row["system"].startswith("before")]
+    return [{**row, "system": f"before ({earlier['commit']}): {row['system']}"} for row in rows]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[50_000, 100_000, 400_000])
@@ -318,6 +358,12 @@ def main(argv: list[str] | None = None) -> int:
         type=int,
         default=0,
         help="the store's page cache (CITEGRAPH_BUFFER_POOL_MIB); 0: citegraph's default",
+    )
+    parser.add_argument(
+        "--before",
+        type=Path,
+        default=None,
+        help="an earlier record of this benchmark whose rows are kept in the table as 'before (<commit>)'",
     )
     parser.add_argument("--child", nargs=2, type=Path, help=argparse.SUPPRESS)  # partition, db
     args = parser.parse_args(argv)
@@ -374,7 +420,10 @@ def main(argv: list[str] | None = None) -> int:
                 shutil.rmtree(leftover) if leftover.is_dir() else leftover.unlink()
         if args.out_json:
             args.out_json.parent.mkdir(parents=True, exist_ok=True)
-            args.out_json.write_text(json.dumps(record(runs, command, commit), indent=2) + "\n", encoding="utf-8")
+            written = record(runs, command, commit)
+            if args.before is not None:
+                written["tables"][0]["rows"] += _before_rows(args.before)
+            args.out_json.write_text(json.dumps(written, indent=2) + "\n", encoding="utf-8")
             print(f"wrote {args.out_json}")
         return 0
     finally:

@@ -35,6 +35,8 @@ from graph.validate import first_reject, validate_nodes, validate_rels
 log = logging.getLogger(__name__)
 
 ON_ERROR = ("fail", "skip")
+# What a streamed load's held-back edge writes plan to use, in MiB (`citegraph ingest --memory-limit`).
+MEMORY_LIMIT_MIB = 1536
 _BATCH, _REPEAT = "__batch", "__repeat"  # working columns of _combined, never written
 
 
@@ -228,6 +230,7 @@ def ingest_stream(
     on_error: str = "fail",
     rejects_dir: Path | None = None,
     merge_known_ids: bool = True,
+    memory_limit_mib: int = MEMORY_LIMIT_MIB,
 ) -> IngestReport:
     """Validate and write a source read as a sequence of batches, all of them or none; see :func:`ingest`.
 
@@ -243,6 +246,12 @@ def ingest_stream(
 
     Counts add up over the batches: a node that two batches carry (a stub cited from both) is
     counted in each.
+
+    Nodes are written batch by batch; new edges are held back (:meth:`GraphStore.apply_deferring`: the
+    embedded store spills them to Parquet) and written after the last batch, each relationship table in a
+    few large COPYs planned for ``memory_limit_mib`` (``citegraph ingest --memory-limit``), so a batch costs
+    the same however many edges the batches before it wrote. An edge that two batches carry is one edge
+    (counted as created once and matched once), as when the batches were written in turn.
     """
     _check_on_error(on_error)
     staged = store.staged()
@@ -269,10 +278,16 @@ def ingest_stream(
             rejects += found
             # On "fail" the rest is still written into the copy (discarded below): later batches are then
             # validated against the same store as when nothing is rejected, and so reject the same records.
-            written = target.apply(nodes, rels) if (nodes or rels) else {}
+            written = target.apply_deferring(nodes, rels) if (nodes or rels) else {}
             tables = _counted(tables, nodes, rels, written, found)
             del nodes, rels  # before the next batch is read
             log.debug("%s: batch %d written, %d rejects so far", source, n, len(rejects))
+        if not (rejects and on_error == "fail"):  # else nothing is kept: the spill is dropped with the copy
+            for name, change in target.write_deferred(memory_limit_mib * 2**20).items():
+                count = tables[name]
+                tables[name] = TableCount(
+                    count.records, count.created + change.created, count.matched + change.matched, count.rejected
+                )
         _report_rejects(source, rejects, rejects_path, on_error)  # raising here leaves the store as it was
     report = IngestReport(source, tables, rejects, time.perf_counter() - started, rejects_path, len(merged_ids))
     log.debug("%s", report.summary())
@@ -312,6 +327,7 @@ def _combined(schema: Schema, source: str, batches: Iterable[GraphBatch]) -> Gra
 
 
 __all__ = [
+    "MEMORY_LIMIT_MIB",
     "ON_ERROR",
     "GraphBatch",
     "IngestReport",

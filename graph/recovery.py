@@ -89,6 +89,14 @@ def building_path(path: Path) -> Path:
     return path.with_name(path.name + BUILDING_SUFFIX)
 
 
+SPILL_SUFFIX = ".spill"  # <db>.building.spill/: a streamed load's relationship rows, copied in at its end
+
+
+def spill_path(path: Path) -> Path:
+    """The folder where the staged copy ``path`` (a ``<db>.building``) spills its relationship rows."""
+    return path.with_name(path.name + SPILL_SUFFIX)
+
+
 # Who holds a store ---------------------------------------------------------------------------------
 def lock_holder(path: Path, message: str = "") -> int | None:
     """The process that holds the engine's write lock on ``path``, or None when none does.
@@ -146,7 +154,7 @@ def remove_build_leftovers(path: Path) -> list[Path]:
     from graph.errors import StoreUnavailableError
 
     building = building_path(path)
-    found = [p for p in [building, *companions(building)] if p.exists()]
+    found = [p for p in [building, *companions(building), spill_path(building)] if p.exists()]
     if not found:
         return []
     pid = lock_holder(building) if building.exists() else None
@@ -156,7 +164,10 @@ def remove_build_leftovers(path: Path) -> list[Path]:
             f"(into {building.name}); wait for it to finish (or stop it), then retry"
         )
     for leftover in found:
-        leftover.unlink(missing_ok=True)
+        if leftover.is_dir():
+            shutil.rmtree(leftover, ignore_errors=True)
+        else:
+            leftover.unlink(missing_ok=True)
     return found
 
 

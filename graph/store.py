@@ -245,6 +245,18 @@ class GraphStore(ABC):
         ``(source, target, *identity)``. Callers go through :func:`graph.ingest.ingest`, which validates.
         """
 
+    def apply_deferring(
+        self, nodes: Mapping[str, pd.DataFrame], rels: Mapping[str, pd.DataFrame]
+    ) -> dict[str, WriteResult]:
+        """:meth:`apply`, where a backend may hold the new edges back until :meth:`write_deferred` (the embedded
+        store's staged copy spills them to disk and copies each table in a few large COPYs at the end)."""
+        return self.apply(nodes, rels)
+
+    def write_deferred(self, memory_bytes: int) -> dict[str, WriteResult]:
+        """Write what :meth:`apply_deferring` held back (``memory_bytes``: what the writes may plan to use);
+        the changes to the counts it returned (edges found repeated move from created to matched)."""
+        return {}
+
     def staged(self) -> AbstractContextManager[GraphStore] | None:
         """A store to write a load of many batches into (:func:`graph.ingest.ingest_stream`), all or nothing.
 

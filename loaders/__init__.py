@@ -14,7 +14,6 @@ written by :func:`graph.ingest.ingest_stream`.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,7 +36,7 @@ from loaders import (
 )
 from loaders.ids import PaperIdError, author_key, canonical_paper_id
 from loaders.refmatch import Thesaurus
-from loaders.resolve import TitleIndex
+from loaders.toolkit import ANTHOLOGY_PAPERS, LoadContext
 
 
 @dataclass(frozen=True)
@@ -53,8 +52,22 @@ class Source:
     # (graph.ingest.ingest_stream writes them all or none); `citegraph ingest` uses it over `load`.
     chunks: Callable[[Path, int], Iterator[GraphBatch]] | None = None
     # For sources whose cited works are reference strings (loaders.refmatch matches them as works): the
-    # path parsed with a thesaurus of forced joins and splits (`citegraph ingest SOURCE PATH --thesaurus FILE`).
-    load_matched: Callable[[Path, Thesaurus | None], GraphBatch] | None = None
+    # path parsed with a thesaurus of forced joins and splits (`citegraph ingest SOURCE PATH --thesaurus FILE`)
+    # and the load context.
+    load_matched: Callable[[Path, Thesaurus | None, LoadContext], GraphBatch] | None = None
+    # For sources that need more than their input (the data folder's Anthology titles): ``load`` with the load
+    # context; ``read`` calls it in place of ``load``.
+    load_in: Callable[[Path, LoadContext], GraphBatch] | None = None
+
+    def read(self, path: Path, context: LoadContext | None = None, thesaurus: Thesaurus | None = None) -> GraphBatch:
+        """The source's tables of ``path``, with ``context`` (the data folder of ``--data``, its title index)
+        for the sources that use it and ``thesaurus`` for those that match reference strings; every caller that
+        has a context (``citegraph ingest``) reads through here."""
+        if thesaurus is not None and self.load_matched is not None:
+            return self.load_matched(path, thesaurus, context or LoadContext())
+        if self.load_in is not None:
+            return self.load_in(path, context or LoadContext())
+        return self.load(path)
 
 
 SOURCES: dict[str, Source] = {
@@ -83,18 +96,19 @@ SOURCES: dict[str, Source] = {
         ),
         Source(
             "anthology",
-            "anthology/papers.jsonl.gz",
+            ANTHOLOGY_PAPERS,
             anthology.load,
             "ACL Anthology metadata: papers, authors and WROTE edges",
         ),
         Source(
             "unarxive",
             "unarxive/unarXive_data_sample_2022.tar.gz",
-            lambda path: unarxive.load(path, title_index=_anthology_titles(path.parent.parent)),
+            lambda path: unarxive.load(path, title_index=LoadContext(path.parent.parent).title_index()),
             "unarXive full-text sample: arXiv papers, authors, categories, sentences, citations resolved by id, "
             "title or the fields of the entry",
-            load_matched=lambda path, thesaurus: unarxive.load(
-                path, title_index=_anthology_titles(path.parent.parent), thesaurus=thesaurus
+            load_in=lambda path, context: unarxive.load(path, title_index=context.title_index()),
+            load_matched=lambda path, thesaurus, context: unarxive.load(
+                path, title_index=context.title_index(), thesaurus=thesaurus
             ),
         ),
         Source(
@@ -124,12 +138,13 @@ SOURCES: dict[str, Source] = {
         Source(
             "crossref",
             "formats/crossref",
-            lambda path: crossref.load(path, extra_titles=lambda: _anthology_pairs(_data_dir())),
+            lambda path: crossref.load(path, extra_titles=LoadContext().anthology_titles),
             "Crossref works JSON (API responses, dumps, JSONL): papers, authors, references by DOI, by title or "
             "by their fields",
             bundled=False,
-            load_matched=lambda path, thesaurus: crossref.load(
-                path, extra_titles=lambda: _anthology_pairs(_data_dir()), thesaurus=thesaurus
+            load_in=lambda path, context: crossref.load(path, extra_titles=context.anthology_titles),
+            load_matched=lambda path, thesaurus, context: crossref.load(
+                path, extra_titles=context.anthology_titles, thesaurus=thesaurus
             ),
         ),
         Source(
@@ -153,7 +168,7 @@ SOURCES: dict[str, Source] = {
             wos.load,
             "Web of Science export (plain text, tab-delimited or BibTeX): records, authors, cited references as CITES",
             bundled=False,
-            load_matched=lambda path, thesaurus: wos.load_with_report(path, thesaurus=thesaurus)[0],
+            load_matched=lambda path, thesaurus, context: wos.load_with_report(path, thesaurus=thesaurus)[0],
         ),
         Source(
             "scopus",
@@ -161,35 +176,10 @@ SOURCES: dict[str, Source] = {
             scopus.load,
             "Scopus CSV export: records, authors, references as CITES",
             bundled=False,
-            load_matched=lambda path, thesaurus: scopus.load_with_report(path, thesaurus=thesaurus)[0],
+            load_matched=lambda path, thesaurus, context: scopus.load_with_report(path, thesaurus=thesaurus)[0],
         ),
     )
 }
-
-
-def _data_dir() -> Path:
-    """The data folder as the CLI finds it: ``$CITEGRAPH_DATA``, else ``../shared/data``."""
-    return Path(os.environ.get("CITEGRAPH_DATA", "../shared/data"))
-
-
-def _anthology_pairs(data_dir: Path) -> Iterator[tuple[str, str]]:
-    """``(id, title)`` of every Anthology paper under ``data_dir``; nothing when it is not there."""
-    papers = data_dir / SOURCES["anthology"].path
-    if papers.exists():
-        frame = anthology.load(papers).nodes["Paper"]
-        yield from zip(frame["id"].tolist(), frame["title"].tolist())
-
-
-def _anthology_titles(data_dir: Path) -> TitleIndex | None:
-    """A title index over the Anthology beside a source (``<data>/anthology/papers.jsonl.gz``), if present.
-
-    unarXive bibliography entries without any id are resolved against it (MinHash LSH candidates,
-    accepted at a normalised similarity >= 0.9; see :mod:`loaders.resolve`); ~20 s to build.
-    """
-    papers = data_dir / SOURCES["anthology"].path
-    if not papers.exists():
-        return None
-    return TitleIndex.from_papers(anthology.load(papers).nodes["Paper"])
 
 
 def available(data_dir: Path) -> list[Source]:
@@ -197,4 +187,4 @@ def available(data_dir: Path) -> list[Source]:
     return [source for source in SOURCES.values() if (Path(data_dir) / source.path).exists()]
 
 
-__all__ = ["SOURCES", "PaperIdError", "Source", "author_key", "available", "canonical_paper_id"]
+__all__ = ["SOURCES", "LoadContext", "PaperIdError", "Source", "author_key", "available", "canonical_paper_id"]

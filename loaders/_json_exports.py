@@ -24,15 +24,18 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import re
 import zlib
 from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import chain
 from pathlib import Path
 
+import orjson
+
 from graph.errors import IngestError
 from graph.validate import preview
-from loaders._common import GZIP_MAGIC
+from loaders._common import GZIP_MAGIC, iter_lines
 
 # A first line that does not parse makes the file a candidate document, read whole; past this
 # size (on disk) it is taken as JSON Lines with a damaged first line instead of a document.
@@ -69,7 +72,7 @@ class JsonProblem:
 
 def iter_json_values(path: Path) -> Iterator[JsonValue | JsonProblem]:
     """Every JSON value of ``path`` in file order, or the problem where one cannot be read."""
-    lines = _numbered_lines(path)
+    lines = numbered_lines(path)
     head: list[tuple[int, bytes | JsonProblem]] = []  # the first two non-blank lines, or a gzip problem
     for number, raw in lines:
         if isinstance(raw, JsonProblem) or raw.strip():
@@ -94,42 +97,7 @@ def iter_json_values(path: Path) -> Iterator[JsonValue | JsonProblem]:
             yield parsed if isinstance(parsed, JsonProblem) else JsonValue(number, parsed.value, only)
 
 
-def iter_lines(path: Path) -> Iterator[bytes]:
-    """The file's lines as bytes (line end removed), gunzipped when the file is gzip.
-
-    Unlike :func:`loaders._common.iter_raw_lines`, a gzip stream cut short yields every complete
-    line before the cut and only then raises :class:`IngestError` (a 400k-work partition whose
-    download stopped early keeps what arrived). Concatenated gzip members are read in turn.
-    """
-    with path.open("rb") as raw:
-        if raw.read(2) != GZIP_MAGIC:
-            raw.seek(0)
-            for line in raw:
-                yield line.rstrip(b"\r\n")
-            return
-        raw.seek(0)
-        stream = zlib.decompressobj(wbits=31)  # 31: a gzip header and trailer
-        pending = b""
-        try:
-            while chunk := raw.read(1 << 20):
-                data = stream.decompress(chunk)
-                while stream.eof and stream.unused_data:  # the next member
-                    rest, stream = stream.unused_data, zlib.decompressobj(wbits=31)
-                    data += stream.decompress(rest)
-                *lines, pending = (pending + data).split(b"\n")
-                for line in lines:
-                    yield line.rstrip(b"\r")
-        except zlib.error as exc:
-            raise IngestError(f"{path}: the gzip stream is damaged ({exc}); download or copy the file again") from exc
-        if not stream.eof:
-            raise IngestError(f"{path}: the gzip stream ends early; download or copy the file again") from EOFError(
-                "compressed file ended before the end-of-stream marker"
-            )
-        if pending:
-            yield pending.rstrip(b"\r")
-
-
-def _numbered_lines(path: Path) -> Generator[tuple[int, bytes | JsonProblem], None, None]:
+def numbered_lines(path: Path) -> Generator[tuple[int, bytes | JsonProblem], None, None]:
     """``(line number, bytes)``; a damaged gzip stream ends it with a problem at the line it cut."""
     number = 0
     try:
@@ -147,7 +115,30 @@ def gzip_problem(lines_read: int, exc: IngestError) -> str:
     )
 
 
-def _parse(raw: bytes, line: int) -> JsonValue | JsonProblem:
+# A run of 20 digits: an integer that may not fit 64 bits (or a long decimal, a number in a string); such a
+# line is left to the standard library, which reads every integer exactly.
+_LONG_NUMBER = re.compile(rb"[0-9]{20}")
+# What a line's reject says after "each line must be one complete JSON value" by default.
+TRUNCATION_ADVICE = " (a truncated last line means the file was cut: download or copy it again)"
+
+
+def parse_json_line(
+    raw: bytes, line: int, *, expected: str = "JSON value", advice: str = TRUNCATION_ADVICE
+) -> JsonValue | JsonProblem:
+    """The JSON value of one line (``line``: its 1-based number), or the problem that says why it is none.
+
+    orjson reads the bytes as they are (it checks the UTF-8 itself). What orjson refuses is read again by
+    the standard library, so that the accepted values and the reasons given stay exactly those of ``json``:
+    ``NaN`` and ``Infinity``, a lone surrogate escape (``"\\ud800"``), which ``json`` accepts and orjson does
+    not, still load; bytes that are not UTF-8 or not JSON get the standard library's located message.
+    ``expected`` (what a line must be) and ``advice`` end that message. The one JSON Lines parser of the
+    importers (:mod:`loaders.toolkit`).
+    """
+    if _LONG_NUMBER.search(raw) is None:  # orjson reads an integer past 64 bits as a float, json as an int
+        try:
+            return JsonValue(line, orjson.loads(raw), False)
+        except orjson.JSONDecodeError:
+            pass
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -160,8 +151,11 @@ def _parse(raw: bytes, line: int) -> JsonValue | JsonProblem:
         return JsonProblem(
             line,
             f"line is not JSON ({exc.msg}: column {exc.colno}) {preview(text)}; each line must be one complete "
-            "JSON value (a truncated last line means the file was cut: download or copy it again)",
+            f"{expected}{advice}",
         )
+
+
+_parse = parse_json_line
 
 
 def _document(path: Path) -> Iterator[JsonValue | JsonProblem]:
@@ -209,4 +203,6 @@ __all__ = [
     "gzip_problem",
     "iter_json_values",
     "iter_lines",
+    "numbered_lines",
+    "parse_json_line",
 ]

@@ -89,7 +89,7 @@ from tqdm import tqdm
 
 from graph.errors import Reject
 from graph.ingest import GraphBatch
-from graph.schema import ORIGIN_COLUMN, SOURCE_COLUMN, TARGET_COLUMN
+from graph.schema import ORIGIN_COLUMN
 from graph.validate import preview
 from loaders._common import WorkAuthor, alias_tables, author_table, input_files, nullable_ints, table, work_authors
 from loaders._database_exports import key_references, stub_fields, thesaurus_from_env
@@ -99,6 +99,7 @@ from loaders.ids import DOI_PREFIX, PaperIdError, canonical_paper_id
 from loaders.refmatch import Thesaurus, collapse
 from loaders.refstrings import crossref_reference
 from loaders.resolve import TitleIndex
+from loaders.toolkit import cites_table, wrote_table
 
 log = logging.getLogger(__name__)
 
@@ -453,23 +454,14 @@ def _batch(
             "Alias": alias_nodes,
         },
         rels={
-            "WROTE": table(
-                {
-                    SOURCE_COLUMN: [key for _, key, _ in wrote],
-                    TARGET_COLUMN: [out.keys[row] for row, _, _ in wrote],
-                    "position": nullable_ints([position for _, _, position in wrote]),
-                    ORIGIN_COLUMN: [origins[row] for row, _, _ in wrote],
-                }
+            "WROTE": wrote_table(
+                [key for _, key, _ in wrote],
+                [out.keys[row] for row, _, _ in wrote],
+                [position for _, _, position in wrote],
+                [origins[row] for row, _, _ in wrote],
             ),
             "ALIAS_OF": alias_of,
-            "CITES": table(
-                {
-                    SOURCE_COLUMN: [s for s, _ in cites],
-                    TARGET_COLUMN: [t for _, t in cites],
-                    "dataset": [DATASET] * len(cites),
-                    ORIGIN_COLUMN: list(cites.values()),
-                }
-            ),
+            "CITES": cites_table([s for s, _ in cites], [t for _, t in cites], list(cites.values()), dataset=DATASET),
         },
         rejects=rejects,
     )

@@ -89,7 +89,6 @@ citation whose citing paper exists nowhere are stored without their ``HAS_SENTEN
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections import Counter
@@ -120,6 +119,7 @@ from loaders.ids import ARXIV_PREFIX, DOI_PREFIX, PaperIdError, author_key, cano
 from loaders.keywords import AUTHOR, HAS_KEYWORD, KEYWORD_TABLE, KeywordRows, normalise_keyword
 from loaders.refmatch import field_alias
 from loaders.refstrings import parse_reference
+from loaders.toolkit import JsonProblem, parse_json_line
 
 log = logging.getLogger(__name__)
 
@@ -303,25 +303,11 @@ def _required(kind: str) -> str:
 
 def _parse_line(raw: bytes, where: str, out: _Tables) -> dict[str, Any] | None:
     """The line's record when it is a JSON object with a known ``type``; else a reject and None."""
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        out.reject(
-            LINE_TABLE,
-            where,
-            f"line is not UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1}); save the file as UTF-8",
-        )
+    parsed = parse_json_line(raw, 0, expected="JSON object", advice="")
+    if isinstance(parsed, JsonProblem):
+        out.reject(LINE_TABLE, where, parsed.reason)
         return None
-    try:
-        record = json.loads(text)
-    except json.JSONDecodeError as exc:
-        out.reject(
-            LINE_TABLE,
-            where,
-            f"line is not JSON ({exc.msg}: column {exc.colno}) {preview(text)}; "
-            "each line must be one complete JSON object",
-        )
-        return None
+    record = parsed.value
     kinds = ", ".join(FIELDS)
     if not isinstance(record, dict):
         out.reject(

@@ -124,6 +124,17 @@ class KeywordRows:
         for term in terms:
             self.add(paper, kind, term, where)
 
+    def extend(self, part: KeywordRows) -> None:
+        """Append the uses of ``part`` (read after these, e.g. a later block of the same file): the spellings'
+        counts add up, so the most frequent spelling is the one a single reader would have found."""
+        self.papers += part.papers
+        self.ids += part.ids
+        self.scores += part.scores
+        self.origins += part.origins
+        for key, spellings in part.spellings.items():
+            self.spellings.setdefault(key, Counter()).update(spellings)
+        self.kinds.update(part.kinds)
+
     def keep(self, alive: Iterable[bool]) -> KeywordRows:
         """Only the uses whose flag is true (the works of a batch that were not superseded)."""
         kept = KeywordRows(spellings=self.spellings, kinds=self.kinds)

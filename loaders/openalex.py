@@ -125,7 +125,7 @@ from loaders._common import (
     text_or_null,
     work_authors,
 )
-from loaders._json_exports import JsonProblem, display_names, iter_json_values
+from loaders._json_exports import JsonProblem, display_names, iter_json_values, parse_json_line
 from loaders.affiliations import Affiliation, affiliation_tables, openalex_affiliations
 from loaders.ids import (
     ARXIV_PREFIX,
@@ -139,6 +139,14 @@ from loaders.ids import (
     id_kind,
 )
 from loaders.keywords import FIELD_OF_STUDY, HAS_KEYWORD, KEYWORD_TABLE, OPENALEX_KEYWORD, TOPIC, KeywordRows
+from loaders.toolkit import (
+    cites_table,
+    line_blocks,
+    map_in_order,
+    pooled_json_lines,
+    workers_from_env,
+    wrote_table,
+)
 
 log = logging.getLogger(__name__)
 
@@ -193,6 +201,13 @@ class _Utf8Column:
         self.offsets.append(len(self.data))
         self.valid.append(text is not None)
 
+    def extend(self, other: _Utf8Column) -> None:
+        """Append the strings of ``other``."""
+        base = len(self.data)
+        self.data += other.data
+        self.offsets.extend(offset + base for offset in other.offsets[1:])
+        self.valid += other.valid
+
     def series(self, rows: list[int] | None, nulls: int) -> pd.Series:
         """The column (only ``rows``, when given) followed by ``nulls`` nulls, as pandas' ``str`` dtype."""
         n = len(self.valid) + nulls
@@ -222,17 +237,23 @@ class _Registry:
 
     def read(self, number: int, work: dict[str, Any]) -> bool:
         """Count the copy of work ``number`` numbered ``works_read``; False when an earlier-read copy is newer."""
+        return self.read_ids(number, *_id_facts(work))
+
+    def read_ids(self, number: int, updated: str, given: list[str], malformed: int) -> bool:
+        """:meth:`read` of what :func:`_id_facts` took out of the work (a worker process takes it out)."""
         ordinal = self.works_read
         self.works_read += 1
-        updated = work.get("updated_date")
-        updated = updated if isinstance(updated, str) else ""
         earlier = self.current.get(number)
         if earlier is not None:
             self.superseded += 1
             if updated < earlier[1]:  # the copy read before is newer: keep it
                 return False
         self.current[number] = (ordinal, updated)
-        _ids(work, f"{OPENALEX_PREFIX}W{number}", self)
+        self.malformed_ids += malformed
+        wid = f"{OPENALEX_PREFIX}W{number}"
+        self.groups.add(wid)
+        for other in given:  # one union each, so a clash spoils only itself
+            self.groups.union([wid, other])
         return True
 
     def ordinal(self, number: int) -> int | None:
@@ -336,6 +357,35 @@ class _Columns:
     def reject(self, table_name: str, where: str, reason: str) -> None:
         self.rejects.append(Reject(table_name, where, reason))
 
+    def extend(self, part: _Columns) -> None:
+        """Append the rows of ``part`` (a block a worker read after these rows): its rows renumbered after
+        ours, the first entry of an author or class kept where both have one, rejects in order."""
+        offset = len(self.works)
+        self.works += part.works
+        for name, values in part.papers.items():
+            self.papers[name] += values
+        self.abstracts.extend(part.abstracts)
+        self.alive += part.alive
+        self.row_of.update((wid, row + offset) for wid, row in part.row_of.items())
+        for key, first in part.authors.items():
+            self.authors.setdefault(key, first)
+        self.wrote_row.extend(row + offset for row in part.wrote_row)
+        self.wrote_author += part.wrote_author
+        self.wrote_position += part.wrote_position
+        self.cites_row.extend(row + offset for row in part.cites_row)
+        self.cites_target += part.cites_target
+        self.class_row.extend(row + offset for row in part.class_row)
+        self.class_id += part.class_id
+        self.class_score += part.class_score
+        for class_id, entry in part.classes.items():
+            self.classes.setdefault(class_id, entry)
+        for pair, where in part.broader.items():
+            self.broader.setdefault(pair, where)
+        self.keyword_rows.extend(row + offset for row in part.keyword_rows)
+        self.keywords.extend(part.keywords)
+        self.affiliations.update((row + offset, found) for row, found in part.affiliations.items())
+        self.rejects += part.rejects
+
 
 def load(path: Path) -> GraphBatch:
     """Parse OpenAlex works (see the module docstring) into one batch named ``openalex``."""
@@ -383,10 +433,26 @@ def load_chunks(path: Path, chunk_works: int = CHUNK_WORKS) -> Iterator[GraphBat
 
 def _chunks(path: Path, files: list[Path], chunk_works: int) -> Iterator[GraphBatch]:
     started = time.perf_counter()
+    workers = workers_from_env()
+    named = list(zip(files, display_names(files)))
+    pooled = {file for file in files if pooled_json_lines(file, workers)}
     first_pass = _Registry()
-    for found in tqdm(_works(files), desc=f"{SOURCE} ids", unit=" works", disable=None, leave=False):
-        if not isinstance(found, Reject):  # the second pass reports rejects, once
-            first_pass.read(found[2], found[0])
+    numbers = array("q")  # the W number of each copy read, by ordinal: which copies a pooled block skips
+    block_copies: dict[Path, list[int]] = {}  # copies read per block of a pooled file
+    for file, name in named:
+        if file in pooled:
+            counts = block_copies.setdefault(file, [])
+            jobs: Iterator[Block] = ((name, block, frozenset()) for block in line_blocks(file))
+            for facts in map_in_order(_id_facts_of_block, jobs, workers):
+                counts.append(len(facts))
+                for number, updated, given, malformed in facts:
+                    numbers.append(number)
+                    first_pass.read_ids(number, updated, given, malformed)
+            continue
+        for found in _file_works(file, name, abstracts=False):
+            if not isinstance(found, Reject):  # the second pass reports rejects, once
+                numbers.append(found[2])
+                first_pass.read(found[2], found[0])
     registry = _FrozenRegistry(first_pass)
     del first_pass
     emitted, out = _Emitted(), _Columns()
@@ -400,19 +466,38 @@ def _chunks(path: Path, files: list[Path], chunk_works: int) -> Iterator[GraphBa
         authors += len(batch.nodes.get("Author", ()))
         return batch
 
-    for found in _works(files):
-        if isinstance(found, Reject):
-            out.rejects.append(found)
+    def skipped(start: int, count: int) -> frozenset[int]:
+        """The places in a block (its copies numbered from ``start``) of the copies that others supersede."""
+        return frozenset(i for i in range(count) if registry.ordinal(numbers[start + i]) != start + i)
+
+    for file, name in named:
+        if file in pooled:
+            starts = itertools.accumulate(block_copies[file], initial=ordinal)
+            jobs = (
+                (name, block, skipped(start, count))
+                for block, start, count in zip(line_blocks(file), starts, block_copies[file])
+            )
+            for copies, part in map_in_order(_columns_of_block, jobs, workers):
+                ordinal += copies
+                out.extend(part)
+                if len(out.works) >= chunk_works:
+                    batch, out = done(out), _Columns()
+                    yield batch
+                    del batch
             continue
-        work, where, number, abstract = found
-        ordinal += 1
-        if registry.ordinal(number) != ordinal - 1:  # a copy that another one supersedes
-            continue
-        _add(work, number, abstract, where, out)
-        if len(out.works) == chunk_works:
-            batch, out = done(out), _Columns()  # the columns go before the batch is written
-            yield batch
-            del batch  # and the batch before the next one is read
+        for found in _file_works(file, name):
+            if isinstance(found, Reject):
+                out.rejects.append(found)
+                continue
+            work, where, number, abstract = found
+            ordinal += 1
+            if registry.ordinal(number) != ordinal - 1:  # a copy that another one supersedes
+                continue
+            _add(work, number, abstract, where, out)
+            if len(out.works) == chunk_works:
+                batch, out = done(out), _Columns()  # the columns go before the batch is written
+                yield batch
+                del batch  # and the batch before the next one is read
     if out.works or out.rejects or not batches:
         yield done(out)
     _log(path, _report(registry, len(files), references, stubs, batches), authors, len(emitted.classes), started)
@@ -461,18 +546,79 @@ def _records(files: list[Path]) -> Iterator[tuple[object, str] | Reject]:
     """Every work value of the files, with its origin, in read order; what cannot be read as a reject."""
     named = list(zip(files, display_names(files)))
     for file, name in tqdm(named, desc=SOURCE, unit=" files", disable=None if len(files) > 1 else True, leave=False):
-        values = tqdm(iter_json_values(file), desc=name, unit=" lines", disable=None, leave=False)
-        for item in values:
-            if isinstance(item, JsonProblem):
-                yield Reject("Paper", f"{name}:{item.line}", item.reason)
-                continue
-            yield from _works_of(item.value, name, item.line, item.whole_file)
+        yield from _file_records(file, name)
 
 
-def _works(files: list[Path]) -> Iterator[tuple[dict[str, Any], str, int, str | None] | Reject]:
-    """Every work of the files as ``(work, origin, W number, abstract)``, in read order; a reject where one is not."""
+def _file_records(file: Path, name: str) -> Iterator[tuple[object, str] | Reject]:
+    """:func:`_records` of one file, which origins call ``name``."""
+    values = tqdm(iter_json_values(file), desc=name, unit=" lines", disable=None, leave=False)
+    for item in values:
+        if isinstance(item, JsonProblem):
+            yield Reject("Paper", f"{name}:{item.line}", item.reason)
+            continue
+        yield from _works_of(item.value, name, item.line, item.whole_file)
+
+
+def _file_works(
+    file: Path, name: str, *, abstracts: bool = True
+) -> Iterator[tuple[dict[str, Any], str, int, str | None] | Reject]:
+    """:func:`_works` of one file, which origins call ``name``."""
+    for found in _file_records(file, name):
+        yield found if isinstance(found, Reject) else _accept(*found, abstract=abstracts)
+
+
+Block = tuple[str, list[tuple[int, "bytes | JsonProblem"]], frozenset[int]]  # file name, lines, copies to skip
+
+
+def _block_works(name: str, lines: list[tuple[int, bytes | JsonProblem]], *, abstracts: bool) -> Iterator[Any]:
+    """:func:`_file_works` of a block of JSON Lines (``(line number, bytes)``; a problem where the gzip cut)."""
+    for line, raw in lines:
+        if isinstance(raw, JsonProblem):
+            yield Reject("Paper", f"{name}:{raw.line}", raw.reason)
+            continue
+        if not raw.strip():
+            continue
+        parsed = parse_json_line(raw, line)
+        if isinstance(parsed, JsonProblem):
+            yield Reject("Paper", f"{name}:{parsed.line}", parsed.reason)
+            continue
+        for found in _works_of(parsed.value, name, line, False):
+            yield found if isinstance(found, Reject) else _accept(*found, abstract=abstracts)
+
+
+def _id_facts_of_block(block: Block) -> list[tuple[int, str, list[str], int]]:
+    """In a worker process (first pass): ``(W number, *_id_facts)`` of each work copy of the block, in order."""
+    name, lines, _ = block
+    return [
+        (found[2], *_id_facts(found[0]))
+        for found in _block_works(name, lines, abstracts=False)
+        if not isinstance(found, Reject)
+    ]
+
+
+def _columns_of_block(block: Block) -> tuple[int, _Columns]:
+    """In a worker process (second pass): the block's work copies read, and its columns (the copies at the places
+    ``skip`` names left out, as a later copy supersedes them), rejects in read order."""
+    name, lines, skip = block
+    out, copies = _Columns(), 0
+    for found in _block_works(name, lines, abstracts=True):
+        if isinstance(found, Reject):
+            out.rejects.append(found)
+            continue
+        copies += 1
+        if copies - 1 not in skip:
+            work, where, number, abstract = found
+            _add(work, number, abstract, where, out)
+    return copies, out
+
+
+def _works(
+    files: list[Path], *, abstracts: bool = True
+) -> Iterator[tuple[dict[str, Any], str, int, str | None] | Reject]:
+    """Every work of the files as ``(work, origin, W number, abstract)``, in read order; a reject where one is not.
+    ``abstracts=False``: abstracts checked, not built (:func:`_accept`)."""
     for found in _records(files):
-        yield found if isinstance(found, Reject) else _accept(*found)
+        yield found if isinstance(found, Reject) else _accept(*found, abstract=abstracts)
 
 
 def _works_of(value: object, file: str, line: int, whole_file: bool) -> Iterator[tuple[object, str] | Reject]:
@@ -503,8 +649,11 @@ def _work_number(raw: object) -> int | None:
     return number if number is not None and number < 1 << 62 else None  # stored as a machine integer
 
 
-def _accept(work: object, where: str) -> tuple[dict[str, Any], str, int, str | None] | Reject:
-    """``(work, origin, W number, abstract)``, or the reject of a record that is no loadable work."""
+def _accept(work: object, where: str, *, abstract: bool = True) -> tuple[dict[str, Any], str, int, str | None] | Reject:
+    """``(work, origin, W number, abstract)``, or the reject of a record that is no loadable work.
+
+    ``abstract=False``: the abstract is checked, not built (None in its place): the first pass of a streamed load.
+    """
     if not isinstance(work, dict):
         return Reject("Paper", where, f"value is {preview(work)}, expected an OpenAlex work (an object with an `id`)")
     number = _work_number(work.get("id"))
@@ -516,7 +665,7 @@ def _accept(work: object, where: str) -> tuple[dict[str, Any], str, int, str | N
             "'https://openalex.org/W2741809807'; is this an OpenAlex works export?",
         )
     try:
-        return work, where, number, _abstract(work.get("abstract_inverted_index"))
+        return work, where, number, _abstract(work.get("abstract_inverted_index"), build=abstract)
     except ValueError as exc:
         return Reject("Paper", where, f"`abstract_inverted_index` {exc}; fix or drop the field to load the work")
 
@@ -545,30 +694,31 @@ def _add(work: dict[str, Any], number: int, abstract: str | None, where: str, ou
     _keywords(work, wid, row, where, out)
 
 
-def _abstract(index: object) -> str | None:
+def _abstract(index: object, *, build: bool = True) -> str | None:
     """The abstract from OpenAlex's inverted index ``{word: [positions]}``: words in position order.
 
     One slot per position, filled word by word: linear in the abstract's length (a sort of
     (position, word) pairs costs ~3x more on 400k works, and this is the loader's hottest step).
+    ``build=False`` only checks the index (a :class:`ValueError` when it is damaged) and returns None: the
+    first pass of :func:`load_chunks` rejects the same works as the second without building their text.
+
+    The checks run in C (a generator of ``max`` calls per word was a third of the loader's time): every
+    value a list (``map(type, ...)``), every position an integer (their sum stays an ``int``: a float makes
+    it a float, a string or a list fails it), from 0 (``min``) to 1,000,000 (``max``).
     """
     if index is None:
         return None
     if not isinstance(index, dict):
         raise ValueError(f"is {preview(index)}, expected an object of word -> list of positions")
     try:
-        last = max((max(positions) for positions in index.values() if positions), default=None)
-        if last is None:
-            return None
-        if not isinstance(last, int) or last > 1_000_000:  # a position past any abstract: damaged
+        if not set(map(type, index.values())) <= {list}:
             raise TypeError
-        slots: list[str | None] = [None] * (last + 1)
-        for word, positions in index.items():
-            if not isinstance(positions, list):
-                raise TypeError
-            for position in positions:
-                if position < 0:
-                    raise TypeError
-                slots[position] = word
+        given = [positions for positions in index.values() if positions]
+        if not given:
+            return None
+        last, first = max(map(max, given)), min(map(min, given))
+        if not isinstance(sum(map(sum, given)), int) or last > 1_000_000 or first < 0:  # damaged
+            raise TypeError
     except (TypeError, ValueError):
         bad = next(
             (p for p in index.values() if not isinstance(p, list) or not all(isinstance(x, int) and x >= 0 for x in p)),
@@ -577,6 +727,12 @@ def _abstract(index: object) -> str | None:
         raise ValueError(
             f"gives a word the positions {preview(bad)}, expected lists of integers from 0 (word -> positions)"
         ) from None
+    if not build:
+        return None
+    slots: list[str | None] = [None] * (last + 1)
+    for word, positions in index.items():
+        for position in positions:
+            slots[position] = word
     return " ".join(word for word in slots if word is not None) or None
 
 
@@ -589,11 +745,14 @@ def _venue(work: dict[str, Any]) -> object:
     return host.get("display_name") if isinstance(host, dict) else None
 
 
-def _ids(work: dict[str, Any], wid: str, out: _Registry) -> None:
-    """Put the work's other ids in the W-id's group (one union each, so a clash spoils only itself)."""
+def _id_facts(work: dict[str, Any]) -> tuple[str, list[str], int]:
+    """The work's ``updated_date`` ("" when none), its other ids (DOI, PubMed, MAG, arXiv) and how many of
+    them did not parse, for :meth:`_Registry.read_ids`."""
+    updated = work.get("updated_date")
     given_ids = work.get("ids")
     ids: dict[str, Any] = given_ids if isinstance(given_ids, dict) else {}
     given: list[str] = []
+    malformed = 0
     doi = work.get("doi") or ids.get("doi")
     if doi:
         try:
@@ -602,21 +761,19 @@ def _ids(work: dict[str, Any], wid: str, out: _Registry) -> None:
                 raise PaperIdError(doi)
             given.append(canonical)
         except PaperIdError:
-            out.malformed_ids += 1
+            malformed += 1
     for key, pattern, prefix in (("pmid", _PMID, PMID_PREFIX), ("mag", _MAG, MAG_PREFIX)):
         raw = ids.get(key)
         if raw is None:
             continue
         match = pattern.fullmatch(str(raw).strip()) if isinstance(raw, (str, int)) else None
         if match is None:
-            out.malformed_ids += 1
+            malformed += 1
         else:
             given.append(prefix + match.group(match.lastindex or 0))
     if arxiv := _arxiv(work.get("locations")):
         given.append(arxiv)
-    out.groups.add(wid)
-    for other in given:
-        out.groups.union([wid, other])
+    return (updated if isinstance(updated, str) else ""), given, malformed
 
 
 def _arxiv(locations: object) -> str | None:
@@ -858,27 +1015,12 @@ def _batch(
     )
     alias_nodes, alias_of = alias_tables(aliases)
 
-    cites = pd.DataFrame(  # numpy columns: table() takes lists
-        {
-            SOURCE_COLUMN: cite_sources,
-            TARGET_COLUMN: cite_targets,
-            "dataset": [DATASET] * len(cite_sources),
-            # one origin per citing work: as categories, 4 bytes per edge instead of a string each
-            ORIGIN_COLUMN: pd.Categorical(cite_origins),
-        }
-    )
+    cites = cites_table(cite_sources, cite_targets, cite_origins, dataset=DATASET)
 
     wrote_rows, wrote_keep = _rows(out.wrote_row, alive)
     wrote_authors = [a for a, k in zip(out.wrote_author, wrote_keep.tolist()) if k]
     positions = np.frombuffer(out.wrote_position, dtype=_int_dtype(out.wrote_position))[wrote_keep]
-    wrote = pd.DataFrame(
-        {
-            SOURCE_COLUMN: wrote_authors,
-            TARGET_COLUMN: keys[wrote_rows],
-            "position": pd.Series(positions, dtype="Int64"),
-            ORIGIN_COLUMN: origins[wrote_rows],
-        }
-    )
+    wrote = wrote_table(wrote_authors, keys[wrote_rows], positions, origins[wrote_rows])
     authored = set(wrote_authors)  # an author only on a superseded copy is not loaded
     new_authors = [first for key, first in out.authors.items() if key in authored and key not in emitted.authors]
     emitted.authors.update(author.key for author, _ in new_authors)

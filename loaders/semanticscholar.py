@@ -83,7 +83,7 @@ from tqdm import tqdm
 
 from graph.errors import IngestError, Reject
 from graph.ingest import GraphBatch
-from graph.schema import ORIGIN_COLUMN, SOURCE_COLUMN, TARGET_COLUMN
+from graph.schema import ORIGIN_COLUMN
 from graph.validate import preview
 from loaders._common import (
     GZIP_MAGIC,
@@ -106,6 +106,7 @@ from loaders.ids import (
     typed_id,
 )
 from loaders.keywords import FIELD_OF_STUDY, HAS_KEYWORD, KEYWORD_TABLE, KeywordRows
+from loaders.toolkit import JsonProblem, cites_table, parse_json_line, wrote_table
 
 log = logging.getLogger(__name__)
 
@@ -325,25 +326,13 @@ _UNREADABLE = object()
 
 
 def _parse_line(raw: bytes, where: str, into: _Input) -> Any:
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        into.reject(
-            RECORD_TABLE,
-            where,
-            f"line is not UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1}); save the file as UTF-8",
-        )
+    parsed = parse_json_line(
+        raw, 0, expected="JSON object", advice=" (a cut-off last line means a truncated file: download it again)"
+    )
+    if isinstance(parsed, JsonProblem):
+        into.reject(RECORD_TABLE, where, parsed.reason)
         return _UNREADABLE
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        into.reject(
-            RECORD_TABLE,
-            where,
-            f"line is not JSON ({exc.msg}: column {exc.colno}) {preview(text)}; each line must be one complete "
-            "JSON object (a cut-off last line means a truncated file: download it again)",
-        )
-        return _UNREADABLE
+    return parsed.value
 
 
 # --- records --------------------------------------------------------------------------------------
@@ -736,24 +725,20 @@ def _batch(into: _Input) -> GraphBatch:
     }
     rels = {
         "ALIAS_OF": alias_of,
-        "WROTE": table(
-            {
-                SOURCE_COLUMN: [a for a, _ in wrote],
-                TARGET_COLUMN: [p for _, p in wrote],
-                "position": nullable_ints([position for position, _ in wrote.values()]),
-                ORIGIN_COLUMN: [where for _, where in wrote.values()],
-            }
+        "WROTE": wrote_table(
+            [a for a, _ in wrote],
+            [p for _, p in wrote],
+            [position for position, _ in wrote.values()],
+            [where for _, where in wrote.values()],
         ),
-        "CITES": table(
-            {
-                SOURCE_COLUMN: [c.citing for c in cites.values()],
-                TARGET_COLUMN: [c.cited for c in cites.values()],
-                "n_contexts": nullable_ints([None if c.texts is None else len(c.texts) for c in cites.values()]),
-                "intents": [c.intents for c in cites.values()],
-                "influential": [c.influential for c in cites.values()],
-                "dataset": [DATASET] * len(cites),
-                ORIGIN_COLUMN: [c.where for c in cites.values()],
-            }
+        "CITES": cites_table(
+            [c.citing for c in cites.values()],
+            [c.cited for c in cites.values()],
+            [c.where for c in cites.values()],
+            dataset=DATASET,
+            n_contexts=nullable_ints([None if c.texts is None else len(c.texts) for c in cites.values()]),
+            intents=[c.intents for c in cites.values()],
+            influential=[c.influential for c in cites.values()],
         ),
         "HAS_SENTENCE": has_sentence,
         "MENTIONS": mentions,

@@ -17,7 +17,7 @@ from gnn.cocitation.spark_load import load_spark_output
 from graph import ingest, ingest_stream
 from graph.errors import ConfigError
 from graph.files import StoreFiles
-from graph.ingest import ON_ERROR
+from graph.ingest import MEMORY_LIMIT_MIB, ON_ERROR
 from loaders.keywords import THESAURUS_ENV, KeywordThesaurus, thesaurus_from_env
 from loaders.refmatch import Thesaurus
 
@@ -31,7 +31,9 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     if args.source == COCITATION:
         return _ingest_cocitation(args)
     settings = AppSettings.from_env()
-    sources = _sources(args, Path(args.data) if args.data else settings.data_dir)
+    data_dir = Path(args.data) if args.data else settings.data_dir
+    sources = _sources(args, data_dir)
+    context = loaders.LoadContext(data_dir)  # every source reads the same data folder (its Anthology titles)
     thesaurus = _thesaurus(args, sources)
     keyword_thesaurus = (
         KeywordThesaurus.read(Path(args.keyword_thesaurus)) if args.keyword_thesaurus else thesaurus_from_env()
@@ -50,13 +52,16 @@ def cmd_ingest(args: argparse.Namespace) -> int:
                     batches = source.chunks(path, chunk)
                     if keyword_thesaurus is not None:
                         batches = map(keyword_thesaurus.apply, batches)
-                    report = ingest_stream(store, source.name, batches, on_error=args.on_error, rejects_dir=rejects_dir)
-                else:
-                    batch = (
-                        source.load_matched(path, thesaurus)
-                        if thesaurus is not None and source.load_matched is not None
-                        else source.load(path)
+                    report = ingest_stream(
+                        store,
+                        source.name,
+                        batches,
+                        on_error=args.on_error,
+                        rejects_dir=rejects_dir,
+                        memory_limit_mib=args.memory_limit,
                     )
+                else:
+                    batch = source.read(path, context, thesaurus)
                     if keyword_thesaurus is not None:
                         batch = keyword_thesaurus.apply(batch)
                     report = ingest(store, batch, on_error=args.on_error, rejects_dir=rejects_dir)
@@ -183,6 +188,15 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         metavar="FILE",
         help="a keyword thesaurus (VOSviewer format: label<TAB>replace by; an empty replace by drops the term) "
         f"applied to the keywords loaded (default: ${THESAURUS_ENV}, else none)",
+    )
+    p.add_argument(
+        "--memory-limit",
+        type=int,
+        default=MEMORY_LIMIT_MIB,
+        metavar="MIB",
+        help="memory in MiB that a source read in batches (openalex) plans its held-back relationship writes for: "
+        "its edges are spilled to disk and copied at the end in parts of a quarter of it "
+        f"(default: {MEMORY_LIMIT_MIB})",
     )
     p.add_argument("--json", action="store_true", help="print the ingest reports as JSON")
     p.set_defaults(func=cmd_ingest)

@@ -219,3 +219,46 @@ def test_a_kill_mid_load_leaves_the_store_as_it_was(store: GraphStore, store_pat
     with open_store(StoreConfig(db_path=store_path)) as reopened:  # removes it, with a warning
         assert reopened.stats() == stats and _rows(reopened) == before
     assert not (store_path.parent / f"{store_path.name}.building").exists()
+
+
+def test_an_edge_two_batches_carry_is_one_edge_with_the_last_known_values(tmp_path: Path) -> None:
+    """New edges are held back until the last batch (spilled to disk) and copied then: one repeated across
+    batches is still one edge, as when each batch was written in turn, and the spill is gone afterwards."""
+    papers = pd.DataFrame({"id": ["p1", "p2", "p3"], "title": ["One", "Two", "Three"]})
+    first = pd.DataFrame({"source": ["p1", "p1"], "target": ["p2", "p3"], "dataset": ["s2", "s2"]})
+    again = pd.DataFrame(
+        {"source": ["p1"], "target": ["p2"], "dataset": ["s2"], "influential": [True], "n_contexts": [3]}
+    )
+    batches = [
+        GraphBatch("s2", nodes={"Paper": papers}, rels={"CITES": first}),
+        GraphBatch("s2", rels={"CITES": again}),
+    ]
+    with open_store(StoreConfig(db_path=tmp_path / "g.db")) as store:
+        report = ingest_stream(store, "s2", batches)
+        edges = store.read_edges("CITES").set_index(["source", "target"])
+    assert len(edges) == 2
+    assert edges.loc[("p1", "p2"), "influential"] == True  # noqa: E712  (a numpy bool)
+    assert edges.loc[("p1", "p2"), "n_contexts"] == 3 and pd.isna(edges.loc[("p1", "p3"), "n_contexts"])
+    counted = report.tables["CITES"]
+    assert (counted.records, counted.created, counted.matched) == (3, 2, 1)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["g.db"]  # no copy and no spill left beside it
+
+
+def test_a_failed_stream_leaves_no_spill_behind(tmp_path: Path) -> None:
+    with open_store(StoreConfig(db_path=tmp_path / "g.db")) as store:
+        with pytest.raises(OSError, match="the input went away"):
+            ingest_stream(store, "tiny", _failing(split_batches(), after=2))
+        assert store.count_nodes("Paper") == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["g.db"]
+
+
+def test_a_stream_ingested_twice_gives_the_same_graph_and_matches_every_edge(tmp_path: Path) -> None:
+    """Idempotent with edges held back: the second load finds every edge stored (looked up per batch) and
+    spills none, so nothing is added."""
+    with open_store(StoreConfig(db_path=tmp_path / "g.db")) as store:
+        ingest_stream(store, "tiny", split_batches())
+        before, stats = _rows(store), store.stats()
+        again = ingest_stream(store, "tiny", split_batches())
+        assert _rows(store) == before and store.stats() == stats
+    assert (again.tables["CITES"].created, again.tables["CITES"].matched) == (0, 6)
+    assert (again.tables["WROTE"].created, again.tables["WROTE"].matched) == (0, again.tables["WROTE"].records)
