@@ -11,6 +11,7 @@ from api.cost import DEFAULT_MAX_QUERY_COST
 from api.scheduling import DEFAULT_HEAVY_QUEUE, DEFAULT_HEAVY_SLOTS
 from graph.errors import ConfigError
 from graph.files import default_cache_root
+from loaders.toolkit import data_dir_from_env
 
 DEFAULT_MAX_BODY_BYTES = 1_000_000
 DEFAULT_INGEST_CHUNK_WORKS = 5_000  # works per batch of a streamed import (loaders.openalex.CHUNK_WORKS)
@@ -77,7 +78,7 @@ class AppSettings:
             )
         origins = tuple(o.strip().rstrip("/") for o in env.get("CITEGRAPH_CORS_ORIGINS", "").split(",") if o.strip())
         return cls(
-            data_dir=Path(env.get("CITEGRAPH_DATA", "../shared/data")),
+            data_dir=data_dir_from_env(env),
             cache_dir=default_cache_root(),
             rejects_dir=Path(env["CITEGRAPH_REJECTS"]) if env.get("CITEGRAPH_REJECTS") else None,
             host=env.get("CITEGRAPH_HOST", "127.0.0.1"),

@@ -25,7 +25,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -238,9 +238,10 @@ class LoadContext:
         return self._index
 
 
-def data_dir_from_env() -> Path:
-    """``$CITEGRAPH_DATA``, else ``../shared/data``: the data folder when no ``--data`` is given."""
-    given = os.environ.get("CITEGRAPH_DATA")
+def data_dir_from_env(env: Mapping[str, str] | None = None) -> Path:
+    """``$CITEGRAPH_DATA`` (of ``env``, default the process's), else ``../shared/data``: the data folder when no
+    ``--data`` is given. The one place that reads the variable (the server's settings read it here too)."""
+    given = (os.environ if env is None else env).get("CITEGRAPH_DATA")
     return Path(given) if given else DEFAULT_DATA_DIR
 
 
