@@ -335,20 +335,7 @@ class TextEncoder:
     def describe(self) -> dict[str, Any]:
         """Which encoder this is, for ``/readyz`` and reports: the model folder's name (no absolute path), its
         dimension, and for a fine-tuned one its base, objective, steps and the hash of the data it saw."""
-        record = self.fine_tuned
-        out: dict[str, Any] = {
-            "model": Path(self.settings.model).name,
-            "dim": self.dim,
-            "fine_tuned": record is not None,
-        }
-        if record is not None:
-            out.update(
-                base=Path(str(record.get("base", ""))).name,
-                objective=record.get("settings", {}).get("objective"),
-                steps=record.get("steps"),
-                data_hash=record.get("data_hash"),
-            )
-        return out
+        return describe_record(self.settings.model, self.fine_tuned, self.dim)
 
     def text_hash(self, text: str) -> str:
         """Hex cache key of ``text`` under this model and max length (stored as ``embedding_hash``)."""
