@@ -269,15 +269,18 @@ def _arrow(result: Any, path: Path, what: str, *chunk: int) -> pa.Table:
 SMALL_RESULT_ROWS = 2_000
 
 
-def _small_table(result: Any) -> pa.Table | None:
+def _small_table(result: Any, path: Path, what: str) -> pa.Table | None:
     """A small result as an Arrow table built from its Python values (each column's type inferred, then
     checked as every result is), or None where a value does not read or convert (text that is not UTF-8 in a
     damaged page, a value Arrow cannot hold): the caller then reads it through the engine's export, whose
-    checks name the damage (:func:`graph.integrity.require_sound`)."""
+    checks name the damage (:func:`graph.integrity.require_sound`). A damaged length that asks for more memory
+    than there is gets the export's message (:func:`_out_of_memory`)."""
     names = result.get_column_names()
     try:
         rows = result.get_all()
         return pa.table({name: pa.array([row[i] for row in rows]) for i, name in enumerate(names)})
+    except MemoryError as exc:
+        raise _out_of_memory(path, what, exc) from exc
     except (UnicodeDecodeError, pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
         result.reset_iterator()
         return None
@@ -611,7 +614,7 @@ class EmbeddedStore(GraphStore):
             result = self._run(name, params, identifiers)
             if not result.get_column_names():  # DDL and writes return no columns
                 return []
-            table = _small_table(result) if result.get_num_tuples() <= SMALL_RESULT_ROWS else None
+            table = _small_table(result, self.path, name) if result.get_num_tuples() <= SMALL_RESULT_ROWS else None
             if table is None:
                 table = _arrow(result, self.path, name)
         table = require_sound(plain_numbers(table), store=self.describe(), what=name)

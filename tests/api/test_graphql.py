@@ -282,7 +282,8 @@ def test_ego_network_depth_one_both_directions(service: GraphService) -> None:
     assert [(n["id"], n["hops"]) for n in network["nodes"]] == [("p1", 0), ("p2", 1), ("p4", 1), ("p3", 1)]
     assert network["nodes"][0]["label"] == "Statistical machine translation"
     assert {n["id"]: n["cluster"] for n in network["nodes"]} == {"p1": 0, "p2": 0, "p3": 0, "p4": None}
-    assert network["nodes"][1]["clusterLabel"].startswith("alignment")
+    clusters = {c["id"]: c["label"] for c in ok(service, "{ clusters { id label } }")["clusters"]}
+    assert network["nodes"][1]["clusterLabel"] == clusters[0]  # the cluster's label, as `clusters` gives it
     # the induced citations among the four papers, weighted by citing contexts
     assert sorted((e["source"], e["target"], e["weight"]) for e in network["edges"]) == [
         ("p1", "p2", 1.0),
@@ -369,10 +370,12 @@ def test_cocitations_not_found_and_argument_errors(service: GraphService) -> Non
 
 
 def test_clusters_with_labels_and_sizes(service: GraphService) -> None:
-    clusters = ok(service, "{ clusters { id label terms size topPapers { id } } }")["clusters"]
+    clusters = ok(service, "{ clusters { id label terms labels(method: LLR) size topPapers { id } } }")["clusters"]
     assert len(clusters) == 1
     assert clusters[0]["id"] == 0 and clusters[0]["size"] == 3
-    assert clusters[0]["label"] == ", ".join(clusters[0]["terms"]) and "alignment" in clusters[0]["terms"]
+    # shown: the top terms of the papers citing the members by log-likelihood ratio (CiteSpace's label);
+    # `terms` stay the members' own title terms
+    assert clusters[0]["label"] == ", ".join(clusters[0]["labels"][:3]) and "alignment" in clusters[0]["terms"]
     assert sorted(p["id"] for p in clusters[0]["topPapers"]) == ["p1", "p2", "p3"]
 
 

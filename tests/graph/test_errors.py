@@ -68,7 +68,8 @@ def test_the_engine_running_out_of_memory_names_the_store_and_the_check(tmp_path
     from unittest.mock import MagicMock
 
     open_store(StoreConfig(db_path=tmp_path / "g.db")).close()
-    with open_store(StoreConfig(db_path=tmp_path / "g.db", read_only=True)) as store:
+    # one connection: the store's own, so the stand-in below is the one every statement runs on
+    with open_store(StoreConfig(db_path=tmp_path / "g.db", read_only=True, read_connections=1)) as store:
         real, engine = store._conn, MagicMock()  # type: ignore[attr-defined]
         engine.execute.side_effect = MemoryError("std::bad_alloc")
         store._conn = engine  # type: ignore[attr-defined]
@@ -77,13 +78,18 @@ def test_the_engine_running_out_of_memory_names_the_store_and_the_check(tmp_path
                 StoreError, match=r"g\.db: `paper_years` ran out of memory \(std::bad_alloc\)"
             ) as caught:
                 store.query("paper_years")
-            # or once the statement ran, while the engine reads the result's pages
+            # or once the statement ran, while the engine reads the result's pages: through the Arrow export (a
+            # large result) or as values (a small one)
             engine.execute.side_effect = None
-            engine.execute.return_value.get_column_names.return_value = ["id", "year"]
-            engine.execute.return_value.get_as_arrow.side_effect = MemoryError("std::bad_alloc")
-            for read in (lambda: store.query("paper_years"), lambda: store.read_edges("CITES")):
-                with pytest.raises(StoreError, match="ran out of memory"):
-                    read()
+            result = engine.execute.return_value
+            result.get_column_names.return_value = ["id", "year"]
+            result.get_as_arrow.side_effect = MemoryError("std::bad_alloc")
+            result.get_all.side_effect = MemoryError("std::bad_alloc")
+            for rows in (100_000, 10):
+                result.get_num_tuples.return_value = rows
+                for read in (lambda: store.query("paper_years"), lambda: store.read_edges("CITES")):
+                    with pytest.raises(StoreError, match="ran out of memory"):
+                        read()
         finally:
             store._conn = real  # type: ignore[attr-defined]
         assert "citegraph --db" in str(caught.value) and "check" in str(caught.value)

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import ladybug
 import pyarrow as pa
 import pytest
@@ -27,7 +29,7 @@ def test_a_small_result_is_read_without_the_arrow_export(store: GraphStore, monk
 def test_sums_come_back_as_integers_and_lists_as_lists(store: GraphStore) -> None:
     assert isinstance(store, EmbeddedStore)
     result = store._execute("UNWIND [1, 2, 3] AS x RETURN sum(x) AS total, [1.5, 2.5] AS pair", what="test")
-    table = _small_table(result)
+    table = _small_table(result, Path("g.db"), "test")
     assert table is not None
     assert plain_numbers(table).to_pylist() == [{"total": 6, "pair": [1.5, 2.5]}]
 
@@ -35,7 +37,7 @@ def test_sums_come_back_as_integers_and_lists_as_lists(store: GraphStore) -> Non
 def test_an_integer_past_int64_reads_as_the_export_reads_it(store: GraphStore) -> None:
     assert isinstance(store, EmbeddedStore)
     text = "UNWIND [1, 2] AS x RETURN x AS x, CAST(x AS INT128) * 9223372036854775807 * 4 AS big"
-    small = _small_table(store._execute(text, what="test"))
+    small = _small_table(store._execute(text, what="test"), Path("g.db"), "test")
     assert small is not None
     exported = _arrow(store._execute(text, what="test"), store.path, "test")
     assert plain_numbers(small).to_pylist() == plain_numbers(exported).to_pylist()
@@ -52,6 +54,6 @@ def test_a_column_that_does_not_convert_is_read_whole_through_the_export(
 
     with monkeypatch.context() as patch:
         patch.setattr(pa, "array", unconvertible)
-        assert _small_table(result) is None
+        assert _small_table(result, Path("g.db"), "test") is None
     assert _arrow(result, store.path, "test").column("x").to_pylist() == [1, 2, 3]  # the rows get_all read, again
     assert SMALL_RESULT_ROWS >= 1_000
