@@ -30,6 +30,7 @@ from api.lazy import Lazy
 from api.schema import Context, schema
 from api.services import GraphService
 from api.settings import AppSettings
+from gnn.mapping.networks import MAX_NODES
 from graph import GraphBatch, GraphStore, StoreConfig, ingest, open_store
 from graph.errors import ConfigError
 from tests.api.conftest import rich_batch, run
@@ -254,6 +255,8 @@ def test_the_dashboard_and_readme_queries_fit_the_default_cost(service: GraphSer
     variables = {
         **{"first": 200, "limit": 200, "depth": 2, "direction": "BOTH", "co": True},
         **{"id": "p1", "text": "x", "context": "x", "yearMax": None, "sentence": "x"},
+        **{"unit": "REFERENCES", "top": MAX_NODES, "minCount": 1, "measure": "COUNT"},  # the largest map
+        **{"source": "p1", "target": "p2", "format": "GRAPHML", "nodes": [], "edges": []},
     }
     for query in queries:
         cost = query_cost(gql, parse(query), variables=variables, max_results=200)
