@@ -68,8 +68,6 @@ from graphql import (
 from graphql.execution.values import VariableValues, get_argument_values, get_variable_values
 from graphql.utilities import get_operation_ast
 
-from gnn.mapping.networks import MAX_NODES
-
 DEFAULT_MAX_QUERY_COST = 50_000  # CITEGRAPH_MAX_QUERY_COST (AppSettings.max_query_cost says what fits)
 UNBOUNDED_LIST_SIZE = 20  # assumed length of a list field that takes no first/limit/k
 SIZE_ARGUMENTS = ("first", "limit", "k")  # GraphQL argument names that bound a list's length
@@ -258,6 +256,10 @@ class _Counter:
         except GraphQLError:  # execution reports a bad argument
             return None
         if isinstance(values.get(TOP_ARGUMENT), int):  # a science map: `top` nodes, up to MAX_NODES
+            # here, not at the top: importing gnn.mapping loads torch, which api.settings (and so every CLI
+            # command and the supervisor) would otherwise pay for at start-up; a server has it loaded already
+            from gnn.mapping.networks import MAX_NODES
+
             return min(max(values[TOP_ARGUMENT], 1), MAX_NODES)
         value = next((values[arg] for arg in SIZE_ARGUMENTS if arg in values), None)
         if value is None and isinstance(values.get("input"), Mapping):
