@@ -10,8 +10,7 @@ from api.budget import DEFAULT_MAX_RESPONSE_BYTES
 from api.cost import DEFAULT_MAX_QUERY_COST
 from api.scheduling import DEFAULT_HEAVY_QUEUE, DEFAULT_HEAVY_SLOTS
 from graph.errors import ConfigError
-from graph.files import default_cache_root
-from loaders.toolkit import data_dir_from_env
+from graph.files import data_dir_from_env, default_cache_root
 
 DEFAULT_MAX_BODY_BYTES = 1_000_000
 DEFAULT_INGEST_CHUNK_WORKS = 5_000  # works per batch of a streamed import (loaders.openalex.CHUNK_WORKS)

@@ -43,11 +43,21 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from graph.store import GraphStore
+
+DEFAULT_DATA_DIR = Path("../shared/data")
+
+
+def data_dir_from_env(env: Mapping[str, str] | None = None) -> Path:
+    """``$CITEGRAPH_DATA`` (of ``env``, default the process's), else ``../shared/data``: the data folder when no
+    ``--data`` is given. The one place that reads the variable (the loaders' context and the server's settings)."""
+    given = (os.environ if env is None else env).get("CITEGRAPH_DATA")
+    return Path(given) if given else DEFAULT_DATA_DIR
 
 
 def default_cache_root() -> Path:
@@ -363,9 +373,11 @@ def format_size(size: int) -> str:
 
 
 __all__ = [
+    "DEFAULT_DATA_DIR",
     "FileEntry",
     "IndexFiles",
     "StoreFiles",
+    "data_dir_from_env",
     "default_cache_root",
     "format_size",
     "publish_folder",

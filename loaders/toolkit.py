@@ -25,7 +25,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from graph.errors import Reject
+from graph.files import data_dir_from_env
 from graph.schema import ORIGIN_COLUMN, SOURCE_COLUMN, TARGET_COLUMN
 from loaders._common import alias_tables, author_table, input_files, table
 from loaders._json_exports import (
@@ -57,7 +58,6 @@ R = TypeVar("R")
 # The Anthology's papers under the data folder (the `anthology` source's path): the titles references resolve to.
 ANTHOLOGY_PAPERS = "anthology/papers.jsonl.gz"
 # The data folder when neither --data nor CITEGRAPH_DATA names one.
-DEFAULT_DATA_DIR = Path("../shared/data")
 
 
 def json_values(path: Path) -> Iterator[JsonValue | JsonProblem]:
@@ -238,17 +238,9 @@ class LoadContext:
         return self._index
 
 
-def data_dir_from_env(env: Mapping[str, str] | None = None) -> Path:
-    """``$CITEGRAPH_DATA`` (of ``env``, default the process's), else ``../shared/data``: the data folder when no
-    ``--data`` is given. The one place that reads the variable (the server's settings read it here too)."""
-    given = (os.environ if env is None else env).get("CITEGRAPH_DATA")
-    return Path(given) if given else DEFAULT_DATA_DIR
-
-
 __all__ = [
     "ANTHOLOGY_PAPERS",
     "BLOCK_LINES",
-    "DEFAULT_DATA_DIR",
     "POOL_MIN_BYTES",
     "JsonProblem",
     "JsonValue",
@@ -256,7 +248,6 @@ __all__ = [
     "alias_tables",
     "author_table",
     "cites_table",
-    "data_dir_from_env",
     "display_names",
     "input_files",
     "iter_lines",
