@@ -26,7 +26,13 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     ``ingest cocitation DIR`` loads the co-citation tables of ``citegraph spark cocitation``."""
     if args.source == COCITATION:
         return _ingest_cocitation(args)
-    settings = IngestSettings(
+    INGEST.run(step_context(args), ingest_settings(args))
+    return 0
+
+
+def ingest_settings(args: argparse.Namespace) -> IngestSettings:
+    """``ingest``'s flags as the step registry's settings."""
+    return IngestSettings(
         source=args.source,
         path=args.path,
         data=args.data,
@@ -38,8 +44,6 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         memory_limit=args.memory_limit,
         json=args.json,
     )
-    INGEST.run(step_context(args), settings)
-    return 0
 
 
 def _ingest_cocitation(args: argparse.Namespace) -> int:
@@ -113,4 +117,4 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     p.set_defaults(func=cmd_ingest)
 
 
-__all__ = ["add_commands", "cmd_ingest"]
+__all__ = ["add_commands", "cmd_ingest", "ingest_settings"]
