@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from api.pipeline.commands import joined, option, switch
 from api.pipeline.linkage import load_linker
@@ -303,7 +304,7 @@ def run_compute_all(context: StepContext, settings: ComputeAll) -> None:
 COMPUTE_ALL: Action[ComputeAll] = Action("compute all", run_compute_all)
 
 # `citegraph compute STEP`'s steps that are actions of the registry, by the name the command takes
-COMPUTE_ACTIONS: dict[str, Action[object]] = {  # type: ignore[dict-item]
+COMPUTE_ACTIONS: dict[str, Action[Any]] = {
     "all": COMPUTE_ALL,
     "embeddings": EMBEDDINGS,
     "cocitation": COCITATION,

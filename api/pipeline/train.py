@@ -121,12 +121,12 @@ class RerankerTraining:
     def options(self, *, progress: bool) -> dict[str, Any]:
         """The keyword arguments of :func:`gnn.recommend.train.run_training` (and of
         :func:`gnn.recommend.studies.run_ablation`) these settings give."""
-        trees = {"learning_rate": self.mart_learning_rate, "patience": self.mart_patience}
-        lambdamart = LambdaMartSettings(
-            seed=self.seed,
-            **({} if self.mart_seeds is None else {"bag": self.mart_seeds}),
-            **{k: v for k, v in trees.items() if v is not None},
-        )
+        given: dict[str, Any] = {
+            "bag": self.mart_seeds,
+            "learning_rate": self.mart_learning_rate,
+            "patience": self.mart_patience,
+        }
+        lambdamart = LambdaMartSettings(seed=self.seed, **{k: v for k, v in given.items() if v is not None})
         neural: dict[str, Any] = {"objective": self.objective} if self.objective else {}
         if self.epoch_patience is not None:
             neural["patience"] = self.epoch_patience
