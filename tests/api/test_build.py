@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -70,7 +71,7 @@ def _ingest(data: Path) -> Step:
     return Step("ingest", INGEST, IngestSettings(data=str(data), on_error="skip"), reads=data)
 
 
-def _plan(third: str, *, beside: str = ""):  # type: ignore[no-untyped-def]
+def _plan(third: str, *, beside: str = "") -> Callable[[plans.BuildSettings], list[Step]]:
     def plan(settings: plans.BuildSettings) -> list[Step]:
         return [
             _ingest(settings.data),
