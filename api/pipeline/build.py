@@ -34,58 +34,22 @@ from typing import Any
 
 from api.pipeline import plans
 from api.pipeline.registry import (
+    EXIT_DATA,
     Step,
     StepContext,
     fingerprints,
     plan_fingerprint,
     read_state,
     record_step,
+    run_guarded,
+    run_in_child,
     state_path,
     step_record,
     version,
     write_state,
 )
-from graph import CitegraphError, StoreConfig
-from graph.errors import ConfigError, DataError
-
-EXIT_DATA = 65  # a DataError: the input or the store must change (sysexits.h EX_DATAERR), not a flag
-
-
-def run_guarded(step: Step, context: StepContext, *, debug: bool = False) -> int:
-    """Run ``step`` and turn its failure into the exit code the CLI gives it, with its one-line message on stderr
-    (0 done; 1 a setting or the store; 65 the data; 2 an internal error, the traceback one flag away)."""
-    try:
-        step.run(context)
-    except CitegraphError as exc:
-        if debug:
-            raise
-        print(f"citegraph: error: {exc}", file=sys.stderr, flush=True)
-        return EXIT_DATA if isinstance(exc, DataError) else 1
-    except Exception as exc:  # a bug: say so in one line
-        if debug:
-            raise
-        print(
-            f"citegraph: internal error: {type(exc).__name__}: {exc} (rerun with --debug for the traceback)",
-            file=sys.stderr,
-            flush=True,
-        )
-        return 2
-    return 0
-
-
-def _run_in_child(step: Step, config: StoreConfig, quiet: bool, log: str) -> None:
-    """The second process of a step run beside another: its output to ``log``, one torch thread (the step it runs
-    beside keeps the other core), the step's exit code as the process's."""
-    with open(log, "ab", buffering=0) as out:
-        os.dup2(out.fileno(), 1)
-        os.dup2(out.fileno(), 2)
-    import torch
-
-    torch.set_num_threads(1)
-    code = run_guarded(step, StepContext(config=config, quiet=quiet))
-    sys.stdout.flush()
-    sys.stderr.flush()
-    sys.exit(code)
+from graph import StoreConfig
+from graph.errors import ConfigError
 
 
 @contextmanager
@@ -276,9 +240,9 @@ class BuildRun:
         # a fresh interpreter (spawn, not fork: this process holds torch's threads and the store's engine)
         spawn = multiprocessing.get_context("spawn")
         process = spawn.Process(
-            target=_run_in_child, args=(step, self.config, self.quiet, str(log_path)), name=f"build-{step.name}"
+            target=run_in_child, args=(step, self.config, self.quiet, str(log_path)), name=f"build-{step.name}"
         )
-        with _one_thread_environment():
+        with _one_thread_environment():  # one core each: the step it runs beside keeps the other
             process.start()
         return _Beside(number, step, process, log_path, time.perf_counter()).watch()
 

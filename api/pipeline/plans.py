@@ -10,6 +10,7 @@ registry").
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -173,8 +174,6 @@ def _recorded(state: dict[str, dict[str, Any]], name: str, kind: Callable[..., A
 def _rebuild(kind: Callable[..., Any], data: dict[str, Any]) -> Any:
     """A settings dataclass from its :func:`~api.pipeline.registry.settings_record` (nested dataclasses by their
     fields' declared defaults)."""
-    import dataclasses
-
     assert dataclasses.is_dataclass(kind)
     default = kind()
     values: dict[str, Any] = {}

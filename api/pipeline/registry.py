@@ -21,16 +21,18 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import os
 import subprocess
+import sys
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar
 
-import loaders
-from graph import GraphStore, StoreConfig, open_store
-from graph.errors import ConfigError
+from graph import CitegraphError, GraphStore, StoreConfig, open_store
+from graph.errors import ConfigError, DataError
 from graph.files import StoreFiles
 
 
@@ -140,6 +142,8 @@ def version() -> str:
 
 def inputs_signature(data_dir: Path) -> str:
     """Size and modification time of every file of every bundled source under ``data_dir``."""
+    import loaders  # every loader: imported by the build's fingerprints alone, not by a process running one step
+
     digest = hashlib.sha256()
     for source in loaders.available(data_dir):
         if not source.bundled:
@@ -263,8 +267,6 @@ class PlanRun:
     outcomes: list[StepOutcome] = field(default_factory=list)
 
     def run(self) -> list[StepOutcome]:
-        import time
-
         for step in self.plan:
             self.before_step(step)
             started = time.perf_counter()
@@ -278,7 +280,47 @@ class PlanRun:
         return self.outcomes
 
 
+# a step as a command ------------------------------------------------------------------------------------
+EXIT_DATA = 65  # a DataError: the input or the store must change (sysexits.h EX_DATAERR), not a flag
+
+
+def run_guarded(step: Step, context: StepContext, *, debug: bool = False) -> int:
+    """Run ``step`` and turn its failure into the exit code the CLI gives it, with its one-line message on stderr
+    (0 done; 1 a setting or the store; 65 the data; 2 an internal error, the traceback one flag away)."""
+    try:
+        step.run(context)
+    except CitegraphError as exc:
+        if debug:
+            raise
+        print(f"citegraph: error: {exc}", file=sys.stderr, flush=True)
+        return EXIT_DATA if isinstance(exc, DataError) else 1
+    except Exception as exc:  # a bug: say so in one line
+        if debug:
+            raise
+        print(
+            f"citegraph: internal error: {type(exc).__name__}: {exc} (rerun with --debug for the traceback)",
+            file=sys.stderr,
+            flush=True,
+        )
+        return 2
+    return 0
+
+
+def run_in_child(step: Step, config: StoreConfig, quiet: bool, log: str) -> None:
+    """The body of a second process that runs one step (:mod:`multiprocessing`, spawned): its output to ``log``,
+    the step's exit code as the process's. This module imports no model: the child loads only what the step's
+    own function imports (its threads are set by the environment it was started with)."""
+    with open(log, "ab", buffering=0) as out:
+        os.dup2(out.fileno(), 1)
+        os.dup2(out.fileno(), 2)
+    code = run_guarded(step, StepContext(config=config, quiet=quiet))
+    sys.stdout.flush()
+    sys.stderr.flush()
+    sys.exit(code)
+
+
 __all__ = [
+    "EXIT_DATA",
     "Action",
     "PlanRun",
     "Step",
@@ -291,6 +333,8 @@ __all__ = [
     "plan_fingerprint",
     "read_state",
     "record_step",
+    "run_guarded",
+    "run_in_child",
     "settings_record",
     "state_path",
     "step_record",

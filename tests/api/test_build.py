@@ -5,17 +5,16 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from build_steps import COUNT, NEEDS_FILE, Count, NeedsFile
 
 import api.pipeline.plans as plans
 from api.cli.main import main
 from api.pipeline.build import duration, expected
 from api.pipeline.ingest import INGEST, IngestSettings
-from api.pipeline.registry import Action, Step, StepContext, fingerprints
-from graph.errors import DataError
+from api.pipeline.registry import Step, fingerprints
 
 CORPUS = "\n".join(
     json.dumps(record)
@@ -32,39 +31,6 @@ def data(tmp_path: Path) -> Path:
     (tmp_path / "data" / "jsonl").mkdir(parents=True)
     (tmp_path / "data" / "jsonl" / "corpus.jsonl").write_text(CORPUS + "\n", encoding="utf-8")
     return tmp_path / "data"
-
-
-@dataclass(frozen=True)
-class Count:
-    """A cheap step in place of the heavy ones: the runner's bookkeeping is what is tested here."""
-
-    def command(self) -> tuple[str, ...]:
-        return ("cypher", "MATCH (p:Paper) RETURN count(p) AS n")
-
-
-def count_papers(context: StepContext, settings: Count) -> None:
-    with context.open(read_only=True) as store:
-        print(f"{store.count_nodes('Paper')} papers")
-
-
-@dataclass(frozen=True)
-class NeedsFile:
-    """A step that fails until its file exists (module-level: a step beside another is sent to a second process)."""
-
-    path: str
-
-    def command(self) -> tuple[str, ...]:
-        return ("cypher", "--file", self.path)
-
-
-def needs_file(context: StepContext, settings: NeedsFile) -> None:
-    if not Path(settings.path).is_file():
-        raise DataError(f"{settings.path} is missing; write it and run the build again")
-    print(f"read {settings.path}")
-
-
-COUNT = Action("count papers", count_papers)
-NEEDS_FILE = Action("needs a file", needs_file)
 
 
 def _ingest(data: Path) -> Step:
