@@ -6,7 +6,8 @@ that read those vectors — taxonomy vectors and inferred categories, Poincaré 
 retrieval index — and the recommendation service is then rebuilt on the new index and put in place
 of the old one, so new papers are found without a restart. The reranker the build trained on the
 partial index is then trained again on the whole one with the build's flags and swapped in the same
-way (:func:`api.pipeline.plans.background_plan`).
+way. The steps are the step registry's background plan (:func:`api.pipeline.plans.background_plan`), each run
+by its function (:class:`api.pipeline.registry.PlanRun`) on the server's store, as the CLI runs the same steps.
 
 Why a thread of the server and not a second process: the embedded store admits one process that
 writes or several that only read, never both, so whoever writes must be the server. The server's
