@@ -273,7 +273,7 @@ def _linkage_service(service: GraphService) -> LinkageService:
     Built on the first ``linkage`` query, not at start-up: loading the encoder takes seconds and
     memory a server that never links should not pay. It shares the graph service's store lock.
     """
-    from api.cli.linkage import load_linker
+    from api.pipeline.linkage import load_linker
     from gnn.linkage.cross_encoder import CrossEncoder
     from gnn.text.encoder import EncoderSettings, TextEncoder
 

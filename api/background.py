@@ -6,7 +6,8 @@ that read those vectors — taxonomy vectors and inferred categories, Poincaré 
 retrieval index — and the recommendation service is then rebuilt on the new index and put in place
 of the old one, so new papers are found without a restart. The reranker the build trained on the
 partial index is then trained again on the whole one with the build's flags and swapped in the same
-way (:data:`api.cli.build.BACKGROUND_STEPS`).
+way. The steps are the step registry's background plan (:func:`api.pipeline.plans.background_plan`), each run
+by its function (:class:`api.pipeline.registry.PlanRun`) on the server's store, as the CLI runs the same steps.
 
 Why a thread of the server and not a second process: the embedded store admits one process that
 writes or several that only read, never both, so whoever writes must be the server. The server's
@@ -17,7 +18,7 @@ whole step, and the model's forward passes run outside the lock.
 
 Each step is incremental (unchanged vectors are skipped, trained models load from the cache), and
 when the last one succeeds its fingerprint is recorded in ``<db>.build.json`` next to the build's
-steps (:func:`api.cli.build.background_fingerprint`): a restart over the same build skips the
+steps (:func:`api.pipeline.registry.plan_fingerprint`): a restart over the same build skips the
 background build at once, and a build interrupted by a stop or a kill goes on where it stopped.
 Progress is in ``/readyz`` (``background``) and, for each computed property, in the GraphQL
 ``completeness`` field and ``citegraph stats``.
@@ -25,7 +26,6 @@ Progress is in ``/readyz`` (``background``) and, for each computed property, in 
 
 from __future__ import annotations
 
-import argparse
 import logging
 import threading
 import time
@@ -36,7 +36,8 @@ from typing import Any, cast
 
 import torch
 
-from api.cli.build import Step, background_fingerprint, background_steps, read_state, record_step
+from api.pipeline.plans import background_plan
+from api.pipeline.registry import PlanRun, Step, StepContext, StepOutcome, plan_fingerprint, read_state, record_step
 from graph import CitegraphError
 from graph.store import GraphStore
 
@@ -88,8 +89,8 @@ class BackgroundStatus:
 
 
 class BackgroundBuild:
-    """Run :data:`~api.cli.build.BACKGROUND_STEPS` (the sentence step sized by the build,
-    :func:`~api.cli.build.background_steps`) in a daemon thread on the server's store.
+    """Run the background plan of the step registry (:func:`~api.pipeline.plans.background_plan`: its reranker
+    and sentence steps sized by the build) in a daemon thread on the server's store, each step by its function.
 
     ``reload_recommend``: called once a step has written what the recommendation service loads — the index
     step, and the reranker step when it trained (the app rebuilds its recommendation service there).
@@ -111,7 +112,7 @@ class BackgroundBuild:
         self.db = db
         self.reload_recommend = reload_recommend
         self.threads = threads
-        self.plan = list(steps if steps is not None else background_steps(db))
+        self.plan = list(steps if steps is not None else background_plan(db))
         self.status = BackgroundStatus()
         self._thread: threading.Thread | None = None
         self._started = threading.Event()
@@ -134,7 +135,7 @@ class BackgroundBuild:
         """Every step in order; the status says which runs, which finished, and why one failed."""
         status = self.status
         status.started = time.time()
-        fingerprint = background_fingerprint(self.db, self.plan) if self.db is not None else None
+        fingerprint = plan_fingerprint(self.db, "background", self.plan) if self.db is not None else None
         recorded = read_state(self.db).get("background", {}) if self.db is not None else {}
         if fingerprint is not None and recorded.get("fingerprint") == fingerprint:
             status.state, status.finished = "complete", time.time()
@@ -143,16 +144,9 @@ class BackgroundBuild:
         status.state = "running"
         previous_threads = torch.get_num_threads()
         torch.set_num_threads(max(self.threads, previous_threads))
+        run = PlanRun(self.plan, StepContext(quiet=True, store=self.store), self._after_step, self._before_step)
         try:
-            for step in self.plan:
-                status.step = step.name
-                started = time.perf_counter()
-                log.info("background build: %s (citegraph %s)", step.name, " ".join(step.argv))
-                skipped = self._run_step(step)
-                done: dict[str, object] = {"name": step.name, "seconds": round(time.perf_counter() - started, 1)}
-                status.steps.append(done | ({"skipped": skipped} if skipped else {}))
-                if step.name in RELOADS_RECOMMEND and not skipped:
-                    self.reload_recommend()
+            run.run()
         except CitegraphError as exc:
             status.state, status.error = "failed", f"step {status.step}: {exc}"
             log.error("background build: step %s failed: %s; restart the server to resume", status.step, exc)
@@ -169,66 +163,27 @@ class BackgroundBuild:
             record_step(self.db, "background", fingerprint, status.finished - status.started)
         log.info("background build: complete in %.0f s", status.finished - status.started)
 
-    def _run_step(self, step: Step) -> str | None:
-        """Run one ``compute`` or ``train reranker`` step on the serialised store; why it was skipped, or None
-        when it ran.
+    def _before_step(self, step: Step) -> None:
+        self.status.step = step.name
+        log.info("background build: %s (citegraph %s)", step.name, " ".join(step.command))
 
-        Taxonomy and hyperbolic are skipped on a store without taxonomy classes, as ``compute all`` does; the
-        reranker when it was trained on the index built now, or the build trained none
-        (:func:`api.cli.recommend.why_retraining_is_skipped`).
-        """
-        from api.cli import compute, encoder, recommend
-        from api.cli.common import add_global_flags
+    def _after_step(self, step: Step, outcome: StepOutcome) -> None:
+        """Report the step in the status, and rebuild the recommendation service after one that wrote what it
+        loads. A step is skipped where :meth:`~api.pipeline.registry.Step.why_skipped` says so: taxonomy and
+        hyperbolic on a store without taxonomy classes, as ``compute all`` does; the reranker when it was trained
+        on the index built now, or the build trained none; the encoder's steps without citation contexts or a
+        fine-tuned encoder in service."""
+        done: dict[str, object] = {"name": step.name, "seconds": round(outcome.seconds, 1)}
+        self.status.steps.append(done | ({"skipped": outcome.skipped} if outcome.skipped else {}))
+        if step.name in RELOADS_RECOMMEND and not outcome.skipped:
+            self.reload_recommend()
 
-        # the commands a step may be, parsed as the CLI parses them (the whole CLI would import the server)
-        parser = argparse.ArgumentParser(prog="citegraph")
-        add_global_flags(parser)
-        commands = parser.add_subparsers(dest="command", required=True)
-        compute.add_commands(commands)
-        recommend.add_commands(commands)
-        global_flags = ["--quiet", *(["--db", str(self.db)] if self.db is not None else [])]
-        args = parser.parse_args([*global_flags, *step.argv])
-        if args.command == "train" and args.kind == "encoder":
-            skipped = why_fine_tuning_is_skipped(self.store, args)
-            if skipped is None:
-                encoder.train_encoder(self.store, args)
-            return skipped
-        if step.name.startswith("encoder ") and not _serves_fine_tuned(self.store, args):
-            return "no fine-tuned encoder in service"
-        if args.command == "train" and args.kind == "reranker":
-            skipped = recommend.why_retraining_is_skipped(self.store, args)
-            if skipped is None:
-                recommend.train_reranker(self.store, args)
-            return skipped
-        if args.command != "compute":
-            raise CitegraphError(
-                f"the background build runs `compute`, `train reranker` and `train encoder` steps, not {step.argv}"
-            )
-        skipped = compute.why_skipped(args.step, self.store)
+    def run_step(self, step: Step) -> str | None:
+        """Run one step on the serialised store as the plan does; why it was skipped, or None when it ran."""
+        skipped = step.why_skipped(self.store)
         if skipped is None:
-            compute.STEP_FUNCTIONS[args.step](self.store, args)
+            step.run(StepContext(quiet=True, store=self.store))
         return skipped
-
-
-def why_fine_tuning_is_skipped(store: GraphStore, args: argparse.Namespace) -> str | None:
-    """Why the background build's ``train encoder`` step need not run on ``store``, or None when it must: a build
-    that trained no reranker had no citation contexts to train on, and a server store has no file to say which
-    encoder serves."""
-    from api.cli.common import store_files
-
-    files = store_files(store, args)
-    if files.served_encoder is None or files.reranker is None:
-        return "the store has no file beside it to say which encoder serves"
-    if not (files.reranker / "config.json").is_file():
-        return "the build trained no reranker (no citation contexts to fine-tune on)"
-    return None
-
-
-def _serves_fine_tuned(store: GraphStore, args: argparse.Namespace) -> bool:
-    from api.cli.common import store_files
-
-    pointer = store_files(store, args).served_encoder
-    return pointer is not None and pointer.is_file()
 
 
 # The steps after which the server's recommendation service is rebuilt: they write what it loads (the index and

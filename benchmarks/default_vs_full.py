@@ -3,7 +3,7 @@
 On one store with every paper embedded (a copy of the store a first `make demo` completed in the
 background, ``--db``), this run
 
-1. trains the reranker with the default build's flags (:data:`api.cli.build.DEFAULT_RERANKER`: one
+1. trains the reranker with the default build's flags (:data:`api.pipeline.plans.DEFAULT_RERANKER`: one
    objective, the latest training fold, one LambdaMART seed at rate 0.1) and reports it beside the
    baselines of that training run;
 2. trains it with the full build's (every objective on every fold, the bag of five seeds), beside the
@@ -35,7 +35,9 @@ from run_record import commit, run_record, write_json
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from api.cli.build import DEFAULT_RERANKER
+from dataclasses import replace
+
+from api.pipeline.plans import DEFAULT_RERANKER
 
 
 def reranker_rows(report: dict[str, Any], build: str) -> list[dict[str, Any]]:
@@ -63,7 +65,9 @@ def main() -> None:
     rows: list[dict[str, Any]] = []
     seconds: dict[str, float] = {}
     # the default build leaves its test queries out (--no-test); here both report them
-    builds = {"default build": [f for f in DEFAULT_RERANKER if f != "--no-test"], "FULL=1 build": []}
+    # (its command's flags, less the report path this run chooses)
+    default_flags = list(replace(DEFAULT_RERANKER, test=True).command()[2:-2])
+    builds = {"default build": default_flags, "FULL=1 build": []}
     for build, flags in builds.items():
         report_path = args.work / f"reranker_{'default' if build.startswith('default') else 'full'}.json"
         seconds[build] = _train(args, flags, report_path)

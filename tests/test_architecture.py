@@ -2,7 +2,9 @@
 
 ``api → gnn, loaders → graph → cypher``: nothing imports ``api`` but ``api``; ``graph`` imports
 neither ``gnn`` nor ``loaders``; ``loaders`` does not import ``gnn``; ``cypher`` imports nothing of
-the project. Only ``graph`` and ``cypher`` talk to a database: the ``neo4j`` and ``ladybug`` drivers
+the project. Inside ``api``, the command line (``api/cli``) sits on top of the server side (everything else in
+``api``: the app, the background build, the step registry ``api/pipeline``): the CLI may import the server side
+(``serve`` starts the app), never the other way round. Only ``graph`` and ``cypher`` talk to a database: the ``neo4j`` and ``ladybug`` drivers
 are imported nowhere else, and no other package holds Cypher text.
 
 Every ``import`` and ``from ... import`` statement counts, wherever it stands: at module level,
@@ -216,6 +218,25 @@ def wrong_way_imports(modules: dict[str, Path], edges: Iterable[Import], root: P
     return sorted(problems)
 
 
+def server_imports_of_the_cli(modules: dict[str, Path], edges: Iterable[Import], root: Path) -> list[str]:
+    """Imports from the server side of ``api`` (every module of ``api`` outside ``api/cli``) into ``api/cli``,
+    one line each: what both need lives below the CLI (the step registry, :mod:`api.pipeline`)."""
+    problems = []
+    for edge in edges:
+        if not _in_package(edge.source, "api") or _in_package(edge.source, "api.cli"):
+            continue
+        if _in_package(edge.target, "api.cli"):
+            problems.append(
+                f"{edge.where(root, modules)}: {edge.source} imports {edge.target}; the server side of api must not "
+                "import the command line (move what both need below it, e.g. into api/pipeline)"
+            )
+    return sorted(problems)
+
+
+def _in_package(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
 def gnn_upward_imports(modules: dict[str, Path], edges: Iterable[Import], root: Path) -> list[str]:
     """Imports between gnn's sub-packages that :data:`GNN_LAYERS` does not allow, one line each.
 
@@ -280,6 +301,13 @@ def test_dependencies_point_one_way() -> None:
     modules, edges = import_graph(REPO, PACKAGES)
     problems = wrong_way_imports(modules, edges, REPO)
     assert not problems, "imports against the layering:\n" + "\n".join(problems)
+
+
+def test_the_server_side_of_api_does_not_import_the_cli() -> None:
+    modules, edges = import_graph(REPO, PACKAGES)
+    assert "api.cli.main" in modules and "api.background" in modules  # both sides were found
+    problems = server_imports_of_the_cli(modules, edges, REPO)
+    assert not problems, "imports from the server into the CLI:\n" + "\n".join(problems)
 
 
 def test_gnn_sub_packages_import_only_those_below_them() -> None:
@@ -407,3 +435,27 @@ def test_an_upward_import_inside_gnn_is_reported(tmp_path: Path) -> None:
         "gnn/retrieval/index.py:1",
     ]
     assert "gnn.retrieval may import only text" in problems[2]
+
+
+def test_an_import_of_the_cli_from_the_server_side_is_reported(tmp_path: Path) -> None:
+    _write(
+        tmp_path,
+        {
+            "api/__init__.py": "",
+            "api/app.py": "def f():\n    from api.cli.linkage import load_linker\n",  # inside a function
+            "api/background.py": "from api.cli import build\n",  # `from package import module`
+            "api/pipeline/__init__.py": "import api.cli\n",  # the package itself
+            "api/pipeline/steps.py": "from api.settings import AppSettings\n",  # server to server: allowed
+            "api/settings.py": "",
+            "api/client.py": "import api.clients\n",  # a name that only starts like the CLI's
+            "api/clients.py": "",
+            "api/cli/__init__.py": "from api.cli.main import main\n",
+            "api/cli/main.py": "from api import app\nfrom api.pipeline import steps\n",  # the CLI on the server: allowed
+            "api/cli/linkage.py": "",
+            "api/cli/build.py": "",
+        },
+    )
+    modules, edges = import_graph(tmp_path, ["api"])
+    problems = server_imports_of_the_cli(modules, edges, tmp_path)
+    assert [p.split(": ")[0] for p in problems] == ["api/app.py:2", "api/background.py:1", "api/pipeline/__init__.py:1"]
+    assert "api.background imports api.cli.build" in problems[1]

@@ -12,13 +12,14 @@ import csv
 import io
 import json
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from api.paper_ids import resolve_paper_ids, unknown_ids_message
+from api.pipeline.registry import StepContext
+from api.pipeline.train import print_report
 from api.settings import AppSettings
-from gnn import reports
 from graph import GraphStore, StoreConfig, open_store
 from graph.errors import ConfigError, NotFoundError
 from graph.files import StoreFiles
@@ -49,6 +50,12 @@ def open_from_args(args: argparse.Namespace, *, read_only: bool = False, create:
             "first, or pass --db the store to use"
         )
     return open_store(config)
+
+
+def step_context(args: argparse.Namespace) -> StepContext:
+    """Where a command runs a step of the registry: the store of ``--db`` / ``--backend`` (opened by the step as it
+    needs it), quietly with ``-q``."""
+    return StepContext(config=StoreConfig.from_env(db_path=args.db, backend=args.backend), quiet=args.quiet)
 
 
 def index_dir(args: argparse.Namespace) -> Path | None:
@@ -144,20 +151,6 @@ def format_rows(columns: list[str], rows: list[list[Any]], fmt: str, *, width: i
     return "\n".join([*lines, f"({len(rows)} rows)"])
 
 
-def print_report(
-    report: dict[str, Any],
-    out: Path,
-    markdown: Callable[[dict[str, Any]], str],
-    lead: str,
-) -> int:
-    """Write a harness report (JSON + Markdown beside it, :func:`gnn.reports.write_report`), print its
-    table and where it went."""
-    json_path, md_path = reports.write_report(report, out, markdown)
-    print(markdown(report))
-    print(f"\n{lead}: {json_path}, {md_path}")
-    return 0
-
-
 __all__ = [
     "EXIT_DATA",
     "data_dir",
@@ -169,6 +162,7 @@ __all__ = [
     "paper_keys",
     "parse_param",
     "print_report",
+    "step_context",
     "store_files",
 ]
 

@@ -5,17 +5,30 @@
 science-mapping analysts; it reads the CO_CITED edges of ``cocitation``) and ``thematic-map`` (keyword clusters,
 Callon centrality and density: :mod:`gnn.mapping.thematic`) run only when named. Every default of the step flags is
 read from the settings dataclass the flag fills (``default=CocitationSettings().min_count``), so the
-two cannot drift apart.
+two cannot drift apart. The steps of ``all``, ``index`` and ``linkage`` are the step registry's actions
+(:mod:`api.pipeline.compute`): this command turns its flags into their settings and runs them, as the build and the
+server's background build run the same actions from their plans.
 """
 
 from __future__ import annotations
 
 import argparse
 
-from api.cli.common import index_dir, open_from_args
-from api.cli.linkage import add_cross_encoder_arguments, compute_linkage_step
-from gnn.cocitation.compute import CocitationSettings, compute_cocitation
-from gnn.hyperbolic.compute import HyperbolicSettings, MapSettings, compute_hyperbolic
+from api.cli.common import open_from_args, step_context
+from api.cli.linkage import add_cross_encoder_arguments
+from api.pipeline.compute import (
+    COMPUTE_ACTIONS,
+    COMPUTE_STEPS,
+    CocitationStep,
+    ComputeAll,
+    EmbeddingsStep,
+    HyperbolicStep,
+    IndexStep,
+    LinkageStep,
+    TaxonomyStep,
+)
+from gnn.cocitation.compute import CocitationSettings
+from gnn.hyperbolic.compute import HyperbolicSettings, MapSettings
 from gnn.mapping.bursts import BurstSettings
 from gnn.mapping.centrality import CentralitySettings
 from gnn.mapping.compute import MappingSettings, compute_mapping
@@ -23,65 +36,78 @@ from gnn.mapping.coupling import CouplingSettings, compute_coupling
 from gnn.mapping.keywords import KIND_FALLBACK
 from gnn.mapping.networks import NetworkFilters
 from gnn.mapping.thematic import DEFAULT_TOP, compute_thematic_map
-from gnn.recommend.service import ServiceSettings, open_retrieval
 from gnn.taxonomy.categories import CategorySettings
-from gnn.taxonomy.compute import TaxonomySettings, compute_taxonomy
+from gnn.taxonomy.compute import TaxonomySettings
 from gnn.taxonomy.fusion import FusionSettings
-from gnn.text.embeddings import TARGETS, EmbeddingSettings, compute_embeddings
-from gnn.text.encoder import EncoderSettings, TextEncoder
 from graph import GraphStore
-from graph.files import StoreFiles
-
-# in the order `compute all` runs them; hyperbolic reads the fused class vectors of taxonomy, so it stays after it
-COMPUTE_STEPS = ("embeddings", "cocitation", "taxonomy", "hyperbolic")
 
 
 def cmd_compute(args: argparse.Namespace) -> int:
-    steps = COMPUTE_STEPS if args.step == "all" else (args.step,)
-    # the index is written beside the store, never into it: opened read-only, the store's files keep the
-    # stamp the index records, so the next `recommend` loads the index without reading the papers again
-    with open_from_args(args, read_only=args.step == "index") as store:
-        for step in steps:
-            skipped = why_skipped(step, store) if args.step == "all" else None
-            if skipped:  # a corpus loaded without the taxonomies (e.g. only `ingest jsonl`) gets every other step
-                print(f"{step}: skipped, {skipped} (`citegraph ingest taxonomy`)")
-                continue
-            STEP_FUNCTIONS[step](store, args)
+    """The step's settings from the flags, run by the step registry's action (``all``: its plan, on one store);
+    ``mapping``, ``thematic-map`` and ``coupling`` (no plan runs them) on a store opened here."""
+    if args.step in COMPUTE_ACTIONS:
+        context = step_context(args)
+        COMPUTE_ACTIONS[args.step].run(context, step_settings(args.step, args))
+        return 0
+    with open_from_args(args) as store:
+        OTHER_STEPS[args.step](store, args)
     return 0
 
 
-def why_skipped(step: str, store: GraphStore) -> str | None:
-    """Why ``compute all`` (and the server's background build) leaves ``step`` out on ``store``; None: it runs."""
-    if step in ("taxonomy", "hyperbolic") and store.count_nodes("ArxivCategory") + store.count_nodes("AcmClass") == 0:
-        return "the store has no ArxivCategory/AcmClass nodes"
-    return None
+def step_settings(step: str, args: argparse.Namespace) -> object:
+    """The typed settings of compute step ``step`` (``all``: of each of its steps) from the flags."""
+    if step == "all":
+        return compute_all_settings(args)
+    if step == "index":
+        return IndexStep()
+    if step == "linkage":
+        return LinkageStep(
+            model=args.model,
+            cross_encoder=args.cross_encoder,
+            cross_encoder_model=args.cross_encoder_model,
+            device=args.device,
+        )
+    return getattr(compute_all_settings(args), step)
 
 
-def compute_embeddings_step(store: GraphStore, args: argparse.Namespace) -> None:
-    targets = TARGETS if args.embed == "all" else (args.embed,)
-    # the store's fine-tuned encoder once `train encoder --serve` put one in service, else the configured one
-    encoder = TextEncoder(EncoderSettings.from_env(device=args.device, served=StoreFiles.of(store).served_encoder))
-    try:
-        settings = EmbeddingSettings(targets=targets, force=args.force, limit=args.limit)
-        for report in compute_embeddings(store, encoder, settings, progress=not args.quiet):
-            print(report.line())
-    finally:
-        encoder.close()
-
-
-def compute_cocitation_step(store: GraphStore, args: argparse.Namespace) -> None:
-    settings = CocitationSettings(
-        min_count=args.min_count,
-        top_m=args.top_m,
-        power=args.power,
-        resolution=args.resolution,
-        seed=args.seed,
-        cluster_top_k=args.cluster_top_k,
-        cluster_min_count=args.cluster_min_count,
-        device=args.device,
-        label_abstracts=args.label_abstracts,
+def compute_all_settings(args: argparse.Namespace) -> ComputeAll:
+    """The settings of ``compute all``'s steps, every default read from the settings dataclass the flag fills."""
+    return ComputeAll(
+        embeddings=EmbeddingsStep(embed=args.embed, force=args.force, limit=args.limit, device=args.device),
+        cocitation=CocitationStep(
+            CocitationSettings(
+                min_count=args.min_count,
+                top_m=args.top_m,
+                power=args.power,
+                resolution=args.resolution,
+                seed=args.seed,
+                cluster_top_k=args.cluster_top_k,
+                cluster_min_count=args.cluster_min_count,
+                device=args.device,
+                label_abstracts=args.label_abstracts,
+            )
+        ),
+        taxonomy=TaxonomyStep(
+            TaxonomySettings(
+                fusion=FusionSettings(method=args.fusion, seed=args.seed, device=args.device),
+                categories=CategorySettings(
+                    top_k=args.top_k, min_score=args.min_score, infer_from=args.infer_from, seed=args.seed
+                ),
+            ),
+            device=args.device,
+        ),
+        hyperbolic=HyperbolicStep(
+            HyperbolicSettings(
+                dim=args.dim,
+                epochs=args.epochs,
+                tolerance=args.tolerance,
+                seed=args.seed,
+                device=args.device,
+                map_settings=MapSettings(epochs=args.map_epochs),
+                fit_map=args.map,
+            )
+        ),
     )
-    print(compute_cocitation(store, settings).summary())
 
 
 def compute_coupling_step(store: GraphStore, args: argparse.Namespace) -> None:
@@ -94,35 +120,6 @@ def compute_coupling_step(store: GraphStore, args: argparse.Namespace) -> None:
         label_abstracts=args.label_abstracts,
     )
     print(compute_coupling(store, settings).summary())
-
-
-def compute_taxonomy_step(store: GraphStore, args: argparse.Namespace) -> None:
-    settings = TaxonomySettings(
-        fusion=FusionSettings(method=args.fusion, seed=args.seed, device=args.device),
-        categories=CategorySettings(
-            top_k=args.top_k, min_score=args.min_score, infer_from=args.infer_from, seed=args.seed
-        ),
-    )
-    encoder = TextEncoder(EncoderSettings.from_env(device=args.device, served=StoreFiles.of(store).served_encoder))
-    try:
-        print(compute_taxonomy(store, encoder, settings, progress=not args.quiet).summary())
-    finally:
-        encoder.close()
-
-
-def compute_hyperbolic_step(store: GraphStore, args: argparse.Namespace) -> None:
-    settings = HyperbolicSettings(
-        dim=args.dim,
-        epochs=args.epochs,
-        tolerance=args.tolerance,
-        seed=args.seed,
-        device=args.device,
-        map_settings=MapSettings(epochs=args.map_epochs),
-        fit_map=args.map,
-    )
-    files = StoreFiles()
-    report = compute_hyperbolic(store, settings, map_dir=files.hyperbolic_map, classes_dir=files.hyperbolic_classes)
-    print(report.summary())
 
 
 def compute_mapping_step(store: GraphStore, args: argparse.Namespace) -> None:
@@ -174,30 +171,8 @@ def add_thematic_arguments(g: argparse._ArgumentGroup) -> None:
     )
 
 
-def compute_index_step(store: GraphStore, args: argparse.Namespace) -> None:
-    """``citegraph compute index``: build or update the retrieval index and the citation-context
-    profiles beside the store, as ``recommend`` opens them (not the reranker, not the citation lists)."""
-    encoder = TextEncoder(EncoderSettings.from_env(served=StoreFiles.of(store).served_encoder))
-    try:
-        index, profiles, _ = open_retrieval(
-            store, ServiceSettings(), encoder, index_dir=index_dir(args), progress=not args.quiet, build=True
-        )
-    finally:
-        encoder.close()
-    print(
-        f"index: {len(index)} papers ({index.dense.size} vectors, "
-        f"{'exact' if index.dense.exact else 'HNSW'}), BM25 k1={index.settings.bm25_k1} "
-        f"b={index.settings.bm25_b}; profiles: {profiles.papers if profiles else 0} papers"
-    )
-
-
-STEP_FUNCTIONS = {
-    "embeddings": compute_embeddings_step,
-    "cocitation": compute_cocitation_step,
-    "taxonomy": compute_taxonomy_step,
-    "hyperbolic": compute_hyperbolic_step,
-    "linkage": compute_linkage_step,
-    "index": compute_index_step,
+# the steps no plan runs: each opens the store here and reads its own flags
+OTHER_STEPS = {
     "mapping": compute_mapping_step,
     "thematic-map": compute_thematic_map_step,
     "coupling": compute_coupling_step,
@@ -394,4 +369,4 @@ def _taxonomy_arguments(g: argparse._ArgumentGroup) -> None:
     )
 
 
-__all__ = ["COMPUTE_STEPS", "add_commands", "cmd_compute", "compute_index_step"]
+__all__ = ["COMPUTE_STEPS", "add_commands", "cmd_compute", "compute_all_settings", "step_settings"]

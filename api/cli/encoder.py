@@ -9,30 +9,16 @@ profile channels and ``train reranker`` then use it — the background build run
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import json
 import logging
-from pathlib import Path
-from typing import Any
 
-from api.cli.common import open_from_args, store_files
-from gnn.recommend.citances import QUERY_SOURCES, default_query_source
-from gnn.recommend.encoder_eval import compare_dense
-from gnn.recommend.examples import TrainSettings
+from api.cli.common import step_context
+from api.pipeline.train import ENCODER_TRAINING, EncoderTraining, summary
+from gnn.recommend.citances import QUERY_SOURCES
 from gnn.recommend.finetune import (
     ENCODER_KINDS,
-    EncoderTrainer,
     EncoderTrainingSettings,
-    frozen_neighbours,
-    put_in_service,
-    training_data,
 )
 from gnn.rerank.model import OBJECTIVES
-from gnn.retrieval.index import IndexSettings, IndexUnavailableError, RetrievalIndex
-from gnn.text.encoder import EncoderSettings, TextEncoder, default_model_path
-from graph.errors import ConfigError
-from graph.files import StoreFiles, write_atomic
-from graph.store import GraphStore
 
 log = logging.getLogger("citegraph")
 DEFAULTS = EncoderTrainingSettings()
@@ -58,98 +44,23 @@ def settings_from_args(args: argparse.Namespace) -> EncoderTrainingSettings:
     )
 
 
+def encoder_training(args: argparse.Namespace) -> EncoderTraining:
+    """``train encoder``'s flags as the step registry's settings (checked before the store opens)."""
+    return EncoderTraining(
+        training=settings_from_args(args),
+        queries=args.queries,
+        base=args.base,
+        evaluate=not args.no_eval,
+        serve=args.serve,
+        out=args.out,
+        index_dir=args.index_dir,
+    )
+
+
 def cmd_train_encoder(args: argparse.Namespace) -> int:
-    settings = settings_from_args(args)
-    if args.serve and settings.encoders != "shared":
-        raise ConfigError("--serve needs --encoders shared: the service encodes queries and papers with one model")
-    with open_from_args(args, read_only=True) as store:
-        return train_encoder(store, args, settings)
-
-
-def train_encoder(store: GraphStore, args: argparse.Namespace, settings: EncoderTrainingSettings | None = None) -> int:
-    """``train encoder`` on an open store (the server's, in its background build): train, evaluate, serve, report."""
-    settings = settings or settings_from_args(args)
-    files = store_files(store, args)
-    split = TrainSettings(queries=args.queries or default_query_source(store), seed=args.seed)
-    base = args.base or default_model_path()
-    frozen = TextEncoder(EncoderSettings.from_env(served=files.served_encoder))  # what the store's vectors are
-    try:
-        hard = None
-        if settings.hard_negatives and files.index is not None:
-            try:
-                index, _ = RetrievalIndex.open(store, IndexSettings(), path=files.index, cache=frozen, build=False)
-                hard = frozen_neighbours(frozen, index.vectors, index.ids, index.years)
-            except IndexUnavailableError as exc:
-                log.warning("no hard negatives from the prefetch's dense channel: %s", exc)
-        data = training_data(store, settings, split, hard_negatives=hard, progress=not args.quiet)
-    finally:
-        frozen.close()
-    trainer = EncoderTrainer(base, settings, StoreFiles().encoders)
-    training = trainer.fit(data, progress=not args.quiet)
-    report: dict[str, Any] = {
-        "command": "citegraph train encoder",
-        "query source": split.queries,
-        "base": Path(base).name,
-        "settings": settings.identity(),
-        "training": dataclasses.asdict(training),
-        "contexts": len(data.contexts),
-        "contexts with a manuscript": sum(len(c.draft) > 1 for c in data.contexts),
-    }
-    folder = Path(training.folder)
-    if not args.no_eval and settings.encoders == "shared":
-        encoders = {
-            "frozen": TextEncoder(_at(base, args)),
-            "fine-tuned": TextEncoder(_at(str(folder), args)),
-        }
-        try:
-            report["evaluation"] = compare_dense(store, encoders, split, progress=not args.quiet)
-        finally:
-            for encoder in encoders.values():
-                encoder.close()
-    # A run its time budget stopped is served with the steps it took (the budget is the caller's choice, as in the
-    # background build); its checkpoint stays, and running the command again resumes it and serves the result.
-    if args.serve and files.served_encoder is not None:
-        put_in_service(files.served_encoder, folder, {"data_hash": training.data_hash, "steps": training.steps})
-        report["served"] = True
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(out, json.dumps(report, indent=2, sort_keys=True, default=str))
-    print(summary(report))
-    print(f"\nreport: {out}")
-    if training.stopped_early:
-        print(
-            f"the time budget ran out at step {training.steps} of {training.planned_steps}: run the same command again "
-            "to resume from the checkpoint"
-        )
-    if report.get("served"):
-        print(
-            "next: citegraph compute embeddings --embed papers && citegraph compute index && citegraph train reranker"
-        )
+    """Fine-tune, evaluate, serve, report: the step registry's action (:mod:`api.pipeline.train`)."""
+    ENCODER_TRAINING.run(step_context(args), encoder_training(args))
     return 0
-
-
-def _at(model: str, args: argparse.Namespace) -> EncoderSettings:
-    base = EncoderSettings.from_env(device=args.device)
-    return dataclasses.replace(base, model=model)
-
-
-def summary(report: dict[str, Any]) -> str:
-    """The report in a few lines: the training, then each split's dense channel, frozen vs fine-tuned."""
-    t = report["training"]
-    lines = [
-        f"trained {t['steps']}/{t['planned_steps']} steps ({t['resumed_from']} resumed) in {t['seconds']:.0f} s, "
-        f"{t['pairs_per_second']:.2f} pairs/s on {report['contexts']} contexts; loss {t['losses'][:1]} -> "
-        f"{t['losses'][-1:]}; saved in {t['folder']}"
-    ]
-    for name, split in report.get("evaluation", {}).get("splits", {}).items():
-        lines.append(f"{name} ({split['queries']} contexts), dense channel over the cited papers:")
-        for label, rows in split["encoders"].items():
-            row = rows["all"]
-            lines.append(f"  {label:10s} R@10 {row['R@10']:.4f}  MRR {row['MRR']:.4f}  R@300 {row['R@300']:.4f}")
-        for label, paired in split["paired"].items():
-            d = paired["all"]["R@10"]
-            lines.append(f"  {label} − frozen: R@10 {d['mean']:+.4f} [{d['low']:+.4f}, {d['high']:+.4f}]")
-    return "\n".join(lines)
 
 
 def add_parser(kinds: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -213,4 +124,4 @@ def add_parser(kinds: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     q.set_defaults(func=cmd_train_encoder)
 
 
-__all__ = ["add_parser", "cmd_train_encoder", "settings_from_args", "summary", "train_encoder"]
+__all__ = ["add_parser", "cmd_train_encoder", "encoder_training", "settings_from_args", "summary"]

@@ -3,23 +3,17 @@
 from __future__ import annotations
 
 import argparse
-import glob
 import json
 import logging
 from pathlib import Path
 
-from tqdm import tqdm
-
 import loaders
-from api.cli.common import open_from_args
-from api.settings import AppSettings
+from api.cli.common import open_from_args, step_context
+from api.pipeline.ingest import INGEST, IngestSettings
 from gnn.cocitation.spark_load import load_spark_output
-from graph import ingest, ingest_stream
 from graph.errors import ConfigError
-from graph.files import StoreFiles
 from graph.ingest import MEMORY_LIMIT_MIB, ON_ERROR
-from loaders.keywords import THESAURUS_ENV, KeywordThesaurus, thesaurus_from_env
-from loaders.refmatch import Thesaurus
+from loaders.keywords import THESAURUS_ENV
 
 log = logging.getLogger(__name__)
 
@@ -28,65 +22,28 @@ COCITATION = "cocitation"
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
+    """``ingest SOURCE [PATH]``: the step registry's ingest (:mod:`api.pipeline.ingest`) with the flags' settings;
+    ``ingest cocitation DIR`` loads the co-citation tables of ``citegraph spark cocitation``."""
     if args.source == COCITATION:
         return _ingest_cocitation(args)
-    settings = AppSettings.from_env()
-    data_dir = Path(args.data) if args.data else settings.data_dir
-    sources = _sources(args, data_dir)
-    context = loaders.LoadContext(data_dir)  # every source reads the same data folder (its Anthology titles)
-    thesaurus = _thesaurus(args, sources)
-    keyword_thesaurus = (
-        KeywordThesaurus.read(Path(args.keyword_thesaurus)) if args.keyword_thesaurus else thesaurus_from_env()
-    )
-    reports = []
-    with open_from_args(args, create=True) as store:
-        rejects_dir = (
-            Path(args.rejects_dir) if args.rejects_dir else settings.rejects_dir or StoreFiles.of(store).rejects
-        )
-        for source, path in tqdm(sources, desc="ingest", unit="source", disable=len(sources) < 2 or args.quiet):
-            if not path.exists() and not glob.has_magic(str(path)):
-                raise ConfigError(f"{source.name}: {path} does not exist; pass the right PATH or set CITEGRAPH_DATA")
-            try:
-                if source.chunks is not None:
-                    chunk = args.chunk_works or settings.ingest_chunk_works
-                    batches = source.chunks(path, chunk)
-                    if keyword_thesaurus is not None:
-                        batches = map(keyword_thesaurus.apply, batches)
-                    report = ingest_stream(
-                        store,
-                        source.name,
-                        batches,
-                        on_error=args.on_error,
-                        rejects_dir=rejects_dir,
-                        memory_limit_mib=args.memory_limit,
-                    )
-                else:
-                    batch = source.read(path, context, thesaurus)
-                    if keyword_thesaurus is not None:
-                        batch = keyword_thesaurus.apply(batch)
-                    report = ingest(store, batch, on_error=args.on_error, rejects_dir=rejects_dir)
-            except OSError as exc:  # the rejects report, written before the store
-                if exc.filename is None or not _within(Path(exc.filename), rejects_dir):
-                    raise
-                raise ConfigError(
-                    f"cannot write the rejected records to {rejects_dir}: {exc.strerror}; nothing was stored. "
-                    "Pass --rejects-dir (or set CITEGRAPH_REJECTS to) a folder you can write to"
-                ) from exc
-            reports.append(report)
-            if (
-                report.records == 0
-            ):  # nothing read: most likely the wrong file, or an export cut off before its first record
-                log.warning(
-                    "%s: %s holds no record (0 records read, nothing stored); check that it is the %s export you meant",
-                    source.name,
-                    path,
-                    source.name,
-                )
-            if not args.json:
-                print(report.summary())
-    if args.json:
-        print(json.dumps([r.as_dict() for r in reports], indent=2))
+    INGEST.run(step_context(args), ingest_settings(args))
     return 0
+
+
+def ingest_settings(args: argparse.Namespace) -> IngestSettings:
+    """``ingest``'s flags as the step registry's settings."""
+    return IngestSettings(
+        source=args.source,
+        path=args.path,
+        data=args.data,
+        on_error=args.on_error,
+        rejects_dir=args.rejects_dir,
+        chunk_works=args.chunk_works,
+        thesaurus=args.thesaurus,
+        keyword_thesaurus=args.keyword_thesaurus,
+        memory_limit=args.memory_limit,
+        json=args.json,
+    )
 
 
 def _ingest_cocitation(args: argparse.Namespace) -> int:
@@ -101,48 +58,6 @@ def _ingest_cocitation(args: argparse.Namespace) -> int:
         else report.summary()
     )
     return 0
-
-
-def _thesaurus(args: argparse.Namespace, sources: list[tuple[loaders.Source, Path]]) -> Thesaurus | None:
-    """The ``--thesaurus`` file read (None without the flag: the loaders then honour
-    ``$CITEGRAPH_REFERENCE_THESAURUS``); a source named on its own that has no reference strings refuses it."""
-    if not args.thesaurus:
-        return None
-    matched = [source.name for source in loaders.SOURCES.values() if source.load_matched is not None]
-    if args.source != "all" and sources[0][0].load_matched is None:
-        raise ConfigError(
-            f"--thesaurus: {args.source} gives its cited works by id, not as reference strings, so there is nothing "
-            f"to match; the thesaurus applies to {', '.join(matched)}"
-        )
-    return Thesaurus.read(Path(args.thesaurus))
-
-
-def _within(path: Path, folder: Path) -> bool:
-    return path == folder or folder in path.parents
-
-
-def _sources(args: argparse.Namespace, data_dir: Path) -> list[tuple[loaders.Source, Path]]:
-    """The sources ``ingest SOURCE [PATH]`` names, each with the path it is read from."""
-    if args.source == "all":
-        if args.path:
-            raise ConfigError(
-                "`citegraph ingest all` takes no PATH; it reads every source under --data / CITEGRAPH_DATA"
-            )
-        sources = [(source, data_dir / source.path) for source in loaders.available(data_dir) if source.bundled]
-        if not sources:
-            raise ConfigError(
-                f"no known source under {data_dir}; "
-                "set CITEGRAPH_DATA to the data folder (see ../shared/data/README.md)"
-            )
-        return sources
-    if args.source not in loaders.SOURCES:
-        raise ConfigError(f"unknown source {args.source!r}; known: all, {', '.join(loaders.SOURCES)}")
-    source = loaders.SOURCES[args.source]
-    if not args.path and not source.bundled:
-        raise ConfigError(
-            f"`citegraph ingest {source.name}` needs the PATH of your export (a file, a folder or a quoted glob)"
-        )
-    return [(source, Path(args.path) if args.path else data_dir / source.path)]
 
 
 def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -202,4 +117,4 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     p.set_defaults(func=cmd_ingest)
 
 
-__all__ = ["add_commands", "cmd_ingest"]
+__all__ = ["add_commands", "cmd_ingest", "ingest_settings"]

@@ -20,72 +20,45 @@ import json
 import logging
 from pathlib import Path
 
-import pandas as pd
-
-from api.cli.common import data_dir, open_from_args
-from gnn.linkage import Example, Linker, LinkerSettings, compute_linkage, score_task1a, train_linker
-from gnn.linkage.corpus import (
-    GoldCorpus,
-    load_gold_corpus,
-    load_silver_source,
-    store_gold_corpus,
-    store_link_data,
-    store_silver_source,
+from api.cli.common import data_dir, step_context
+from api.pipeline.compute import LinkageStep
+from api.pipeline.linkage import (
+    DEFAULT_SILVER_CUTOFF,
+    LINKER_TRAINING,
+    SCISUMMNET,
+    TRAINING_SET,
+    LinkerTraining,
+    load_linker,
+    silver_corpus,
 )
-from gnn.linkage.cross_encoder import CrossEncodedLinker, CrossEncoder, CrossEncoderSettings, train_cross_encoder
+from gnn.linkage import Linker, LinkerSettings, score_task1a
+from gnn.linkage.corpus import load_gold_corpus, load_silver_source
+from gnn.linkage.cross_encoder import CrossEncodedLinker, CrossEncoderSettings
 from gnn.linkage.evaluate import LinkageEvalSettings, cross_validate
 from gnn.linkage.service import make_predictor
-from gnn.linkage.silver import (
-    BinaryMetrics,
-    SilverSource,
-    balance,
-    choose_cutoff,
-    gold_pairs,
-    silver_examples,
-    silver_pairs,
-)
 from gnn.text.encoder import EncoderSettings, TextEncoder
-from graph.errors import ConfigError, DataError
-from graph.files import StoreFiles
-from graph.store import GraphStore
 from loaders.task1a import link_folder, read_gold, read_run, write_task_inputs
 
 log = logging.getLogger("citegraph")
-
-TRAINING_SET = Path("scisumm") / "Training-Set-2018"
-# The silver cosine cutoff where a store has no gold to choose one on: the MCC-maximising cutoff on all
-# 180,444 CL-SciSumm 2018 gold citance-sentence pairs (MiniLM; docs/results.md, "silver cutoffs").
-DEFAULT_SILVER_CUTOFF = 0.517
-SCISUMMNET = Path("scisumm") / "ScisummNet-2019"
 
 
 def _encoder(args: argparse.Namespace) -> TextEncoder:
     return TextEncoder(EncoderSettings.from_env(device=getattr(args, "device", None)))
 
 
-def load_linker(path: str | None) -> Linker:
-    """The linker at ``path`` (default ``$CITEGRAPH_CACHE/models/linker.json``), or a ConfigError saying how to train one."""
-    model = Path(path) if path else StoreFiles().linker
-    if not model.is_file():
-        raise ConfigError(f"no linker model at {model}; train one with `citegraph linkage train` (or pass --model)")
-    return Linker.load(model)
-
-
-def _silver_corpus(
-    args: argparse.Namespace, encoder: TextEncoder, gold_examples: list[Example], exclude: set[str]
-) -> tuple[SilverSource, pd.DataFrame, float, BinaryMetrics]:
-    """Silver source and the balanced corpus with the cutoff chosen on ``gold_examples``."""
-    source = load_silver_source(data_dir(args) / SCISUMMNET, encoder, max_papers=args.max_papers, exclude=exclude)
-    cutoff, metrics = choose_cutoff(*gold_pairs(gold_examples), args.criterion)
-    corpus = balance(silver_pairs(source), cutoff, seed=args.seed)
-    return source, corpus, cutoff, metrics
-
-
 def cmd_linkage_silver(args: argparse.Namespace) -> int:
     encoder = _encoder(args)
     try:
         gold = load_gold_corpus(data_dir(args) / TRAINING_SET, encoder)
-        _, corpus, cutoff, metrics = _silver_corpus(args, encoder, gold.examples, set(gold.papers))
+        _, corpus, cutoff, metrics = silver_corpus(
+            data_dir(args),
+            encoder,
+            gold.examples,
+            set(gold.papers),
+            max_papers=args.max_papers,
+            criterion=args.criterion,
+            seed=args.seed,
+        )
     finally:
         encoder.close()
     out = Path(args.out)
@@ -103,85 +76,43 @@ def cmd_linkage_silver(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_linkage_train(args: argparse.Namespace) -> int:
-    settings = LinkerSettings(c=args.c, silver_weight=args.silver_weight, seed=args.seed)
-    training = data_dir(args) / TRAINING_SET
-    from_store = args.from_store or not training.is_dir()
-    encoder = _encoder(args)
-    try:
-        if from_store:
-            log.info("no CL-SciSumm training set at %s: training on the store's own data", training)
-            gold, examples, origin = _store_examples(args, encoder, settings)
-        else:
-            gold, origin = load_gold_corpus(training, encoder), str(training)
-            examples = list(gold.examples)
-            if args.max_papers != 0:
-                source, corpus, _, _ = _silver_corpus(args, encoder, gold.examples, set(gold.papers))
-                examples += silver_examples(corpus, source, settings.silver_weight)
-        linker = train_linker(examples, settings, selection_examples=gold.examples)
-    finally:
-        encoder.close()
-    out = Path(args.out) if args.out else StoreFiles().linker
-    linker.save(out)
-    print(
-        f"linker trained on {len(gold.examples)} gold + {len(examples) - len(gold.examples)} silver citances "
-        f"({origin}) -> {out}"
+def linker_training_settings(args: argparse.Namespace) -> LinkerTraining:
+    """``linkage train``'s flags as the step registry's settings."""
+    return LinkerTraining(
+        data=args.data,
+        seed=args.seed,
+        device=args.device,
+        max_papers=args.max_papers,
+        criterion=args.criterion,
+        from_store=args.from_store,
+        silver_cutoff=args.silver_cutoff,
+        c=args.c,
+        silver_weight=args.silver_weight,
+        out=args.out,
+        cross_encoder=args.cross_encoder,
+        cross_encoder_epochs=args.cross_encoder_epochs,
+        cross_encoder_out=args.cross_encoder_out,
     )
-    print(f"selection: {linker.selection}")
-    if args.cross_encoder:
-        cross = train_cross_encoder(gold.examples, linker, _cross_encoder_settings(args))
-        folder = Path(args.cross_encoder_out) if args.cross_encoder_out else StoreFiles().cross_encoder
-        cross.save(folder)
-        print(f"cross-encoder fine-tuned on the {len(gold.examples)} gold citances -> {folder}")
+
+
+def cmd_linkage_train(args: argparse.Namespace) -> int:
+    """Train the linker (the build's ``linker`` step, :mod:`api.pipeline.linkage`) with the flags' settings."""
+    context = step_context(args)
+    LINKER_TRAINING.run(context, linker_training_settings(args))
     return 0
-
-
-def _store_examples(
-    args: argparse.Namespace, encoder: TextEncoder, settings: LinkerSettings
-) -> tuple[GoldCorpus, list[Example], str]:
-    """The linker's examples on any corpus: the store's gold links, plus silver pairs from its citing sentences
-    and the cited full texts it holds — always when it has no gold, else when ``--max-papers`` asks for them.
-    The silver cutoff is chosen on the store's gold pairs when it has some, else ``--silver-cutoff``."""
-    with open_from_args(args, read_only=True) as store:
-        available = store_link_data(store)
-        if available.to_full_texts == 0 and available.gold_links == 0:
-            raise DataError(
-                f"the store has nothing the linker learns from: {available.describe()}. The linker needs citing "
-                "sentences (MENTIONS) of papers whose full text is in the store, or gold LINKS_TO; load the cited "
-                f"papers' full texts, or train on CL-SciSumm with --data DIR holding {TRAINING_SET}"
-            )
-        gold = store_gold_corpus(store, encoder)
-        use_silver = not gold.examples or args.max_papers != 0
-        source = (
-            store_silver_source(
-                store, encoder, max_papers=args.max_papers if args.max_papers > 0 else None, exclude=set(gold.papers)
-            )
-            if use_silver
-            else None
-        )
-    examples, origin = list(gold.examples), f"the store: {available.describe()}"
-    if source is not None:
-        cutoff = choose_cutoff(*gold_pairs(gold.examples), args.criterion)[0] if gold.examples else args.silver_cutoff
-        examples += silver_examples(
-            balance(silver_pairs(source), cutoff, seed=args.seed), source, settings.silver_weight
-        )
-        origin += f"; silver labels at cosine >= {cutoff:.3f}"
-    if not examples:
-        raise DataError(
-            f"no citing sentence of the store gave a training example ({available.describe()}): no sentence of a "
-            f"cited full text reaches the silver cutoff {args.silver_cutoff}; lower --silver-cutoff"
-        )
-    return gold, examples, origin
 
 
 def linker_from_args(args: argparse.Namespace) -> Linker | CrossEncodedLinker:
     """The linker of ``--model``; with ``--cross-encoder``, re-ordered by the cross-encoder of
     ``--cross-encoder-model`` (default ``$CITEGRAPH_CACHE/models/linker-cross-encoder``)."""
-    linker = load_linker(getattr(args, "model", None))
-    if not getattr(args, "cross_encoder", False):
-        return linker
-    folder = Path(args.cross_encoder_model) if args.cross_encoder_model else StoreFiles().cross_encoder
-    return CrossEncodedLinker(linker, CrossEncoder.load(folder, getattr(args, "device", None)))
+    step = LinkageStep(
+        model=getattr(args, "model", None),
+        cross_encoder=getattr(args, "cross_encoder", False),
+        cross_encoder_model=getattr(args, "cross_encoder_model", None),
+        device=getattr(args, "device", None),
+    )
+    linker: Linker | CrossEncodedLinker = step.linker()  # type: ignore[assignment]
+    return linker
 
 
 def add_cross_encoder_arguments(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
@@ -247,16 +178,6 @@ def cmd_linkage_score(args: argparse.Namespace) -> int:
     score = score_task1a(read_run(Path(args.run)), read_gold(gold))  # type: ignore[arg-type]
     print(json.dumps(score.as_dict(), indent=1))
     return 0
-
-
-def compute_linkage_step(store: GraphStore, args: argparse.Namespace) -> None:
-    """``citegraph compute linkage``: called by :func:`api.cli.compute.cmd_compute`."""
-    linker = linker_from_args(args)
-    encoder = _encoder(args)
-    try:
-        print(compute_linkage(store, encoder, linker, progress=not args.quiet).summary())
-    finally:
-        encoder.close()
 
 
 def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -371,4 +292,11 @@ def _corpus_arguments(q: argparse.ArgumentParser, *, silver_papers: int = 60) ->
     )
 
 
-__all__ = ["add_commands", "add_cross_encoder_arguments", "compute_linkage_step", "linker_from_args", "load_linker"]
+__all__ = [
+    "TRAINING_SET",
+    "add_commands",
+    "add_cross_encoder_arguments",
+    "linker_from_args",
+    "linker_training_settings",
+    "load_linker",
+]

@@ -55,7 +55,6 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for group in GROUPS:
         group.add_commands(sub)
-    parser.set_defaults(run_citegraph=main)  # `citegraph build` runs its steps as commands of this CLI
     return parser
 
 

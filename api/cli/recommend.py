@@ -20,10 +20,12 @@ from typing import Any
 import torch
 
 from api.cli import encoder as encoder_cli
-from api.cli.common import index_dir, open_from_args, paper_keys, print_report, store_files
+from api.cli.common import index_dir, open_from_args, paper_keys, print_report, step_context, store_files
 from api.paper_ids import resolve_paper_ids, unknown_ids_message
-from gnn.recommend import evaluate, studies, train
-from gnn.recommend.citances import QUERY_SOURCES, default_query_source
+from api.pipeline import train as train_step
+from api.pipeline.train import RERANKER_TRAINING, RerankerTraining, ablation_models_dir
+from gnn.recommend import evaluate, train
+from gnn.recommend.citances import QUERY_SOURCES
 from gnn.recommend.examples import TrainSettings
 from gnn.recommend.service import (
     DEFAULT_K,
@@ -37,7 +39,7 @@ from gnn.recommend.service import (
 )
 from gnn.rerank.lambdamart import LambdaMartSettings
 from gnn.rerank.model import OBJECTIVES, RerankerSettings
-from gnn.retrieval.index import IndexSettings, RetrievalIndex, built_digest
+from gnn.retrieval.index import IndexSettings, RetrievalIndex
 from gnn.text.encoder import EncoderSettings, TextEncoder
 from graph.errors import ConfigError, DataError, NotFoundError
 from graph.files import StoreFiles, write_atomic
@@ -189,9 +191,7 @@ def _read_draft(path: Path, position: int | None) -> tuple[str, ...]:
 
 def query_source(args: argparse.Namespace, store: GraphStore) -> str:
     """``--queries``, else ``scisummnet`` when the store holds ScisummNet citing sentences, else ``store``."""
-    source: str = args.queries or default_query_source(store)
-    log.info("queries: %s", source)
-    return source
+    return train_step.query_source(args.queries, store)
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
@@ -235,96 +235,41 @@ def cmd_eval_reranker(args: argparse.Namespace) -> int:
     return print_report(report, Path(args.out), train.report_markdown, "report")
 
 
-def ablation_models_dir(out: Path) -> Path:
-    """Where ``eval recommend --ablation`` saves the models it trains: ``<report stem>.models/`` beside its
-    report, so an evaluation never replaces the reranker that ``recommend`` and ``serve`` load."""
-    return out.with_name(out.stem + ".models")
-
-
-def cmd_train_reranker(args: argparse.Namespace) -> int:
-    """``citegraph train reranker`` (and ``eval recommend --ablation``): build examples, train, save, report."""
-    options = _training_options(args)  # the flags are checked before the store opens
-    with open_from_args(args, read_only=True) as store:
-        return train_reranker(store, args, options)
-
-
-def train_reranker(store: GraphStore, args: argparse.Namespace, options: dict[str, Any] | None = None) -> int:
-    """Train the reranker on ``store`` as ``train reranker`` with ``args`` does, save it beside the index and write
-    the report: the command's work on a store opened already (the server's, in its background build).
-    ``options``: :func:`_training_options` of ``args``, when the caller checked them already."""
-    logging.getLogger("bm25s").setLevel(logging.WARNING)
-    ablation = bool(getattr(args, "ablation", False))
-    options = options if options is not None else _training_options(args)
-    # The reranker's matrices are small (a few thousand rows per step): a second thread gains 9% on a quiet
-    # 2-core machine and costs 34% when the other core is busy (docs/results.md, reranker_threads.py). The
-    # caller's count comes back afterwards (the server's, when its background build trains).
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    files = store_files(store, args)
-    encoder = TextEncoder(EncoderSettings.from_env(served=files.served_encoder))  # the store's, fine-tuned or not
-    try:
-        if files.index is None or files.reranker is None:
-            raise ConfigError("pass --index-dir: a server store has no folder beside it for the index")
-        options["settings"] = replace(options["settings"], queries=query_source(args, store))
-        index, _ = RetrievalIndex.open(store, IndexSettings(), path=files.index, cache=encoder)
-        out_dir = ablation_models_dir(Path(args.out)) if ablation else files.reranker
-        training = studies.run_ablation if ablation else train.run_training
-        report = training(store, encoder, index, out_dir=out_dir, **options)
-    finally:
-        encoder.close()
-        torch.set_num_threads(threads)
-    saved = f"{'ablation models' if ablation else 'reranker'} saved in {report['chosen']['saved']}; report"
-    return print_report(report, Path(args.out), train.report_markdown, saved)
-
-
-def why_retraining_is_skipped(store: GraphStore, args: argparse.Namespace) -> str | None:
-    """Why the background build's ``train reranker`` step need not run on ``store``, or None when it must: the
-    saved reranker was trained on candidates and vectors of an index other than the one built now (the
-    default build's, from its most-cited papers only). A build that trained no reranker gets none."""
-    files = store_files(store, args)
-    if files.index is None or files.reranker is None:
-        return "the store has no folder beside it for the reranker"
-    if not (files.reranker / "config.json").is_file():
-        return "the build trained no reranker"
-    built = built_digest(files.index)
-    if built is not None and train.trained_index_digest(files.reranker) == built:
-        return "the reranker was trained on this index"
-    return None
+def reranker_settings(args: argparse.Namespace) -> RerankerTraining:
+    """``train reranker``'s flags (and ``eval recommend --ablation``'s, which takes the defaults of the rest) as the
+    step registry's settings; checked before the store opens."""
+    return RerankerTraining(
+        objective=args.objective,
+        limit=args.limit,
+        queries=args.queries,
+        seed=args.seed,
+        lambdamart=not getattr(args, "no_lambdamart", False),
+        mart_seeds=getattr(args, "mart_seeds", None),
+        plain_trees=not getattr(args, "no_plain_trees", False),
+        latest_folds=getattr(args, "latest_folds", None),
+        mart_learning_rate=getattr(args, "mart_learning_rate", None),
+        mart_patience=getattr(args, "mart_patience", None),
+        epoch_patience=getattr(args, "epoch_patience", None),
+        test=not getattr(args, "no_test", False),
+        example_cache=not getattr(args, "no_example_cache", False),
+        out=args.out,
+        index_dir=getattr(args, "index_dir", None),
+        ablation=bool(getattr(args, "ablation", False)),
+    )
 
 
 def _training_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The keyword arguments of :func:`gnn.recommend.train.run_training` (and of
-    :func:`gnn.recommend.studies.run_ablation`) that the flags set."""
-    seeds = getattr(args, "mart_seeds", None)  # the ablation takes the defaults
-    trees = {
-        "learning_rate": getattr(args, "mart_learning_rate", None),
-        "patience": getattr(args, "mart_patience", None),
-    }
-    lambdamart = LambdaMartSettings(
-        seed=args.seed,
-        **({} if seeds is None else {"bag": seeds}),
-        **{k: v for k, v in trees.items() if v is not None},
-    )
-    latest = getattr(args, "latest_folds", None)
-    if latest is not None and latest < 1:
-        raise ConfigError(f"--latest-folds is {latest}; give 1 or more (or leave it out for every fold)")
-    neural: dict[str, Any] = {"objective": args.objective} if args.objective else {}
-    epoch_patience = getattr(args, "epoch_patience", None)
-    if epoch_patience is not None:
-        if epoch_patience < 1:
-            raise ConfigError(f"--epoch-patience is {epoch_patience}; give 1 or more epochs")
-        neural["patience"] = epoch_patience
-    return {
-        "settings": TrainSettings(
-            limit=args.limit, seed=args.seed, latest_folds=latest, evaluate_test=not getattr(args, "no_test", False)
-        ),
-        "model_settings": RerankerSettings(seed=args.seed, **neural),
-        "objectives": [args.objective] if args.objective else list(OBJECTIVES),
-        "lambdamart": None if getattr(args, "no_lambdamart", False) else lambdamart,
-        "cache_dir": None if getattr(args, "no_example_cache", False) else StoreFiles().reranker_examples,
-        "plain_trees": not getattr(args, "no_plain_trees", False),
-        "progress": not args.quiet,
-    }
+    """The keyword arguments of :func:`gnn.recommend.train.run_training` that the flags set."""
+    return reranker_settings(args).options(progress=not args.quiet)
+
+
+def cmd_train_reranker(args: argparse.Namespace) -> int:
+    """``citegraph train reranker`` (and ``eval recommend --ablation``): build examples, train, save, report
+    (the step registry's action, :mod:`api.pipeline.train`)."""
+    settings = reranker_settings(args)
+    context = step_context(args)
+    RERANKER_TRAINING.run(context, settings)
+    return 0
 
 
 def cmd_eval_dispatch(args: argparse.Namespace) -> int:
@@ -527,6 +472,5 @@ __all__ = [
     "cmd_eval",
     "cmd_recommend",
     "cmd_train_reranker",
-    "train_reranker",
-    "why_retraining_is_skipped",
+    "reranker_settings",
 ]

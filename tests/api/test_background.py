@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -15,15 +15,20 @@ from fastapi.testclient import TestClient
 from test_recommend_eval import _citances
 from test_rerank_train import SPLIT as TINY_SPLIT
 
-import api.cli.build as build
+import api.pipeline.plans as plans
+import api.pipeline.train as train_step
 from api.app import create_app
 from api.background import BackgroundBuild, SerialisedStore
-from api.cli.build import Step
 from api.cli.main import main
+from api.pipeline.compute import EMBEDDINGS, INDEX, EmbeddingsStep, IndexStep
+from api.pipeline.ingest import INGEST, IngestSettings
+from api.pipeline.registry import Action, Step, StepContext
+from api.pipeline.train import RERANKER_TRAINING, RerankerTraining
 from api.settings import AppSettings
 from gnn.text.embeddings import compute_embeddings
 from gnn.text.encoder import TextEncoder
 from graph import GraphBatch, GraphStore, StoreConfig, ingest, open_store
+from graph.errors import ConfigError
 from graph.files import StoreFiles
 
 TITLES = [
@@ -42,7 +47,20 @@ CORPUS = [
 ]
 # a paper of 2006 with text: the index the background build makes differs from the one the reranker knew
 LATER_PAPER = {"id": ["p9"], "title": ["Attention for sequence transduction"], "year": [2006]}
-QUICK = (Step("embeddings", ("compute", "embeddings", "--embed", "papers")), Step("index", ("compute", "index")))
+QUICK = (Step("embeddings", EMBEDDINGS, EmbeddingsStep(embed="papers")), Step("index", INDEX, IndexStep()))
+
+
+@dataclass(frozen=True)
+class Refused:
+    def command(self) -> tuple[str, ...]:
+        return ("compute", "cocitation", "--min-count", "0")
+
+
+def refuse(context: StepContext, settings: Refused) -> None:
+    raise ConfigError("co-citation min_count is 0; give 1 or more")
+
+
+REFUSED = Step("cocitation", Action("compute cocitation", refuse), Refused())
 
 
 @pytest.fixture
@@ -53,13 +71,13 @@ def built(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (data / "jsonl").mkdir(parents=True)
     (data / "jsonl" / "corpus.jsonl").write_text("\n".join(json.dumps(r) for r in CORPUS) + "\n", encoding="utf-8")
 
-    def plan(full: bool, embed_limit: int | None, data: Path) -> list[Step]:
+    def plan(settings: plans.BuildSettings) -> list[Step]:
         return [
-            Step("ingest", ("ingest", "all", "--on-error", "skip", "--data", str(data))),
-            Step("compute", ("compute", "embeddings", "--limit", "2")),
+            Step("ingest", INGEST, IngestSettings(data=str(settings.data), on_error="skip"), reads=settings.data),
+            Step("compute", EMBEDDINGS, EmbeddingsStep(limit=2)),
         ]
 
-    monkeypatch.setattr(build, "steps", plan)
+    monkeypatch.setattr(plans, "build_plan", plan)
     db = tmp_path / "store.db"
     assert main(["--db", str(db), "--quiet", "build", "--data", str(data)]) == 0
     return db
@@ -97,7 +115,7 @@ def test_the_background_build_embeds_the_rest_swaps_the_index_and_is_recorded(bu
 
 
 def test_a_failed_step_is_reported_by_name_and_the_next_start_resumes(built: Path) -> None:
-    failing = (*QUICK[:1], Step("cocitation", ("compute", "cocitation", "--min-count", "0")), QUICK[1])
+    failing = (*QUICK[:1], REFUSED, QUICK[1])
     with open_store(StoreConfig(db_path=built)) as store:
         background = BackgroundBuild(
             store, threading.Lock(), built, reload_recommend=lambda: None, threads=1, steps=failing
@@ -144,11 +162,11 @@ def test_serve_complete_reports_the_background_build_in_readyz(built: Path) -> N
             ready = client.get("/readyz").json()
     background = ready["background"]
     assert background["state"] == "complete" and background["error"] is None, background
-    assert [s["name"] for s in background["steps"]] == [s.name for s in build.BACKGROUND_STEPS]
+    assert [s["name"] for s in background["steps"]] == [s.name for s in plans.background_plan(built)]
     skipped = {s["name"] for s in background["steps"] if "skipped" in s}
     # this store has no taxonomy, as `compute all` would say, and its build trained no reranker to train again,
     # nor citation contexts to fine-tune the encoder on (and so nothing to do with a fine-tuned one)
-    assert skipped == {"taxonomy", "hyperbolic", "reranker", "encoder", *(s.name for s in build.ENCODER_STEPS)}
+    assert skipped == {"taxonomy", "hyperbolic", "reranker", *(s.name for s in plans.encoder_steps())}
     assert ready["encoder"]["fine_tuned"] is False
     completeness = {row["property"]: row for row in ready["completeness"]}
     assert completeness["Paper.embedding"] == {
@@ -205,21 +223,20 @@ def test_the_reranker_is_trained_again_on_the_new_index_and_the_service_rebuilt(
     """The build's reranker knew the build's index; after the background build's index step it trains again
     on the new one (real training, on the tiny citances' own years) and the service is told; on an index it
     was trained on, the step is skipped."""
-    import api.cli.recommend as recommend_cli
     from gnn.recommend.train import trained_index_digest
     from gnn.retrieval.index import built_digest
 
     monkeypatch.setenv("CITEGRAPH_CACHE", str(tmp_path / "cache"))
     monkeypatch.chdir(tmp_path)  # the step's report goes to var/eval/ of the working directory
     # the default split's years are the bundled corpora's; the tiny citances train on 2004, validate on 2005
-    monkeypatch.setattr(recommend_cli, "TrainSettings", lambda **given: replace(TINY_SPLIT, **given))
+    monkeypatch.setattr(train_step, "TrainSettings", lambda **given: replace(TINY_SPLIT, **given))
     ingest(store, _citances())
     compute_embeddings(store, encoder)
     files = StoreFiles(store_path)
     assert files.index is not None and files.reranker is not None
     plan = (
-        Step("index", ("compute", "index")),
-        Step("reranker", ("train", "reranker", "--objective", "triplet", "--mart-seeds", "1", "--no-plain-trees")),
+        Step("index", INDEX, IndexStep()),
+        Step("reranker", RERANKER_TRAINING, RerankerTraining(objective="triplet", mart_seeds=1, plain_trees=False)),
     )
     reloads: list[str] = []
     lock = threading.Lock()
@@ -227,7 +244,7 @@ def test_the_reranker_is_trained_again_on_the_new_index_and_the_service_rebuilt(
         store, lock, store_path, reload_recommend=lambda: reloads.append("x"), threads=1, steps=plan[:1]
     )
     background.run()  # no build record here: nothing is recorded
-    assert background._run_step(plan[1]) == "the build trained no reranker"
+    assert background.run_step(plan[1]) == "the build trained no reranker"
 
     args = ["--db", str(store_path), "-q", "train", "reranker", "--objective", "triplet", "--mart-seeds", "1"]
     store.close()
@@ -248,4 +265,4 @@ def test_the_reranker_is_trained_again_on_the_new_index_and_the_service_rebuilt(
         new = built_digest(files.index)
         assert new != first and trained_index_digest(files.reranker) == new
         assert (tmp_path / "var" / "eval" / "reranker.json").is_file()  # the step's report, where the build puts it
-        assert again._run_step(plan[1]) == "the reranker was trained on this index"
+        assert again.run_step(plan[1]) == "the reranker was trained on this index"

@@ -1,0 +1,45 @@
+"""Settings back to the command line that gives them: what a step's ``command()`` is made of.
+
+Each settings class of the registry renders only the flags whose value differs from the command's default, so a
+step's line reads as a person would type it (``citegraph compute embeddings --embed papers``). The tests parse
+every plan's commands with the CLI and check that the settings the CLI builds from them are the step's own
+(tests/api/test_pipeline.py), so a rendering cannot drift from the flags.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+
+def option(flag: str, value: object, default: object = None) -> tuple[str, ...]:
+    """``flag value`` where ``value`` differs from ``default`` (nothing otherwise)."""
+    return () if value == default or value is None else (flag, str(value))
+
+
+def switch(flag: str, value: bool, default: bool = False) -> tuple[str, ...]:
+    """A boolean flag: ``--x`` for a True that is not the default, ``--no-x`` for a False that is not."""
+    if value == default:
+        return ()
+    return (flag,) if value else ("--no-" + flag.removeprefix("--"),)
+
+
+def joined(*parts: Iterable[str]) -> tuple[str, ...]:
+    """The parts' flags in order, each flag once (``--seed`` and ``--device`` are shared by ``compute all``'s
+    steps: the first part's value stands, and the tests check the parts agree)."""
+    out: list[str] = []
+    seen: set[str] = set()
+    for part in parts:
+        items = list(part)
+        i = 0
+        while i < len(items):
+            flag = items[i]
+            takes_value = i + 1 < len(items) and not items[i + 1].startswith("--")
+            chunk = items[i : i + 2] if takes_value else items[i : i + 1]
+            if flag not in seen:
+                seen.add(flag)
+                out.extend(chunk)
+            i += len(chunk)
+    return tuple(out)
+
+
+__all__ = ["joined", "option", "switch"]
