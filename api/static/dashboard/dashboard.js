@@ -378,8 +378,48 @@ function nodeColors(network, by) {
 function killRenderer() {
   if (layoutTimer) clearTimeout(layoutTimer);
   if (layout) { layout.kill(); layout = null; }
+  if (resumeTimer) { clearTimeout(resumeTimer); resumeTimer = null; }
   if (renderer) { renderer.kill(); renderer = null; }
   if (rings) { rings.remove(); rings = null; }
+  ringBox = null;
+}
+
+// Above these sizes the map is drawn for speed (the issue's target is 5,000 nodes and 50,000 links panned and zoomed
+// smoothly): links as one-pixel GL lines (sigma's EdgeLineProgram: 2 vertices a link, against 6 for the thick
+// EdgeRectangleProgram) without edge picking (a second draw of every link into the picking buffer each frame; a
+// link of such a map is reached from its node's "strongest links" list instead), links and labels hidden while
+// the camera moves, fewer labels, and no z-ordering (a sort of every node at each layout step).
+const BIG_EDGES = 5000;
+const BIG_NODES = 1000;
+
+/** Sigma's settings for a graph of `order` nodes and `size` links (the thresholds above). */
+function rendererSettings(order, size) {
+  const manyEdges = size > BIG_EDGES;
+  const big = manyEdges || order > BIG_NODES;
+  return {
+    enableEdgeEvents: !manyEdges,
+    renderEdgeLabels: false,
+    labelDensity: big ? 0.1 : 0.25,
+    labelGridCellSize: big ? 160 : 120,
+    labelRenderedSizeThreshold: big ? 12 : 9,
+    stagePadding: 40,
+    labelFont: "system-ui, sans-serif",
+    zIndex: !big,
+    hideEdgesOnMove: manyEdges,
+    hideLabelsOnMove: big,
+    minCameraRatio: 0.02,
+    maxCameraRatio: 8,
+    edgeProgramClasses: { fast: Sigma.rendering.EdgeLineProgram },
+  };
+}
+
+function maxOf(items, value, floor) {
+  let best = floor;
+  for (const item of items) {
+    const v = value(item);
+    if (v > best) best = v;
+  }
+  return best;
 }
 
 /** Draw a map network ({nodes, edges}) with sigma.js and start ForceAtlas2 in its worker. */
@@ -387,8 +427,9 @@ function draw(network, options = {}) {
   killRenderer();
   current = network;
   graph = new graphology.Graph({ type: options.directed ? "directed" : "undirected", multi: false });
-  const maxWeight = Math.max(1, ...network.nodes.map((n) => n.weight || 0));
+  const maxWeight = maxOf(network.nodes, (n) => n.weight || 0, 1);
   const { color } = nodeColors(network, state.color);
+  burstNodes = [];
   for (const n of network.nodes) {
     graph.addNode(n.id, {
       x: Math.cos(2 * Math.PI * hashUnit(n.id, 1)) * Math.sqrt(hashUnit(n.id, 2)) * 100,
@@ -398,32 +439,24 @@ function draw(network, options = {}) {
       color: n.hops === 0 ? "#000000" : color(n),
       data: n,
     });
+    if (n.burstStrength) burstNodes.push(n.id);
   }
-  const maxStrength = Math.max(1e-9, ...network.edges.map((e) => e.strength || 0));
-  const many = network.edges.length > 5000;
+  const maxStrength = maxOf(network.edges, (e) => e.strength || 0, 1e-9);
+  const many = network.edges.length > BIG_EDGES;
   for (const e of network.edges) {
     if (!graph.hasNode(e.source) || !graph.hasNode(e.target) || graph.hasEdge(e.source, e.target)) continue;
     graph.addEdge(e.source, e.target, {
       size: (many ? 0.5 : 1) + (many ? 1.5 : 4) * Math.sqrt((e.strength || 0) / maxStrength),
       color: e.kind === "CO_CITED" ? "#CC6677" : many ? "#dddddd" : "#c4c4c4",
-      type: options.directed && e.kind !== "CO_CITED" ? "arrow" : "line",
+      type: options.directed && e.kind !== "CO_CITED" ? "arrow" : many ? "fast" : "line",
       data: e,
     });
   }
+  focus = neighbourhood();
   renderer = new Sigma(graph, $("graph"), {
-    enableEdgeEvents: true,
-    renderEdgeLabels: false,
-    labelDensity: 0.25,
-    labelGridCellSize: 120,
-    labelRenderedSizeThreshold: 9,
-    stagePadding: 40,
-    labelFont: "system-ui, sans-serif",
-    zIndex: true,
-    hideEdgesOnMove: many,
-    minCameraRatio: 0.02,
-    maxCameraRatio: 8,
-    nodeReducer: reduceNode,
-    edgeReducer: reduceEdge,
+    ...rendererSettings(graph.order, graph.size),
+    nodeReducer: focus ? reduceNode : null,
+    edgeReducer: focus ? reduceEdge : null,
   });
   rings = el("canvas", { className: "rings" });
   Object.assign(rings.style, { position: "absolute", inset: "0", pointerEvents: "none" });
@@ -449,8 +482,14 @@ function draw(network, options = {}) {
   renderer.on("leaveNode", () => { $("graph").style.cursor = ""; });
   renderer.on("enterEdge", () => { $("graph").style.cursor = "pointer"; });
   renderer.on("leaveEdge", () => { $("graph").style.cursor = ""; });
+  // ForceAtlas2 moves every node at each step, and each step makes sigma re-index the whole graph: it pauses
+  // while the user drags or zooms, so that the camera alone changes from frame to frame, and resumes after.
+  const captor = renderer.getMouseCaptor();
+  captor.on("mousedown", pauseLayout);
+  captor.on("wheel", pauseLayout);
+  captor.on("mouseup", resumeLayoutSoon);
   Object.assign(mapInfo, { nodes: graph.order, edges: graph.size, source: network.source || "egoNetwork",
-    unit: network.unit || null, truncated: !!network.truncated });
+    unit: network.unit || null, truncated: !!network.truncated, edgeEvents: !many });
   startLayout(options.layoutMs ?? Math.min(6000, 800 + 2 * graph.order));
   return renderer;
 }
@@ -462,19 +501,48 @@ function measureOnce(name, from, to) {
   }
 }
 
+let layoutUntil = 0; // when the layout stops for good (performance.now() time)
+let resumeTimer = null;
+
 function startLayout(ms) {
   if (graph.order < 2) { mapInfo.layout = "done"; return; }
   const settings = graphologyLibrary.layoutForceAtlas2.inferSettings(graph);
   layout = new graphologyLibrary.FA2Layout(graph, { settings: { ...settings, barnesHutOptimize: graph.order > 300, adjustSizes: false } });
   layout.start();
   mapInfo.layout = "running";
-  layoutTimer = setTimeout(() => {
-    if (layout) layout.stop();
-    mapInfo.layout = "done";
-    renderer && renderer.refresh();
-  }, ms);
+  layoutUntil = performance.now() + ms;
+  layoutTimer = setTimeout(stopLayout, ms);
 }
 
+function stopLayout() {
+  if (resumeTimer) { clearTimeout(resumeTimer); resumeTimer = null; }
+  if (layout) layout.stop();
+  mapInfo.layout = "done";
+  renderer && renderer.refresh();
+}
+
+/** The user moves the camera: ForceAtlas2 waits (its remaining time is kept), so frames only move the camera. */
+function pauseLayout() {
+  if (resumeTimer) { clearTimeout(resumeTimer); resumeTimer = null; }
+  if (layout && mapInfo.layout === "running" && layout.isRunning()) {
+    layout.stop();
+    mapInfo.layout = "paused";
+  }
+}
+
+function resumeLayoutSoon() {
+  if (mapInfo.layout !== "paused") return;
+  if (resumeTimer) clearTimeout(resumeTimer);
+  resumeTimer = setTimeout(() => {
+    resumeTimer = null;
+    if (!layout || mapInfo.layout !== "paused") return;
+    if (performance.now() >= layoutUntil) return stopLayout();
+    layout.start();
+    mapInfo.layout = "running";
+  }, 400);
+}
+
+/** The selection's neighbourhood on the map (null without one): computed once per selection, never per node. */
 function neighbourhood() {
   if (!graph) return null;
   if (state.sel && graph.hasNode(state.sel)) return { node: state.sel, around: new Set([state.sel, ...graph.neighbors(state.sel)]) };
@@ -485,51 +553,88 @@ function neighbourhood() {
   return null;
 }
 
+let focus = null; // the neighbourhood the reducers grey everything else out around
+
+/** Show the current selection: the reducers are set only while something is selected (sigma then calls them once
+ * per node and link when it indexes the graph; without a selection it copies the attributes as they are). */
+function applyFocus() {
+  if (!renderer) return;
+  focus = neighbourhood();
+  renderer.setSettings({ nodeReducer: focus ? reduceNode : null, edgeReducer: focus ? reduceEdge : null });
+}
+
 function reduceNode(node, data) {
-  const focus = neighbourhood();
   if (!focus) return data;
-  if (focus.around.has(node)) return { ...data, zIndex: 1, highlighted: node === focus.node || (focus.edge && focus.around.has(node)), forceLabel: true };
-  return { ...data, color: "#e4e4e4", label: "", zIndex: 0 };
+  if (focus.around.has(node)) {
+    data.zIndex = 1;
+    data.highlighted = node === focus.node || (!!focus.edge && focus.around.has(node));
+    data.forceLabel = true;
+    return data;
+  }
+  data.color = "#e4e4e4";
+  data.label = "";
+  data.zIndex = 0;
+  return data;
 }
 
 function reduceEdge(edge, data) {
-  const focus = neighbourhood();
   if (!focus) return data;
   const [s, t] = graph.extremities(edge);
-  if (focus.node && (s === focus.node || t === focus.node)) return { ...data, color: "#0b5394", zIndex: 1 };
-  if (focus.edge && focus.around.has(s) && focus.around.has(t)) return { ...data, color: "#D55E00", size: Math.max(3, data.size * 2), zIndex: 1 };
-  return { ...data, hidden: true };
+  if (focus.node && (s === focus.node || t === focus.node)) {
+    data.color = "#0b5394";
+    data.zIndex = 1;
+    if (data.type === "fast") data.type = "line"; // a selected node's links drawn thick
+    return data;
+  }
+  if (focus.edge && focus.around.has(s) && focus.around.has(t)) {
+    data.color = "#D55E00";
+    data.size = Math.max(3, data.size * 2);
+    data.zIndex = 1;
+    if (data.type === "fast") data.type = "line";
+    return data;
+  }
+  data.hidden = true;
+  return data;
 }
 
-/** Burst rings: a ring around each work whose citations burst (Kleinberg), thicker for a stronger burst. */
+/** Burst rings: a ring around each work whose citations burst (Kleinberg), thicker for a stronger burst. Drawn after
+ * every frame, over the works with a burst only (listed once per map), into a canvas sized on resize. */
+let burstNodes = [];
+let ringBox = null; // the map's CSS size, read on draw and resize (not each frame: a layout read)
+
 function drawRings() {
   if (!rings || !renderer) return;
-  const { width, height } = $("graph").getBoundingClientRect();
-  const ratio = window.devicePixelRatio || 1;
-  if (rings.width !== Math.round(width * ratio)) { rings.width = Math.round(width * ratio); rings.height = Math.round(height * ratio); }
+  if (!ringBox) {
+    const { width, height } = $("graph").getBoundingClientRect();
+    const ratio = window.devicePixelRatio || 1;
+    ringBox = { width, height, ratio };
+    rings.width = Math.round(width * ratio);
+    rings.height = Math.round(height * ratio);
+  }
   const ctx = rings.getContext("2d");
+  const { width, height, ratio } = ringBox;
   ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
   ctx.clearRect(0, 0, width, height);
-  for (const { node, at, radius, strength } of ringPositions()) {
+  if (!burstNodes.length) return;
+  ctx.strokeStyle = "#D55E00";
+  for (const { at, radius, strength } of ringPositions()) {
     ctx.beginPath();
     ctx.arc(at.x, at.y, radius + 2 + strength, 0, 2 * Math.PI);
-    ctx.strokeStyle = "#D55E00";
     ctx.lineWidth = 1 + Math.min(3, strength);
     ctx.stroke();
-    void node;
   }
 }
 
 function ringPositions() {
   const out = [];
   if (!graph || !renderer) return out;
-  graph.forEachNode((node, attrs) => {
-    const s = attrs.data && attrs.data.burstStrength;
-    if (!s) return;
+  for (const node of burstNodes) {
+    if (!graph.hasNode(node)) continue;
+    const attrs = graph.getNodeAttributes(node);
     const display = renderer.getNodeDisplayData(node);
-    if (!display || display.hidden) return;
-    out.push({ node, at: renderer.graphToViewport(attrs), radius: renderer.scaleSize(display.size), strength: Math.log1p(s) });
-  });
+    if (!display || display.hidden) continue;
+    out.push({ node, at: renderer.graphToViewport(attrs), radius: renderer.scaleSize(display.size), strength: Math.log1p(attrs.data.burstStrength) });
+  }
   return out;
 }
 
@@ -867,7 +972,7 @@ async function render() {
   if (state.sel) await showNodeDetails(state.sel);
   else if (state.edge) await showEdgeDetails(state.edge);
   else showOverview(current);
-  renderer && renderer.refresh();
+  applyFocus();
   if (state.sel && (state.view !== "ego" || state.sel !== state.paper)) {
     $("cocited-panel").hidden = true;
   }
@@ -1065,6 +1170,7 @@ $("graph").addEventListener("keydown", (event) => {
   event.preventDefault();
 });
 new ResizeObserver(() => {
+  ringBox = null;
   if (renderer) { renderer.resize(); renderer.refresh(); }
   if (state.view === "timeline" && current) drawTimeline(current);
 }).observe($("graph-panel"));
