@@ -38,12 +38,14 @@ const CAPABILITIES = `query Capabilities {
   query: __type(name: "Query") { fields { name } }
   units: __type(name: "MapUnit") { enumValues { name } }
 }`;
+const UNITS = `query Units { mapUnits { unit built command } }`;
 const MAP = `query Map($unit: MapUnit!, $yearMin: Int, $yearMax: Int, $minCount: Int, $measure: MapMeasure, $top: Int,
   $seed: ID, $clusterId: Int) {
   mapNetwork(unit: $unit, yearMin: $yearMin, yearMax: $yearMax, minCount: $minCount, measure: $measure, top: $top,
     seed: $seed, clusterId: $clusterId) {
     unit truncated
-    nodes { id label weight year avgYear cluster clusterLabel burstStrength burstBegin burstEnd betweenness sigma }
+    nodes { id label weight year avgYear firstYear cluster clusterLabel burstStrength burstBegin burstEnd betweenness
+      sigma }
     edges { source target count strength }
   }
 }`;
@@ -76,6 +78,20 @@ const PAIR = `query Pair($source: ID!, $target: ID!, $first: Int!, $after: Strin
         edges { node { id label year } } } }
     ... on NotFound { message }
   }
+}`;
+const EDGE_DOCUMENTS = `query EdgeDocuments($unit: MapUnit!, $source: ID!, $target: ID!, $yearMin: Int,
+  $yearMax: Int, $first: Int!, $after: String) {
+  mapEdgeDocuments(unit: $unit, source: $source, target: $target, yearMin: $yearMin, yearMax: $yearMax, first: $first,
+    after: $after) { totalCount pageInfo { hasNextPage endCursor } edges { node { id label year } } }
+}`;
+// What the documents behind a link are, per unit (the panel's heading).
+const EDGE_DOCUMENT_TITLES = {
+  AUTHORS: "Documents citing both", SOURCES: "Documents citing both", COAUTHORS: "Papers written together",
+  INSTITUTIONS: "Papers written together", COUNTRIES: "Papers written together",
+  KEYWORDS: "Documents with both keywords", COUPLING: "References both cite",
+};
+const TIMELINE = `query Timeline($yearMin: Int, $yearMax: Int) {
+  clusterTimeline(first: 20, yearMin: $yearMin, yearMax: $yearMax) { cluster label years { year citations } }
 }`;
 const EXPORT = `query Export($format: ExportFormat!, $measure: CoCitationMeasure!, $nodes: [ExportNodeInput!]!,
   $edges: [ExportEdgeInput!]!) {
@@ -238,13 +254,25 @@ async function loadCapabilities() {
       units: data.units ? data.units.enumValues.map((v) => v.name) : ["REFERENCES"],
       exportNetwork: fields.has("exportNetwork"),
       coCitationPair: fields.has("coCitationPair"),
+      mapEdgeDocuments: fields.has("mapEdgeDocuments"),
+      clusterTimeline: fields.has("clusterTimeline"),
+      unbuilt: new Map(), // unit -> the command that builds it, for the units this store cannot map
     };
+    if (fields.has("mapUnits")) {
+      for (const u of (await graphql(UNITS, {})).mapUnits) if (!u.built) capabilities.unbuilt.set(u.unit, u.command);
+    }
   } catch (err) {
-    capabilities = { mapNetwork: false, units: ["REFERENCES"], exportNetwork: false, coCitationPair: false };
+    capabilities = { mapNetwork: false, units: ["REFERENCES"], exportNetwork: false, coCitationPair: false,
+      mapEdgeDocuments: false, clusterTimeline: false, unbuilt: new Map() };
     status(`could not read the schema: ${err.message}`, true);
   }
   const unit = $("unit");
-  unit.replaceChildren(...capabilities.units.map((u) => el("option", { value: u, textContent: u.toLowerCase() })));
+  // a unit the store has nothing for is listed disabled, its option saying what builds it (never offered, then refused)
+  unit.replaceChildren(...capabilities.units.map((u) => {
+    const missing = capabilities.unbuilt.get(u);
+    return el("option", { value: u, textContent: missing ? `${u.toLowerCase()} (not built)` : u.toLowerCase(),
+      disabled: !!missing, title: missing ? `not built in this store: ${missing}` : "" });
+  }));
   if (!capabilities.units.includes(state.unit)) state.unit = capabilities.units[0];
   if (capabilities.mapNetwork) $("measure").append(el("option", { value: "INCLUSION", textContent: "inclusion" }));
   else unit.title = "this server draws the map from co-cited references only (no mapNetwork field)";
@@ -685,20 +713,58 @@ function drawLegend(network) {
 }
 
 // ---------------------------------------------------------------------------------------------- timeline
-/** CiteSpace's timeline view: one lane per cluster, its works placed at their year, sized by citations. */
-function drawTimeline(network) {
+let timelineLanes = null; // clusterTimeline's answer for the drawn timeline (null: the map's own clusters)
+const timelineCache = new Map();
+
+/** The store's co-citation clusters and their citations per year (`clusterTimeline`, in the map's citing window);
+ * only for a map of references, whose clusters they are; null without them. */
+async function fetchTimeline(network) {
+  if (!capabilities.clusterTimeline || (network.unit || "REFERENCES") !== "REFERENCES") return null;
+  const { yearMin, yearMax } = yearWindow(state);
+  const key = `${yearMin}-${yearMax}`;
+  if (!timelineCache.has(key)) {
+    try {
+      timelineCache.set(key, (await graphql(TIMELINE, { yearMin, yearMax })).clusterTimeline);
+    } catch (err) {
+      status(`cluster timeline: ${err.message}`, true);
+      return null;
+    }
+  }
+  return timelineCache.get(key);
+}
+
+/** Where the timeline places a node: a cited work at the start of its citation burst, else at its first citation
+ * in the window (CiteSpace's timeline: when the work entered the field); a unit without those at its average
+ * year, else its publication year. */
+function timelineYear(n) {
+  const y = n.burstBegin ?? n.firstYear ?? n.avgYear ?? n.year;
+  return y === null || y === undefined ? null : Math.round(y);
+}
+
+/** CiteSpace's timeline view: one lane per cluster (the store's co-citation clusters, from `clusterTimeline`, with
+ * their citations per year drawn as a band along the lane), each work placed at the year it entered the field
+ * (`timelineYear`), sized by its weight, burst works outlined. */
+function drawTimeline(network, lanesFrom) {
   const box = $("timeline");
   box.replaceChildren();
-  const placed = network.nodes.filter((n) => (n.year ?? n.avgYear) !== null && (n.year ?? n.avgYear) !== undefined);
+  const placed = network.nodes.filter((n) => timelineYear(n) !== null);
   if (!placed.length) { box.textContent = "No node of this map has a year."; return; }
-  const year = (n) => Math.round(n.year ?? n.avgYear);
-  const lo = Math.min(...placed.map(year)), hi = Math.max(...placed.map(year));
-  const lanes = [...new Set(placed.map((n) => (n.cluster ?? -1)))].sort((a, b) => (a < 0) - (b < 0) || a - b).slice(0, 20);
+  const bands = new Map((lanesFrom || []).map((c) => [c.cluster, c]));
   const names = new Map(placed.map((n) => [n.cluster ?? -1, n.clusterLabel]));
+  for (const c of lanesFrom || []) names.set(c.cluster, c.label);
+  // the store's clusters in their order (largest first), then any other cluster of the map; lanes without members
+  // or citations are left out, 20 at most
+  const onMap = new Set(placed.map((n) => n.cluster ?? -1));
+  const order = [...(lanesFrom || []).map((c) => c.cluster), ...[...onMap].sort((a, b) => (a < 0) - (b < 0) || a - b)];
+  const lanes = [...new Set(order)].filter((c) => onMap.has(c)).slice(0, 20);
+  const years = placed.map(timelineYear);
+  for (const lane of lanes) for (const { year } of bands.get(lane)?.years || []) years.push(year);
+  const lo = Math.min(...years), hi = Math.max(...years);
   const laneH = 56, left = 190, right = 30, top = 24;
   const width = Math.max(box.clientWidth - 4, 600), height = top + lanes.length * laneH + 24;
   const x = (y) => left + (hi > lo ? ((y - lo) / (hi - lo)) * (width - left - right) : (width - left - right) / 2);
-  const maxWeight = Math.max(1, ...placed.map((n) => n.weight || 0));
+  const yearW = hi > lo ? (width - left - right) / (hi - lo) : 8;
+  const maxWeight = maxOf(placed, (n) => n.weight || 0, 1);
   const NS = "http://www.w3.org/2000/svg";
   const svg = document.createElementNS(NS, "svg");
   svg.setAttribute("width", width);
@@ -719,17 +785,32 @@ function drawTimeline(network) {
   }
   lanes.forEach((lane, i) => {
     const cy = top + i * laneH + laneH / 2;
+    const band = bands.get(lane);
+    if (band && band.years.length) {
+      // the cluster's citations per year: a bar under the lane per year, as tall as its share of the busiest year
+      const most = maxOf(band.years, (r) => r.citations, 1);
+      const g = add(svg, "g", { class: "band", "data-cluster": lane });
+      for (const { year, citations } of band.years) {
+        const h = 4 + (laneH / 2 - 6) * (citations / most);
+        const r = add(g, "rect", { x: x(year) - Math.max(1, yearW / 2 - 0.5), y: cy - h, width: Math.max(2, yearW - 1), height: h,
+          fill: clusterColor(lane), "fill-opacity": 0.18, "data-year": year, "data-citations": citations });
+        add(r, "title", {}, `${year}: ${citations} citations to the cluster`);
+      }
+    }
     add(svg, "line", { x1: left, x2: width - right, y1: cy, y2: cy, stroke: clusterColor(lane), "stroke-width": 2, opacity: 0.5 });
     add(svg, "text", { x: 6, y: cy + 4, fill: "#222" }, `${lane < 0 ? "–" : lane}: ${clean(names.get(lane) || "no cluster").slice(0, 28)}`);
     const members = placed.filter((n) => (n.cluster ?? -1) === lane).sort((a, b) => b.weight - a.weight);
     members.forEach((n, k) => {
+      const when = timelineYear(n);
       const r = 3 + 12 * Math.sqrt((n.weight || 0) / maxWeight);
-      const c = add(svg, "circle", { cx: x(year(n)), cy, r, fill: clusterColor(lane), "fill-opacity": 0.75, stroke: n.burstStrength ? "#D55E00" : "#fff",
-        "stroke-width": n.burstStrength ? 2 : 1, tabindex: k < 30 ? 0 : -1, "data-id": n.id });
-      add(c, "title", {}, `${clean(n.label)} (${year(n)}, ${n.weight})`);
+      const c = add(svg, "circle", { cx: x(when), cy, r, fill: clusterColor(lane), "fill-opacity": 0.75, stroke: n.burstStrength ? "#D55E00" : "#fff",
+        "stroke-width": n.burstStrength ? 2 : 1, tabindex: k < 30 ? 0 : -1, "data-id": n.id, "data-year": when });
+      const entered = n.burstBegin !== null && n.burstBegin !== undefined ? `burst from ${n.burstBegin}`
+        : n.firstYear !== null && n.firstYear !== undefined ? `first cited ${n.firstYear}` : `year ${when}`;
+      add(c, "title", {}, `${clean(n.label)} (${entered}; weight ${n.weight})`);
       c.addEventListener("click", () => update({ sel: n.id, edge: "" }));
       c.addEventListener("keydown", (event) => { if (event.key === "Enter") update({ sel: n.id, edge: "" }); });
-      if (k < 3) add(svg, "text", { x: x(year(n)) + r + 2, y: cy - r + (k % 2 ? 20 : 0), fill: "#333" }, clean(n.label).slice(0, 30));
+      if (k < 3) add(svg, "text", { x: x(when) + r + 2, y: cy - r + (k % 2 ? 20 : 0), fill: "#333" }, clean(n.label).slice(0, 30));
     });
   });
   box.append(svg);
@@ -818,7 +899,8 @@ async function showNodeDetails(id) {
       ["links on the map", graph && graph.hasNode(id) ? graph.degree(id) : null],
     ]));
   }
-  const paperUnit = !current || !current.unit || current.unit === "REFERENCES" || current.unit === "COUPLING";
+  // a paper unit's node, or a paper chosen from a list (a document behind a link of an author or keyword map)
+  const paperUnit = !current || !current.unit || current.unit === "REFERENCES" || current.unit === "COUPLING" || !n;
   panel.replaceChildren(...parts, el("p", { className: "meta", textContent: "Loading…" }));
   const body = [...parts];
   if (paperUnit) {
@@ -937,6 +1019,13 @@ async function showEdgeDetails(key) {
     } catch (err) {
       body.push(el("p", { className: "error", textContent: err.message }));
     }
+  } else if (!paperUnit && capabilities.mapEdgeDocuments && current && current.unit in EDGE_DOCUMENT_TITLES) {
+    // the documents behind a link of the other units (co-cited authors and sources, co-authors, their institutions
+    // and countries, co-occurring keywords, coupled documents), paged, from `mapEdgeDocuments`
+    const unit = current.unit;
+    const variables = { unit, source: s, target: t, ...yearWindow(state), first: PAGE };
+    body.push(await pagedPapers(EDGE_DOCUMENT_TITLES[unit], async (after) =>
+      (await graphql(EDGE_DOCUMENTS, { ...variables, after })).mapEdgeDocuments, "edge-documents"));
   }
   if (state.edge === key) panel.replaceChildren(...body);
 }
@@ -986,6 +1075,17 @@ async function renderMap() {
   $("cocited-panel").hidden = true;
   $("seed-title").textContent = state.seed ? `Map around ${state.seed}` : "Map";
   if (key === drawnKey && current) return;
+  const missing = capabilities.unbuilt.get(state.unit);
+  if (missing) {
+    killRenderer();
+    current = null;
+    drawnKey = null;
+    $("legend").replaceChildren();
+    $("timeline").replaceChildren();
+    Object.assign(mapInfo, { nodes: 0, edges: 0, layout: "done", source: null, unit: state.unit });
+    status(`${state.unit.toLowerCase()}: not built in this store — ${missing}`, true);
+    return;
+  }
   performance.mark("map:request");
   status("Loading the map…");
   let network;
@@ -1010,7 +1110,8 @@ async function renderMap() {
     killRenderer();
     current = network;
     graph = graphFor(network);
-    drawTimeline(network);
+    timelineLanes = await fetchTimeline(network);
+    drawTimeline(network, timelineLanes);
     performance.mark("map:drawn");
     measureOnce("map:filter-to-drawn", "map:request", "map:drawn");
     Object.assign(mapInfo, { nodes: network.nodes.length, edges: network.edges.length, source: network.source, layout: "done" });
@@ -1172,7 +1273,7 @@ $("graph").addEventListener("keydown", (event) => {
 new ResizeObserver(() => {
   ringBox = null;
   if (renderer) { renderer.resize(); renderer.refresh(); }
-  if (state.view === "timeline" && current) drawTimeline(current);
+  if (state.view === "timeline" && current) drawTimeline(current, timelineLanes);
 }).observe($("graph-panel"));
 
 // ---------------------------------------------------------------------------------------------- search
