@@ -30,6 +30,8 @@ Objects are not all the work: a field whose statement reads far more than it ret
 * ``stats`` and ``completeness`` (counts over every node): :data:`SCAN_WORK`;
 * the co-citation dashboard's store-wide reads (``coCitations``, ``coCitationPairs`` and its
   ``totalCount``, ``authors`` and ``sources`` searches, a source's ``papers``): :data:`SCAN_WORK` each;
+* ``mapEdgeDocuments``: :data:`SCAN_WORK` (cited authors' and sources' documents come from every citation);
+  ``mapUnits``: :data:`HOPS_WORK` (a relationship count per unit);
 * ``mapNetwork``: :data:`SCAN_WORK` (it reads every citation or authorship), and its ``nodes`` and ``edges``
   count ``top`` objects each (``top`` is clamped to 1..:data:`~gnn.mapping.networks.MAX_NODES`, not to
   ``max_results``: a map of 5,000 nodes is what the dashboard draws);
@@ -98,6 +100,11 @@ FIELD_WORK: Mapping[str, int] = {
     "Query.thematicMap": SCAN_WORK,  # every keyword use, then the co-occurrence of the `top` keywords
     # a science map reads every citation (or authorship) and counts its pairs; its nodes and links are `top` long
     "Query.mapNetwork": SCAN_WORK,
+    # the documents behind a link: two hops from its ends for most units, but the map's bulk read of every citation
+    # for cited authors and sources (their node ids are computed from names and venues); priced as that read
+    "Query.mapEdgeDocuments": SCAN_WORK,
+    # which units a store can map: a count of one relationship type per unit (a count, not a read of the rows)
+    "Query.mapUnits": HOPS_WORK,
     # science mapping: a cluster timeline reads every citation with its citing year (Arrow, once per request and
     # window: each Cluster.timeline of a request shares that read, so a cluster's share is a fraction of a scan)
     "Query.clusterTimeline": SCAN_WORK,

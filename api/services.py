@@ -18,8 +18,10 @@ from typing import Any, cast
 from api.paper_ids import resolve_paper_ids
 from api.scheduling import StoreLock
 from gnn.cocitation.clusters import ClusterLabel, read_cluster_labels, read_cluster_quality
+from gnn.mapping.documents import EdgeDocument, edge_documents
 from gnn.mapping.networks import MapNetwork, MapUnit, NetworkFilters, build_network
 from gnn.mapping.timeline import ClusterTimeline, cluster_timeline
+from gnn.mapping.units import UnitStatus, unit_status
 from graph.files import StoreFiles
 from graph.labels import complete_labels, complete_result_labels, paper_label
 from graph.store import Completeness, GraphStore
@@ -440,6 +442,22 @@ class GraphService:
         with self._lock:
             self.round_trips += 1
             return build_network(self.store, unit, filters)
+
+    def map_edge_documents(
+        self, unit: MapUnit, source: str, target: str, filters: NetworkFilters
+    ) -> list[EdgeDocument]:
+        """The documents behind one link of ``unit``'s map (:func:`gnn.mapping.documents.edge_documents`), newest
+        first: one statement for the units linked through two hops, the map's own bulk read for authors and
+        sources (held under the store lock as one call)."""
+        with self._lock:
+            self.round_trips += 1
+            return edge_documents(self.store, unit, source, target, filters)
+
+    def map_unit_status(self) -> list[UnitStatus]:
+        """Which units this store can map (:func:`gnn.mapping.units.unit_status`)."""
+        with self._lock:
+            self.round_trips += 1
+            return unit_status(self.store)
 
     def count_cocitations(self, *, min_count: int, year_min: int | None, year_max: int | None) -> int:
         """How many pairs :meth:`top_cocitations` pages through."""

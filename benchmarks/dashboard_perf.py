@@ -8,8 +8,11 @@ chromedriver; every figure is read from the page's own Performance API (the dash
 * **first render**: a synthetic map of ``--nodes`` nodes and ``--edges`` edges (clusters, years, weights and bursts
   drawn from a seeded generator, as ``mapNetwork`` answers) handed to ``window.citegraph.draw``; the time from the
   answer to sigma.js's first frame (``map:data`` → ``map:drawn``), median of ``--repeats`` page loads.
-* **panning**: on that map, once ForceAtlas2 has stopped, the camera moves a little on every animation frame for
-  ``--pan-seconds``; frames per second = requestAnimationFrame callbacks / seconds.
+* **panning**: on that map, once ForceAtlas2 has stopped, for ``--pan-seconds`` each: (a) *by mouse drag*, as a user
+  pans: a mouse press on the map, a mouse move on every animation frame, a release (sigma's mouse captor moves the
+  camera and knows the camera is moving: links and labels hidden on move where the dashboard asks for it); (b) *by
+  camera*, the camera set on every animation frame as a script or the keyboard does (sigma draws everything at
+  each frame). Frames per second = sigma's frames drawn (``afterRender``) / seconds.
 * **filter change**: on a live ``citegraph serve`` of ``--store`` (default: a store of the Web of Science samples
   under ``$CITEGRAPH_DATA``, co-citation computed), each filter of :data:`FILTER_CHANGES` changed in the page as a
   user does; the time from the change to the new map's first frame (``map:request`` → ``map:drawn``): the
@@ -17,9 +20,14 @@ chromedriver; every figure is read from the page's own Performance API (the dash
 * **GraphQL latency**: a scripted session on that server (map, node and edge details with their paged lists,
   search, ego network, export) and every request's round trip, grouped by operation.
 
+With ``--baseline REV`` the first render, both pans and the filter changes are measured twice in the same run,
+with the dashboard of git revision ``REV`` (``api/static/dashboard`` as committed there, served by this checkout's
+API) and with this checkout's; ``--runs`` repeats the whole measurement (on a shared machine a second run shows
+how much the load moved the figures).
+
 Run::
 
-    nice python benchmarks/dashboard_perf.py --out docs/results/dashboard_perf.json
+    nice python benchmarks/dashboard_perf.py --baseline efda69c --runs 2 --out docs/results/dashboard_perf.json
     python benchmarks/render_results.py
 """
 
@@ -113,15 +121,38 @@ def wos_store(data: Path, folder: Path) -> Path:
     return path
 
 
+def dashboard_at(revision: str, folder: Path) -> Path:
+    """``api/static/dashboard`` as committed at ``revision``, written under ``folder``."""
+    import io
+    import subprocess
+    import tarfile
+
+    archive = subprocess.run(
+        ["git", "archive", "--format=tar", revision, "api/static/dashboard"],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+    ).stdout
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(folder, filter="data")
+    return folder / "api" / "static" / "dashboard"
+
+
 @contextmanager
-def serve(store: Path) -> Iterator[str]:
-    """``citegraph serve``'s app on a free loopback port, read-only."""
+def serve(store: Path, dashboard: Path | None = None) -> Iterator[str]:
+    """``citegraph serve``'s app on a free loopback port, read-only; ``dashboard``: the page's folder instead of
+    this checkout's (a baseline revision's)."""
     import httpx
     import uvicorn
 
+    import api.app
     from api.app import create_app
     from api.settings import AppSettings
     from graph import StoreConfig
+
+    own = api.app.DASHBOARD_DIR
+    if dashboard is not None:  # the app mounts the folder when it is built and reads index.html from it per request
+        api.app.DASHBOARD_DIR = dashboard
 
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -142,6 +173,7 @@ def serve(store: Path) -> Iterator[str]:
     finally:
         server.should_exit = True
         thread.join(timeout=10)
+        api.app.DASHBOARD_DIR = own
 
 
 def chrome(width: int, height: int, gpu: bool) -> Any:
@@ -174,8 +206,8 @@ def measure(driver: Any, name: str) -> float | None:
     return entries[-1] if entries else None
 
 
-def first_render(driver: Any, base: str, network: dict[str, Any], repeats: int) -> tuple[list[float], float]:
-    """Milliseconds from the answer to the first frame, per page load; and fps while panning the last one."""
+def first_render(driver: Any, base: str, network: dict[str, Any], repeats: int, seconds: float) -> dict[str, Any]:
+    """Milliseconds from the answer to the first frame, per page load; fps while panning the last one."""
     times = []
     for _ in range(repeats):
         driver.get(f"{base}/?view=map&top=1&min=1000000")  # a page whose own map is empty: nothing else draws
@@ -186,30 +218,64 @@ def first_render(driver: Any, base: str, network: dict[str, Any], repeats: int) 
         driver.execute_script("performance.clearMeasures(); window.citegraph.draw(arguments[0])", network)
         wait_for(driver, "return performance.getEntriesByName('map:data-to-drawn', 'measure').length > 0")
         times.append(float(measure(driver, "map:data-to-drawn") or 0))
-    wait_for(driver, "return window.citegraphMap.layout === 'done'", timeout=60)
-    return times, pan_fps(driver)
+    wait_for(driver, "return window.citegraphMap.layout === 'done'", timeout=120)
+    return {
+        "first_render_ms": times,
+        "fps_drag": pan_fps(driver, DRAG, seconds),
+        "fps_camera": pan_fps(driver, PAN, seconds),
+    }
 
 
+# Frames are counted as sigma draws them (afterRender), not as the browser offers animation frames: a frame sigma
+# cannot draw in time is a frame the user does not see.
 PAN = """
 const done = arguments[arguments.length - 1];
 const seconds = arguments[0];
-const camera = window.citegraph.renderer().getCamera();
+const renderer = window.citegraph.renderer();
+const camera = renderer.getCamera();
 let frames = 0;
+const count = () => { frames += 1; };
+renderer.on("afterRender", count);
 const start = performance.now();
 function step(now) {
-  frames += 1;
   const t = (now - start) / 1000;
   camera.setState({ x: 0.5 + 0.2 * Math.sin(t * 2), y: 0.5 + 0.2 * Math.cos(t * 2) });
   if (now - start < seconds * 1000) requestAnimationFrame(step);
-  else done(frames / ((performance.now() - start) / 1000));
+  else { renderer.off("afterRender", count); done(frames / ((performance.now() - start) / 1000)); }
+}
+requestAnimationFrame(step);
+"""
+
+DRAG = """
+const done = arguments[arguments.length - 1];
+const seconds = arguments[0];
+const renderer = window.citegraph.renderer();
+const target = renderer.getMouseCaptor().container;
+const box = target.getBoundingClientRect();
+const cx = box.left + box.width / 2, cy = box.top + box.height / 2;
+const mouse = (type, x, y, on) => on.dispatchEvent(new MouseEvent(type, { clientX: x, clientY: y, button: 0, buttons: 1, bubbles: true, cancelable: true }));
+let frames = 0;
+const count = () => { frames += 1; };
+renderer.on("afterRender", count);
+mouse("mousedown", cx, cy, target);
+const start = performance.now();
+function step(now) {
+  const t = (now - start) / 1000;
+  mouse("mousemove", cx + 120 * Math.sin(t * 2), cy + 120 * Math.cos(t * 2) - 120, document);
+  if (now - start < seconds * 1000) requestAnimationFrame(step);
+  else {
+    mouse("mouseup", cx, cy, document);
+    renderer.off("afterRender", count);
+    done(frames / ((performance.now() - start) / 1000));
+  }
 }
 requestAnimationFrame(step);
 """
 
 
-def pan_fps(driver: Any, seconds: float = 3.0) -> float:
-    driver.set_script_timeout(seconds + 30)
-    return float(driver.execute_async_script(PAN, seconds))
+def pan_fps(driver: Any, script: str, seconds: float = 3.0) -> float:
+    driver.set_script_timeout(seconds + 60)
+    return float(driver.execute_async_script(script, seconds))
 
 
 def filter_changes(driver: Any, base: str) -> list[tuple[str, float | None, int]]:
@@ -256,7 +322,10 @@ def session(driver: Any, base: str) -> dict[str, list[float]]:
     ]
     for step in steps:
         driver.get(base + step)
-        wait_for(driver, "return !document.getElementById('details').textContent.includes('Loading')")
+        wait_for(
+            driver,
+            "const d = document.getElementById('details'); return d && !d.textContent.includes('Loading')",
+        )
         wait_for(driver, "return window.citegraphMap && window.citegraphMap.layout === 'done'")
         more = driver.execute_script(
             "const b = [...document.querySelectorAll('#details button')].find(x => x.textContent === 'more' && !x.hidden); if (b) { b.click(); return true } return false"
@@ -275,12 +344,21 @@ def session(driver: Any, base: str) -> dict[str, list[float]]:
     return latencies
 
 
+def measure_variant(driver: Any, base: str, network: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
+    """First render, both pans and the filter changes of the dashboard ``base`` serves."""
+    out = first_render(driver, base, network, args.repeats, args.pan_seconds)
+    out["filter_changes"] = filter_changes(driver, base)
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--nodes", type=int, default=5000)
     parser.add_argument("--edges", type=int, default=50000)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--pan-seconds", type=float, default=3.0)
+    parser.add_argument("--baseline", default=None, help="a git revision whose dashboard is measured beside this one")
+    parser.add_argument("--runs", type=int, default=1, help="measure everything this many times")
     parser.add_argument("--store", help="a built store to serve (default: the WoS samples of $CITEGRAPH_DATA)")
     parser.add_argument("--data", default=None, help="the shared data folder (default $CITEGRAPH_DATA)")
     parser.add_argument("--width", type=int, default=1280)
@@ -296,17 +374,27 @@ def main() -> None:
     from benchmarks.run_record import commit, run_record, write_json
 
     network = synthetic_network(args.nodes, args.edges)
+    here = commit(short=True)
+    runs: list[dict[str, dict[str, Any]]] = []
     with tempfile.TemporaryDirectory(prefix="dashboard-perf-") as folder:
         if args.store:
             store = Path(args.store)
         else:
             data = Path(args.data or os.environ.get("CITEGRAPH_DATA", "../shared/data"))
             store = wos_store(data, Path(folder))
+        variants: list[tuple[str, Path | None]] = []
+        if args.baseline:
+            variants.append((f"before ({args.baseline})", dashboard_at(args.baseline, Path(folder) / "baseline")))
+        variants.append(("after" if args.baseline else "this commit", None))
         driver = chrome(args.width, args.height, args.gpu)
         try:
+            for _ in range(args.runs):
+                run: dict[str, dict[str, Any]] = {}
+                for name, page in variants:
+                    with serve(store, page) as base:
+                        run[name] = measure_variant(driver, base, network, args)
+                runs.append(run)
             with serve(store) as base:
-                renders, fps = first_render(driver, base, network, args.repeats)
-                changes = filter_changes(driver, base)
                 by_query = session(driver, base)
         finally:
             driver.quit()
@@ -315,26 +403,36 @@ def main() -> None:
     record["command"] = "nice python benchmarks/dashboard_perf.py " + shlex.join(sys.argv[1:])
     if args.machine:
         record["machine"] = args.machine
-    rows: list[dict[str, Any]] = [
-        {
-            "system": f"first render, {args.nodes:,} nodes / {args.edges:,} edges (median of {len(renders)})",
-            "metric": "ms",
-            "value": round(statistics.median(renders)),
-        },
-        {
-            "system": f"panning that map ({args.pan_seconds:g} s scripted pan)",
-            "metric": "frames per second",
-            "value": round(fps, 1),
-        },
-    ]
-    for what, ms, nodes in changes:
-        rows.append(
-            {
-                "system": f"filter change: {what} ({nodes} nodes)",
-                "metric": "ms",
-                "value": None if ms is None else round(ms),
-            }
-        )
+    size = f"{args.nodes:,} nodes / {args.edges:,} edges"
+    rows: list[dict[str, Any]] = []
+    for k, run in enumerate(runs, start=1):
+        for name, got in run.items():
+            column = f"{name}, run {k}" if len(runs) > 1 else name
+            rows += [
+                {
+                    "system": f"first render, {size} (ms, median of {len(got['first_render_ms'])})",
+                    "metric": column,
+                    "value": round(statistics.median(got["first_render_ms"])),
+                },
+                {
+                    "system": f"panning that map by mouse drag (frames/s, {args.pan_seconds:g} s)",
+                    "metric": column,
+                    "value": round(got["fps_drag"], 1),
+                },
+                {
+                    "system": f"panning that map by camera script (frames/s, {args.pan_seconds:g} s)",
+                    "metric": column,
+                    "value": round(got["fps_camera"], 1),
+                },
+            ]
+            for what, ms, nodes in got["filter_changes"]:
+                rows.append(
+                    {
+                        "system": f"filter change: {what}, {nodes} nodes (ms)",
+                        "metric": column,
+                        "value": None if ms is None else round(ms),
+                    }
+                )
     query_rows = [
         {"system": name, "metric": metric, "value": value}
         for name, values in sorted(by_query.items())
@@ -344,22 +442,37 @@ def main() -> None:
             ("max ms", round(max(values))),
         )
     ]
+    compared = (
+        f"Before: the dashboard as committed at {args.baseline}; after: at {here}; both served by the API of {here} "
+        "on the same store, one after the other in each run, in one browser."
+        if args.baseline
+        else None
+    )
     record.update(
         {
             "capability": "mapping",
             "kind": "speed",
             "title": "The dashboard in Chromium: first render, panning, filter change, GraphQL latency per query",
-            "commit": commit(short=True),
+            "commit": here,
             "notes": [
                 f"Headless Chromium {'on the GPU' if args.gpu else 'with WebGL on the CPU (SwiftShader)'}, "
                 f"{args.width}×{args.height}, driven by selenium; all times from the page's Performance API.",
+                *([compared] if compared else []),
                 "The first render is sigma.js's first frame of the synthetic map after the answer arrives (graph build, "
                 "WebGL upload, first frame; ForceAtlas2 then runs in its worker for 6 s).",
+                "Panning counts the frames sigma draws: by mouse drag as a user pans (sigma knows the camera moves), "
+                "by camera script as the keyboard or a script moves it (every layer drawn each frame).",
                 f"Filter changes and queries ran against `citegraph serve` on {'the store ' + str(args.store) if args.store else 'a store of the Web of Science samples (all four files)'}.",
                 *args.note,
             ],
             "tables": [
-                {"title": "Map rendering and filter changes", "baselines": [], "served": None, "rows": rows},
+                {
+                    "title": "Map rendering and filter changes",
+                    "row_header": "measure",
+                    "baselines": [],
+                    "served": None,
+                    "rows": rows,
+                },
                 {
                     "title": "GraphQL round trip of each dashboard query (scripted session)",
                     "row_header": "query",
@@ -368,7 +481,7 @@ def main() -> None:
                     "rows": query_rows,
                 },
             ],
-            "raw": {"first_render_ms": renders, "fps": fps, "filter_changes": changes, "graphql_ms": by_query},
+            "raw": {"runs": runs, "graphql_ms": by_query},
         }
     )
     print(write_json(args.out, record))

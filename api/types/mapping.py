@@ -19,8 +19,8 @@ from strawberry.types import Info
 import gnn.mapping  # noqa: F401  (imported for its side effect: the unit builders register themselves)
 from api.context import Context
 from api.errors import UserInputError
-from api.types.common import paper_key
-from api.types.papers import check_min_count, check_years
+from api.types.common import Connection, cursor_scope, paper_key
+from api.types.papers import Paper, check_min_count, check_years, page_of_ids
 from gnn.mapping import networks
 from graph.errors import ConfigError
 
@@ -58,6 +58,10 @@ class MapNode:
     )
     year: int | None = strawberry.field(description="Publication year (cited works only).")
     avg_year: float | None = strawberry.field(description="Mean year of the documents behind it (overlay colour).")
+    first_year: int | None = strawberry.field(
+        description="First year a document of the window cites it (cited works, authors, sources): where "
+        "CiteSpace's timeline places it."
+    )
     cluster: int | None = strawberry.field(description="Cluster number, where the unit has clusters.")
     cluster_label: str | None = strawberry.field(description="The cluster's label terms.")
     burst_strength: float | None = strawberry.field(description="Strongest Kleinberg citation burst (cited works).")
@@ -85,6 +89,44 @@ class MapNetwork:
     )
 
 
+@strawberry.type(description="Whether this store can map a unit, and what loads it when it cannot.")
+class MapUnitStatus:
+    unit: MapUnit
+    built: bool = strawberry.field(description="The store has the relationships the unit's map is counted from.")
+    links: int = strawberry.field(description="How many of those relationships the store has.")
+    command: str | None = strawberry.field(description="What to run to build the unit (null when built).")
+
+
+def _filters(
+    min_count: int,
+    measure: MapMeasure,
+    top: int,
+    year_min: int | None,
+    year_max: int | None,
+    seed: str | None,
+    cluster_id: int | None,
+    all_authors: bool,
+) -> networks.NetworkFilters:
+    return networks.NetworkFilters(
+        year_min=year_min,
+        year_max=year_max,
+        min_count=min_count,
+        measure=networks.Measure(measure.value),
+        top=top,
+        seed=seed,
+        cluster=cluster_id,
+        all_authors=all_authors,
+    )
+
+
+def _built_unit(unit: MapUnit) -> networks.MapUnit:
+    built = networks.MapUnit(unit.value)
+    if built not in networks.UNIT_BUILDERS:
+        known = ", ".join(u.name for u in networks.MapUnit if u in networks.UNIT_BUILDERS)
+        raise UserInputError(f"no map is built for unit {unit.name} yet; the built units are: {known}")
+    return built
+
+
 def network_type(network: networks.MapNetwork) -> MapNetwork:
     """The GraphQL object of a built network."""
     nodes = [
@@ -94,6 +136,7 @@ def network_type(network: networks.MapNetwork) -> MapNetwork:
             weight=n.weight,
             year=n.year,
             avg_year=n.avg_year,
+            first_year=n.first_year,
             cluster=n.cluster,
             cluster_label=n.cluster_label,
             burst_strength=n.burst_strength,
@@ -144,28 +187,74 @@ class MappingQuery:
                 f"`top` must be between 1 and {networks.MAX_NODES}, got {top}; "
                 "`citegraph export network` writes larger maps to a file"
             )
-        built = networks.MapUnit(unit.value)
-        if built not in networks.UNIT_BUILDERS:
-            known = ", ".join(u.name for u in networks.MapUnit if u in networks.UNIT_BUILDERS)
-            raise UserInputError(f"no map is built for unit {unit.name} yet; the built units are: {known}")
+        built = _built_unit(unit)
         seed_id = None if seed is None else str(seed)
         if seed_id is not None and built is networks.MapUnit.REFERENCES:  # a work: any id a source gave it
             seed_id = await paper_key(ctx, seed_id) or seed_id
-        filters = networks.NetworkFilters(
-            year_min=year_min,
-            year_max=year_max,
-            min_count=min_count,
-            measure=networks.Measure(measure.value),
-            top=top,
-            seed=seed_id,
-            cluster=cluster_id,
-            all_authors=bool(all_authors),
-        )
+        filters = _filters(min_count, measure, top, year_min, year_max, seed_id, cluster_id, bool(all_authors))
         try:
             network = await ctx.call(ctx.service.map_network, built, filters)
         except ConfigError as exc:  # an unknown seed, a cluster filter on a unit without clusters
             raise UserInputError(str(exc)) from exc
         return network_type(network)
 
+    @strawberry.field(
+        description="Every unit of `mapNetwork`, whether this store can map it (it holds the relationships the "
+        "unit's map is counted from) and, when it cannot, the command that loads them."
+    )
+    async def map_units(self, info: Info[Context, Any]) -> list[MapUnitStatus]:
+        ctx = info.context
+        found = await ctx.call(ctx.service.map_unit_status)
+        return [
+            MapUnitStatus(unit=MapUnit(s.unit.value), built=s.built, links=s.links, command=s.command) for s in found
+        ]
 
-__all__ = ["MapEdge", "MapMeasure", "MapNetwork", "MapNode", "MapUnit", "MappingQuery", "network_type"]
+    @strawberry.field(
+        description="The documents behind one link of a `mapNetwork` map (same `unit`, `yearMin`, `yearMax`, "
+        "`allAuthors`), newest first: the documents citing both works, authors or sources (co-citation), both "
+        "authors, institutions or countries wrote (co-authorship), where both keywords occur, or, for COUPLING, "
+        "the works both documents cite. `totalCount` is the link's count; empty when the two are not linked."
+    )
+    async def map_edge_documents(
+        self,
+        info: Info[Context, Any],
+        source: strawberry.ID,
+        target: strawberry.ID,
+        unit: MapUnit = MapUnit.REFERENCES,
+        year_min: int | None = None,
+        year_max: int | None = None,
+        all_authors: bool | None = False,
+        first: int = 10,
+        after: str | None = None,
+    ) -> Connection[Paper]:
+        ctx = info.context
+        check_years(year_min, year_max)
+        built = _built_unit(unit)
+        ends = [str(source), str(target)]
+        if built in (networks.MapUnit.REFERENCES, networks.MapUnit.COUPLING):  # works: any id a source gave them
+            ends = [await paper_key(ctx, end) or end for end in ends]
+        filters = _filters(
+            DEFAULT_MIN_COUNT, MapMeasure.COUNT, DEFAULT_TOP, year_min, year_max, None, None, bool(all_authors)
+        )
+        found = await ctx.call(ctx.service.map_edge_documents, built, ends[0], ends[1], filters)
+        scope = cursor_scope(
+            "Query.mapEdgeDocuments",
+            unit=unit.name,
+            source=ends[0],
+            target=ends[1],
+            years=f"{year_min}-{year_max}",
+            all_authors=bool(all_authors),
+        )
+        return await page_of_ids(info, [d.id for d in found], first, after, scope)
+
+
+__all__ = [
+    "MapEdge",
+    "MapMeasure",
+    "MapNetwork",
+    "MapNode",
+    "MapUnit",
+    "MapUnitStatus",
+    "MappingQuery",
+    "network_type",
+]

@@ -70,7 +70,7 @@ class Author:
     @strawberry.field(description="The author's papers, newest first.")
     async def papers(self, info: Info[Context, Any], first: int = 20, after: str | None = None) -> Connection[Paper]:
         ids = await info.context.author_papers.load(str(self.id))
-        return await _page_of_ids(info, ids, first, after, cursor_scope("Author.papers", author=str(self.id)))
+        return await page_of_ids(info, ids, first, after, cursor_scope("Author.papers", author=str(self.id)))
 
 
 @strawberry.type(description="A source: the venue (journal, proceedings) papers name, as stored.")
@@ -81,7 +81,7 @@ class Source:
     @strawberry.field(description="The source's papers, most cited first.")
     async def papers(self, info: Info[Context, Any], first: int = 20, after: str | None = None) -> Connection[Paper]:
         ids = await info.context.source_papers.load(self.name)
-        return await _page_of_ids(info, ids, first, after, cursor_scope("Source.papers", source=self.name))
+        return await page_of_ids(info, ids, first, after, cursor_scope("Source.papers", source=self.name))
 
 
 @strawberry.type(description="A paper cited by a sentence (MENTIONS), with the marker the sentence used.")
@@ -173,12 +173,12 @@ class Paper:
     @strawberry.field(description="Papers this paper cites, most cited first.")
     async def citations(self, info: Info[Context, Any], first: int = 20, after: str | None = None) -> Connection[Paper]:
         ids = await info.context.cited.load(str(self.id))
-        return await _page_of_ids(info, ids, first, after, cursor_scope("Paper.citations", paper=str(self.id)))
+        return await page_of_ids(info, ids, first, after, cursor_scope("Paper.citations", paper=str(self.id)))
 
     @strawberry.field(description="Papers citing this paper, newest first.")
     async def cited_by(self, info: Info[Context, Any], first: int = 20, after: str | None = None) -> Connection[Paper]:
         ids = await info.context.citing.load(str(self.id))
-        return await _page_of_ids(info, ids, first, after, cursor_scope("Paper.citedBy", paper=str(self.id)))
+        return await page_of_ids(info, ids, first, after, cursor_scope("Paper.citedBy", paper=str(self.id)))
 
     @strawberry.field(
         description="Papers co-cited with this one, strongest first by `measure` (needs compute cocitation), "
@@ -291,7 +291,7 @@ def paper_from(record: PaperRecord) -> Paper:
     )
 
 
-async def _page_of_ids(
+async def page_of_ids(
     info: Info[Context, Any], ids: list[str], first: int, after: str | None, scope: str
 ) -> Connection[Paper]:
     """One page of an ordered id list, as papers (ids without a stored paper are dropped)."""
@@ -415,6 +415,7 @@ __all__ = [
     "YearCount",
     "check_min_count",
     "check_years",
+    "page_of_ids",
     "paper_from",
     "year_counts",
 ]

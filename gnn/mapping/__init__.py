@@ -15,6 +15,8 @@
 ``slices``         CiteSpace's time slices of any unit's network and their merge (``citegraph export slices``)
 ``overlay``        VOSviewer's overlay: the average citing year of each cited work (``MapNode.avg_year``)
 ``timeline``       CiteSpace's timeline: each co-citation cluster's citations per year
+``documents``      the documents behind a link of any unit's map (``mapEdgeDocuments``)
+``units``          which units a store can map, and what to load for the others (``mapUnits``)
 =================  ======================================================================================
 
 Betweenness reads the CO_CITED edges that ``citegraph compute cocitation`` stores (:mod:`gnn.cocitation`).
@@ -37,6 +39,7 @@ from gnn.mapping.compute import (
 )
 from gnn.mapping.coupling import CouplingReport, CouplingSettings, compute_coupling, coupling_counts, coupling_network
 from gnn.mapping.data import MappingInput, read_mapping_input
+from gnn.mapping.documents import EdgeDocument, edge_documents
 from gnn.mapping.export import export_network, network_tables
 from gnn.mapping.historiograph import (
     HISTORIOGRAPH_FORMATS,
@@ -72,6 +75,7 @@ from gnn.mapping.thematic import (
     write_thematic_map,
 )
 from gnn.mapping.timeline import ClusterTimeline, cluster_timeline, timeline_counts
+from gnn.mapping.units import UnitStatus, unit_status
 
 __all__ = [
     "EXACT_UP_TO",
@@ -87,6 +91,7 @@ __all__ = [
     "Cooccurrence",
     "CouplingReport",
     "CouplingSettings",
+    "EdgeDocument",
     "Historiograph",
     "KeywordUses",
     "MappingInput",
@@ -95,6 +100,7 @@ __all__ = [
     "SlicesReport",
     "ThematicMap",
     "Theme",
+    "UnitStatus",
     "YearlyCitations",
     "author_network",
     "average_citing_year",
@@ -114,6 +120,7 @@ __all__ = [
     "coupling_counts",
     "coupling_network",
     "detect_bursts",
+    "edge_documents",
     "equivalence",
     "export_network",
     "export_slices",
@@ -141,6 +148,7 @@ __all__ = [
     "thematic_map",
     "time_slices",
     "timeline_counts",
+    "unit_status",
     "write_historiograph",
     "write_thematic_map",
     "yearly_citations",

@@ -31,6 +31,7 @@ NODE_FIELDS = (
     "label",
     "year",
     "avg_year",
+    "first_year",
     "cluster",
     "cluster_label",
     "burst_strength",
@@ -39,7 +40,7 @@ NODE_FIELDS = (
     "betweenness",
     "sigma",
 )
-INT_FIELDS = frozenset({"year", "cluster", "burst_begin", "burst_end"})
+INT_FIELDS = frozenset({"year", "first_year", "cluster", "burst_begin", "burst_end"})
 
 
 def strengths(count: np.ndarray, s_i: np.ndarray, s_j: np.ndarray, *, total: int, measure: Measure) -> np.ndarray:
@@ -169,6 +170,19 @@ def map_nodes(selection: Selection, attributes: pd.DataFrame) -> list[MapNode]:
     return nodes
 
 
+def first_years(members: np.ndarray, items: np.ndarray, years: np.ndarray, n_items: int) -> np.ndarray:
+    """Earliest year of the members behind each item (NaN where none has a year): for a cited unit, the year it was
+    first cited in the window, where CiteSpace's timeline view places it.
+
+    ``members[k]`` contains item ``items[k]``; ``years`` is indexed by member.
+    """
+    year = years[members]
+    known = ~np.isnan(year)
+    first = np.full(n_items, np.inf)
+    np.minimum.at(first, items[known], year[known])
+    return np.where(np.isfinite(first), first, np.nan)
+
+
 def mean_years(members: np.ndarray, items: np.ndarray, years: np.ndarray, n_items: int) -> np.ndarray:
     """Mean year of the members behind each item (NaN where none has a year): VOSviewer's overlay score.
 
@@ -186,6 +200,7 @@ __all__ = [
     "EDGE_COLUMNS",
     "NODE_FIELDS",
     "Selection",
+    "first_years",
     "map_edges",
     "map_nodes",
     "mean_years",

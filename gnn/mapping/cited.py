@@ -42,7 +42,7 @@ import scipy.sparse as sp
 
 from gnn.cocitation.clusters import read_cluster_labels
 from gnn.cocitation.counts import count_pairs
-from gnn.mapping.assemble import map_edges, map_nodes, mean_years, pair_frame, select, weights_of
+from gnn.mapping.assemble import first_years, map_edges, map_nodes, mean_years, pair_frame, select, weights_of
 from gnn.mapping.data import MappingInput, read_mapping_input
 from gnn.mapping.networks import MapNetwork, MapUnit, NetworkFilters, register
 from graph.files import StoreFiles
@@ -98,6 +98,9 @@ def reference_network(store: GraphStore, filters: NetworkFilters) -> MapNetwork:
     avg_year = pd.Series(
         mean_years(citations.citing, citations.cited, citations.data.years, len(papers))[cited], index=papers[cited]
     )
+    first_year = pd.Series(
+        first_years(citations.citing, citations.cited, citations.data.years, len(papers))[cited], index=papers[cited]
+    )
     if _windowed(filters):
         pairs = count_pairs(citations.citing, citations.cited, papers, device="cpu")
         edges = pair_frame(pairs, filters.measure, min_count=filters.min_count)
@@ -123,6 +126,7 @@ def reference_network(store: GraphStore, filters: NetworkFilters) -> MapNetwork:
     attributes = pd.DataFrame.from_records(rows, columns=["id", "label", "title", "year", "cluster", *_STORED])
     attributes = attributes.set_index("id")
     attributes["avg_year"] = avg_year.reindex(attributes.index)
+    attributes["first_year"] = first_year.reindex(attributes.index)
     labels = _cluster_labels(store)
     attributes["cluster_label"] = [None if pd.isna(c) else labels.get(int(c)) for c in attributes["cluster"]]
     return MapNetwork(
@@ -209,7 +213,11 @@ def _unit_network(
     edges = pair_frame(pairs, filters.measure, min_count=filters.min_count)
     chosen = select(unit, filters, weights_of(pairs), edges)
     attributes = pd.DataFrame(
-        {"label": labels.reindex(ids).to_numpy(), "avg_year": mean_years(docs, items, citations.data.years, len(ids))},
+        {
+            "label": labels.reindex(ids).to_numpy(),
+            "avg_year": mean_years(docs, items, citations.data.years, len(ids)),
+            "first_year": first_years(docs, items, citations.data.years, len(ids)),
+        },
         index=ids,
     )
     return MapNetwork(
@@ -235,13 +243,12 @@ def _each(values: pd.Series, function: Callable[[Any], str | None]) -> list[str 
     return [done[value] for value in values]
 
 
-@register(MapUnit.AUTHORS)
-def author_network(store: GraphStore, filters: NetworkFilters) -> MapNetwork:
-    """Author co-citation: authors of cited works linked by the documents citing works of both."""
-    citations = window_citations(read_mapping_input(store), filters)
+def author_rows(store: GraphStore, citations: Citations, *, all_authors: bool = False) -> pd.DataFrame:
+    """The cited works of the window and their author nodes: ``paper_id``, ``label`` (as printed), ``unit`` (the
+    node id, :func:`author_id`); the first author of each work unless ``all_authors`` (module docstring)."""
     wrote = _cited_rows(store, "work_authors", "paper_id", citations)
     wrote = wrote.assign(label=_each(wrote["name"], author_label)).dropna(subset=["label"])
-    if not filters.all_authors:  # the lowest position; a work without positions keeps its first row by name
+    if not all_authors:  # the lowest position; a work without positions keeps its first row by name
         wrote = wrote.sort_values(["paper_id", "position", "label"], na_position="last", kind="stable")
         wrote = wrote.drop_duplicates("paper_id")
     works = _cited_rows(store, "work_sources", "id", citations)
@@ -255,14 +262,12 @@ def author_network(store: GraphStore, filters: NetworkFilters) -> MapNetwork:
         ignore_index=True,
     )
     rows["unit"] = _each(rows["label"], author_id)
-    work, code, ids, labels = _work_units(rows, citations.data.papers)
-    return _unit_network(MapUnit.AUTHORS, filters, citations, work, code, ids, labels)
+    return rows
 
 
-@register(MapUnit.SOURCES)
-def source_network(store: GraphStore, filters: NetworkFilters) -> MapNetwork:
-    """Source co-citation: venues of cited works linked by the documents citing works of both."""
-    citations = window_citations(read_mapping_input(store), filters)
+def source_rows(store: GraphStore, citations: Citations) -> pd.DataFrame:
+    """The cited works of the window and their source nodes: ``paper_id``, ``label`` (the venue as spelled),
+    ``unit`` (the node id, :func:`source_id`)."""
     works = _cited_rows(store, "work_sources", "id", citations)
     rows = pd.DataFrame(
         {
@@ -271,7 +276,23 @@ def source_network(store: GraphStore, filters: NetworkFilters) -> MapNetwork:
             "unit": _each(works["venue"], source_id),
         }
     )
-    work, code, ids, labels = _work_units(rows.dropna(subset=["label"]), citations.data.papers)
+    return rows.dropna(subset=["label"])
+
+
+@register(MapUnit.AUTHORS)
+def author_network(store: GraphStore, filters: NetworkFilters) -> MapNetwork:
+    """Author co-citation: authors of cited works linked by the documents citing works of both."""
+    citations = window_citations(read_mapping_input(store), filters)
+    rows = author_rows(store, citations, all_authors=filters.all_authors)
+    work, code, ids, labels = _work_units(rows, citations.data.papers)
+    return _unit_network(MapUnit.AUTHORS, filters, citations, work, code, ids, labels)
+
+
+@register(MapUnit.SOURCES)
+def source_network(store: GraphStore, filters: NetworkFilters) -> MapNetwork:
+    """Source co-citation: venues of cited works linked by the documents citing works of both."""
+    citations = window_citations(read_mapping_input(store), filters)
+    work, code, ids, labels = _work_units(source_rows(store, citations), citations.data.papers)
     return _unit_network(MapUnit.SOURCES, filters, citations, work, code, ids, labels)
 
 
@@ -279,9 +300,11 @@ __all__ = [
     "Citations",
     "author_id",
     "author_network",
+    "author_rows",
     "reference_network",
     "source_id",
     "source_network",
+    "source_rows",
     "stub_first_author",
     "window_citations",
 ]

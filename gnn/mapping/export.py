@@ -4,7 +4,7 @@
 the co-citation export's writers (:func:`gnn.cocitation.export.write_network`): GraphML/GEXF (Gephi),
 VOSviewer's map and network files, CSV or Parquet. A node's ``n_cited`` column (VOSviewer's
 ``weight<Citations>``) is the map's weight (citing documents for cited units, documents for the others), its
-``year`` the work's year where the unit has one; the CSV/Parquet node table adds ``avg_year``, the burst,
+``year`` the work's year where the unit has one; the CSV/Parquet node table adds ``avg_year``, ``first_year``, the burst,
 betweenness and sigma columns. Each edge carries ``count`` and, under the measure's name, its strength.
 """
 

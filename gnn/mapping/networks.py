@@ -83,7 +83,8 @@ class MapNode:
     """One node: a work, author, source, institution, country or keyword.
 
     ``weight`` is what sizes it (citations in the window for cited units, documents for the others);
-    ``avg_year`` the mean year of the documents behind it (VOSviewer's overlay); burst and centrality are
+    ``avg_year`` the mean year of the documents behind it (VOSviewer's overlay), ``first_year`` the earliest
+    (cited units: the year of its first citation in the window, CiteSpace's timeline position); burst and centrality are
     the stored values where the unit has them (cited works), else None.
     """
 
@@ -92,6 +93,7 @@ class MapNode:
     weight: int
     year: int | None = None
     avg_year: float | None = None
+    first_year: int | None = None  # cited units: the first year a document of the window cites it
     cluster: int | None = None
     cluster_label: str | None = None
     burst_strength: float | None = None

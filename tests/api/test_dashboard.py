@@ -252,21 +252,51 @@ def test_year_slider_redraws_the_window_and_the_timeline(browser: Any, rich_base
     wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#timeline svg circle"), what="the timeline")
     circles = browser.find_elements(By.CSS_SELECTOR, "#timeline svg circle")
     assert sorted(c.get_attribute("data-id") for c in circles) == ["p1", "p2", "p3"]
-    circles[0].click()
+    # CiteSpace's timeline: each work where it entered the field (its burst, else its first citation in the window:
+    # p4's, 2004), not its publication year (p2: 1993); the lanes' bands are clusterTimeline's citations per year
+    nodes = gql(rich_base, "{ mapNetwork(minCount: 1, yearMin: 2003) { nodes { id year firstYear burstBegin } } }")
+    expected = {n["id"]: n["burstBegin"] or n["firstYear"] for n in nodes["mapNetwork"]["nodes"]}
+    assert expected["p2"] == 2004 != next(n["year"] for n in nodes["mapNetwork"]["nodes"] if n["id"] == "p2")
+    assert {c.get_attribute("data-id"): int(c.get_attribute("data-year")) for c in circles} == expected
+    lanes = gql(rich_base, "{ clusterTimeline(yearMin: 2003) { cluster years { year citations } } }")["clusterTimeline"]
+    drawn = {
+        (
+            int(b.get_attribute("data-cluster")),
+            int(r.get_attribute("data-year")),
+            int(r.get_attribute("data-citations")),
+        )
+        for b in browser.find_elements(By.CSS_SELECTOR, "#timeline svg g.band")
+        for r in b.find_elements(By.CSS_SELECTOR, "rect")
+    }
+    on_map = set(browser.execute_script("return window.citegraph.graph().mapNodes((n, a) => a.data.cluster)"))
+    assert drawn and drawn == {
+        (c["cluster"], y["year"], y["citations"]) for c in lanes if c["cluster"] in on_map for y in c["years"]
+    }
+    browser.execute_script("arguments[0].dispatchEvent(new MouseEvent('click'))", circles[0])  # they overlap at 2004
     details_text(browser, "Cited by")
     browser.save_screenshot(str(ARTIFACTS / "timeline.png"))
     no_console_errors(browser)
 
 
 @pytest.mark.slow
-def test_a_unit_the_server_has_not_built_is_explained_and_the_map_refits(browser: Any, rich_base: str) -> None:
-    """The unit list comes from the schema; a unit without a builder answers BAD_USER_INPUT, shown as the status.
-    After the window shrinks to 1024×768 every node is still inside the map's box (sigma refits)."""
+def test_a_unit_the_store_has_not_built_is_disabled_and_the_map_refits(browser: Any, rich_base: str) -> None:
+    """The unit list comes from the schema and `mapUnits`: a unit the store has nothing for (the rich store has no
+    keywords, affiliations or countries) is listed disabled with the command that builds it, and a URL asking for it
+    says so without asking for the map. After the window shrinks to 1024×768 every node is still inside the map's
+    box (sigma refits)."""
     browser.get(f"{rich_base}/?unit=KEYWORDS")
-    wait(browser, lambda d: "BAD_USER_INPUT" in d.find_element(By.ID, "graph-status").text, what="the unit's error")
-    assert "built units are" in browser.find_element(By.ID, "graph-status").text
-    options = [o.get_attribute("value") for o in browser.find_elements(By.CSS_SELECTOR, "#unit option")]
-    assert {"REFERENCES", "AUTHORS", "SOURCES"} <= set(options)
+    wait(browser, lambda d: "not built" in d.find_element(By.ID, "graph-status").text, what="the unit's status")
+    units = {u["unit"]: u for u in gql(rich_base, "{ mapUnits { unit built command } }")["mapUnits"]}
+    assert units["KEYWORDS"]["command"] in browser.find_element(By.ID, "graph-status").text
+    options = {o.get_attribute("value"): o for o in browser.find_elements(By.CSS_SELECTOR, "#unit option")}
+    assert set(options) == set(units)
+    for name, unit in units.items():
+        assert (options[name].get_attribute("disabled") is None) == unit["built"], name
+        if not unit["built"]:
+            assert unit["command"] in options[name].get_attribute("title")
+    assert {"REFERENCES", "AUTHORS", "SOURCES", "COAUTHORS", "COUPLING"} <= {n for n, u in units.items() if u["built"]}
+    asked = browser.execute_script("return performance.getEntriesByType('measure').map(e => e.name)")
+    assert "graphql:Map" not in asked  # never listed, then refused
     browser.set_window_size(1400, 1000)
     open_map(browser, f"{rich_base}/?min=1")
     browser.set_window_size(1024, 768)
@@ -284,6 +314,37 @@ def test_a_unit_the_server_has_not_built_is_explained_and_the_map_refits(browser
     wait(browser, lambda d: d.execute_script(camera)[0] > before[0], what="→ to pan")
     browser.find_element(By.ID, "graph").send_keys("0")
     wait(browser, lambda d: d.execute_script(camera) == [0.5, 0.5, 1], what="0 to fit")
+    no_console_errors(browser)
+
+
+@pytest.mark.slow
+def test_edge_documents_of_author_and_coupling_maps(browser: Any, rich_base: str) -> None:
+    """A link of a map of other units than references (cited authors, coupled documents): its panel lists the
+    documents behind it, paged, equal to GraphQL's mapEdgeDocuments."""
+    query = (
+        "query($unit: MapUnit!, $s: ID!, $t: ID!) { mapEdgeDocuments(unit: $unit, source: $s, target: $t, first: 10) "
+        "{ totalCount edges { node { id } } } }"
+    )
+    headings = {
+        "AUTHORS": "Documents citing both",
+        "SOURCES": "Documents citing both",
+        "COAUTHORS": "Papers written together",
+        "COUPLING": "References both cite",
+    }
+    shown = []
+    for unit, heading in headings.items():
+        edges = gql(rich_base, f"{{ mapNetwork(unit: {unit}, minCount: 1) {{ edges {{ source target count }} }} }}")
+        if not edges["mapNetwork"]["edges"]:
+            continue
+        edge = edges["mapNetwork"]["edges"][0]
+        shown.append(unit)
+        answer = gql(rich_base, query, {"unit": unit, "s": edge["source"], "t": edge["target"]})["mapEdgeDocuments"]
+        assert answer["totalCount"] == edge["count"] > 0
+        open_map(browser, f"{rich_base}/?unit={unit}&min=1&edge={quote(edge['source'] + '~' + edge['target'])}")
+        details_text(browser, f"{heading} ({answer['totalCount']})")
+        assert listed_ids(browser, "edge-documents") == [e["node"]["id"] for e in answer["edges"]]
+        browser.save_screenshot(str(ARTIFACTS / f"edge-{unit.lower()}.png"))
+    assert "COUPLING" in shown and len(shown) >= 2, shown
     no_console_errors(browser)
 
 

@@ -122,3 +122,15 @@ def test_other_units_dispatch_to_their_builders(service: GraphService) -> None:
     assert data["nodes"][0]["avgYear"] == pytest.approx((2001 + 2004) / 2) and data["nodes"][0]["year"] is None
     message, code = error(service, MAP, {"unit": "COAUTHORS", "cluster": 0})
     assert code == "BAD_USER_INPUT" and "no clusters" in message
+
+
+def test_first_year_is_the_first_citation_in_the_window(service: GraphService) -> None:
+    """CiteSpace's timeline position: p2 (published 1993) is first cited by p1 in 2001, and, from 2003 on, by p4."""
+    query = "query($ymin: Int) { mapNetwork(minCount: 1, yearMin: $ymin) { nodes { id year firstYear } } }"
+    every = {n["id"]: (n["year"], n["firstYear"]) for n in ok(service, query)["mapNetwork"]["nodes"]}
+    assert every["p2"] == (1993, 2001) and every["p1"][1] == 2004
+    late = {n["id"]: n["firstYear"] for n in ok(service, query, {"ymin": 2003})["mapNetwork"]["nodes"]}
+    assert late["p2"] == 2004
+    authors = ok(service, "{ mapNetwork(unit: AUTHORS, minCount: 1) { nodes { firstYear avgYear } } }")
+    for node in authors["mapNetwork"]["nodes"]:  # the first of the years the mean is taken over
+        assert node["firstYear"] is None or node["firstYear"] <= node["avgYear"]

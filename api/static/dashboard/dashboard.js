@@ -38,12 +38,14 @@ const CAPABILITIES = `query Capabilities {
   query: __type(name: "Query") { fields { name } }
   units: __type(name: "MapUnit") { enumValues { name } }
 }`;
+const UNITS = `query Units { mapUnits { unit built command } }`;
 const MAP = `query Map($unit: MapUnit!, $yearMin: Int, $yearMax: Int, $minCount: Int, $measure: MapMeasure, $top: Int,
   $seed: ID, $clusterId: Int) {
   mapNetwork(unit: $unit, yearMin: $yearMin, yearMax: $yearMax, minCount: $minCount, measure: $measure, top: $top,
     seed: $seed, clusterId: $clusterId) {
     unit truncated
-    nodes { id label weight year avgYear cluster clusterLabel burstStrength burstBegin burstEnd betweenness sigma }
+    nodes { id label weight year avgYear firstYear cluster clusterLabel burstStrength burstBegin burstEnd betweenness
+      sigma }
     edges { source target count strength }
   }
 }`;
@@ -76,6 +78,20 @@ const PAIR = `query Pair($source: ID!, $target: ID!, $first: Int!, $after: Strin
         edges { node { id label year } } } }
     ... on NotFound { message }
   }
+}`;
+const EDGE_DOCUMENTS = `query EdgeDocuments($unit: MapUnit!, $source: ID!, $target: ID!, $yearMin: Int,
+  $yearMax: Int, $first: Int!, $after: String) {
+  mapEdgeDocuments(unit: $unit, source: $source, target: $target, yearMin: $yearMin, yearMax: $yearMax, first: $first,
+    after: $after) { totalCount pageInfo { hasNextPage endCursor } edges { node { id label year } } }
+}`;
+// What the documents behind a link are, per unit (the panel's heading).
+const EDGE_DOCUMENT_TITLES = {
+  AUTHORS: "Documents citing both", SOURCES: "Documents citing both", COAUTHORS: "Papers written together",
+  INSTITUTIONS: "Papers written together", COUNTRIES: "Papers written together",
+  KEYWORDS: "Documents with both keywords", COUPLING: "References both cite",
+};
+const TIMELINE = `query Timeline($yearMin: Int, $yearMax: Int) {
+  clusterTimeline(first: 20, yearMin: $yearMin, yearMax: $yearMax) { cluster label years { year citations } }
 }`;
 const EXPORT = `query Export($format: ExportFormat!, $measure: CoCitationMeasure!, $nodes: [ExportNodeInput!]!,
   $edges: [ExportEdgeInput!]!) {
@@ -238,13 +254,25 @@ async function loadCapabilities() {
       units: data.units ? data.units.enumValues.map((v) => v.name) : ["REFERENCES"],
       exportNetwork: fields.has("exportNetwork"),
       coCitationPair: fields.has("coCitationPair"),
+      mapEdgeDocuments: fields.has("mapEdgeDocuments"),
+      clusterTimeline: fields.has("clusterTimeline"),
+      unbuilt: new Map(), // unit -> the command that builds it, for the units this store cannot map
     };
+    if (fields.has("mapUnits")) {
+      for (const u of (await graphql(UNITS, {})).mapUnits) if (!u.built) capabilities.unbuilt.set(u.unit, u.command);
+    }
   } catch (err) {
-    capabilities = { mapNetwork: false, units: ["REFERENCES"], exportNetwork: false, coCitationPair: false };
+    capabilities = { mapNetwork: false, units: ["REFERENCES"], exportNetwork: false, coCitationPair: false,
+      mapEdgeDocuments: false, clusterTimeline: false, unbuilt: new Map() };
     status(`could not read the schema: ${err.message}`, true);
   }
   const unit = $("unit");
-  unit.replaceChildren(...capabilities.units.map((u) => el("option", { value: u, textContent: u.toLowerCase() })));
+  // a unit the store has nothing for is listed disabled, its option saying what builds it (never offered, then refused)
+  unit.replaceChildren(...capabilities.units.map((u) => {
+    const missing = capabilities.unbuilt.get(u);
+    return el("option", { value: u, textContent: missing ? `${u.toLowerCase()} (not built)` : u.toLowerCase(),
+      disabled: !!missing, title: missing ? `not built in this store: ${missing}` : "" });
+  }));
   if (!capabilities.units.includes(state.unit)) state.unit = capabilities.units[0];
   if (capabilities.mapNetwork) $("measure").append(el("option", { value: "INCLUSION", textContent: "inclusion" }));
   else unit.title = "this server draws the map from co-cited references only (no mapNetwork field)";
@@ -378,8 +406,48 @@ function nodeColors(network, by) {
 function killRenderer() {
   if (layoutTimer) clearTimeout(layoutTimer);
   if (layout) { layout.kill(); layout = null; }
+  if (resumeTimer) { clearTimeout(resumeTimer); resumeTimer = null; }
   if (renderer) { renderer.kill(); renderer = null; }
   if (rings) { rings.remove(); rings = null; }
+  ringBox = null;
+}
+
+// Above these sizes the map is drawn for speed (the issue's target is 5,000 nodes and 50,000 links panned and zoomed
+// smoothly): links as one-pixel GL lines (sigma's EdgeLineProgram: 2 vertices a link, against 6 for the thick
+// EdgeRectangleProgram) without edge picking (a second draw of every link into the picking buffer each frame; a
+// link of such a map is reached from its node's "strongest links" list instead), links and labels hidden while
+// the camera moves, fewer labels, and no z-ordering (a sort of every node at each layout step).
+const BIG_EDGES = 5000;
+const BIG_NODES = 1000;
+
+/** Sigma's settings for a graph of `order` nodes and `size` links (the thresholds above). */
+function rendererSettings(order, size) {
+  const manyEdges = size > BIG_EDGES;
+  const big = manyEdges || order > BIG_NODES;
+  return {
+    enableEdgeEvents: !manyEdges,
+    renderEdgeLabels: false,
+    labelDensity: big ? 0.1 : 0.25,
+    labelGridCellSize: big ? 160 : 120,
+    labelRenderedSizeThreshold: big ? 12 : 9,
+    stagePadding: 40,
+    labelFont: "system-ui, sans-serif",
+    zIndex: !big,
+    hideEdgesOnMove: manyEdges,
+    hideLabelsOnMove: big,
+    minCameraRatio: 0.02,
+    maxCameraRatio: 8,
+    edgeProgramClasses: { fast: Sigma.rendering.EdgeLineProgram },
+  };
+}
+
+function maxOf(items, value, floor) {
+  let best = floor;
+  for (const item of items) {
+    const v = value(item);
+    if (v > best) best = v;
+  }
+  return best;
 }
 
 /** Draw a map network ({nodes, edges}) with sigma.js and start ForceAtlas2 in its worker. */
@@ -387,8 +455,9 @@ function draw(network, options = {}) {
   killRenderer();
   current = network;
   graph = new graphology.Graph({ type: options.directed ? "directed" : "undirected", multi: false });
-  const maxWeight = Math.max(1, ...network.nodes.map((n) => n.weight || 0));
+  const maxWeight = maxOf(network.nodes, (n) => n.weight || 0, 1);
   const { color } = nodeColors(network, state.color);
+  burstNodes = [];
   for (const n of network.nodes) {
     graph.addNode(n.id, {
       x: Math.cos(2 * Math.PI * hashUnit(n.id, 1)) * Math.sqrt(hashUnit(n.id, 2)) * 100,
@@ -398,32 +467,24 @@ function draw(network, options = {}) {
       color: n.hops === 0 ? "#000000" : color(n),
       data: n,
     });
+    if (n.burstStrength) burstNodes.push(n.id);
   }
-  const maxStrength = Math.max(1e-9, ...network.edges.map((e) => e.strength || 0));
-  const many = network.edges.length > 5000;
+  const maxStrength = maxOf(network.edges, (e) => e.strength || 0, 1e-9);
+  const many = network.edges.length > BIG_EDGES;
   for (const e of network.edges) {
     if (!graph.hasNode(e.source) || !graph.hasNode(e.target) || graph.hasEdge(e.source, e.target)) continue;
     graph.addEdge(e.source, e.target, {
       size: (many ? 0.5 : 1) + (many ? 1.5 : 4) * Math.sqrt((e.strength || 0) / maxStrength),
       color: e.kind === "CO_CITED" ? "#CC6677" : many ? "#dddddd" : "#c4c4c4",
-      type: options.directed && e.kind !== "CO_CITED" ? "arrow" : "line",
+      type: options.directed && e.kind !== "CO_CITED" ? "arrow" : many ? "fast" : "line",
       data: e,
     });
   }
+  focus = neighbourhood();
   renderer = new Sigma(graph, $("graph"), {
-    enableEdgeEvents: true,
-    renderEdgeLabels: false,
-    labelDensity: 0.25,
-    labelGridCellSize: 120,
-    labelRenderedSizeThreshold: 9,
-    stagePadding: 40,
-    labelFont: "system-ui, sans-serif",
-    zIndex: true,
-    hideEdgesOnMove: many,
-    minCameraRatio: 0.02,
-    maxCameraRatio: 8,
-    nodeReducer: reduceNode,
-    edgeReducer: reduceEdge,
+    ...rendererSettings(graph.order, graph.size),
+    nodeReducer: focus ? reduceNode : null,
+    edgeReducer: focus ? reduceEdge : null,
   });
   rings = el("canvas", { className: "rings" });
   Object.assign(rings.style, { position: "absolute", inset: "0", pointerEvents: "none" });
@@ -449,8 +510,14 @@ function draw(network, options = {}) {
   renderer.on("leaveNode", () => { $("graph").style.cursor = ""; });
   renderer.on("enterEdge", () => { $("graph").style.cursor = "pointer"; });
   renderer.on("leaveEdge", () => { $("graph").style.cursor = ""; });
+  // ForceAtlas2 moves every node at each step, and each step makes sigma re-index the whole graph: it pauses
+  // while the user drags or zooms, so that the camera alone changes from frame to frame, and resumes after.
+  const captor = renderer.getMouseCaptor();
+  captor.on("mousedown", pauseLayout);
+  captor.on("wheel", pauseLayout);
+  captor.on("mouseup", resumeLayoutSoon);
   Object.assign(mapInfo, { nodes: graph.order, edges: graph.size, source: network.source || "egoNetwork",
-    unit: network.unit || null, truncated: !!network.truncated });
+    unit: network.unit || null, truncated: !!network.truncated, edgeEvents: !many });
   startLayout(options.layoutMs ?? Math.min(6000, 800 + 2 * graph.order));
   return renderer;
 }
@@ -462,19 +529,48 @@ function measureOnce(name, from, to) {
   }
 }
 
+let layoutUntil = 0; // when the layout stops for good (performance.now() time)
+let resumeTimer = null;
+
 function startLayout(ms) {
   if (graph.order < 2) { mapInfo.layout = "done"; return; }
   const settings = graphologyLibrary.layoutForceAtlas2.inferSettings(graph);
   layout = new graphologyLibrary.FA2Layout(graph, { settings: { ...settings, barnesHutOptimize: graph.order > 300, adjustSizes: false } });
   layout.start();
   mapInfo.layout = "running";
-  layoutTimer = setTimeout(() => {
-    if (layout) layout.stop();
-    mapInfo.layout = "done";
-    renderer && renderer.refresh();
-  }, ms);
+  layoutUntil = performance.now() + ms;
+  layoutTimer = setTimeout(stopLayout, ms);
 }
 
+function stopLayout() {
+  if (resumeTimer) { clearTimeout(resumeTimer); resumeTimer = null; }
+  if (layout) layout.stop();
+  mapInfo.layout = "done";
+  renderer && renderer.refresh();
+}
+
+/** The user moves the camera: ForceAtlas2 waits (its remaining time is kept), so frames only move the camera. */
+function pauseLayout() {
+  if (resumeTimer) { clearTimeout(resumeTimer); resumeTimer = null; }
+  if (layout && mapInfo.layout === "running" && layout.isRunning()) {
+    layout.stop();
+    mapInfo.layout = "paused";
+  }
+}
+
+function resumeLayoutSoon() {
+  if (mapInfo.layout !== "paused") return;
+  if (resumeTimer) clearTimeout(resumeTimer);
+  resumeTimer = setTimeout(() => {
+    resumeTimer = null;
+    if (!layout || mapInfo.layout !== "paused") return;
+    if (performance.now() >= layoutUntil) return stopLayout();
+    layout.start();
+    mapInfo.layout = "running";
+  }, 400);
+}
+
+/** The selection's neighbourhood on the map (null without one): computed once per selection, never per node. */
 function neighbourhood() {
   if (!graph) return null;
   if (state.sel && graph.hasNode(state.sel)) return { node: state.sel, around: new Set([state.sel, ...graph.neighbors(state.sel)]) };
@@ -485,51 +581,88 @@ function neighbourhood() {
   return null;
 }
 
+let focus = null; // the neighbourhood the reducers grey everything else out around
+
+/** Show the current selection: the reducers are set only while something is selected (sigma then calls them once
+ * per node and link when it indexes the graph; without a selection it copies the attributes as they are). */
+function applyFocus() {
+  if (!renderer) return;
+  focus = neighbourhood();
+  renderer.setSettings({ nodeReducer: focus ? reduceNode : null, edgeReducer: focus ? reduceEdge : null });
+}
+
 function reduceNode(node, data) {
-  const focus = neighbourhood();
   if (!focus) return data;
-  if (focus.around.has(node)) return { ...data, zIndex: 1, highlighted: node === focus.node || (focus.edge && focus.around.has(node)), forceLabel: true };
-  return { ...data, color: "#e4e4e4", label: "", zIndex: 0 };
+  if (focus.around.has(node)) {
+    data.zIndex = 1;
+    data.highlighted = node === focus.node || (!!focus.edge && focus.around.has(node));
+    data.forceLabel = true;
+    return data;
+  }
+  data.color = "#e4e4e4";
+  data.label = "";
+  data.zIndex = 0;
+  return data;
 }
 
 function reduceEdge(edge, data) {
-  const focus = neighbourhood();
   if (!focus) return data;
   const [s, t] = graph.extremities(edge);
-  if (focus.node && (s === focus.node || t === focus.node)) return { ...data, color: "#0b5394", zIndex: 1 };
-  if (focus.edge && focus.around.has(s) && focus.around.has(t)) return { ...data, color: "#D55E00", size: Math.max(3, data.size * 2), zIndex: 1 };
-  return { ...data, hidden: true };
+  if (focus.node && (s === focus.node || t === focus.node)) {
+    data.color = "#0b5394";
+    data.zIndex = 1;
+    if (data.type === "fast") data.type = "line"; // a selected node's links drawn thick
+    return data;
+  }
+  if (focus.edge && focus.around.has(s) && focus.around.has(t)) {
+    data.color = "#D55E00";
+    data.size = Math.max(3, data.size * 2);
+    data.zIndex = 1;
+    if (data.type === "fast") data.type = "line";
+    return data;
+  }
+  data.hidden = true;
+  return data;
 }
 
-/** Burst rings: a ring around each work whose citations burst (Kleinberg), thicker for a stronger burst. */
+/** Burst rings: a ring around each work whose citations burst (Kleinberg), thicker for a stronger burst. Drawn after
+ * every frame, over the works with a burst only (listed once per map), into a canvas sized on resize. */
+let burstNodes = [];
+let ringBox = null; // the map's CSS size, read on draw and resize (not each frame: a layout read)
+
 function drawRings() {
   if (!rings || !renderer) return;
-  const { width, height } = $("graph").getBoundingClientRect();
-  const ratio = window.devicePixelRatio || 1;
-  if (rings.width !== Math.round(width * ratio)) { rings.width = Math.round(width * ratio); rings.height = Math.round(height * ratio); }
+  if (!ringBox) {
+    const { width, height } = $("graph").getBoundingClientRect();
+    const ratio = window.devicePixelRatio || 1;
+    ringBox = { width, height, ratio };
+    rings.width = Math.round(width * ratio);
+    rings.height = Math.round(height * ratio);
+  }
   const ctx = rings.getContext("2d");
+  const { width, height, ratio } = ringBox;
   ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
   ctx.clearRect(0, 0, width, height);
-  for (const { node, at, radius, strength } of ringPositions()) {
+  if (!burstNodes.length) return;
+  ctx.strokeStyle = "#D55E00";
+  for (const { at, radius, strength } of ringPositions()) {
     ctx.beginPath();
     ctx.arc(at.x, at.y, radius + 2 + strength, 0, 2 * Math.PI);
-    ctx.strokeStyle = "#D55E00";
     ctx.lineWidth = 1 + Math.min(3, strength);
     ctx.stroke();
-    void node;
   }
 }
 
 function ringPositions() {
   const out = [];
   if (!graph || !renderer) return out;
-  graph.forEachNode((node, attrs) => {
-    const s = attrs.data && attrs.data.burstStrength;
-    if (!s) return;
+  for (const node of burstNodes) {
+    if (!graph.hasNode(node)) continue;
+    const attrs = graph.getNodeAttributes(node);
     const display = renderer.getNodeDisplayData(node);
-    if (!display || display.hidden) return;
-    out.push({ node, at: renderer.graphToViewport(attrs), radius: renderer.scaleSize(display.size), strength: Math.log1p(s) });
-  });
+    if (!display || display.hidden) continue;
+    out.push({ node, at: renderer.graphToViewport(attrs), radius: renderer.scaleSize(display.size), strength: Math.log1p(attrs.data.burstStrength) });
+  }
   return out;
 }
 
@@ -580,20 +713,58 @@ function drawLegend(network) {
 }
 
 // ---------------------------------------------------------------------------------------------- timeline
-/** CiteSpace's timeline view: one lane per cluster, its works placed at their year, sized by citations. */
-function drawTimeline(network) {
+let timelineLanes = null; // clusterTimeline's answer for the drawn timeline (null: the map's own clusters)
+const timelineCache = new Map();
+
+/** The store's co-citation clusters and their citations per year (`clusterTimeline`, in the map's citing window);
+ * only for a map of references, whose clusters they are; null without them. */
+async function fetchTimeline(network) {
+  if (!capabilities.clusterTimeline || (network.unit || "REFERENCES") !== "REFERENCES") return null;
+  const { yearMin, yearMax } = yearWindow(state);
+  const key = `${yearMin}-${yearMax}`;
+  if (!timelineCache.has(key)) {
+    try {
+      timelineCache.set(key, (await graphql(TIMELINE, { yearMin, yearMax })).clusterTimeline);
+    } catch (err) {
+      status(`cluster timeline: ${err.message}`, true);
+      return null;
+    }
+  }
+  return timelineCache.get(key);
+}
+
+/** Where the timeline places a node: a cited work at the start of its citation burst, else at its first citation
+ * in the window (CiteSpace's timeline: when the work entered the field); a unit without those at its average
+ * year, else its publication year. */
+function timelineYear(n) {
+  const y = n.burstBegin ?? n.firstYear ?? n.avgYear ?? n.year;
+  return y === null || y === undefined ? null : Math.round(y);
+}
+
+/** CiteSpace's timeline view: one lane per cluster (the store's co-citation clusters, from `clusterTimeline`, with
+ * their citations per year drawn as a band along the lane), each work placed at the year it entered the field
+ * (`timelineYear`), sized by its weight, burst works outlined. */
+function drawTimeline(network, lanesFrom) {
   const box = $("timeline");
   box.replaceChildren();
-  const placed = network.nodes.filter((n) => (n.year ?? n.avgYear) !== null && (n.year ?? n.avgYear) !== undefined);
+  const placed = network.nodes.filter((n) => timelineYear(n) !== null);
   if (!placed.length) { box.textContent = "No node of this map has a year."; return; }
-  const year = (n) => Math.round(n.year ?? n.avgYear);
-  const lo = Math.min(...placed.map(year)), hi = Math.max(...placed.map(year));
-  const lanes = [...new Set(placed.map((n) => (n.cluster ?? -1)))].sort((a, b) => (a < 0) - (b < 0) || a - b).slice(0, 20);
+  const bands = new Map((lanesFrom || []).map((c) => [c.cluster, c]));
   const names = new Map(placed.map((n) => [n.cluster ?? -1, n.clusterLabel]));
+  for (const c of lanesFrom || []) names.set(c.cluster, c.label);
+  // the store's clusters in their order (largest first), then any other cluster of the map; lanes without members
+  // or citations are left out, 20 at most
+  const onMap = new Set(placed.map((n) => n.cluster ?? -1));
+  const order = [...(lanesFrom || []).map((c) => c.cluster), ...[...onMap].sort((a, b) => (a < 0) - (b < 0) || a - b)];
+  const lanes = [...new Set(order)].filter((c) => onMap.has(c)).slice(0, 20);
+  const years = placed.map(timelineYear);
+  for (const lane of lanes) for (const { year } of bands.get(lane)?.years || []) years.push(year);
+  const lo = Math.min(...years), hi = Math.max(...years);
   const laneH = 56, left = 190, right = 30, top = 24;
   const width = Math.max(box.clientWidth - 4, 600), height = top + lanes.length * laneH + 24;
   const x = (y) => left + (hi > lo ? ((y - lo) / (hi - lo)) * (width - left - right) : (width - left - right) / 2);
-  const maxWeight = Math.max(1, ...placed.map((n) => n.weight || 0));
+  const yearW = hi > lo ? (width - left - right) / (hi - lo) : 8;
+  const maxWeight = maxOf(placed, (n) => n.weight || 0, 1);
   const NS = "http://www.w3.org/2000/svg";
   const svg = document.createElementNS(NS, "svg");
   svg.setAttribute("width", width);
@@ -614,17 +785,32 @@ function drawTimeline(network) {
   }
   lanes.forEach((lane, i) => {
     const cy = top + i * laneH + laneH / 2;
+    const band = bands.get(lane);
+    if (band && band.years.length) {
+      // the cluster's citations per year: a bar under the lane per year, as tall as its share of the busiest year
+      const most = maxOf(band.years, (r) => r.citations, 1);
+      const g = add(svg, "g", { class: "band", "data-cluster": lane });
+      for (const { year, citations } of band.years) {
+        const h = 4 + (laneH / 2 - 6) * (citations / most);
+        const r = add(g, "rect", { x: x(year) - Math.max(1, yearW / 2 - 0.5), y: cy - h, width: Math.max(2, yearW - 1), height: h,
+          fill: clusterColor(lane), "fill-opacity": 0.18, "data-year": year, "data-citations": citations });
+        add(r, "title", {}, `${year}: ${citations} citations to the cluster`);
+      }
+    }
     add(svg, "line", { x1: left, x2: width - right, y1: cy, y2: cy, stroke: clusterColor(lane), "stroke-width": 2, opacity: 0.5 });
     add(svg, "text", { x: 6, y: cy + 4, fill: "#222" }, `${lane < 0 ? "–" : lane}: ${clean(names.get(lane) || "no cluster").slice(0, 28)}`);
     const members = placed.filter((n) => (n.cluster ?? -1) === lane).sort((a, b) => b.weight - a.weight);
     members.forEach((n, k) => {
+      const when = timelineYear(n);
       const r = 3 + 12 * Math.sqrt((n.weight || 0) / maxWeight);
-      const c = add(svg, "circle", { cx: x(year(n)), cy, r, fill: clusterColor(lane), "fill-opacity": 0.75, stroke: n.burstStrength ? "#D55E00" : "#fff",
-        "stroke-width": n.burstStrength ? 2 : 1, tabindex: k < 30 ? 0 : -1, "data-id": n.id });
-      add(c, "title", {}, `${clean(n.label)} (${year(n)}, ${n.weight})`);
+      const c = add(svg, "circle", { cx: x(when), cy, r, fill: clusterColor(lane), "fill-opacity": 0.75, stroke: n.burstStrength ? "#D55E00" : "#fff",
+        "stroke-width": n.burstStrength ? 2 : 1, tabindex: k < 30 ? 0 : -1, "data-id": n.id, "data-year": when });
+      const entered = n.burstBegin !== null && n.burstBegin !== undefined ? `burst from ${n.burstBegin}`
+        : n.firstYear !== null && n.firstYear !== undefined ? `first cited ${n.firstYear}` : `year ${when}`;
+      add(c, "title", {}, `${clean(n.label)} (${entered}; weight ${n.weight})`);
       c.addEventListener("click", () => update({ sel: n.id, edge: "" }));
       c.addEventListener("keydown", (event) => { if (event.key === "Enter") update({ sel: n.id, edge: "" }); });
-      if (k < 3) add(svg, "text", { x: x(year(n)) + r + 2, y: cy - r + (k % 2 ? 20 : 0), fill: "#333" }, clean(n.label).slice(0, 30));
+      if (k < 3) add(svg, "text", { x: x(when) + r + 2, y: cy - r + (k % 2 ? 20 : 0), fill: "#333" }, clean(n.label).slice(0, 30));
     });
   });
   box.append(svg);
@@ -713,7 +899,8 @@ async function showNodeDetails(id) {
       ["links on the map", graph && graph.hasNode(id) ? graph.degree(id) : null],
     ]));
   }
-  const paperUnit = !current || !current.unit || current.unit === "REFERENCES" || current.unit === "COUPLING";
+  // a paper unit's node, or a paper chosen from a list (a document behind a link of an author or keyword map)
+  const paperUnit = !current || !current.unit || current.unit === "REFERENCES" || current.unit === "COUPLING" || !n;
   panel.replaceChildren(...parts, el("p", { className: "meta", textContent: "Loading…" }));
   const body = [...parts];
   if (paperUnit) {
@@ -832,6 +1019,13 @@ async function showEdgeDetails(key) {
     } catch (err) {
       body.push(el("p", { className: "error", textContent: err.message }));
     }
+  } else if (!paperUnit && capabilities.mapEdgeDocuments && current && current.unit in EDGE_DOCUMENT_TITLES) {
+    // the documents behind a link of the other units (co-cited authors and sources, co-authors, their institutions
+    // and countries, co-occurring keywords, coupled documents), paged, from `mapEdgeDocuments`
+    const unit = current.unit;
+    const variables = { unit, source: s, target: t, ...yearWindow(state), first: PAGE };
+    body.push(await pagedPapers(EDGE_DOCUMENT_TITLES[unit], async (after) =>
+      (await graphql(EDGE_DOCUMENTS, { ...variables, after })).mapEdgeDocuments, "edge-documents"));
   }
   if (state.edge === key) panel.replaceChildren(...body);
 }
@@ -867,7 +1061,7 @@ async function render() {
   if (state.sel) await showNodeDetails(state.sel);
   else if (state.edge) await showEdgeDetails(state.edge);
   else showOverview(current);
-  renderer && renderer.refresh();
+  applyFocus();
   if (state.sel && (state.view !== "ego" || state.sel !== state.paper)) {
     $("cocited-panel").hidden = true;
   }
@@ -881,6 +1075,17 @@ async function renderMap() {
   $("cocited-panel").hidden = true;
   $("seed-title").textContent = state.seed ? `Map around ${state.seed}` : "Map";
   if (key === drawnKey && current) return;
+  const missing = capabilities.unbuilt.get(state.unit);
+  if (missing) {
+    killRenderer();
+    current = null;
+    drawnKey = null;
+    $("legend").replaceChildren();
+    $("timeline").replaceChildren();
+    Object.assign(mapInfo, { nodes: 0, edges: 0, layout: "done", source: null, unit: state.unit });
+    status(`${state.unit.toLowerCase()}: not built in this store — ${missing}`, true);
+    return;
+  }
   performance.mark("map:request");
   status("Loading the map…");
   let network;
@@ -905,7 +1110,8 @@ async function renderMap() {
     killRenderer();
     current = network;
     graph = graphFor(network);
-    drawTimeline(network);
+    timelineLanes = await fetchTimeline(network);
+    drawTimeline(network, timelineLanes);
     performance.mark("map:drawn");
     measureOnce("map:filter-to-drawn", "map:request", "map:drawn");
     Object.assign(mapInfo, { nodes: network.nodes.length, edges: network.edges.length, source: network.source, layout: "done" });
@@ -1065,8 +1271,9 @@ $("graph").addEventListener("keydown", (event) => {
   event.preventDefault();
 });
 new ResizeObserver(() => {
+  ringBox = null;
   if (renderer) { renderer.resize(); renderer.refresh(); }
-  if (state.view === "timeline" && current) drawTimeline(current);
+  if (state.view === "timeline" && current) drawTimeline(current, timelineLanes);
 }).observe($("graph-panel"));
 
 // ---------------------------------------------------------------------------------------------- search
