@@ -287,7 +287,7 @@ def _apply(nodes, rels, rekeyed, paper_rels, schema) -> None:
 
 def _add_aliases(nodes: dict[str, pd.DataFrame], rels: dict[str, pd.DataFrame], rekeyed: dict[str, str]) -> None:
     from_ids = sorted(rekeyed)
-    kinds = [_kind(i) for i in from_ids]
+    kinds = [alias_kind(i) for i in from_ids]
     extra_nodes = pd.DataFrame({"id": from_ids, "kind": kinds, ORIGIN_COLUMN: "re-keyed onto a stored paper"})
     extra_rels = pd.DataFrame(
         {
@@ -305,7 +305,7 @@ def _add_aliases(nodes: dict[str, pd.DataFrame], rels: dict[str, pd.DataFrame], 
     nodes[ALIAS] = nodes[ALIAS][nodes[ALIAS]["id"].isin(linked)].reset_index(drop=True)
 
 
-def _kind(paper_id: str) -> str:
+def alias_kind(paper_id: str) -> str:
     """The alias kind from the id's prefix (``doi``, ``openalex``, …); ``own`` without one."""
     prefix, colon, _ = paper_id.partition(":")
     return prefix if colon and prefix.isalnum() and prefix.islower() else "own"
@@ -334,4 +334,4 @@ def _keep_stored_papers_full(store: GraphStore, nodes: dict[str, pd.DataFrame]) 
     return int(clear.sum())
 
 
-__all__ = ["Rekeying", "resolve_stored_ids", "stored_keys"]
+__all__ = ["Rekeying", "alias_kind", "resolve_stored_ids", "stored_keys"]
