@@ -46,6 +46,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+import numpy as np
 import pandas as pd
 
 from graph.errors import CitegraphError
@@ -319,8 +320,38 @@ def _apply(nodes, rels, rekeyed, paper_rels, schema) -> None:
                 changes[column] = frame[column].map(rename_sentence)
         if changes:
             rels[rel_type] = frame.assign(**changes)
+    _join_rekeyed_duplicates(nodes, rels, set(rekeyed.values()), schema)
     # The ids given up as keys stay findable: each becomes an alias of the stored paper.
     _add_aliases(nodes, rels, rekeyed)
+
+
+def _join_rekeyed_duplicates(nodes, rels, targets: set[str], schema) -> None:  # type: ignore[no-untyped-def]
+    """Rows that re-keying made one: two batch papers whose ids now name one stored paper (a work cited by
+    two ids that a merge made one, OpenAlex's merged works) are one row, each column its first known value
+    (a stub only if every row was one); their edges to a third paper are one edge. Rows repeated in the
+    batch itself are left for validation to reject."""
+    papers = nodes.get(PAPER)
+    if papers is not None and "id" in papers:
+        twice = papers["id"].isin(targets) & papers["id"].duplicated(keep=False)
+        if twice.any():
+            rows = papers[twice]
+            joined = rows.groupby("id", sort=False).first().reset_index()
+            if "stub" in rows:
+                full = rows["stub"].ne(True).groupby(rows["id"], sort=False).any()
+                joined["stub"] = ~joined["id"].map(full).astype(bool)
+            nodes[PAPER] = pd.concat([papers[~twice], joined[list(papers.columns)]], ignore_index=True)
+    for rel_type, frame in list(rels.items()):
+        rel = schema.rel(rel_type)
+        ends = [
+            column for column, label in ((SOURCE_COLUMN, rel.source), (TARGET_COLUMN, rel.target)) if label == PAPER
+        ]
+        if not ends or frame.empty:
+            continue
+        keys = [column for column in rel.key_columns if column in frame]
+        touched = np.logical_or.reduce([frame[column].isin(targets).to_numpy() for column in ends])
+        again = frame.duplicated(subset=keys, keep="first").to_numpy() & touched
+        if again.any():
+            rels[rel_type] = frame[~again].reset_index(drop=True)
 
 
 def _add_aliases(nodes: dict[str, pd.DataFrame], rels: dict[str, pd.DataFrame], rekeyed: dict[str, str]) -> None:

@@ -295,6 +295,42 @@ def delete_work(store: GraphStore, paper_id: str) -> WorkDeletion:
     return deletion
 
 
+@dataclass(frozen=True)
+class WorkChanges:
+    """What :func:`apply_work_changes` did to a list of merges and deletions (OpenAlex's merged_ids)."""
+
+    merged: int = 0  # merged works the store held, now aliases of their survivors
+    deleted: int = 0  # deleted works the store held, removed with what only they supported
+    already: int = 0  # merges found done already (the merged id names its survivor)
+    absent: int = 0  # merged or deleted works the store does not hold: nothing to do
+
+    def summary(self) -> str:
+        return (
+            f"merged works: {self.merged} merged into their survivors, {self.deleted} deleted, "
+            f"{self.already} merged before, {self.absent} not in the store"
+        )
+
+
+def apply_work_changes(store: GraphStore, changes: list[tuple[str, str | None]]) -> WorkChanges:
+    """Merge each ``(merged, survivor)`` of ``changes`` (:func:`merge_works`), delete each ``(deleted, None)``
+    (:func:`delete_work`), in order; each its own transaction, so a stop half-way leaves some applied and a
+    rerun applies the rest (both are idempotent). The ids the store does not hold are found in one lookup
+    first: a snapshot lists millions of merges, a store holds few of them."""
+    held = stored_keys(store, [loser for loser, _ in changes])
+    merged = deleted = already = absent = 0
+    for loser, survivor in changes:
+        if loser not in held:
+            absent += 1
+        elif survivor is None:
+            deleted += 0 if delete_work(store, loser).absent else 1
+        else:
+            outcome = merge_works(store, loser, survivor).outcome
+            merged += outcome in ("merged", "renamed", "aliased")
+            already += outcome == "already merged"
+            absent += outcome == "absent"  # merged away by an earlier line
+    return WorkChanges(merged, deleted, already, absent)
+
+
 def _rows(columns: dict[str, list[object]]) -> pd.DataFrame:
     return pd.DataFrame(columns)
 
@@ -305,8 +341,10 @@ def _alias_rows(ids: list[str]) -> pd.DataFrame:
 
 __all__ = [
     "MERGED_PROPERTIES",
+    "WorkChanges",
     "WorkDeletion",
     "WorkMerge",
+    "apply_work_changes",
     "delete_work",
     "merge_works",
     "paper_rels",

@@ -18,7 +18,9 @@ from graph import ingest, ingest_stream
 from graph.errors import ConfigError
 from graph.files import StoreFiles
 from graph.ingest import MEMORY_LIMIT_MIB, ON_ERROR
+from graph.works import apply_work_changes
 from loaders.keywords import THESAURUS_ENV, KeywordThesaurus, thesaurus_from_env
+from loaders.openalex_merged import MergedIds, find_beside, read_merged_ids
 from loaders.refmatch import Thesaurus
 
 log = logging.getLogger(__name__)
@@ -38,7 +40,9 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     keyword_thesaurus = (
         KeywordThesaurus.read(Path(args.keyword_thesaurus)) if args.keyword_thesaurus else thesaurus_from_env()
     )
+    merged_ids = _merged_ids(args, sources)  # read first: a bad file stops the command before anything is written
     reports = []
+    extra: list[dict[str, object]] = []
     with open_from_args(args, create=True) as store:
         rejects_dir = (
             Path(args.rejects_dir) if args.rejects_dir else settings.rejects_dir or StoreFiles.of(store).rejects
@@ -73,6 +77,10 @@ def cmd_ingest(args: argparse.Namespace) -> int:
                     "Pass --rejects-dir (or set CITEGRAPH_REJECTS to) a folder you can write to"
                 ) from exc
             reports.append(report)
+            changes = None
+            if source.name == "openalex" and merged_ids is not None:
+                changes = apply_work_changes(store, merged_ids.merges)
+            extra.append({"merged_ids": vars(changes)} if changes is not None else {})
             if (
                 report.records == 0
             ):  # nothing read: most likely the wrong file, or an export cut off before its first record
@@ -84,9 +92,39 @@ def cmd_ingest(args: argparse.Namespace) -> int:
                 )
             if not args.json:
                 print(report.summary())
+                if changes is not None and merged_ids is not None:
+                    files = ", ".join(str(f) for f in merged_ids.files[:3]) + (
+                        " …" if len(merged_ids.files) > 3 else ""
+                    )
+                    print(f"  {changes.summary()} ({len(merged_ids.merges)} merge(s) read from {files})")
     if args.json:
-        print(json.dumps([r.as_dict() for r in reports], indent=2))
+        print(json.dumps([{**r.as_dict(), **more} for r, more in zip(reports, extra)], indent=2))
     return 0
+
+
+def _merged_ids(args: argparse.Namespace, sources: list[tuple[loaders.Source, Path]]) -> MergedIds | None:
+    """OpenAlex's merged works for ``ingest openalex``: ``--merged-ids``, else the ``merged_ids/works`` folder of
+    the snapshot the works are in (:func:`loaders.openalex_merged.find_beside`); None for other sources or when
+    there is none. A line that cannot be read stops the command with ``--on-error fail``; with ``skip`` it is
+    left out and logged."""
+    openalex = [path for source, path in sources if source.name == "openalex"]
+    if args.merged_ids and not openalex:
+        raise ConfigError("--merged-ids is OpenAlex's list of merged works: give it with `citegraph ingest openalex`")
+    if not openalex:
+        return None
+    folder = Path(args.merged_ids) if args.merged_ids else find_beside(openalex[0])
+    if folder is None:
+        return None
+    merged = read_merged_ids(folder)
+    if merged.rejects and args.on_error == "fail":
+        first = merged.rejects[0]
+        raise ConfigError(
+            f"{folder}: {len(merged.rejects)} merged_ids line(s) cannot be read, nothing was written; first: "
+            f"{first.origin}: {first.reason}. Fix the file, or rerun with --on-error skip to apply the rest"
+        )
+    for reject in merged.rejects:
+        log.warning("%s: %s: %s (left out)", folder, reject.origin, reject.reason)
+    return merged
 
 
 def _ingest_cocitation(args: argparse.Namespace) -> int:
@@ -197,6 +235,13 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         help="memory in MiB that a source read in batches (openalex) plans its held-back relationship writes for: "
         "its edges are spilled to disk and copied at the end in parts of a quarter of it "
         f"(default: {MEMORY_LIMIT_MIB})",
+    )
+    p.add_argument(
+        "--merged-ids",
+        metavar="PATH",
+        help="openalex: the snapshot's merged_ids/works folder (or one of its CSV files): merged works the store "
+        "holds become aliases of their survivors, deleted ones are removed (default: the merged_ids/works folder "
+        "beside the works, when there is one)",
     )
     p.add_argument("--json", action="store_true", help="print the ingest reports as JSON")
     p.set_defaults(func=cmd_ingest)
