@@ -50,7 +50,7 @@ import numpy as np
 import pandas as pd
 
 from graph.errors import CitegraphError
-from graph.schema import ORIGIN_COLUMN, SOURCE_COLUMN, TARGET_COLUMN
+from graph.schema import ORIGIN_COLUMN, SOURCE_COLUMN, TARGET_COLUMN, Schema
 from graph.store import GraphStore
 
 log = logging.getLogger(__name__)
@@ -325,7 +325,9 @@ def _apply(nodes, rels, rekeyed, paper_rels, schema) -> None:
     _add_aliases(nodes, rels, rekeyed)
 
 
-def _join_rekeyed_duplicates(nodes, rels, targets: set[str], schema) -> None:  # type: ignore[no-untyped-def]
+def _join_rekeyed_duplicates(
+    nodes: dict[str, pd.DataFrame], rels: dict[str, pd.DataFrame], targets: set[str], schema: Schema
+) -> None:
     """Rows that re-keying made one: two batch papers whose ids now name one stored paper (a work cited by
     two ids that a merge made one, OpenAlex's merged works) are one row, each column its first known value
     (a stub only if every row was one); their edges to a third paper are one edge. Rows repeated in the

@@ -51,8 +51,7 @@ def _work_id(value: str | None) -> str | None:
 
 
 def _lines(path: Path) -> Iterator[tuple[int, dict[str, str]]]:
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rb") as raw:  # type: ignore[operator]
+    with gzip.open(path, "rb") if path.suffix == ".gz" else path.open("rb") as raw:
         text = io.TextIOWrapper(raw, encoding="utf-8-sig", newline="")
         reader = csv.DictReader(text)
         missing = {"id", "merge_into_id"} - set(reader.fieldnames or ())
