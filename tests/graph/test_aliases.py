@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from graph import GraphBatch, GraphStore, ingest
+from graph import GraphBatch, GraphStore, ingest, ingest_stream
 from graph.aliases import stored_keys
 
 
@@ -202,3 +202,13 @@ def test_a_stub_of_a_stored_record_leaves_the_same_graph(empty_store: GraphStore
     }
     row = empty_store.query("paper_by_ids", {"ids": ["doi:10.1016/j.joi.2017.08.007"]})[0]
     assert row["stub"] is False and row["title"] == "bibliometrix" and row["reference"] is None
+
+
+def test_a_streamed_load_merges_the_stub_inside_its_copy(empty_store: GraphStore) -> None:
+    ingest(empty_store, _stub_citation())
+    report = ingest_stream(empty_store, "record", [_record()])
+    assert report.merged_stubs == 1
+    assert set(empty_store.read_edges("CITES")["target"]) == {"doi:10.1016/j.joi.2017.08.007"}
+    assert stored_keys(empty_store, ["ref:ariam2017jinformetr"]) == {
+        "ref:ariam2017jinformetr": "doi:10.1016/j.joi.2017.08.007"
+    }
