@@ -22,6 +22,14 @@ surname of their ``label``, compared as letters: equal, one a truncation of the 
 letters). A join refused keeps the batch paper apart, and the batch's own ``ALIAS_OF`` rows of that key
 are dropped (the key stays the stored paper's).
 
+A paper keyed by an id of its own (a record's ``doi:…`` or ``wos:…``, a cited work's DOI) is never re-keyed
+onto a stored stub of the ``ref:`` family: when rule 4 (or, for a paper stored before, its own alias) names
+such a stub and the checks above agree, the paper keeps its own key and the stub is merged into it after the
+batch is written (:attr:`Rekeying.stub_merges`, applied by
+:func:`graph.works.merge_works`: the stub's edges move to the record, its key and aliases become the record's
+aliases). So a work cited before its record is loaded ends as the same node, under the same key, as a work
+whose record came first.
+
 A re-keyed id is kept as an ``Alias`` of the stored paper, so the id the user's source gave still
 finds it. Sentence ids (``<paper key>#…``) follow their paper. A stub row (``stub = true``) for a
 paper the store holds as a full paper does not turn it back into a stub nor overwrite its metadata
@@ -36,12 +44,13 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+import numpy as np
 import pandas as pd
 
 from graph.errors import CitegraphError
-from graph.schema import ORIGIN_COLUMN, SOURCE_COLUMN, TARGET_COLUMN
+from graph.schema import ORIGIN_COLUMN, SOURCE_COLUMN, TARGET_COLUMN, Schema
 from graph.store import GraphStore
 
 log = logging.getLogger(__name__)
@@ -99,15 +108,18 @@ def _alias_rows(store: GraphStore, ids: list[str]) -> list[dict[str, object]]:
 
 @dataclass(frozen=True)
 class Rekeying:
-    """What :func:`resolve_stored_ids` did: old key -> stored key, and stub flags it cleared."""
+    """What :func:`resolve_stored_ids` did: old key -> stored key, stub flags it cleared, and the stored ``ref:``
+    stubs to merge into the batch's full records once it is written (stub key -> record key)."""
 
     rekeyed: dict[str, str]
     stubs_kept_full: int
+    stub_merges: dict[str, str] = field(default_factory=dict)
 
     def summary(self) -> str:
         return (
             f"{len(self.rekeyed)} paper id(s) named papers already stored under another key and were merged "
-            f"into them; {self.stubs_kept_full} stub record(s) of stored full papers left them full"
+            f"into them; {self.stubs_kept_full} stub record(s) of stored full papers left them full; "
+            f"{len(self.stub_merges)} stored stub(s) to merge into the records of their works"
         )
 
 
@@ -140,19 +152,33 @@ def resolve_stored_ids(
     rekeyed = {
         old: new for old, new in known.items() if old != new and old in paper_ids and checks.agree(old, old, new)
     }
+    stub_merges: dict[str, str] = {}
     for key, aliases in aliases_of.items():  # rule 4: a new key whose alias the store knows
         if key in known:
+            if known[key] == key and checks.has_own_key(key):  # a record stored before: its stub may remain
+                for alias in aliases:
+                    stub = known.get(alias)
+                    if (
+                        stub is not None
+                        and stub != key
+                        and checks.is_reference_stub(stub)
+                        and checks.agree(alias, key, stub)
+                    ):
+                        stub_merges.setdefault(stub, key)
             continue
         target = next((known[a] for a in aliases if a in known and checks.agree(a, key, known[a])), None)
         if target is not None and target != key:
-            rekeyed[key] = target
+            if checks.is_reference_stub(target) and checks.has_own_key(key):
+                stub_merges.setdefault(target, key)  # the record keeps its key; the stub is merged into it
+            else:
+                rekeyed[key] = target
     if checks.refused:
         _drop_refused_aliases(batch_rels, checks.refused)
     if rekeyed:
         _apply(batch_nodes, batch_rels, rekeyed, paper_rels, schema)
     kept = _keep_stored_papers_full(store, batch_nodes)
-    result = Rekeying(rekeyed, kept)
-    if rekeyed or kept:
+    result = Rekeying(rekeyed, kept, stub_merges)
+    if rekeyed or kept or stub_merges:
         log.info("%s", result.summary())
     return result
 
@@ -163,7 +189,8 @@ _INITIALS_TOKEN = re.compile(r"(?:[A-Z]\.?-?){1,4}")
 
 
 class _ReferenceChecks:
-    """Whether a join through a ``ref:`` id joins one work (module docstring), with the refused ids kept."""
+    """Whether a join through a ``ref:`` id joins one work (module docstring), with the refused ids kept, and
+    which papers are ``ref:`` stubs (stored) or keyed by ids of their own (in the batch)."""
 
     def __init__(self, store: GraphStore, papers: pd.DataFrame | None, known: dict[str, str]) -> None:
         self.store = store
@@ -175,10 +202,22 @@ class _ReferenceChecks:
                 self.batch.setdefault(str(key), (year, label))
         wanted = sorted({new for old, new in known.items() if old.startswith(_REFERENCE)})
         self.stored: dict[str, tuple[object, object]] = {}
+        self.stored_stubs: set[str] = set()
         for start in range(0, len(wanted), _LOOKUP_CHUNK):
             for row in store.query("paper_match_facts", {"ids": wanted[start : start + _LOOKUP_CHUNK]}):
                 self.stored[str(row["id"])] = (row["year"], row["label"])
+                if row["stub"] is True:
+                    self.stored_stubs.add(str(row["id"]))
         self.refused: set[str] = set()
+
+    def is_reference_stub(self, stored_key: str) -> bool:
+        """Whether the stored paper ``stored_key`` is a stub keyed by a reference (``ref:…``), looked up here."""
+        return stored_key.startswith(_REFERENCE) and stored_key in self.stored_stubs
+
+    def has_own_key(self, key: str) -> bool:
+        """Whether batch paper ``key`` is keyed by an id a source gave the work (a record's, or a cited work's
+        DOI), not by what a reference string says of it (``ref:``)."""
+        return key in self.batch and not key.startswith(_REFERENCE)
 
     def agree(self, via: str, key: str, stored_key: str) -> bool:
         """Whether batch paper ``key`` may join stored paper ``stored_key`` through the id ``via``."""
@@ -281,13 +320,45 @@ def _apply(nodes, rels, rekeyed, paper_rels, schema) -> None:
                 changes[column] = frame[column].map(rename_sentence)
         if changes:
             rels[rel_type] = frame.assign(**changes)
+    _join_rekeyed_duplicates(nodes, rels, set(rekeyed.values()), schema)
     # The ids given up as keys stay findable: each becomes an alias of the stored paper.
     _add_aliases(nodes, rels, rekeyed)
 
 
+def _join_rekeyed_duplicates(
+    nodes: dict[str, pd.DataFrame], rels: dict[str, pd.DataFrame], targets: set[str], schema: Schema
+) -> None:
+    """Rows that re-keying made one: two batch papers whose ids now name one stored paper (a work cited by
+    two ids that a merge made one, OpenAlex's merged works) are one row, each column its first known value
+    (a stub only if every row was one); their edges to a third paper are one edge. Rows repeated in the
+    batch itself are left for validation to reject."""
+    papers = nodes.get(PAPER)
+    if papers is not None and "id" in papers:
+        twice = papers["id"].isin(targets) & papers["id"].duplicated(keep=False)
+        if twice.any():
+            rows = papers[twice]
+            joined = rows.groupby("id", sort=False).first().reset_index()
+            if "stub" in rows:
+                full = rows["stub"].ne(True).groupby(rows["id"], sort=False).any()
+                joined["stub"] = ~joined["id"].map(full).astype(bool)
+            nodes[PAPER] = pd.concat([papers[~twice], joined[list(papers.columns)]], ignore_index=True)
+    for rel_type, frame in list(rels.items()):
+        rel = schema.rel(rel_type)
+        ends = [
+            column for column, label in ((SOURCE_COLUMN, rel.source), (TARGET_COLUMN, rel.target)) if label == PAPER
+        ]
+        if not ends or frame.empty:
+            continue
+        keys = [column for column in rel.key_columns if column in frame]
+        touched = np.logical_or.reduce([frame[column].isin(targets).to_numpy() for column in ends])
+        again = frame.duplicated(subset=keys, keep="first").to_numpy() & touched
+        if again.any():
+            rels[rel_type] = frame[~again].reset_index(drop=True)
+
+
 def _add_aliases(nodes: dict[str, pd.DataFrame], rels: dict[str, pd.DataFrame], rekeyed: dict[str, str]) -> None:
     from_ids = sorted(rekeyed)
-    kinds = [_kind(i) for i in from_ids]
+    kinds = [alias_kind(i) for i in from_ids]
     extra_nodes = pd.DataFrame({"id": from_ids, "kind": kinds, ORIGIN_COLUMN: "re-keyed onto a stored paper"})
     extra_rels = pd.DataFrame(
         {
@@ -305,7 +376,7 @@ def _add_aliases(nodes: dict[str, pd.DataFrame], rels: dict[str, pd.DataFrame], 
     nodes[ALIAS] = nodes[ALIAS][nodes[ALIAS]["id"].isin(linked)].reset_index(drop=True)
 
 
-def _kind(paper_id: str) -> str:
+def alias_kind(paper_id: str) -> str:
     """The alias kind from the id's prefix (``doi``, ``openalex``, …); ``own`` without one."""
     prefix, colon, _ = paper_id.partition(":")
     return prefix if colon and prefix.isalnum() and prefix.islower() else "own"
@@ -334,4 +405,4 @@ def _keep_stored_papers_full(store: GraphStore, nodes: dict[str, pd.DataFrame]) 
     return int(clear.sum())
 
 
-__all__ = ["Rekeying", "resolve_stored_ids", "stored_keys"]
+__all__ = ["Rekeying", "alias_kind", "resolve_stored_ids", "stored_keys"]

@@ -49,9 +49,9 @@ from graph.errors import (
 )
 from graph.integrity import damage_advice, non_finite_count, require_sound, require_valid
 from graph.readonly import EMBEDDED_PROCEDURES, check_plan, check_read_only
-from graph.schema import SOURCE_COLUMN, TARGET_COLUMN, Kind, NodeType, Property, RelType, Schema
+from graph.schema import ORIGIN_COLUMN, SOURCE_COLUMN, TARGET_COLUMN, Kind, NodeType, Property, RelType, Schema
 from graph.statements import identifier, load_statement, statement_text
-from graph.store import GraphStore, WriteResult
+from graph.store import GraphStore, WorkChange, WriteResult
 
 log = logging.getLogger(__name__)
 
@@ -860,6 +860,25 @@ class EmbeddedStore(GraphStore):
         if not self.read_only and self._is_empty():
             return self._build_and_swap(nodes, rels)
         return self._transaction(lambda: self._write(nodes, rels))
+
+    def _apply_change(self, change: WorkChange) -> None:
+        """Deletes (``delete_nodes``: DETACH DELETE by key) and then :meth:`_write`, in one transaction; in a
+        staged copy (a streamed load) without one, the copy being all or nothing itself."""
+
+        def work() -> None:
+            for label, keys in change.deletes.items():
+                if keys:
+                    node = self.schema.node(label)
+                    self._run("delete_nodes", {"keys": list(keys)}, {"LABEL": label, "KEY": node.key})
+            self._write(
+                {label: frame.drop(columns=[ORIGIN_COLUMN], errors="ignore") for label, frame in change.nodes.items()},
+                {rel: frame.drop(columns=[ORIGIN_COLUMN], errors="ignore") for rel, frame in change.rels.items()},
+            )
+
+        if self._direct:
+            work()
+        else:
+            self._transaction(work)
 
     def _write(
         self, nodes: Mapping[str, pd.DataFrame], rels: Mapping[str, pd.DataFrame], *, defer: bool = False

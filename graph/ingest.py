@@ -31,6 +31,7 @@ from graph.errors import ConfigError, Reject, ValidationError
 from graph.schema import Schema
 from graph.store import GraphStore, WriteResult
 from graph.validate import first_reject, validate_nodes, validate_rels
+from graph.works import merge_works
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +71,7 @@ class IngestReport:
     seconds: float
     rejects_path: Path | None = None
     merged_ids: int = 0  # paper ids of the batch that named stored papers under other keys (graph.aliases)
+    merged_stubs: int = 0  # stored ref: stubs merged into the records of their works (graph.works.merge_works)
 
     @property
     def records(self) -> int:
@@ -94,6 +96,11 @@ class IngestReport:
             lines.append(
                 f"  {self.merged_ids} paper id(s) named papers already stored under another key: merged into them"
             )
+        if self.merged_stubs:
+            lines.append(
+                f"  {self.merged_stubs} stored stub(s) of cited works merged into the records of those works "
+                "(their citations moved, their keys now aliases)"
+            )
         if self.rejects_path is not None and self.rejects:
             lines.append(f"  rejects written to {self.rejects_path}")
         return "\n".join(lines)
@@ -108,6 +115,7 @@ class IngestReport:
             "tables": {name: {**vars(c), "stored": c.stored} for name, c in self.tables.items()},
             "rejects_path": str(self.rejects_path) if self.rejects_path else None,
             "merged_ids": self.merged_ids,
+            "merged_stubs": self.merged_stubs,
         }
 
 
@@ -136,12 +144,27 @@ def validate_batch(
     return nodes, rels, rejects
 
 
-def _rekeyed_onto_stored_papers(store: GraphStore, batch: GraphBatch) -> tuple[GraphBatch, set[str]]:
+def _rekeyed_onto_stored_papers(store: GraphStore, batch: GraphBatch) -> tuple[GraphBatch, set[str], dict[str, str]]:
     """A copy of ``batch`` whose paper ids name the stored papers they are aliases of (:mod:`graph.aliases`),
-    and the ids that were re-keyed."""
+    the ids that were re-keyed, and the stored stubs to merge into the batch's records once it is written."""
     nodes, rels = dict(batch.nodes), dict(batch.rels)
     rekeying = resolve_stored_ids(store, nodes, rels)
-    return GraphBatch(batch.source, nodes, rels, list(batch.rejects)), set(rekeying.rekeyed)
+    return GraphBatch(batch.source, nodes, rels, list(batch.rejects)), set(rekeying.rekeyed), rekeying.stub_merges
+
+
+def _merge_stubs(store: GraphStore, stub_merges: dict[str, str], written: dict[str, pd.DataFrame]) -> int:
+    """Merge each stored stub into the record of its work (:func:`graph.works.merge_works`), for the records
+    that were written (a rejected record merges nothing); how many were merged.
+
+    Each merge is its own transaction after the batch's: a failure between them leaves the batch written and
+    the stub apart, and running the load again finds the stub through the record's alias and merges it."""
+    papers = written.get("Paper")
+    stored = set(papers["id"]) if papers is not None and "id" in papers else set()
+    merged = 0
+    for stub, record in sorted(stub_merges.items()):
+        if record in stored and merge_works(store, stub, record).changed:
+            merged += 1
+    return merged
 
 
 def _check_on_error(on_error: str) -> None:
@@ -186,14 +209,18 @@ def ingest(
     _check_on_error(on_error)
     started = time.perf_counter()
     merged_ids: set[str] = set()
+    stub_merges: dict[str, str] = {}
     if merge_known_ids:
-        batch, merged_ids = _rekeyed_onto_stored_papers(store, batch)
+        batch, merged_ids, stub_merges = _rekeyed_onto_stored_papers(store, batch)
     nodes, rels, rejects = validate_batch(store, batch)
     rejects_path = _rejects_path(batch.source, rejects_dir)
     _report_rejects(batch.source, rejects, rejects_path, on_error)
     written = store.apply(nodes, rels) if (nodes or rels) else {}
+    merged_stubs = _merge_stubs(store, stub_merges, nodes) if stub_merges else 0
     tables = _counted({}, nodes, rels, written, rejects)
-    report = IngestReport(batch.source, tables, rejects, time.perf_counter() - started, rejects_path, len(merged_ids))
+    report = IngestReport(
+        batch.source, tables, rejects, time.perf_counter() - started, rejects_path, len(merged_ids), merged_stubs
+    )
     log.debug("%s", report.summary())
     return report
 
@@ -266,14 +293,21 @@ def ingest_stream(
     started = time.perf_counter()
     rejects: list[Reject] = []
     merged_ids: set[str] = set()
+    stub_merges: dict[str, str] = {}
+    written_records: list[str] = []  # keys of the records written, for the stub merges
+    merged_stubs = 0
     tables: dict[str, TableCount] = {}
     rejects_path = _rejects_path(source, rejects_dir)
     with staged as target:
         for n, batch in enumerate(batches, start=1):
             if merge_known_ids:
-                batch, rekeyed = _rekeyed_onto_stored_papers(target, batch)
+                batch, rekeyed, merges = _rekeyed_onto_stored_papers(target, batch)
                 merged_ids |= rekeyed
+                for stub, record in merges.items():
+                    stub_merges.setdefault(stub, record)
             nodes, rels, found = validate_batch(target, batch)
+            if stub_merges and "Paper" in nodes:
+                written_records += [key for key in nodes["Paper"]["id"] if key in set(stub_merges.values())]
             del batch  # only the clean tables are written: one copy of a batch in memory, not two
             rejects += found
             # On "fail" the rest is still written into the copy (discarded below): later batches are then
@@ -288,8 +322,12 @@ def ingest_stream(
                 tables[name] = TableCount(
                     count.records, count.created + change.created, count.matched + change.matched, count.rejected
                 )
+            if stub_merges:  # into the copy, after every edge is in: all of it or none
+                merged_stubs = _merge_stubs(target, stub_merges, {"Paper": pd.DataFrame({"id": written_records})})
         _report_rejects(source, rejects, rejects_path, on_error)  # raising here leaves the store as it was
-    report = IngestReport(source, tables, rejects, time.perf_counter() - started, rejects_path, len(merged_ids))
+    report = IngestReport(
+        source, tables, rejects, time.perf_counter() - started, rejects_path, len(merged_ids), merged_stubs
+    )
     log.debug("%s", report.summary())
     return report
 

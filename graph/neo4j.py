@@ -56,7 +56,7 @@ from graph.integrity import require_sound
 from graph.readonly import NEO4J_PROCEDURES, check_read_only
 from graph.schema import SOURCE_COLUMN, TARGET_COLUMN, Kind, Property, RelType, Schema
 from graph.statements import identifier, statement_text
-from graph.store import GraphStore, WriteResult
+from graph.store import GraphStore, WorkChange, WriteResult
 
 log = logging.getLogger(__name__)
 
@@ -558,10 +558,11 @@ class Neo4jStore(GraphStore):
             )
         return rows
 
-    def apply(self, nodes: Mapping[str, pd.DataFrame], rels: Mapping[str, pd.DataFrame]) -> dict[str, WriteResult]:
-        """Merge every table in ONE write transaction: nodes first, then the edges between them."""
-        self._require_writable()
-        # Converted once, outside the transaction function, which the driver may call again on retry.
+    def _upsert_plan(
+        self, nodes: Mapping[str, pd.DataFrame], rels: Mapping[str, pd.DataFrame]
+    ) -> tuple[dict[str, tuple[str, list[Row]]], dict[str, tuple[str, list[Row]]]]:
+        """The statements and rows that upsert ``nodes`` and ``rels``, converted once, outside the transaction
+        function, which the driver may call again on retry."""
         node_plan = {
             label: (self._node_statement("merge_nodes", label), self._node_rows(label, frame, keep_nulls=False))
             for label, frame in nodes.items()
@@ -570,20 +571,53 @@ class Neo4jStore(GraphStore):
         for rel_type, frame in rels.items():
             rel = self.schema.rel(rel_type)
             rel_plan[rel_type] = (self._rel_statement(rel), self._rel_rows(rel, frame))
+        return node_plan, rel_plan
+
+    def _upsert(
+        self,
+        tx: ManagedTransaction,
+        step: _Step,
+        node_plan: dict[str, tuple[str, list[Row]]],
+        rel_plan: dict[str, tuple[str, list[Row]]],
+    ) -> dict[str, WriteResult]:
+        results: dict[str, WriteResult] = {}
+        for label, (text, rows) in node_plan.items():
+            created = self._unwind(tx, step, "merge_nodes", text, rows, "nodes_created")
+            results[label] = WriteResult(created=created, matched=len(rows) - created)
+        for rel_type, (text, rows) in rel_plan.items():
+            created = self._unwind(tx, step, "merge_rels", text, rows, "relationships_created")
+            results[rel_type] = WriteResult(created=created, matched=len(rows) - created)
+        return results
+
+    def apply(self, nodes: Mapping[str, pd.DataFrame], rels: Mapping[str, pd.DataFrame]) -> dict[str, WriteResult]:
+        """Merge every table in ONE write transaction: nodes first, then the edges between them."""
+        self._require_writable()
+        node_plan, rel_plan = self._upsert_plan(nodes, rels)
 
         def work(tx: ManagedTransaction, step: _Step) -> dict[str, WriteResult]:
-            results: dict[str, WriteResult] = {}
-            for label, (text, rows) in node_plan.items():
-                created = self._unwind(tx, step, "merge_nodes", text, rows, "nodes_created")
-                results[label] = WriteResult(created=created, matched=len(rows) - created)
-            for rel_type, (text, rows) in rel_plan.items():
-                created = self._unwind(tx, step, "merge_rels", text, rows, "relationships_created")
-                results[rel_type] = WriteResult(created=created, matched=len(rows) - created)
-            return results
+            return self._upsert(tx, step, node_plan, rel_plan)
 
         results = self._write("apply", work)
         log.debug("%s: applied %s", self.describe(), results)
         return results
+
+    def _apply_change(self, change: WorkChange) -> None:
+        """The deletes (``delete_nodes``: DETACH DELETE by key) and the upserts of :meth:`apply` in ONE write
+        transaction."""
+        self._require_writable()
+        deletes = [
+            (self._node_statement("delete_nodes", label), list(keys)) for label, keys in change.deletes.items() if keys
+        ]
+        node_plan, rel_plan = self._upsert_plan(change.nodes, change.rels)
+
+        def work(tx: ManagedTransaction, step: _Step) -> None:
+            step.name = "delete_nodes"
+            for text, keys in deletes:
+                for start in range(0, len(keys), self.batch_size):
+                    tx.run(text, {"keys": keys[start : start + self.batch_size]}).consume()
+            self._upsert(tx, step, node_plan, rel_plan)
+
+        self._write("apply_change", work)
 
     def _set_node_properties(self, label: str, frame: pd.DataFrame) -> None:
         """One write transaction per batch; a null removes the property (a recomputation replaces it)."""

@@ -11,7 +11,7 @@ import builtins
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
 
@@ -32,6 +32,20 @@ PAPER_VECTORS = ("embedding", "taxonomy", "poincare")  # the computed Paper vect
 class WriteResult:
     created: int  # rows that became new nodes/edges
     matched: int  # rows that were already there (their given properties now set)
+
+
+@dataclass(frozen=True)
+class WorkChange:
+    """One all-or-nothing change of the graph (:meth:`GraphStore.apply_change`): nodes deleted with their edges,
+    then nodes and edges upserted, as :mod:`graph.works` plans a merge or a deletion of a work."""
+
+    deletes: dict[str, list[str]] = field(default_factory=dict)  # label -> keys deleted with their edges
+    nodes: dict[str, pd.DataFrame] = field(default_factory=dict)  # label -> rows upserted (a null keeps a value)
+    rels: dict[str, pd.DataFrame] = field(default_factory=dict)  # type -> edges upserted (ends exist by then)
+
+    @property
+    def empty(self) -> bool:
+        return not any(self.deletes.values()) and not self.nodes and not self.rels
 
 
 @dataclass(frozen=True)
@@ -245,6 +259,29 @@ class GraphStore(ABC):
         ``(source, target, *identity)``. Callers go through :func:`graph.ingest.ingest`, which validates.
         """
 
+    def apply_change(self, change: WorkChange) -> None:
+        """Apply ``change`` all or nothing: delete its nodes (with every edge they have), then upsert its nodes
+        and edges as :meth:`apply` does. The statements are ``delete_nodes`` and the upserts of :meth:`apply`;
+        each backend runs them in one transaction (the embedded store's staged copy, which is all or nothing
+        itself, without one). Callers: :func:`graph.works.merge_works` and :func:`graph.works.delete_work`."""
+        for label, keys in change.deletes.items():
+            self.schema.node(label)
+            if any(not isinstance(key, str) for key in keys):
+                raise SchemaError(f"apply_change: the keys of {label} nodes to delete must be strings")
+        for label, frame in change.nodes.items():
+            node = self.schema.node(label)
+            self.schema.check_properties(node, [c for c in frame.columns if c not in (node.key, ORIGIN_COLUMN)])
+        for rel_type, frame in change.rels.items():
+            rel = self.schema.rel(rel_type)
+            self.schema.check_properties(
+                rel, [c for c in frame.columns if c not in (SOURCE_COLUMN, TARGET_COLUMN, ORIGIN_COLUMN)]
+            )
+        self._apply_change(change)
+
+    @abstractmethod
+    def _apply_change(self, change: WorkChange) -> None:
+        """:meth:`apply_change` after its checks, in one transaction."""
+
     def apply_deferring(
         self, nodes: Mapping[str, pd.DataFrame], rels: Mapping[str, pd.DataFrame]
     ) -> dict[str, WriteResult]:
@@ -331,4 +368,4 @@ def _require_finite_writes(frame: pd.DataFrame, owner: NodeType | RelType, name:
         )
 
 
-__all__ = ["PAPER_VECTORS", "Completeness", "GraphStore", "WriteResult"]
+__all__ = ["PAPER_VECTORS", "Completeness", "GraphStore", "WorkChange", "WriteResult"]

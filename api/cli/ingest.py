@@ -42,6 +42,7 @@ def ingest_settings(args: argparse.Namespace) -> IngestSettings:
         thesaurus=args.thesaurus,
         keyword_thesaurus=args.keyword_thesaurus,
         memory_limit=args.memory_limit,
+        merged_ids=args.merged_ids,
         json=args.json,
     )
 
@@ -112,6 +113,13 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         help="memory in MiB that a source read in batches (openalex) plans its held-back relationship writes for: "
         "its edges are spilled to disk and copied at the end in parts of a quarter of it "
         f"(default: {MEMORY_LIMIT_MIB})",
+    )
+    p.add_argument(
+        "--merged-ids",
+        metavar="PATH",
+        help="openalex: the snapshot's merged_ids/works folder (or one of its CSV files): merged works the store "
+        "holds become aliases of their survivors, deleted ones are removed (default: the merged_ids/works folder "
+        "beside the works, when there is one)",
     )
     p.add_argument("--json", action="store_true", help="print the ingest reports as JSON")
     p.set_defaults(func=cmd_ingest)

@@ -20,7 +20,9 @@ from graph import ingest, ingest_stream
 from graph.errors import ConfigError
 from graph.files import StoreFiles
 from graph.ingest import MEMORY_LIMIT_MIB
+from graph.works import apply_work_changes
 from loaders.keywords import KeywordThesaurus, thesaurus_from_env
+from loaders.openalex_merged import MergedIds, find_beside, read_merged_ids
 from loaders.refmatch import Thesaurus
 
 log = logging.getLogger(__name__)
@@ -41,6 +43,7 @@ class IngestSettings:
     thesaurus: str | None = None
     keyword_thesaurus: str | None = None
     memory_limit: int = MEMORY_LIMIT_MIB
+    merged_ids: str | None = None
     json: bool = False
 
     def command(self) -> tuple[str, ...]:
@@ -55,6 +58,7 @@ class IngestSettings:
             *option("--thesaurus", self.thesaurus),
             *option("--keyword-thesaurus", self.keyword_thesaurus),
             *option("--memory-limit", self.memory_limit, MEMORY_LIMIT_MIB),
+            *option("--merged-ids", self.merged_ids),
             *switch("--json", self.json),
         )
 
@@ -98,6 +102,32 @@ class IngestSettings:
             )
         return Thesaurus.read(Path(self.thesaurus))
 
+    def openalex_merged_ids(self, sources: list[tuple[loaders.Source, Path]]) -> MergedIds | None:
+        """OpenAlex's merged works for ``ingest openalex``: ``--merged-ids``, else the ``merged_ids/works`` folder
+        of the snapshot the works are in (:func:`loaders.openalex_merged.find_beside`); None for other sources or
+        when there is none. A line that cannot be read stops the command with ``--on-error fail``; with ``skip``
+        it is left out and logged."""
+        openalex = [path for source, path in sources if source.name == "openalex"]
+        if self.merged_ids and not openalex:
+            raise ConfigError(
+                "--merged-ids is OpenAlex's list of merged works: give it with `citegraph ingest openalex`"
+            )
+        if not openalex:
+            return None
+        folder = Path(self.merged_ids) if self.merged_ids else find_beside(openalex[0])
+        if folder is None:
+            return None
+        merged = read_merged_ids(folder)
+        if merged.rejects and self.on_error == "fail":
+            first = merged.rejects[0]
+            raise ConfigError(
+                f"{folder}: {len(merged.rejects)} merged_ids line(s) cannot be read, nothing was written; first: "
+                f"{first.origin}: {first.reason}. Fix the file, or rerun with --on-error skip to apply the rest"
+            )
+        for reject in merged.rejects:
+            log.warning("%s: %s: %s (left out)", folder, reject.origin, reject.reason)
+        return merged
+
 
 def run_ingest(context: StepContext, settings: IngestSettings) -> None:
     app = AppSettings.from_env()
@@ -108,7 +138,9 @@ def run_ingest(context: StepContext, settings: IngestSettings) -> None:
     keyword_thesaurus = (
         KeywordThesaurus.read(Path(settings.keyword_thesaurus)) if settings.keyword_thesaurus else thesaurus_from_env()
     )
+    merged_ids = settings.openalex_merged_ids(sources)  # read first: a bad file stops before anything is written
     reports = []
+    extra: list[dict[str, object]] = []
     with context.open(create=True) as store:
         rejects_dir = (
             Path(settings.rejects_dir) if settings.rejects_dir else app.rejects_dir or StoreFiles.of(store).rejects
@@ -143,6 +175,10 @@ def run_ingest(context: StepContext, settings: IngestSettings) -> None:
                     "Pass --rejects-dir (or set CITEGRAPH_REJECTS to) a folder you can write to"
                 ) from exc
             reports.append(report)
+            changes = None
+            if source.name == "openalex" and merged_ids is not None:
+                changes = apply_work_changes(store, merged_ids.merges)
+            extra.append({"merged_ids": vars(changes)} if changes is not None else {})
             if report.records == 0:  # nothing read: most likely the wrong file, or an export cut off early
                 log.warning(
                     "%s: %s holds no record (0 records read, nothing stored); check that it is the %s export you meant",
@@ -152,8 +188,13 @@ def run_ingest(context: StepContext, settings: IngestSettings) -> None:
                 )
             if not settings.json:
                 print(report.summary())
+                if changes is not None and merged_ids is not None:
+                    files = ", ".join(str(f) for f in merged_ids.files[:3]) + (
+                        " …" if len(merged_ids.files) > 3 else ""
+                    )
+                    print(f"  {changes.summary()} ({len(merged_ids.merges)} merge(s) read from {files})")
     if settings.json:
-        print(json.dumps([r.as_dict() for r in reports], indent=2))
+        print(json.dumps([{**r.as_dict(), **more} for r, more in zip(reports, extra)], indent=2))
 
 
 def _within(path: Path, folder: Path) -> bool:

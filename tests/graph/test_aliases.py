@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from graph import GraphBatch, GraphStore, ingest
+from graph import GraphBatch, GraphStore, ingest, ingest_stream
 from graph.aliases import stored_keys
 
 
@@ -120,4 +120,95 @@ def test_re_keyed_loads_are_idempotent(empty_store: GraphStore) -> None:
     assert report.tables["Paper"].created == 0
     assert set(zip(empty_store.read_edges("CITES")["source"], empty_store.read_edges("CITES")["target"])) == {
         ("doi:10.9/new", "P98-1081")
+    }
+
+
+def _stub_citation() -> GraphBatch:
+    """A paper citing a work known only by its reference string: the stub ``ref:ariam2017jinformetr``."""
+    return GraphBatch(
+        "citing",
+        nodes={
+            "Paper": _papers(
+                id=["citing", "ref:ariam2017jinformetr"],
+                title=["Citing", None],
+                year=[2020, 2017],
+                label=[None, "Aria M, 2017, J Informetr 11:959"],
+                reference=[None, "Aria M, 2017, J INFORMETR, V11, P959"],
+                stub=[False, True],
+            ),
+            "Alias": pd.DataFrame({"id": ["ref:ji-v11-p959"], "kind": ["ref"]}),
+        },
+        rels={
+            "CITES": pd.DataFrame({"source": ["citing"], "target": ["ref:ariam2017jinformetr"]}),
+            "ALIAS_OF": pd.DataFrame({"source": ["ref:ji-v11-p959"], "target": ["ref:ariam2017jinformetr"]}),
+        },
+    )
+
+
+def _record() -> GraphBatch:
+    """The record of that work, keyed by its DOI, with the field key a later reference would meet it by."""
+    return GraphBatch(
+        "record",
+        nodes={
+            "Paper": _papers(
+                id=["doi:10.1016/j.joi.2017.08.007"],
+                title=["bibliometrix"],
+                year=[2017],
+                label=["Aria M, 2017, J Informetr 11:959"],
+                stub=[False],
+            ),
+            "Alias": pd.DataFrame({"id": ["ref:ji-v11-p959", "wos:000418020600003"], "kind": ["ref", "wos"]}),
+        },
+        rels={
+            "ALIAS_OF": pd.DataFrame(
+                {
+                    "source": ["ref:ji-v11-p959", "wos:000418020600003"],
+                    "target": ["doi:10.1016/j.joi.2017.08.007", "doi:10.1016/j.joi.2017.08.007"],
+                }
+            )
+        },
+    )
+
+
+def test_a_record_loaded_after_its_stub_keeps_its_own_key_and_takes_the_stubs_citations(
+    empty_store: GraphStore,
+) -> None:
+    ingest(empty_store, _stub_citation())
+    report = ingest(empty_store, _record())
+    assert report.merged_stubs == 1 and "merged into" in report.summary()
+    assert empty_store.count_nodes("Paper") == 2
+    assert set(zip(empty_store.read_edges("CITES")["source"], empty_store.read_edges("CITES")["target"])) == {
+        ("citing", "doi:10.1016/j.joi.2017.08.007")
+    }
+    assert stored_keys(empty_store, ["ref:ariam2017jinformetr", "ref:ji-v11-p959"]) == {
+        "ref:ariam2017jinformetr": "doi:10.1016/j.joi.2017.08.007",
+        "ref:ji-v11-p959": "doi:10.1016/j.joi.2017.08.007",
+    }
+    row = empty_store.query("paper_by_ids", {"ids": ["doi:10.1016/j.joi.2017.08.007"]})[0]
+    assert row["stub"] is False and row["title"] == "bibliometrix" and row["reference"] is None
+    # the record loaded again: nothing changes
+    before = empty_store.stats()
+    assert ingest(empty_store, _record()).merged_stubs == 0
+    assert empty_store.stats() == before
+
+
+def test_a_stub_of_a_stored_record_leaves_the_same_graph(empty_store: GraphStore) -> None:
+    """The other order (record, then the citation) gives the same nodes and edges."""
+    ingest(empty_store, _record())
+    ingest(empty_store, _stub_citation())
+    assert empty_store.count_nodes("Paper") == 2
+    assert set(zip(empty_store.read_edges("CITES")["source"], empty_store.read_edges("CITES")["target"])) == {
+        ("citing", "doi:10.1016/j.joi.2017.08.007")
+    }
+    row = empty_store.query("paper_by_ids", {"ids": ["doi:10.1016/j.joi.2017.08.007"]})[0]
+    assert row["stub"] is False and row["title"] == "bibliometrix" and row["reference"] is None
+
+
+def test_a_streamed_load_merges_the_stub_inside_its_copy(empty_store: GraphStore) -> None:
+    ingest(empty_store, _stub_citation())
+    report = ingest_stream(empty_store, "record", [_record()])
+    assert report.merged_stubs == 1
+    assert set(empty_store.read_edges("CITES")["target"]) == {"doi:10.1016/j.joi.2017.08.007"}
+    assert stored_keys(empty_store, ["ref:ariam2017jinformetr"]) == {
+        "ref:ariam2017jinformetr": "doi:10.1016/j.joi.2017.08.007"
     }
