@@ -96,10 +96,19 @@ class HyperbolicSettings:
 
     # Dimension trained in; None: the store's poincare size (CITEGRAPH_POINCARE_DIM, default 16). Smaller
     # values are written zero-padded (an isometric copy), so benchmarks can train dim 2/5/10 into one store.
-    dim: int | None = None
+    dim: int | None = field(
+        default=None,
+        metadata={"help": "dimension of the Poincaré embedding (default: the store's, CITEGRAPH_POINCARE_DIM=16)"},
+    )
     # Epochs of the Nickel & Kiela refinement after the tree initialisation, at most (300 reach MAP 0.999 at dim 5
     # on the ACM 1998 tree; see docs/results.md).
-    epochs: int = 300
+    epochs: int = field(
+        default=300,
+        metadata={
+            "help": "Nickel & Kiela refinement epochs after the tree init, at most: training stops earlier once the "
+            "loss has stopped improving"
+        },
+    )
     # Burn-in epochs at a tenth of the learning rate before them.
     burn_in: int = 20
     # Stop the refinement before `epochs` once the mean loss of the last `window` epochs is less than this fraction
@@ -107,7 +116,13 @@ class HyperbolicSettings:
     # taxonomy (dim 16) 1e-2 stops after 214 of 300 epochs: ACM 1998 MAP 0.9994 (0.9996 at 300), joint hierarchy
     # MAP 0.848 (0.883 at 300, still rising); 2e-2 stops after 93 (joint 0.764), 5e-3 after 285 (joint 0.882).
     # benchmarks/hyperbolic_convergence.py, docs/results.md.
-    tolerance: float = 1e-2
+    tolerance: float = field(
+        default=1e-2,
+        metadata={
+            "help": "stop the class layout's training once 10 epochs lower the loss by less than this fraction "
+            "(0: run every --epochs epoch)"
+        },
+    )
     window: int = 10
     # Edge length τ of Sarkar's tree initialisation; depth h starts at distance hτ from the origin.
     tree_scale: float = 3.0
@@ -119,7 +134,12 @@ class HyperbolicSettings:
     map_settings: MapSettings = field(default_factory=MapSettings)
     # Fit h_θ in this run. Nothing served reads it (benchmarks do), so a build may write the coordinates first
     # and fit h_θ in a later run.
-    fit_map: bool = True
+    fit_map: bool = field(
+        default=True,
+        metadata={
+            "help": "fit h_θ (nothing served reads it; --no-map writes the coordinates alone, a later --map run fits it)"
+        },
+    )
     # Papers without categories but with an embedding sit at the midpoint of this many nearest categories
     # (by cosine to their fused vectors); 0 leaves them without coordinates.
     place_top_k: int = 3

