@@ -16,7 +16,13 @@ from api.cli.common import index_dir, open_from_args
 from api.cli.flags import FlagSpec, add_settings_flags, settings_from_args
 from api.cli.linkage import add_cross_encoder_arguments, compute_linkage_step
 from gnn.cocitation.compute import CocitationSettings, compute_cocitation
-from gnn.hyperbolic.compute import HyperbolicSettings, MapSettings, compute_hyperbolic
+from gnn.hyperbolic.compute import (
+    HYPERBOLIC_CLASSES,
+    HYPERBOLIC_MAP,
+    HyperbolicSettings,
+    MapSettings,
+    compute_hyperbolic,
+)
 from gnn.mapping.bursts import BurstSettings
 from gnn.mapping.centrality import CentralitySettings
 from gnn.mapping.compute import MappingSettings, compute_mapping
@@ -138,7 +144,9 @@ def compute_hyperbolic_step(store: GraphStore, args: argparse.Namespace) -> None
         map_settings=settings_from_args(MapSettings, args, MAP_FLAGS),
     )
     files = StoreFiles()
-    report = compute_hyperbolic(store, settings, map_dir=files.hyperbolic_map, classes_dir=files.hyperbolic_classes)
+    report = compute_hyperbolic(
+        store, settings, map_dir=HYPERBOLIC_MAP.under(files), classes_dir=HYPERBOLIC_CLASSES.under(files)
+    )
     print(report.summary())
 
 

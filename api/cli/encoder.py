@@ -29,7 +29,7 @@ from gnn.recommend.finetune import (
 )
 from gnn.rerank.model import OBJECTIVES
 from gnn.retrieval.index import IndexSettings, IndexUnavailableError, RetrievalIndex
-from gnn.text.encoder import EncoderSettings, TextEncoder, default_model_path
+from gnn.text.encoder import FINE_TUNED_ENCODERS, EncoderSettings, TextEncoder, default_model_path
 from graph.errors import ConfigError
 from graph.files import StoreFiles, write_atomic
 from graph.store import GraphStore
@@ -84,7 +84,7 @@ def train_encoder(store: GraphStore, args: argparse.Namespace, settings: Encoder
         data = training_data(store, settings, split, hard_negatives=hard, progress=not args.quiet)
     finally:
         frozen.close()
-    trainer = EncoderTrainer(base, settings, StoreFiles().encoders)
+    trainer = EncoderTrainer(base, settings, FINE_TUNED_ENCODERS.under(StoreFiles()))
     training = trainer.fit(data, progress=not args.quiet)
     report: dict[str, Any] = {
         "command": "citegraph train encoder",

@@ -32,8 +32,15 @@ from gnn.linkage.corpus import (
     store_link_data,
     store_silver_source,
 )
-from gnn.linkage.cross_encoder import CrossEncodedLinker, CrossEncoder, CrossEncoderSettings, train_cross_encoder
+from gnn.linkage.cross_encoder import (
+    CROSS_ENCODER_FILE,
+    CrossEncodedLinker,
+    CrossEncoder,
+    CrossEncoderSettings,
+    train_cross_encoder,
+)
 from gnn.linkage.evaluate import LinkageEvalSettings, cross_validate
+from gnn.linkage.model import LINKER_FILE
 from gnn.linkage.service import make_predictor
 from gnn.linkage.silver import (
     BinaryMetrics,
@@ -65,7 +72,7 @@ def _encoder(args: argparse.Namespace) -> TextEncoder:
 
 def load_linker(path: str | None) -> Linker:
     """The linker at ``path`` (default ``$CITEGRAPH_CACHE/models/linker.json``), or a ConfigError saying how to train one."""
-    model = Path(path) if path else StoreFiles().linker
+    model = Path(path) if path else LINKER_FILE.under(StoreFiles())
     if not model.is_file():
         raise ConfigError(f"no linker model at {model}; train one with `citegraph linkage train` (or pass --model)")
     return Linker.load(model)
@@ -121,7 +128,7 @@ def cmd_linkage_train(args: argparse.Namespace) -> int:
         linker = train_linker(examples, settings, selection_examples=gold.examples)
     finally:
         encoder.close()
-    out = Path(args.out) if args.out else StoreFiles().linker
+    out = Path(args.out) if args.out else LINKER_FILE.under(StoreFiles())
     linker.save(out)
     print(
         f"linker trained on {len(gold.examples)} gold + {len(examples) - len(gold.examples)} silver citances "
@@ -130,7 +137,7 @@ def cmd_linkage_train(args: argparse.Namespace) -> int:
     print(f"selection: {linker.selection}")
     if args.cross_encoder:
         cross = train_cross_encoder(gold.examples, linker, _cross_encoder_settings(args))
-        folder = Path(args.cross_encoder_out) if args.cross_encoder_out else StoreFiles().cross_encoder
+        folder = Path(args.cross_encoder_out) if args.cross_encoder_out else CROSS_ENCODER_FILE.under(StoreFiles())
         cross.save(folder)
         print(f"cross-encoder fine-tuned on the {len(gold.examples)} gold citances -> {folder}")
     return 0
@@ -180,7 +187,7 @@ def linker_from_args(args: argparse.Namespace) -> Linker | CrossEncodedLinker:
     linker = load_linker(getattr(args, "model", None))
     if not getattr(args, "cross_encoder", False):
         return linker
-    folder = Path(args.cross_encoder_model) if args.cross_encoder_model else StoreFiles().cross_encoder
+    folder = Path(args.cross_encoder_model) if args.cross_encoder_model else CROSS_ENCODER_FILE.under(StoreFiles())
     return CrossEncodedLinker(linker, CrossEncoder.load(folder, getattr(args, "device", None)))
 
 

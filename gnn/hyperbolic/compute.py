@@ -8,7 +8,7 @@ What it writes (curvature :math:`-1`, float64):
   everything under one root), trained by :func:`gnn.hyperbolic.embedding.train_embedding` from
   Sarkar's tree embedding, for at most ``epochs`` epochs: it stops once the loss has stopped improving
   (``tolerance``, ``window``). The layout depends on the taxonomy and the settings alone, not on the
-  papers, so it is saved under ``<classes_dir>/`` (``StoreFiles.hyperbolic_classes``) by a hash of the
+  papers, so it is saved under ``<classes_dir>/`` (:data:`HYPERBOLIC_CLASSES`) by a hash of the
   hierarchy and the settings, and a later run on the same taxonomy with the same settings loads it
   instead of training (:func:`gnn.hyperbolic.embedding.cached_embedding`; the report says which).
   Trained in ``dim`` dimensions and written in the store's size
@@ -39,7 +39,7 @@ What it writes (curvature :math:`-1`, float64):
   (the joint hierarchy without its virtual nodes), from each class's path vector (its fused
   vector averaged with its ancestors'). SymTax (Goyal et al., 2024) uses Poincaré distances
   between projected class vectors as a reranker feature. The model is saved under
-  ``<map_dir>/`` (``StoreFiles.hyperbolic_map``) with its config, a hash of its training data and the classes'
+  ``<map_dir>/`` (:data:`HYPERBOLIC_MAP`) with its config, a hash of its training data and the classes'
   h_θ points; :func:`gnn.hyperbolic.map.load_hyperbolic_map` gives it back
   (:meth:`~gnn.hyperbolic.map.HyperbolicMap.to_ball` maps any fused-size vector). A saved map with
   the same config and data hash is loaded instead of trained (the report says so). Without
@@ -83,9 +83,16 @@ from gnn.hyperbolic.map import (
 )
 from gnn.taxonomy.categories import top_categories
 from graph.errors import ConfigError, SchemaError
+from graph.files import ModelFile
 from graph.store import GraphStore
 
 log = logging.getLogger(__name__)
+
+# The Poincaré layouts of the taxonomy classes, one file per hash of the hierarchy and the settings:
+# <cache>/models/hyperbolic_classes/.
+HYPERBOLIC_CLASSES = ModelFile("hyperbolic_classes", "hyperbolic_classes")
+# The map h_θ, one file per config and data hash: <cache>/models/hyperbolic_map/.
+HYPERBOLIC_MAP = ModelFile("hyperbolic_map", "hyperbolic_map")
 
 ACM1998 = "1998"
 
@@ -588,6 +595,8 @@ def _fit_map(
 
 
 __all__ = [
+    "HYPERBOLIC_CLASSES",
+    "HYPERBOLIC_MAP",
     "HyperbolicMap",
     "HyperbolicReport",
     "HyperbolicSettings",

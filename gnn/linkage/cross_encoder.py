@@ -54,8 +54,12 @@ from gnn.linkage.features import CitedPaper
 from gnn.linkage.model import Example, Linker
 from gnn.text.encoder import default_model_path
 from graph.errors import ConfigError, DataError
+from graph.files import ModelFile
 
 log = logging.getLogger(__name__)
+
+# The fine-tuned cross-encoder of `linkage train --cross-encoder`: <cache>/models/linker-cross-encoder/.
+CROSS_ENCODER_FILE = ModelFile("cross_encoder", "linker-cross-encoder")
 
 MODEL_FORMAT = "citegraph-linker-cross-encoder/1"
 ENCODER_FOLDER = "encoder"  # the fine-tuned transformer and its tokenizer (safetensors), inside the model folder
@@ -325,6 +329,7 @@ class CrossEncodedLinker:
 
 
 __all__ = [
+    "CROSS_ENCODER_FILE",
     "MODEL_FORMAT",
     "CrossEncodedLinker",
     "CrossEncoder",

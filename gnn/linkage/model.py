@@ -33,6 +33,10 @@ import numpy as np
 from gnn.linkage.features import FEATURES, CitedPaper, features
 from gnn.linkage.scoring import Selection, choose_selection
 from graph.errors import ConfigError, DataError
+from graph.files import ModelFile
+
+# The linker `linkage train` saves and `link`, `compute linkage` and the server load: <cache>/models/linker.json.
+LINKER_FILE = ModelFile("linker", "linker.json")
 
 MODEL_FORMAT = "citegraph-linker/1"
 
@@ -236,4 +240,13 @@ def fixed_scorer(feature: str, k: int) -> Linker:
     return linker
 
 
-__all__ = ["MODEL_FORMAT", "Example", "Linker", "LinkerSettings", "design_matrix", "fixed_scorer", "train_linker"]
+__all__ = [
+    "LINKER_FILE",
+    "MODEL_FORMAT",
+    "Example",
+    "Linker",
+    "LinkerSettings",
+    "design_matrix",
+    "fixed_scorer",
+    "train_linker",
+]

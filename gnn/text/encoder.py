@@ -77,6 +77,9 @@ def default_model_path() -> str:
 
 
 FINETUNE_RECORD = "citegraph_encoder.json"  # in a fine-tuned encoder's folder: base, settings, data hash
+# The encoders `train encoder` fine-tuned, one folder per base model, settings and data hash (with a checkpoint/
+# while one trains): <cache>/models/encoder/.
+FINE_TUNED_ENCODERS = files.ModelFile("encoders", "encoder")
 
 
 def finetune_record(model: str | Path) -> dict[str, Any] | None:
@@ -483,6 +486,7 @@ class TextEncoder:
 
 __all__ = [
     "FINETUNE_RECORD",
+    "FINE_TUNED_ENCODERS",
     "PRECISIONS",
     "EmbeddingCache",
     "EncoderSettings",
