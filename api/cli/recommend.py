@@ -248,7 +248,7 @@ def cmd_train_reranker(args: argparse.Namespace) -> int:
         return train_reranker(store, args, options)
 
 
-def train_reranker(store: GraphStore, args: argparse.Namespace, options: dict[str, Any] | None = None) -> int:
+def train_reranker(store: GraphStore, args: argparse.Namespace, options: train.TrainingOptions | None = None) -> int:
     """Train the reranker on ``store`` as ``train reranker`` with ``args`` does, save it beside the index and write
     the report: the command's work on a store opened already (the server's, in its background build).
     ``options``: :func:`_training_options` of ``args``, when the caller checked them already."""
@@ -265,11 +265,11 @@ def train_reranker(store: GraphStore, args: argparse.Namespace, options: dict[st
     try:
         if files.index is None or files.reranker is None:
             raise ConfigError("pass --index-dir: a server store has no folder beside it for the index")
-        options["settings"] = replace(options["settings"], queries=query_source(args, store))
+        options = replace(options, settings=replace(options.settings, queries=query_source(args, store)))
         index, _ = RetrievalIndex.open(store, IndexSettings(), path=files.index, cache=encoder)
         out_dir = ablation_models_dir(Path(args.out)) if ablation else files.reranker
         training = studies.run_ablation if ablation else train.run_training
-        report = training(store, encoder, index, out_dir=out_dir, **options)
+        report = training(store, encoder, index, out_dir=out_dir, options=options)
     finally:
         encoder.close()
         torch.set_num_threads(threads)
@@ -292,9 +292,9 @@ def why_retraining_is_skipped(store: GraphStore, args: argparse.Namespace) -> st
     return None
 
 
-def _training_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The keyword arguments of :func:`gnn.recommend.train.run_training` (and of
-    :func:`gnn.recommend.studies.run_ablation`) that the flags set."""
+def _training_options(args: argparse.Namespace) -> train.TrainingOptions:
+    """The :class:`gnn.recommend.train.TrainingOptions` of ``train reranker`` (and ``eval recommend --ablation``)
+    that the flags set."""
     seeds = getattr(args, "mart_seeds", None)  # the ablation takes the defaults
     trees = {
         "learning_rate": getattr(args, "mart_learning_rate", None),
@@ -314,17 +314,17 @@ def _training_options(args: argparse.Namespace) -> dict[str, Any]:
         if epoch_patience < 1:
             raise ConfigError(f"--epoch-patience is {epoch_patience}; give 1 or more epochs")
         neural["patience"] = epoch_patience
-    return {
-        "settings": TrainSettings(
+    return train.TrainingOptions(
+        settings=TrainSettings(
             limit=args.limit, seed=args.seed, latest_folds=latest, evaluate_test=not getattr(args, "no_test", False)
         ),
-        "model_settings": RerankerSettings(seed=args.seed, **neural),
-        "objectives": [args.objective] if args.objective else list(OBJECTIVES),
-        "lambdamart": None if getattr(args, "no_lambdamart", False) else lambdamart,
-        "cache_dir": None if getattr(args, "no_example_cache", False) else StoreFiles().reranker_examples,
-        "plain_trees": not getattr(args, "no_plain_trees", False),
-        "progress": not args.quiet,
-    }
+        model_settings=RerankerSettings(seed=args.seed, **neural),
+        objectives=(args.objective,) if args.objective else OBJECTIVES,
+        lambdamart=None if getattr(args, "no_lambdamart", False) else lambdamart,
+        cache_dir=None if getattr(args, "no_example_cache", False) else StoreFiles().reranker_examples,
+        plain_trees=not getattr(args, "no_plain_trees", False),
+        progress=not args.quiet,
+    )
 
 
 def cmd_eval_dispatch(args: argparse.Namespace) -> int:
