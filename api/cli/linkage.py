@@ -23,6 +23,7 @@ from pathlib import Path
 import pandas as pd
 
 from api.cli.common import data_dir, open_from_args
+from api.cli.flags import FlagSpec, add_settings_flags, settings_from_args
 from gnn.linkage import Example, Linker, LinkerSettings, compute_linkage, score_task1a, train_linker
 from gnn.linkage.corpus import (
     GoldCorpus,
@@ -64,6 +65,11 @@ TRAINING_SET = Path("scisumm") / "Training-Set-2018"
 # 180,444 CL-SciSumm 2018 gold citance-sentence pairs (MiniLM; docs/results.md, "silver cutoffs").
 DEFAULT_SILVER_CUTOFF = 0.517
 SCISUMMNET = Path("scisumm") / "ScisummNet-2019"
+
+
+# The settings fields `linkage train|eval` offer as flags (api/cli/flags.py).
+LINKER_FLAGS: tuple[FlagSpec, ...] = ("c", "silver_weight")
+CROSS_ENCODER_FLAGS: tuple[FlagSpec, ...] = ("epochs",)
 
 
 def _encoder(args: argparse.Namespace) -> TextEncoder:
@@ -111,7 +117,7 @@ def cmd_linkage_silver(args: argparse.Namespace) -> int:
 
 
 def cmd_linkage_train(args: argparse.Namespace) -> int:
-    settings = LinkerSettings(c=args.c, silver_weight=args.silver_weight, seed=args.seed)
+    settings = settings_from_args(LinkerSettings, args, LINKER_FLAGS, seed=args.seed)
     training = data_dir(args) / TRAINING_SET
     from_store = args.from_store or not training.is_dir()
     encoder = _encoder(args)
@@ -205,7 +211,14 @@ def add_cross_encoder_arguments(parser: argparse.ArgumentParser | argparse._Argu
 
 
 def _cross_encoder_settings(args: argparse.Namespace) -> CrossEncoderSettings:
-    return CrossEncoderSettings(epochs=args.cross_encoder_epochs, seed=args.seed, device=getattr(args, "device", None))
+    return settings_from_args(
+        CrossEncoderSettings,
+        args,
+        CROSS_ENCODER_FLAGS,
+        prefix="cross-encoder-",
+        seed=args.seed,
+        device=getattr(args, "device", None),
+    )
 
 
 def cmd_linkage_eval(args: argparse.Namespace) -> int:
@@ -287,7 +300,7 @@ def _add_linkage(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     """``linkage silver|train|eval|task-input|score``."""
     p = sub.add_parser("linkage", help="sentence-linkage model: train, silver corpus, evaluation, task files")
     verbs = p.add_subparsers(dest="verb", required=True, metavar="VERB")
-    linker, evaluation, epochs = LinkerSettings(), LinkageEvalSettings(), CrossEncoderSettings().epochs
+    evaluation = LinkageEvalSettings()
 
     q = verbs.add_parser("silver", help="write the balanced silver corpus CSV (Singha Roy & Mercer)")
     _corpus_arguments(q)
@@ -313,20 +326,14 @@ def _add_linkage(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         help="--from-store without gold links: the cosine at which a citing sentence and a cited sentence count as "
         f"linked (default {DEFAULT_SILVER_CUTOFF}, the MCC cutoff on CL-SciSumm 2018's gold pairs, docs/results.md)",
     )
-    q.add_argument("--c", type=float, default=linker.c, help="inverse regularisation of the logistic regression")
-    q.add_argument(
-        "--silver-weight",
-        type=float,
-        default=linker.silver_weight,
-        help="weight of a silver row relative to a gold row",
-    )
+    add_settings_flags(q, LinkerSettings, LINKER_FLAGS)
     q.add_argument("--out", help="model file (default: $CITEGRAPH_CACHE/models/linker.json)")
     q.add_argument(
         "--cross-encoder",
         action="store_true",
         help="also fine-tune the MiniLM cross-encoder on the gold citances (about 12 min on 2 CPU cores)",
     )
-    q.add_argument("--cross-encoder-epochs", type=float, default=epochs, help="training passes of the cross-encoder")
+    add_settings_flags(q, CrossEncoderSettings, CROSS_ENCODER_FLAGS, prefix="cross-encoder-")
     q.add_argument(
         "--cross-encoder-out", help="cross-encoder folder (default: $CITEGRAPH_CACHE/models/linker-cross-encoder)"
     )
@@ -341,7 +348,7 @@ def _add_linkage(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         help="also fine-tune a MiniLM cross-encoder per fold and score the linker re-ordered by it "
         "(about 10 min per fold on 2 CPU cores)",
     )
-    q.add_argument("--cross-encoder-epochs", type=float, default=epochs, help="training passes of the cross-encoder")
+    add_settings_flags(q, CrossEncoderSettings, CROSS_ENCODER_FLAGS, prefix="cross-encoder-")
     q.set_defaults(func=cmd_linkage_eval)
 
     q = verbs.add_parser("task-input", help="write Task 1A input CSVs from CL-SciSumm .ann.txt annotations")

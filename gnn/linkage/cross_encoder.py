@@ -41,7 +41,7 @@ import os
 import shutil
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -70,7 +70,8 @@ class CrossEncoderSettings:
     train_candidates: int = 12  # pairs per training citance: its gold sentences plus the linker's top others
     max_positives: int = 4  # gold sentences per training citance at most (a few citances have many)
     rerank_candidates: int = 20  # the linker's top sentences the cross-encoder re-scores when linking
-    epochs: float = 1.0  # passes over the training citances (fractions allowed)
+    # passes over the training citances (fractions allowed)
+    epochs: float = field(default=1.0, metadata={"help": "training passes of the cross-encoder"})
     learning_rate: float = 3e-5
     citances_per_step: int = 4  # citances per optimiser step
     max_length: int = 128  # tokens of citance + sentence

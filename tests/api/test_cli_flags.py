@@ -9,7 +9,7 @@ from typing import Literal
 
 import pytest
 
-from api.cli import compute
+from api.cli import compute, data, linkage
 from api.cli.flags import add_settings_flags, settings_from_args
 from api.cli.main import build_parser
 
@@ -77,32 +77,48 @@ def test_a_field_without_help_or_a_missing_field_is_refused() -> None:
         add_settings_flags(argparse.ArgumentParser(), Toy, ("size",))
 
 
-def _compute_parser() -> argparse.ArgumentParser:
-    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
-    return sub.choices["compute"]
+def _subparser(*path: str) -> argparse.ArgumentParser:
+    """The parser of ``citegraph PATH...`` (``("linkage", "train")``)."""
+    parser = build_parser()
+    for name in path:
+        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        parser = sub.choices[name]
+    return parser
+
+
+COMMAND = ("compute",)
+LINKAGE_TRAIN = ("linkage", "train")
 
 
 @pytest.mark.parametrize(
-    ("settings", "fields", "prefix"),
+    ("command", "settings", "fields", "prefix"),
     [
-        (compute.EmbeddingSettings, compute.EMBEDDING_FLAGS, ""),
-        (compute.CocitationSettings, compute.COCITATION_FLAGS, ""),
-        (compute.FusionSettings, compute.FUSION_FLAGS, ""),
-        (compute.CategorySettings, compute.CATEGORY_FLAGS, ""),
-        (compute.HyperbolicSettings, (*compute.HYPERBOLIC_FLAGS, *compute.FIT_MAP_FLAGS), ""),
-        (compute.MapSettings, compute.MAP_FLAGS, ""),
-        (compute.BurstSettings, compute.BURST_FLAGS, ""),
-        (compute.CentralitySettings, compute.CENTRALITY_FLAGS, ""),
-        (compute.CouplingSettings, compute.COUPLING_FLAGS, "coupling-"),
+        (LINKAGE_TRAIN, linkage.LinkerSettings, linkage.LINKER_FLAGS, ""),
+        (LINKAGE_TRAIN, linkage.CrossEncoderSettings, linkage.CROSS_ENCODER_FLAGS, "cross-encoder-"),
+        (("linkage", "eval"), linkage.CrossEncoderSettings, linkage.CROSS_ENCODER_FLAGS, "cross-encoder-"),
+        (("copy",), data.CopySettings, data.COPY_FLAGS, ""),
+        (COMMAND, compute.EmbeddingSettings, compute.EMBEDDING_FLAGS, ""),
+        (COMMAND, compute.CocitationSettings, compute.COCITATION_FLAGS, ""),
+        (COMMAND, compute.FusionSettings, compute.FUSION_FLAGS, ""),
+        (COMMAND, compute.CategorySettings, compute.CATEGORY_FLAGS, ""),
+        (COMMAND, compute.HyperbolicSettings, (*compute.HYPERBOLIC_FLAGS, *compute.FIT_MAP_FLAGS), ""),
+        (COMMAND, compute.MapSettings, compute.MAP_FLAGS, ""),
+        (COMMAND, compute.BurstSettings, compute.BURST_FLAGS, ""),
+        (COMMAND, compute.CentralitySettings, compute.CENTRALITY_FLAGS, ""),
+        (COMMAND, compute.CouplingSettings, compute.COUPLING_FLAGS, "coupling-"),
     ],
 )
-def test_compute_flags_are_the_settings_fields(settings: type, fields: tuple, prefix: str) -> None:
-    """Each flag of ``citegraph compute`` that fills a settings field has that field's default and declared help."""
-    actions = {option: action for action in _compute_parser()._actions for option in action.option_strings}
+def test_command_flags_are_the_settings_fields(
+    command: tuple[str, ...], settings: type, fields: tuple, prefix: str
+) -> None:
+    """Each flag of a command that fills a settings field has that field's default and declared help."""
+    parser = _subparser(*command)
+    actions = {option: action for action in parser._actions for option in action.option_strings}
     declared = {f.name: f for f in dataclasses.fields(settings)}
     for spec in fields:
         name, flag = spec if isinstance(spec, tuple) else (spec, f"--{prefix}{spec.replace('_', '-')}")
         assert actions[flag].default == getattr(settings(), name), flag
         assert actions[flag].help == declared[name].metadata["help"], flag
-    parsed = _compute_parser().parse_args(["cocitation"])
+    required = {("compute",): ["cocitation"], ("copy",): ["--from", "embedded", "--to", "embedded"]}
+    parsed = parser.parse_args(required.get(command, []))
     assert settings_from_args(settings, parsed, fields, prefix=prefix) == settings()
