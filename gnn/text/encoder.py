@@ -204,7 +204,7 @@ def encoder_dtype(precision: str, device: torch.device) -> torch.dtype:
     multiplies it natively (AMX tiles or AVX-512 BF16: oneDNN then runs the linear layers about 3x
     faster than fp32 — 101 against 30 texts/s on the project's 2-core Xeon); fp32 elsewhere, where
     bfloat16 would be emulated and slower. The vectors are pooled and normalised in fp32, and
-    agree with the fp32 model's to a cosine of at least 0.9995 (``tests/gnn/test_encoder.py``; 0.99992 at
+    agree with the fp32 model's to a cosine of at least 0.9995 (``tests/gnn/text/test_encoder.py``; 0.99992 at
     worst over 600 ACL abstracts, ``benchmarks/encoder_bench.py``).
     Precision is not part of the cache key: vectors that agree this closely are the same embedding.
     """

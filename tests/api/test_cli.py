@@ -14,7 +14,6 @@ import numpy as np
 import pandas as pd
 import pytest
 from taxonomy_graph import taxonomy_batch, write_fused
-from test_recommend import _citances
 
 from api.cli.common import format_rows
 from api.cli.main import build_parser, main
@@ -25,6 +24,7 @@ from gnn.text.embeddings import compute_embeddings
 from gnn.text.encoder import TextEncoder
 from graph import Completeness, GraphStore, StoreConfig, ingest, open_store
 from graph.files import StoreFiles
+from tests.gnn.recommend.test_recommend import _citances
 
 REPO = Path(__file__).resolve().parents[2]
 

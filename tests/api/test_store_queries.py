@@ -10,7 +10,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
-from test_recommend_eval import _citances
 
 from api.cli.main import main
 from gnn.recommend import evaluate
@@ -25,6 +24,7 @@ from gnn.text.embeddings import compute_embeddings
 from gnn.text.encoder import TextEncoder
 from graph import GraphBatch, GraphStore, StoreConfig, ingest, open_store
 from graph.files import IndexFiles
+from tests.gnn.recommend.test_recommend_eval import _citances
 
 # Full-text sentences as unarXive and JSONL give them (<paper>#<n>), citing the tiny graph's papers, two per
 # citing year 2006-2009: the split is train 1 = 2006, train 2 = 2007, validation = 2008, test = 2009.

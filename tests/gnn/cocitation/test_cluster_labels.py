@@ -12,7 +12,6 @@ import networkx as nx
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from cocite_graph import open_cocite_store
 from scipy.stats import chi2_contingency
 from sklearn.metrics import silhouette_samples
 
@@ -28,6 +27,7 @@ from gnn.cocitation.terms import (
     term_matrix,
 )
 from graph import GraphStore
+from tests.gnn.cocite_graph import open_cocite_store
 
 
 def test_llr_of_a_hand_computed_two_by_two_table() -> None:

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_recommend_eval import _citances
 
 from gnn import reports
 from gnn.recommend.examples import Fold, TrainSettings
@@ -27,6 +26,7 @@ from gnn.text.encoder import TextEncoder
 from graph import GraphStore, ingest
 from graph.errors import DataError
 from graph.files import IndexFiles
+from tests.gnn.recommend.test_recommend_eval import _citances
 
 # training queries of 2004 know the graph up to 2003; validation and test (2005) up to 2004
 SPLIT = TrainSettings(
