@@ -274,11 +274,11 @@ def _linkage_service(service: GraphService) -> LinkageService:
     memory a server that never links should not pay. It shares the graph service's store lock.
     """
     from api.pipeline.linkage import load_linker
-    from gnn.linkage.cross_encoder import CrossEncoder
+    from gnn.linkage.cross_encoder import CROSS_ENCODER_FILE, CrossEncoder
     from gnn.text.encoder import EncoderSettings, TextEncoder
 
     linker = load_linker(None)  # before the encoder: fails fast where no model was trained
-    cross = CrossEncoder.load_if_saved(StoreFiles().cross_encoder)
+    cross = CrossEncoder.load_if_saved(CROSS_ENCODER_FILE.under(StoreFiles()))
     encoder = TextEncoder(EncoderSettings.from_env())
     return LinkageService(service.store, encoder, linker, lock=service.lock, cross_encoder=cross)
 

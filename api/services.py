@@ -17,7 +17,7 @@ from typing import Any, cast
 
 from api.paper_ids import resolve_paper_ids
 from api.scheduling import StoreLock
-from gnn.cocitation.clusters import ClusterLabel, read_cluster_labels, read_cluster_quality
+from gnn.cocitation.clusters import ClusterLabel, StoredQuality, read_cluster_labels, read_cluster_quality
 from gnn.mapping.documents import EdgeDocument, edge_documents
 from gnn.mapping.networks import MapNetwork, MapUnit, NetworkFilters, build_network
 from gnn.mapping.timeline import ClusterTimeline, cluster_timeline
@@ -385,7 +385,7 @@ class GraphService:
         rows = {r["id"]: NetworkNode(**r) for r in found}
         return [rows.get(i) for i in ids]
 
-    def cluster_quality(self) -> dict[str, Any] | None:
+    def cluster_quality(self) -> StoredQuality | None:
         """The co-citation clustering's modularity and silhouette `compute cocitation` wrote (None before)."""
         path = StoreFiles.of(self.store).clusters
         return read_cluster_quality(path) if path is not None else None

@@ -41,8 +41,9 @@ PROGRESS_VERSION = 1
 
 @dataclass(frozen=True)
 class CopySettings:
-    batch_size: int = 10_000  # rows per write transaction: big enough to amortise a Neo4j round trip and
-    #                           the embedded store's endpoint checks, small enough for the server's memory
+    # rows per write transaction: big enough to amortise a Neo4j round trip and the embedded store's endpoint
+    # checks, small enough for the server's memory
+    batch_size: int = field(default=10_000, metadata={"help": "rows per write transaction (default %(default)s)"})
     retries: int = 3  # extra attempts for a frame that failed transiently (the writes merge, so retrying is safe)
     retry_wait_s: float = 2.0  # wait before the first retry; doubled before each further one
     progress_path: Path = Path("var/copy.progress.json")  # labels/types finished so far; a rerun skips them

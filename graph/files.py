@@ -15,14 +15,17 @@ reranker                ``<db>.index.reranker/``                     ``train rer
 clusters                ``<db>.clusters.json``                       ``compute cocitation`` (cluster labels)
 coupling_clusters       ``<db>.coupling_clusters.json``              ``compute coupling`` (coupling cluster labels)
 served_encoder          ``<db>.encoder.json``                        ``train encoder`` (which encoder serves)
-linker                  ``<cache>/models/linker.json``               ``linkage train``
-cross_encoder           ``<cache>/models/linker-cross-encoder/``     ``linkage train --cross-encoder``
-hyperbolic_classes      ``<cache>/models/hyperbolic_classes/``       ``compute hyperbolic`` (class layout)
-hyperbolic_map          ``<cache>/models/hyperbolic_map/``           ``compute hyperbolic`` (h_θ)
-encoders                ``<cache>/models/encoder/``                  ``train encoder`` (fine-tuned encoders)
+models                  ``<cache>/models/``                          the trained models, each named by its
+                                                                     capability (:class:`ModelFile`)
 embeddings              ``<cache>/embeddings/``                      the encoder's cache of text vectors
 reranker_examples       ``<cache>/reranker_examples/``               ``train reranker`` (its examples)
 ======================  ===========================================  ======================================
+
+The models under ``<cache>/models/`` are the capabilities' own: each declares its :class:`ModelFile`
+(``gnn.linkage.model.LINKER_FILE`` is ``linker.json``, ``gnn.linkage.cross_encoder.CROSS_ENCODER_FILE``
+``linker-cross-encoder/``, ``gnn.hyperbolic.compute.HYPERBOLIC_CLASSES`` and ``HYPERBOLIC_MAP``
+``hyperbolic_classes/`` and ``hyperbolic_map/``, ``gnn.text.encoder.FINE_TUNED_ENCODERS`` ``encoder/``),
+and ``citegraph stats --files`` passes them to :meth:`StoreFiles.describe`.
 
 ``--index-dir`` moves the index, and with it the citances, profiles and reranker that sit beside it.
 A server store (Neo4j) has no file, so nothing beside it: its index must be given a folder, and
@@ -43,7 +46,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -114,12 +117,29 @@ class IndexFiles:
 
 
 @dataclass(frozen=True)
+class ModelFile:
+    """A model a capability keeps under ``<cache>/models/``, shared by every store (``gnn.linkage.model.LINKER_FILE``,
+    ...): the capability declares it, so the store knows where models live but not which are computed on it.
+
+    >>> ModelFile("linker", "linker.json").under(StoreFiles(cache=Path("/cache")))
+    PosixPath('/cache/models/linker.json')
+    """
+
+    name: str  # as `citegraph stats --files` lists it
+    relative: str  # its file or folder under <cache>/models/
+
+    def under(self, files: StoreFiles) -> Path:
+        """Its path under the cache of ``files``: ``<cache>/models/<relative>``."""
+        return files.models / self.relative
+
+
+@dataclass(frozen=True)
 class StoreFiles:
     """Every file beside the store ``db`` and under the cache ``cache``.
 
     >>> files = StoreFiles(Path("var/citegraph.db"), cache=Path("/cache"))
-    >>> files.index, files.reranker, files.linker
-    (PosixPath('var/citegraph.db.index'), PosixPath('var/citegraph.db.index.reranker'), PosixPath('/cache/models/linker.json'))
+    >>> files.index, files.reranker, files.models
+    (PosixPath('var/citegraph.db.index'), PosixPath('var/citegraph.db.index.reranker'), PosixPath('/cache/models'))
     """
 
     db: Path | None = None  # the embedded store file; None for a server store (Neo4j)
@@ -187,35 +207,9 @@ class StoreFiles:
     # under the cache --------------------------------------------------------------------------------
     @property
     def models(self) -> Path:
-        """Trained models shared by every store: ``<cache>/models/`` (the hyperbolic map, the linker, fusion GNNs)."""
+        """Trained models shared by every store: ``<cache>/models/``. Each capability names its own file or folder
+        there (a :class:`ModelFile`: the linker, the cross-encoder, the hyperbolic layouts, fine-tuned encoders)."""
         return self.cache / "models"
-
-    @property
-    def linker(self) -> Path:
-        """The sentence linker of ``linkage train``: ``<cache>/models/linker.json``."""
-        return self.models / "linker.json"
-
-    @property
-    def cross_encoder(self) -> Path:
-        """The fine-tuned cross-encoder of ``linkage train --cross-encoder``: ``<cache>/models/linker-cross-encoder/``."""
-        return self.models / "linker-cross-encoder"
-
-    @property
-    def hyperbolic_classes(self) -> Path:
-        """The Poincaré layouts of the taxonomy classes of ``compute hyperbolic``, one file per hash of the hierarchy
-        and the settings: ``<cache>/models/hyperbolic_classes/``."""
-        return self.models / "hyperbolic_classes"
-
-    @property
-    def hyperbolic_map(self) -> Path:
-        """The map h_θ of ``compute hyperbolic``, one file per config and data hash: ``<cache>/models/hyperbolic_map/``."""
-        return self.models / "hyperbolic_map"
-
-    @property
-    def encoders(self) -> Path:
-        """The encoders ``train encoder`` fine-tuned, one folder per base model, settings and data hash (with a
-        ``checkpoint/`` while one trains): ``<cache>/models/encoder/``."""
-        return self.models / "encoder"
 
     @property
     def embeddings(self) -> Path:
@@ -244,8 +238,9 @@ class StoreFiles:
                 parts.append(f"{file.name}:-")
         return "|".join(parts)
 
-    def describe(self) -> list[FileEntry]:
-        """Each artefact, in the order the steps write them, with its path, size and built-from stamp."""
+    def describe(self, model_files: Iterable[ModelFile] = ()) -> list[FileEntry]:
+        """Each artefact, in the order the steps write them, with its path, size and built-from stamp; the
+        capabilities' ``model_files`` (which the store does not know of) after the store's own files."""
         now = self.stamp()
         index_stamp = _json_field(self.index, "manifest.json", "store_stamp")
         citances_stamp = _text(None if self.index is None else IndexFiles(self.index).citances_stamp)
@@ -260,11 +255,7 @@ class StoreFiles:
             _entry("clusters", self.clusters),
             _entry("coupling_clusters", self.coupling_clusters),
             _entry("served_encoder", self.served_encoder, _json_field_file(self.served_encoder, "data_hash")),
-            _entry("linker", self.linker),
-            _entry("cross_encoder", self.cross_encoder),
-            _entry("hyperbolic_classes", self.hyperbolic_classes),
-            _entry("hyperbolic_map", self.hyperbolic_map),
-            _entry("encoders", self.encoders),
+            *(_entry(model.name, model.under(self)) for model in model_files),
             _entry("embeddings", self.embeddings),
             _entry("reranker_examples", self.reranker_examples),
         ]
@@ -376,6 +367,7 @@ __all__ = [
     "DEFAULT_DATA_DIR",
     "FileEntry",
     "IndexFiles",
+    "ModelFile",
     "StoreFiles",
     "data_dir_from_env",
     "default_cache_root",

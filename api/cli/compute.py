@@ -3,11 +3,12 @@
 ``all`` runs :data:`COMPUTE_STEPS` in order; ``linkage`` (it needs a trained linker), ``index``
 (also built by the first ``recommend``) and ``mapping`` (citation bursts, betweenness and sigma, for
 science-mapping analysts; it reads the CO_CITED edges of ``cocitation``) and ``thematic-map`` (keyword clusters,
-Callon centrality and density: :mod:`gnn.mapping.thematic`) run only when named. Every default of the step flags is
-read from the settings dataclass the flag fills (``default=CocitationSettings().min_count``), so the
-two cannot drift apart. The steps of ``all``, ``index`` and ``linkage`` are the step registry's actions
-(:mod:`api.pipeline.compute`): this command turns its flags into their settings and runs them, as the build and the
-server's background build run the same actions from their plans.
+Callon centrality and density: :mod:`gnn.mapping.thematic`) run only when named. The step flags are the fields of
+the settings dataclasses they fill, added by :func:`api.cli.flags.add_settings_flags` (type, default and help declared
+once, with the field): the tables below name which fields each group offers, and under which flag. The steps of
+``all``, ``index`` and ``linkage`` are the step registry's actions (:mod:`api.pipeline.compute`): this command turns
+its flags into their settings and runs them, as the build and the server's background build run the same actions
+from their plans.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import argparse
 
 from api.cli.common import open_from_args, step_context
+from api.cli.flags import FlagSpec, add_settings_flags, settings_from_args
 from api.cli.linkage import add_cross_encoder_arguments
 from api.pipeline.compute import (
     COMPUTE_ACTIONS,
@@ -39,7 +41,35 @@ from gnn.mapping.thematic import DEFAULT_TOP, compute_thematic_map
 from gnn.taxonomy.categories import CategorySettings
 from gnn.taxonomy.compute import TaxonomySettings
 from gnn.taxonomy.fusion import FusionSettings
+from gnn.text.embeddings import EmbeddingSettings
 from graph import GraphStore
+
+# The settings fields each argument group offers as flags (api/cli/flags.py). The cocitation group also holds --seed
+# and --device, which every step takes, and --resolution and --label-abstracts, which coupling and the thematic map take.
+EMBEDDING_FLAGS: tuple[FlagSpec, ...] = ("force", "limit")
+COCITATION_FLAGS: tuple[FlagSpec, ...] = (
+    "min_count",
+    "top_m",
+    "power",
+    "resolution",
+    "cluster_top_k",
+    "cluster_min_count",
+    "seed",
+    "device",
+    "label_abstracts",
+)
+FUSION_FLAGS: tuple[FlagSpec, ...] = (("method", "--fusion"),)
+CATEGORY_FLAGS: tuple[FlagSpec, ...] = ("top_k", "min_score", "infer_from")
+HYPERBOLIC_FLAGS: tuple[FlagSpec, ...] = ("dim", "epochs", "tolerance")
+MAP_FLAGS: tuple[FlagSpec, ...] = (("epochs", "--map-epochs"),)
+FIT_MAP_FLAGS: tuple[FlagSpec, ...] = (("fit_map", "--map"),)
+BURST_FLAGS: tuple[FlagSpec, ...] = (
+    ("s", "--burst-s"),
+    ("gamma", "--burst-gamma"),
+    ("min_duration", "--min-burst-duration"),
+)
+CENTRALITY_FLAGS: tuple[FlagSpec, ...] = (("min_count", "--centrality-min-count"), "exact_up_to", "pivots")
+COUPLING_FLAGS: tuple[FlagSpec, ...] = ("min_count", "top_k")
 
 
 def cmd_compute(args: argparse.Namespace) -> int:
@@ -71,40 +101,25 @@ def step_settings(step: str, args: argparse.Namespace) -> object:
 
 
 def compute_all_settings(args: argparse.Namespace) -> ComputeAll:
-    """The settings of ``compute all``'s steps, every default read from the settings dataclass the flag fills."""
+    """The settings of ``compute all``'s steps, each read from the flags its settings dataclass declares."""
     return ComputeAll(
         embeddings=EmbeddingsStep(embed=args.embed, force=args.force, limit=args.limit, device=args.device),
-        cocitation=CocitationStep(
-            CocitationSettings(
-                min_count=args.min_count,
-                top_m=args.top_m,
-                power=args.power,
-                resolution=args.resolution,
-                seed=args.seed,
-                cluster_top_k=args.cluster_top_k,
-                cluster_min_count=args.cluster_min_count,
-                device=args.device,
-                label_abstracts=args.label_abstracts,
-            )
-        ),
+        cocitation=CocitationStep(settings_from_args(CocitationSettings, args, COCITATION_FLAGS)),
         taxonomy=TaxonomyStep(
             TaxonomySettings(
-                fusion=FusionSettings(method=args.fusion, seed=args.seed, device=args.device),
-                categories=CategorySettings(
-                    top_k=args.top_k, min_score=args.min_score, infer_from=args.infer_from, seed=args.seed
-                ),
+                fusion=settings_from_args(FusionSettings, args, FUSION_FLAGS, seed=args.seed, device=args.device),
+                categories=settings_from_args(CategorySettings, args, CATEGORY_FLAGS, seed=args.seed),
             ),
             device=args.device,
         ),
         hyperbolic=HyperbolicStep(
-            HyperbolicSettings(
-                dim=args.dim,
-                epochs=args.epochs,
-                tolerance=args.tolerance,
+            settings_from_args(
+                HyperbolicSettings,
+                args,
+                (*HYPERBOLIC_FLAGS, *FIT_MAP_FLAGS),
                 seed=args.seed,
                 device=args.device,
-                map_settings=MapSettings(epochs=args.map_epochs),
-                fit_map=args.map,
+                map_settings=settings_from_args(MapSettings, args, MAP_FLAGS),
             )
         ),
     )
@@ -112,9 +127,11 @@ def compute_all_settings(args: argparse.Namespace) -> ComputeAll:
 
 def compute_coupling_step(store: GraphStore, args: argparse.Namespace) -> None:
     """``citegraph compute coupling``: Leiden clusters of the bibliographic coupling network, labelled and measured."""
-    settings = CouplingSettings(
-        min_count=args.coupling_min_count,
-        top_k=args.coupling_top_k,
+    settings = settings_from_args(
+        CouplingSettings,
+        args,
+        COUPLING_FLAGS,
+        prefix="coupling-",
         resolution=args.resolution,
         seed=args.seed,
         label_abstracts=args.label_abstracts,
@@ -124,10 +141,8 @@ def compute_coupling_step(store: GraphStore, args: argparse.Namespace) -> None:
 
 def compute_mapping_step(store: GraphStore, args: argparse.Namespace) -> None:
     settings = MappingSettings(
-        bursts=BurstSettings(s=args.burst_s, gamma=args.burst_gamma, min_duration=args.min_burst_duration),
-        centrality=CentralitySettings(
-            min_count=args.centrality_min_count, exact_up_to=args.exact_up_to, pivots=args.pivots, seed=args.seed
-        ),
+        bursts=settings_from_args(BurstSettings, args, BURST_FLAGS),
+        centrality=settings_from_args(CentralitySettings, args, CENTRALITY_FLAGS, seed=args.seed),
     )
     print(compute_mapping(store, settings).summary())
 
@@ -196,35 +211,9 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     _cocitation_arguments(p.add_argument_group("cocitation"))
     _taxonomy_arguments(p.add_argument_group("taxonomy"))
     g = p.add_argument_group("hyperbolic")
-    g.add_argument(
-        "--dim", type=int, help="dimension of the Poincaré embedding (default: the store's, CITEGRAPH_POINCARE_DIM=16)"
-    )
-    g.add_argument(
-        "--epochs",
-        type=int,
-        default=HyperbolicSettings().epochs,
-        help="Nickel & Kiela refinement epochs after the tree init, at most: training stops earlier once the loss "
-        "has stopped improving",
-    )
-    g.add_argument(
-        "--tolerance",
-        type=float,
-        default=HyperbolicSettings().tolerance,
-        help="stop the class layout's training once 10 epochs lower the loss by less than this fraction "
-        "(0: run every --epochs epoch)",
-    )
-    g.add_argument(
-        "--map-epochs",
-        type=int,
-        default=MapSettings().epochs,
-        help="optimiser steps of h_θ, the map from fused class vectors into the ball",
-    )
-    g.add_argument(
-        "--map",
-        action=argparse.BooleanOptionalAction,
-        default=HyperbolicSettings().fit_map,
-        help="fit h_θ (nothing served reads it; --no-map writes the coordinates alone, a later --map run fits it)",
-    )
+    add_settings_flags(g, HyperbolicSettings, HYPERBOLIC_FLAGS)
+    add_settings_flags(g, MapSettings, MAP_FLAGS)
+    add_settings_flags(g, HyperbolicSettings, FIT_MAP_FLAGS)
     _mapping_arguments(p.add_argument_group("mapping"))
     add_thematic_arguments(p.add_argument_group("thematic-map (also --resolution and --seed of the clustering)"))
     _coupling_arguments(p.add_argument_group("coupling"))
@@ -238,135 +227,28 @@ def _embedding_arguments(g: argparse._ArgumentGroup) -> None:
     g.add_argument(
         "--embed", choices=["all", "papers", "sentences"], default="all", help="which nodes get text embeddings"
     )
-    g.add_argument("--force", action="store_true", help="re-write every embedding, even where the text is unchanged")
-    g.add_argument(
-        "--limit",
-        type=int,
-        help="embed at most N new texts per kind, most-cited papers first; a later run continues (default: all)",
-    )
+    add_settings_flags(g, EmbeddingSettings, EMBEDDING_FLAGS)
 
 
 def _cocitation_arguments(g: argparse._ArgumentGroup) -> None:
     """The cocitation group, which also holds ``--seed`` and ``--device`` (shared by every step)."""
-    d = CocitationSettings()
-    g.add_argument(
-        "--min-count", type=int, default=d.min_count, help="smallest co-citation count kept as a CO_CITED edge"
-    )
-    g.add_argument("--top-m", type=int, default=d.top_m, help="co-citation partners stored per paper (cocite_partners)")
-    g.add_argument(
-        "--power", type=float, default=d.power, help="exponent of the noise distributions (MP-BERT4CR: 0.75)"
-    )
-    g.add_argument(
-        "--resolution",
-        type=float,
-        default=d.resolution,
-        help="Leiden resolution (higher: more, smaller clusters)",
-    )
-    g.add_argument(
-        "--cluster-top-k",
-        type=int,
-        default=d.cluster_top_k,
-        help=f"cluster graph: each paper's K strongest co-citation links (0: every pair; default {d.cluster_top_k})",
-    )
-    g.add_argument(
-        "--cluster-min-count",
-        type=int,
-        default=d.cluster_min_count,
-        help="cluster graph: only pairs co-cited at least N times",
-    )
-    g.add_argument(
-        "--seed",
-        type=int,
-        default=d.seed,
-        help="seed of the clustering, the taxonomy fusion and the hyperbolic embedding",
-    )
-    g.add_argument("--device", choices=["cpu", "cuda"], help="torch device (default: cuda when present, else cpu)")
-    g.add_argument(
-        "--label-abstracts",
-        action=argparse.BooleanOptionalAction,
-        default=d.label_abstracts,
-        help="cluster labels (cocitation, coupling): the abstracts of the labelling papers add terms, not just titles",
-    )
+    add_settings_flags(g, CocitationSettings, COCITATION_FLAGS)
 
 
 def _mapping_arguments(g: argparse._ArgumentGroup) -> None:
     """CiteSpace's burst parameters and the betweenness settings (``--seed`` seeds the sampled pivots)."""
-    bursts, centrality = BurstSettings(), CentralitySettings()
-    g.add_argument(
-        "--burst-s", type=float, default=bursts.s, help="burst rate ratio s of Kleinberg's automaton (CiteSpace: 2)"
-    )
-    g.add_argument(
-        "--burst-gamma",
-        type=float,
-        default=bursts.gamma,
-        help="burst cost γ: higher gives fewer, longer bursts (CiteSpace: 1)",
-    )
-    g.add_argument(
-        "--min-burst-duration",
-        type=int,
-        default=bursts.min_duration,
-        help="shortest burst reported, in years (CiteSpace: 2)",
-    )
-    g.add_argument(
-        "--centrality-min-count",
-        type=int,
-        default=centrality.min_count,
-        help="betweenness: only co-citation links co-cited at least N times",
-    )
-    g.add_argument(
-        "--exact-up-to",
-        type=int,
-        default=centrality.exact_up_to,
-        help=f"betweenness: exact up to N works, sampled pivots above (default {centrality.exact_up_to})",
-    )
-    g.add_argument(
-        "--pivots",
-        type=int,
-        default=centrality.pivots,
-        help="betweenness: sampled source works above --exact-up-to",
-    )
+    add_settings_flags(g, BurstSettings, BURST_FLAGS)
+    add_settings_flags(g, CentralitySettings, CENTRALITY_FLAGS)
 
 
 def _coupling_arguments(g: argparse._ArgumentGroup) -> None:
     """The coupling clusters' graph (``--resolution`` and ``--seed`` are the cocitation group's)."""
-    d = CouplingSettings()
-    g.add_argument(
-        "--coupling-min-count",
-        type=int,
-        default=d.min_count,
-        help="coupling: documents sharing at least N references are linked",
-    )
-    g.add_argument(
-        "--coupling-top-k",
-        type=int,
-        default=d.top_k,
-        help="coupling: each document keeps its N most strongly coupled documents (0: every link)",
-    )
+    add_settings_flags(g, CouplingSettings, COUPLING_FLAGS, prefix="coupling-")
 
 
 def _taxonomy_arguments(g: argparse._ArgumentGroup) -> None:
-    categories, fusion = CategorySettings(), FusionSettings().method
-    g.add_argument(
-        "--fusion",
-        choices=["vector", "gat", "appnp"],
-        default=fusion,
-        help=f"taxonomy fusion: SymTax's vector mean, or a GAT / APPNP trained by link prediction (default: {fusion})",
-    )
-    g.add_argument(
-        "--top-k",
-        type=int,
-        default=categories.top_k,
-        help="categories inferred per paper without given ones, at most",
-    )
-    g.add_argument(
-        "--min-score", type=float, help="fixed cosine threshold for inferred categories (default: tuned on unarXive)"
-    )
-    g.add_argument(
-        "--infer-from",
-        choices=["auto", "fused", "text"],
-        default=categories.infer_from,
-        help="class vectors that inferred categories compare papers with (auto: better P@1 on tuning papers)",
-    )
+    add_settings_flags(g, FusionSettings, FUSION_FLAGS)
+    add_settings_flags(g, CategorySettings, CATEGORY_FLAGS)
 
 
 __all__ = ["COMPUTE_STEPS", "add_commands", "cmd_compute", "compute_all_settings", "step_settings"]

@@ -6,11 +6,14 @@ import argparse
 import json
 from pathlib import Path
 
+from api.cli.flags import FlagSpec, add_settings_flags, settings_from_args
 from api.settings import AppSettings
 from graph import StoreConfig, open_store, recovery
 from graph.copy import CopySettings, copy_store
 from graph.errors import CitegraphError, ConfigError, StoreError, StoreFullError
 from loaders.fetch import fetch_data
+
+COPY_FLAGS: tuple[FlagSpec, ...] = ("batch_size",)  # the CopySettings fields `copy` offers as flags (api/cli/flags.py)
 
 
 def cmd_copy(args: argparse.Namespace) -> int:
@@ -21,8 +24,10 @@ def cmd_copy(args: argparse.Namespace) -> int:
     source_config = StoreConfig.from_env(db_path=args.from_db or args.db, backend=args.source, read_only=True)
     target_config = StoreConfig.from_env(db_path=args.to_db, backend=args.target)
     default_progress = Path("var") / f"copy-{args.source}-to-{args.target}.progress.json"
-    settings = CopySettings(
-        batch_size=args.batch_size,
+    settings = settings_from_args(
+        CopySettings,
+        args,
+        COPY_FLAGS,
         progress_path=Path(args.progress_file) if args.progress_file else default_progress,
         restart=args.restart,
     )
@@ -89,15 +94,12 @@ def cmd_recover(args: argparse.Namespace) -> int:
 
 def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register ``copy``, ``fetch-data`` and ``recover``."""
-    batch_size = CopySettings().batch_size
     p = sub.add_parser("copy", help="copy the whole graph between stores (embedded <-> Neo4j), resumable")
     p.add_argument("--from", dest="source", choices=["embedded", "neo4j"], required=True, help="the store to read")
     p.add_argument("--to", dest="target", choices=["embedded", "neo4j"], required=True, help="the store to write")
     p.add_argument("--from-db", help="embedded source file (default: --db or $CITEGRAPH_DB)")
     p.add_argument("--to-db", help="embedded target file (required with --to embedded)")
-    p.add_argument(
-        "--batch-size", type=int, default=batch_size, help=f"rows per write transaction (default {batch_size})"
-    )
+    add_settings_flags(p, CopySettings, COPY_FLAGS)
     p.add_argument(
         "--progress-file", help="where finished labels/types are recorded (default: var/copy-FROM-to-TO.progress.json)"
     )

@@ -21,6 +21,7 @@ import logging
 from pathlib import Path
 
 from api.cli.common import data_dir, step_context
+from api.cli.flags import FlagSpec, add_settings_flags, settings_from_args
 from api.pipeline.compute import LinkageStep
 from api.pipeline.linkage import (
     DEFAULT_SILVER_CUTOFF,
@@ -40,6 +41,11 @@ from gnn.text.encoder import EncoderSettings, TextEncoder
 from loaders.task1a import link_folder, read_gold, read_run, write_task_inputs
 
 log = logging.getLogger("citegraph")
+
+
+# The settings fields `linkage train|eval` offer as flags (api/cli/flags.py).
+LINKER_FLAGS: tuple[FlagSpec, ...] = ("c", "silver_weight")
+CROSS_ENCODER_FLAGS: tuple[FlagSpec, ...] = ("epochs",)
 
 
 def _encoder(args: argparse.Namespace) -> TextEncoder:
@@ -129,7 +135,14 @@ def add_cross_encoder_arguments(parser: argparse.ArgumentParser | argparse._Argu
 
 
 def _cross_encoder_settings(args: argparse.Namespace) -> CrossEncoderSettings:
-    return CrossEncoderSettings(epochs=args.cross_encoder_epochs, seed=args.seed, device=getattr(args, "device", None))
+    return settings_from_args(
+        CrossEncoderSettings,
+        args,
+        CROSS_ENCODER_FLAGS,
+        prefix="cross-encoder-",
+        seed=args.seed,
+        device=getattr(args, "device", None),
+    )
 
 
 def cmd_linkage_eval(args: argparse.Namespace) -> int:
@@ -201,7 +214,7 @@ def _add_linkage(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     """``linkage silver|train|eval|task-input|score``."""
     p = sub.add_parser("linkage", help="sentence-linkage model: train, silver corpus, evaluation, task files")
     verbs = p.add_subparsers(dest="verb", required=True, metavar="VERB")
-    linker, evaluation, epochs = LinkerSettings(), LinkageEvalSettings(), CrossEncoderSettings().epochs
+    evaluation = LinkageEvalSettings()
 
     q = verbs.add_parser("silver", help="write the balanced silver corpus CSV (Singha Roy & Mercer)")
     _corpus_arguments(q)
@@ -227,20 +240,14 @@ def _add_linkage(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         help="--from-store without gold links: the cosine at which a citing sentence and a cited sentence count as "
         f"linked (default {DEFAULT_SILVER_CUTOFF}, the MCC cutoff on CL-SciSumm 2018's gold pairs, docs/results.md)",
     )
-    q.add_argument("--c", type=float, default=linker.c, help="inverse regularisation of the logistic regression")
-    q.add_argument(
-        "--silver-weight",
-        type=float,
-        default=linker.silver_weight,
-        help="weight of a silver row relative to a gold row",
-    )
+    add_settings_flags(q, LinkerSettings, LINKER_FLAGS)
     q.add_argument("--out", help="model file (default: $CITEGRAPH_CACHE/models/linker.json)")
     q.add_argument(
         "--cross-encoder",
         action="store_true",
         help="also fine-tune the MiniLM cross-encoder on the gold citances (about 12 min on 2 CPU cores)",
     )
-    q.add_argument("--cross-encoder-epochs", type=float, default=epochs, help="training passes of the cross-encoder")
+    add_settings_flags(q, CrossEncoderSettings, CROSS_ENCODER_FLAGS, prefix="cross-encoder-")
     q.add_argument(
         "--cross-encoder-out", help="cross-encoder folder (default: $CITEGRAPH_CACHE/models/linker-cross-encoder)"
     )
@@ -255,7 +262,7 @@ def _add_linkage(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         help="also fine-tune a MiniLM cross-encoder per fold and score the linker re-ordered by it "
         "(about 10 min per fold on 2 CPU cores)",
     )
-    q.add_argument("--cross-encoder-epochs", type=float, default=epochs, help="training passes of the cross-encoder")
+    add_settings_flags(q, CrossEncoderSettings, CROSS_ENCODER_FLAGS, prefix="cross-encoder-")
     q.set_defaults(func=cmd_linkage_eval)
 
     q = verbs.add_parser("task-input", help="write Task 1A input CSVs from CL-SciSumm .ann.txt annotations")

@@ -41,16 +41,29 @@ from gnn.mapping.thematic import DEFAULT_TOP, thematic_map, write_thematic_map
 from graph import Completeness, GraphStore
 from graph.check import check_store
 from graph.errors import ConfigError
-from graph.files import FileEntry, format_size
+from graph.files import FileEntry, ModelFile, format_size
 from graph.labels import RESULT_LABELS, complete_result_labels
 from graph.neo4j_admin import export_neo4j_admin
+
+
+def model_files() -> tuple[ModelFile, ...]:
+    """The models the capabilities keep under ``<cache>/models/``, in the order ``stats --files`` lists them.
+
+    Imported here, when ``--files`` asks for them: the capabilities' modules load torch, which plain ``stats``
+    does without."""
+    from gnn.hyperbolic.compute import HYPERBOLIC_CLASSES, HYPERBOLIC_MAP
+    from gnn.linkage.cross_encoder import CROSS_ENCODER_FILE
+    from gnn.linkage.model import LINKER_FILE
+    from gnn.text.encoder import FINE_TUNED_ENCODERS
+
+    return (LINKER_FILE, CROSS_ENCODER_FILE, HYPERBOLIC_CLASSES, HYPERBOLIC_MAP, FINE_TUNED_ENCODERS)
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
     with open_from_args(args, read_only=True) as store:
         stats: dict[str, Any] = store.stats()
         completeness = store.completeness()
-        files = store_files(store, args).describe() if args.files else None
+        files = store_files(store, args).describe(model_files()) if args.files else None
         check = check_store(store) if args.check else None
     if args.json:
         stats["completeness"] = {row.property: row.as_dict() for row in completeness}

@@ -15,7 +15,6 @@ import sys
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import torch
 
@@ -258,7 +257,7 @@ def reranker_settings(args: argparse.Namespace) -> RerankerTraining:
     )
 
 
-def _training_options(args: argparse.Namespace) -> dict[str, Any]:
+def _training_options(args: argparse.Namespace) -> train.TrainingOptions:
     """The keyword arguments of :func:`gnn.recommend.train.run_training` that the flags set."""
     return reranker_settings(args).options(progress=not args.quiet)
 

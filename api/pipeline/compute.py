@@ -17,9 +17,15 @@ from api.pipeline.commands import joined, option, switch
 from api.pipeline.linkage import load_linker
 from api.pipeline.registry import Action, Step, StepContext
 from gnn.cocitation.compute import CocitationSettings, compute_cocitation
-from gnn.hyperbolic.compute import HyperbolicSettings, MapSettings, compute_hyperbolic
+from gnn.hyperbolic.compute import (
+    HYPERBOLIC_CLASSES,
+    HYPERBOLIC_MAP,
+    HyperbolicSettings,
+    MapSettings,
+    compute_hyperbolic,
+)
 from gnn.linkage import compute_linkage
-from gnn.linkage.cross_encoder import CrossEncodedLinker, CrossEncoder
+from gnn.linkage.cross_encoder import CROSS_ENCODER_FILE, CrossEncodedLinker, CrossEncoder
 from gnn.recommend.service import ServiceSettings, open_retrieval
 from gnn.taxonomy.categories import CategorySettings
 from gnn.taxonomy.compute import TaxonomySettings, compute_taxonomy
@@ -176,7 +182,7 @@ def run_hyperbolic(context: StepContext, settings: HyperbolicStep) -> None:
     files = StoreFiles()
     with context.open() as store:
         report = compute_hyperbolic(
-            store, settings.settings, map_dir=files.hyperbolic_map, classes_dir=files.hyperbolic_classes
+            store, settings.settings, map_dir=HYPERBOLIC_MAP.under(files), classes_dir=HYPERBOLIC_CLASSES.under(files)
         )
     print(report.summary())
 
@@ -247,7 +253,7 @@ class LinkageStep:
         linker = load_linker(self.model)
         if not self.cross_encoder:
             return linker
-        folder = Path(self.cross_encoder_model) if self.cross_encoder_model else StoreFiles().cross_encoder
+        folder = Path(self.cross_encoder_model) if self.cross_encoder_model else CROSS_ENCODER_FILE.under(StoreFiles())
         return CrossEncodedLinker(linker, CrossEncoder.load(folder, self.device))
 
 

@@ -26,8 +26,9 @@ from gnn.linkage.corpus import (
     store_link_data,
     store_silver_source,
 )
-from gnn.linkage.cross_encoder import CrossEncoderSettings, train_cross_encoder
+from gnn.linkage.cross_encoder import CROSS_ENCODER_FILE, CrossEncoderSettings, train_cross_encoder
 from gnn.linkage.evaluate import LinkageEvalSettings
+from gnn.linkage.model import LINKER_FILE
 from gnn.linkage.silver import (
     BinaryMetrics,
     SilverSource,
@@ -52,7 +53,7 @@ SCISUMMNET = Path("scisumm") / "ScisummNet-2019"
 
 def load_linker(path: str | None) -> Linker:
     """The linker at ``path`` (default ``$CITEGRAPH_CACHE/models/linker.json``), or a ConfigError saying how to train one."""
-    model = Path(path) if path else StoreFiles().linker
+    model = Path(path) if path else LINKER_FILE.under(StoreFiles())
     if not model.is_file():
         raise ConfigError(f"no linker model at {model}; train one with `citegraph linkage train` (or pass --model)")
     return Linker.load(model)
@@ -149,7 +150,7 @@ def run_linker_training(context: StepContext, settings: LinkerTraining) -> None:
         linker = train_linker(examples, linker_settings, selection_examples=gold.examples)
     finally:
         encoder.close()
-    out = Path(settings.out) if settings.out else StoreFiles().linker
+    out = Path(settings.out) if settings.out else LINKER_FILE.under(StoreFiles())
     linker.save(out)
     print(
         f"linker trained on {len(gold.examples)} gold + {len(examples) - len(gold.examples)} silver citances "
@@ -161,7 +162,9 @@ def run_linker_training(context: StepContext, settings: LinkerTraining) -> None:
             epochs=settings.cross_encoder_epochs, seed=settings.seed, device=settings.device
         )
         cross = train_cross_encoder(gold.examples, linker, cross_settings)
-        folder = Path(settings.cross_encoder_out) if settings.cross_encoder_out else StoreFiles().cross_encoder
+        folder = (
+            Path(settings.cross_encoder_out) if settings.cross_encoder_out else CROSS_ENCODER_FILE.under(StoreFiles())
+        )
         cross.save(folder)
         print(f"cross-encoder fine-tuned on the {len(gold.examples)} gold citances -> {folder}")
 

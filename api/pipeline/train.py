@@ -34,7 +34,7 @@ from gnn.recommend.finetune import (
 from gnn.rerank.lambdamart import LambdaMartSettings
 from gnn.rerank.model import OBJECTIVES, RerankerSettings
 from gnn.retrieval.index import IndexSettings, IndexUnavailableError, RetrievalIndex, built_digest
-from gnn.text.encoder import EncoderSettings, TextEncoder, default_model_path
+from gnn.text.encoder import FINE_TUNED_ENCODERS, EncoderSettings, TextEncoder, default_model_path
 from graph.errors import ConfigError
 from graph.files import StoreFiles, write_atomic
 from graph.store import GraphStore
@@ -118,8 +118,8 @@ class RerankerTraining:
             *option("--index-dir", self.index_dir),
         )
 
-    def options(self, *, progress: bool) -> dict[str, Any]:
-        """The keyword arguments of :func:`gnn.recommend.train.run_training` (and of
+    def options(self, *, progress: bool) -> train.TrainingOptions:
+        """The :class:`gnn.recommend.train.TrainingOptions` of :func:`gnn.recommend.train.run_training` (and of
         :func:`gnn.recommend.studies.run_ablation`) these settings give."""
         given: dict[str, Any] = {
             "bag": self.mart_seeds,
@@ -130,17 +130,17 @@ class RerankerTraining:
         neural: dict[str, Any] = {"objective": self.objective} if self.objective else {}
         if self.epoch_patience is not None:
             neural["patience"] = self.epoch_patience
-        return {
-            "settings": TrainSettings(
+        return train.TrainingOptions(
+            settings=TrainSettings(
                 limit=self.limit, seed=self.seed, latest_folds=self.latest_folds, evaluate_test=self.test
             ),
-            "model_settings": RerankerSettings(seed=self.seed, **neural),
-            "objectives": [self.objective] if self.objective else list(OBJECTIVES),
-            "lambdamart": lambdamart if self.lambdamart else None,
-            "cache_dir": StoreFiles().reranker_examples if self.example_cache else None,
-            "plain_trees": self.plain_trees,
-            "progress": progress,
-        }
+            model_settings=RerankerSettings(seed=self.seed, **neural),
+            objectives=(self.objective,) if self.objective else tuple(OBJECTIVES),
+            lambdamart=lambdamart if self.lambdamart else None,
+            cache_dir=StoreFiles().reranker_examples if self.example_cache else None,
+            plain_trees=self.plain_trees,
+            progress=progress,
+        )
 
 
 def ablation_models_dir(out: Path) -> Path:
@@ -165,11 +165,13 @@ def run_reranker_training(context: StepContext, settings: RerankerTraining) -> N
             try:
                 if files.index is None or files.reranker is None:
                     raise ConfigError("pass --index-dir: a server store has no folder beside it for the index")
-                options["settings"] = replace(options["settings"], queries=query_source(settings.queries, store))
+                options = replace(
+                    options, settings=replace(options.settings, queries=query_source(settings.queries, store))
+                )
                 index, _ = RetrievalIndex.open(store, IndexSettings(), path=files.index, cache=encoder)
                 out_dir = ablation_models_dir(Path(settings.out)) if settings.ablation else files.reranker
                 training = studies.run_ablation if settings.ablation else train.run_training
-                report = training(store, encoder, index, out_dir=out_dir, **options)
+                report = training(store, encoder, index, out_dir=out_dir, options=options)
             finally:
                 encoder.close()
     finally:
@@ -264,7 +266,7 @@ def run_encoder_training(context: StepContext, settings: EncoderTraining) -> Non
             data = training_data(store, training_settings, split, hard_negatives=hard, progress=not context.quiet)
         finally:
             frozen.close()
-        trainer = EncoderTrainer(base, training_settings, StoreFiles().encoders)
+        trainer = EncoderTrainer(base, training_settings, FINE_TUNED_ENCODERS.under(StoreFiles()))
         training = trainer.fit(data, progress=not context.quiet)
         report: dict[str, Any] = {
             "command": "citegraph train encoder",

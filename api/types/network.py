@@ -483,10 +483,7 @@ class NetworkQuery:
         if quality is None:
             return None
         return ClusterQuality(
-            modularity=float(quality["modularity"]),
-            silhouette=quality.get("silhouette"),
-            nodes=int(quality.get("nodes", 0)),
-            links=int(quality.get("links", 0)),
+            modularity=quality.modularity, silhouette=quality.silhouette, nodes=quality.nodes, links=quality.links
         )
 
     @strawberry.field(

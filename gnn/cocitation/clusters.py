@@ -382,14 +382,32 @@ def read_cluster_labels(path: Path) -> list[ClusterLabel]:
     ]
 
 
-def read_cluster_quality(path: Path) -> dict[str, Any] | None:
-    """The overall quality :func:`write_cluster_labels` wrote (``modularity``, ``silhouette``, ``nodes``,
-    ``links``); None when the file does not exist or predates it."""
+@dataclass(frozen=True)
+class StoredQuality:
+    """The overall quality of the clusters as :func:`write_cluster_labels` stored it
+    (:meth:`gnn.cocitation.quality.ClusteringQuality.as_dict`)."""
+
+    modularity: float  # Q of the whole partition
+    silhouette: float | None  # mean s(x) over every clustered node; None with fewer than two clusters
+    nodes: int  # clustered nodes
+    links: int  # links the quality was computed on
+
+
+def read_cluster_quality(path: Path) -> StoredQuality | None:
+    """The overall quality :func:`write_cluster_labels` wrote; None when the file does not exist or predates it."""
     path = Path(path)
     if not path.is_file():
         return None
     quality = json.loads(path.read_text(encoding="utf-8")).get("quality")
-    return dict(quality) if isinstance(quality, dict) else None
+    if not isinstance(quality, dict) or quality.get("modularity") is None:
+        return None
+    silhouette = quality.get("silhouette")
+    return StoredQuality(
+        modularity=float(quality["modularity"]),
+        silhouette=None if silhouette is None else float(silhouette),
+        nodes=int(quality.get("nodes", 0)),
+        links=int(quality.get("links", 0)),
+    )
 
 
 __all__ = [
@@ -397,6 +415,7 @@ __all__ = [
     "LABEL_SHOWN",
     "STOP_WORDS",
     "ClusterLabel",
+    "StoredQuality",
     "ctfidf",
     "label_bare_clusters",
     "label_clusters",

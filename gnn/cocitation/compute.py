@@ -54,24 +54,39 @@ class CocitationSettings(PairCountSettings):
     """Settings of ``citegraph compute cocitation``: the shared pair-count settings, then clustering."""
 
     # Leiden resolution γ: above 1 gives more, smaller clusters; below 1 fewer, larger ones.
-    resolution: float = 1.0
+    resolution: float = field(default=1.0, metadata={"help": "Leiden resolution (higher: more, smaller clusters)"})
     # Seed of Leiden's random node order: the same seed on the same graph gives the same clusters.
-    seed: int = 0
+    seed: int = field(
+        default=0, metadata={"help": "seed of the clustering, the taxonomy fusion and the hyperbolic embedding"}
+    )
     # The cluster graph keeps, for every paper, the links to its cluster_top_k strongest partners
     # (the head of cocite_partners); 0 keeps every pair. At 1M papers / 10M citations the full graph
     # has 45.6M pairs, 96.5% co-cited once; the top-10 graph keeps every co-cited paper with <= 10M links.
-    cluster_top_k: int = 10
+    cluster_top_k: int = field(
+        default=10,
+        metadata={
+            "help": "cluster graph: each paper's K strongest co-citation links (0: every pair; default %(default)s)"
+        },
+    )
     # Pairs co-cited fewer times than this are no links of the cluster graph (they stay CO_CITED edges).
     # The cluster graph is always a subgraph of the CO_CITED edges: the larger of this and min_count applies.
-    cluster_min_count: int = 1
+    cluster_min_count: int = field(default=1, metadata={"help": "cluster graph: only pairs co-cited at least N times"})
     # "cpu", "cuda", "cuda:N", or None for CUDA when available. The counts are exact integers either way.
-    device: str | None = None
+    device: str | None = field(
+        default=None,
+        metadata={"help": "torch device (default: cuda when present, else cpu)", "choices": ("cpu", "cuda")},
+    )
     # Terms per cluster label (c-TF-IDF over titles, gnn.cocitation.clusters.label_clusters; LLR and c-TF-IDF over
     # the citing papers' terms, gnn.cocitation.terms).
     label_terms: int = 5
     # Whether the citing papers' abstracts add terms to the LLR/c-TF-IDF labels (titles always do). Abstracts
     # give more evidence per paper; without them the labels come from titles only, and faster.
-    label_abstracts: bool = True
+    label_abstracts: bool = field(
+        default=True,
+        metadata={
+            "help": "cluster labels (cocitation, coupling): the abstracts of the labelling papers add terms, not just titles"
+        },
+    )
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from graph.errors import ConfigError
 
@@ -13,13 +13,13 @@ class PairCountSettings:
 
     # A pair becomes a CO_CITED edge (a coupling row) when at least this many papers hold both. 1 keeps every
     # pair; raise it on large corpora, where most pairs are co-cited once. The noise distributions use every pair.
-    min_count: int = 1
+    min_count: int = field(default=1, metadata={"help": "smallest co-citation count kept as a CO_CITED edge"})
     # Partners kept per paper in cocite_partners/cocite_probs (the top of p(j|t)); the probability of
     # the rest is stored as cocite_tail, so a reader knows how much of the distribution it lacks.
-    top_m: int = 32
+    top_m: int = field(default=32, metadata={"help": "co-citation partners stored per paper (cocite_partners)"})
     # Exponent α of both noise distributions, freq^α (MP-BERT4CR eq. 1-2, word2vec's 3/4). Below 1 it
     # flattens the distributions, moving probability towards rare pairs and rarely cited papers.
-    power: float = 0.75
+    power: float = field(default=0.75, metadata={"help": "exponent of the noise distributions (MP-BERT4CR: 0.75)"})
 
     def __post_init__(self) -> None:
         if self.min_count < 1:

@@ -8,7 +8,7 @@ What it writes (curvature :math:`-1`, float64):
   everything under one root), trained by :func:`gnn.hyperbolic.embedding.train_embedding` from
   Sarkar's tree embedding, for at most ``epochs`` epochs: it stops once the loss has stopped improving
   (``tolerance``, ``window``). The layout depends on the taxonomy and the settings alone, not on the
-  papers, so it is saved under ``<classes_dir>/`` (``StoreFiles.hyperbolic_classes``) by a hash of the
+  papers, so it is saved under ``<classes_dir>/`` (:data:`HYPERBOLIC_CLASSES`) by a hash of the
   hierarchy and the settings, and a later run on the same taxonomy with the same settings loads it
   instead of training (:func:`gnn.hyperbolic.embedding.cached_embedding`; the report says which).
   Trained in ``dim`` dimensions and written in the store's size
@@ -39,7 +39,7 @@ What it writes (curvature :math:`-1`, float64):
   (the joint hierarchy without its virtual nodes), from each class's path vector (its fused
   vector averaged with its ancestors'). SymTax (Goyal et al., 2024) uses Poincaré distances
   between projected class vectors as a reranker feature. The model is saved under
-  ``<map_dir>/`` (``StoreFiles.hyperbolic_map``) with its config, a hash of its training data and the classes'
+  ``<map_dir>/`` (:data:`HYPERBOLIC_MAP`) with its config, a hash of its training data and the classes'
   h_θ points; :func:`gnn.hyperbolic.map.load_hyperbolic_map` gives it back
   (:meth:`~gnn.hyperbolic.map.HyperbolicMap.to_ball` maps any fused-size vector). A saved map with
   the same config and data hash is loaded instead of trained (the report says so). Without
@@ -83,9 +83,16 @@ from gnn.hyperbolic.map import (
 )
 from gnn.taxonomy.categories import top_categories
 from graph.errors import ConfigError, SchemaError
+from graph.files import ModelFile
 from graph.store import GraphStore
 
 log = logging.getLogger(__name__)
+
+# The Poincaré layouts of the taxonomy classes, one file per hash of the hierarchy and the settings:
+# <cache>/models/hyperbolic_classes/.
+HYPERBOLIC_CLASSES = ModelFile("hyperbolic_classes", "hyperbolic_classes")
+# The map h_θ, one file per config and data hash: <cache>/models/hyperbolic_map/.
+HYPERBOLIC_MAP = ModelFile("hyperbolic_map", "hyperbolic_map")
 
 ACM1998 = "1998"
 
@@ -96,10 +103,19 @@ class HyperbolicSettings:
 
     # Dimension trained in; None: the store's poincare size (CITEGRAPH_POINCARE_DIM, default 16). Smaller
     # values are written zero-padded (an isometric copy), so benchmarks can train dim 2/5/10 into one store.
-    dim: int | None = None
+    dim: int | None = field(
+        default=None,
+        metadata={"help": "dimension of the Poincaré embedding (default: the store's, CITEGRAPH_POINCARE_DIM=16)"},
+    )
     # Epochs of the Nickel & Kiela refinement after the tree initialisation, at most (300 reach MAP 0.999 at dim 5
     # on the ACM 1998 tree; see docs/results.md).
-    epochs: int = 300
+    epochs: int = field(
+        default=300,
+        metadata={
+            "help": "Nickel & Kiela refinement epochs after the tree init, at most: training stops earlier once the "
+            "loss has stopped improving"
+        },
+    )
     # Burn-in epochs at a tenth of the learning rate before them.
     burn_in: int = 20
     # Stop the refinement before `epochs` once the mean loss of the last `window` epochs is less than this fraction
@@ -107,7 +123,13 @@ class HyperbolicSettings:
     # taxonomy (dim 16) 1e-2 stops after 214 of 300 epochs: ACM 1998 MAP 0.9994 (0.9996 at 300), joint hierarchy
     # MAP 0.848 (0.883 at 300, still rising); 2e-2 stops after 93 (joint 0.764), 5e-3 after 285 (joint 0.882).
     # benchmarks/hyperbolic_convergence.py, docs/results.md.
-    tolerance: float = 1e-2
+    tolerance: float = field(
+        default=1e-2,
+        metadata={
+            "help": "stop the class layout's training once 10 epochs lower the loss by less than this fraction "
+            "(0: run every --epochs epoch)"
+        },
+    )
     window: int = 10
     # Edge length τ of Sarkar's tree initialisation; depth h starts at distance hτ from the origin.
     tree_scale: float = 3.0
@@ -119,7 +141,12 @@ class HyperbolicSettings:
     map_settings: MapSettings = field(default_factory=MapSettings)
     # Fit h_θ in this run. Nothing served reads it (benchmarks do), so a build may write the coordinates first
     # and fit h_θ in a later run.
-    fit_map: bool = True
+    fit_map: bool = field(
+        default=True,
+        metadata={
+            "help": "fit h_θ (nothing served reads it; --no-map writes the coordinates alone, a later --map run fits it)"
+        },
+    )
     # Papers without categories but with an embedding sit at the midpoint of this many nearest categories
     # (by cosine to their fused vectors); 0 leaves them without coordinates.
     place_top_k: int = 3
@@ -568,6 +595,8 @@ def _fit_map(
 
 
 __all__ = [
+    "HYPERBOLIC_CLASSES",
+    "HYPERBOLIC_MAP",
     "HyperbolicMap",
     "HyperbolicReport",
     "HyperbolicSettings",

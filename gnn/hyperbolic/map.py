@@ -71,7 +71,7 @@ import json
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -109,7 +109,9 @@ class MapSettings:
     temperature: float = 0.25
     # Optimiser steps (one batch of anchors each): ACM 1998 MAP 0.91 after 2,000, 0.95 after 3,000 (~3.5 min on
     # one shared CPU thread for the ~2,700 classes of the joint taxonomy).
-    epochs: int = 3000
+    epochs: int = field(
+        default=3000, metadata={"help": "optimiser steps of h_θ, the map from fused class vectors into the ball"}
+    )
     # Anchors per step, each with its exact softmax over every class (a [batch, n] distance matrix).
     batch_size: int = 256
     # Adam's starting step size, cosine-annealed to 0; 1e-2 drives points to the radius bound.

@@ -41,7 +41,7 @@ import os
 import shutil
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -54,8 +54,12 @@ from gnn.linkage.features import CitedPaper
 from gnn.linkage.model import Example, Linker
 from gnn.text.encoder import default_model_path
 from graph.errors import ConfigError, DataError
+from graph.files import ModelFile
 
 log = logging.getLogger(__name__)
+
+# The fine-tuned cross-encoder of `linkage train --cross-encoder`: <cache>/models/linker-cross-encoder/.
+CROSS_ENCODER_FILE = ModelFile("cross_encoder", "linker-cross-encoder")
 
 MODEL_FORMAT = "citegraph-linker-cross-encoder/1"
 ENCODER_FOLDER = "encoder"  # the fine-tuned transformer and its tokenizer (safetensors), inside the model folder
@@ -66,7 +70,8 @@ class CrossEncoderSettings:
     train_candidates: int = 12  # pairs per training citance: its gold sentences plus the linker's top others
     max_positives: int = 4  # gold sentences per training citance at most (a few citances have many)
     rerank_candidates: int = 20  # the linker's top sentences the cross-encoder re-scores when linking
-    epochs: float = 1.0  # passes over the training citances (fractions allowed)
+    # passes over the training citances (fractions allowed)
+    epochs: float = field(default=1.0, metadata={"help": "training passes of the cross-encoder"})
     learning_rate: float = 3e-5
     citances_per_step: int = 4  # citances per optimiser step
     max_length: int = 128  # tokens of citance + sentence
@@ -325,6 +330,7 @@ class CrossEncodedLinker:
 
 
 __all__ = [
+    "CROSS_ENCODER_FILE",
     "MODEL_FORMAT",
     "CrossEncodedLinker",
     "CrossEncoder",

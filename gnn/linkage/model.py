@@ -33,6 +33,10 @@ import numpy as np
 from gnn.linkage.features import FEATURES, CitedPaper, features
 from gnn.linkage.scoring import Selection, choose_selection
 from graph.errors import ConfigError, DataError
+from graph.files import ModelFile
+
+# The linker `linkage train` saves and `link`, `compute linkage` and the server load: <cache>/models/linker.json.
+LINKER_FILE = ModelFile("linker", "linker.json")
 
 MODEL_FORMAT = "citegraph-linker/1"
 
@@ -40,8 +44,10 @@ MODEL_FORMAT = "citegraph-linker/1"
 @dataclass(frozen=True)
 class LinkerSettings:
     kind: str = "logistic"  # "logistic" (persisted, the default) or "boosting" (benchmarks only)
-    c: float = 1.0  # inverse L2 strength of the logistic regression; 1.0 was as good as 0.1 and 10 in CV
-    silver_weight: float = 1.0  # weight of a silver row relative to a gold row
+    # inverse L2 strength of the logistic regression; 1.0 was as good as 0.1 and 10 in CV
+    c: float = field(default=1.0, metadata={"help": "inverse regularisation of the logistic regression"})
+    # weight of a silver row relative to a gold row
+    silver_weight: float = field(default=1.0, metadata={"help": "weight of a silver row relative to a gold row"})
     k_min: int = 1  # always link at least this many sentences
     k_values: tuple[int, ...] = (1, 2, 3, 4, 5)  # k_max values the selection search tries
     inner_folds: int = 3  # folds (by reference paper) for choosing the selection out of fold
@@ -236,4 +242,13 @@ def fixed_scorer(feature: str, k: int) -> Linker:
     return linker
 
 
-__all__ = ["MODEL_FORMAT", "Example", "Linker", "LinkerSettings", "design_matrix", "fixed_scorer", "train_linker"]
+__all__ = [
+    "LINKER_FILE",
+    "MODEL_FORMAT",
+    "Example",
+    "Linker",
+    "LinkerSettings",
+    "design_matrix",
+    "fixed_scorer",
+    "train_linker",
+]

@@ -32,7 +32,7 @@ Viterbi recursion loops over the years (tens) and is vectorised over the works (
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -49,12 +49,14 @@ class BurstSettings:
 
     # s: the rate of the bursty state is s times the work's base rate (Kleinberg's s; CiteSpace default 2).
     # Higher: only sharper rises count as bursts.
-    s: float = 2.0
+    s: float = field(default=2.0, metadata={"help": "burst rate ratio s of Kleinberg's automaton (CiteSpace: 2)"})
     # γ: moving up into the bursty state costs γ ln n (n years). Higher: fewer, longer-lasting bursts.
-    gamma: float = 1.0
+    gamma: float = field(
+        default=1.0, metadata={"help": "burst cost γ: higher gives fewer, longer bursts (CiteSpace: 1)"}
+    )
     # Runs of the bursty state shorter than this many years are not reported (CiteSpace's
     # "minimum burst duration", default 2).
-    min_duration: int = 2
+    min_duration: int = field(default=2, metadata={"help": "shortest burst reported, in years (CiteSpace: 2)"})
     # Works per vectorised Viterbi pass: bounds memory at about 40 bytes x chunk x years.
     chunk: int = 200_000
 

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import logging
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import igraph as ig
 import networkx as nx
@@ -61,12 +61,17 @@ class CentralitySettings:
     """Settings of the betweenness computation."""
 
     # Co-citation links with count below this are left out of the network (1: every CO_CITED edge).
-    min_count: int = 1
+    min_count: int = field(
+        default=1, metadata={"help": "betweenness: only co-citation links co-cited at least N times"}
+    )
     # Networks with more works than this get sampled betweenness (measured cost: module docstring).
-    exact_up_to: int = EXACT_UP_TO
+    exact_up_to: int = field(
+        default=EXACT_UP_TO,
+        metadata={"help": "betweenness: exact up to N works, sampled pivots above (default %(default)s)"},
+    )
     # Sampled source works above exact_up_to (networkx's k): the cost grows with it, the error shrinks as
     # 1/sqrt(pivots) (module docstring: 100 pivots rank like the exact values, rho 0.97).
-    pivots: int = PIVOTS
+    pivots: int = field(default=PIVOTS, metadata={"help": "betweenness: sampled source works above --exact-up-to"})
     # Seed of the pivot sample: the same seed on the same network gives the same values.
     seed: int = 0
 

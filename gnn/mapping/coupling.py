@@ -68,10 +68,13 @@ class CouplingSettings:
     """Settings of ``citegraph compute coupling``."""
 
     # Documents sharing at least this many references are linked in the cluster graph.
-    min_count: int = 1
+    min_count: int = field(default=1, metadata={"help": "coupling: documents sharing at least N references are linked"})
     # Each document keeps the links to its top_k most strongly coupled documents (0: every link); a
     # k-nearest-neighbour cut, as the co-citation clusters (gnn.cocitation.compute.CocitationSettings).
-    top_k: int = 10
+    top_k: int = field(
+        default=10,
+        metadata={"help": "coupling: each document keeps its N most strongly coupled documents (0: every link)"},
+    )
     # Leiden resolution γ: above 1 more, smaller clusters.
     resolution: float = 1.0
     # Seed of Leiden's node order: the same seed on the same graph gives the same clusters.

@@ -31,8 +31,8 @@ import pandas as pd
 from gnn.metrics import recall_at_k
 from gnn.recommend.examples import SplitData, TrainSettings, load_splits
 from gnn.recommend.train import (
-    DEFAULT_LAMBDAMART,
     OneSeedBlend,
+    TrainingOptions,
     TrainingRun,
     blend_rankings,
     fit_stacked_mart,
@@ -44,7 +44,6 @@ from gnn.recommend.train import (
 from gnn.rerank.examples import QueryExample
 from gnn.rerank.features import FEATURE_NAMES, FeatureBuilder, FeatureSettings
 from gnn.rerank.knowledge import Knowledge, TaxonomyPlaces
-from gnn.rerank.lambdamart import LambdaMartSettings
 from gnn.rerank.model import OBJECTIVES, RerankerSettings, RerankerTrainer
 from gnn.retrieval.enricher import Candidate, read_citations_with_years
 from gnn.retrieval.index import RetrievalIndex
@@ -62,29 +61,18 @@ def run_ablation(
     index: RetrievalIndex,
     *,
     out_dir: Path,
-    settings: TrainSettings | None = None,
-    model_settings: RerankerSettings | None = None,
-    objectives: Sequence[str] | None = None,
-    lambdamart: LambdaMartSettings | None = DEFAULT_LAMBDAMART,
-    cache_dir: Path | None = None,
-    plain_trees: bool = True,
-    progress: bool = False,
+    options: TrainingOptions | None = None,
 ) -> dict[str, Any]:
     """Train as :func:`gnn.recommend.train.run_training` does (its arguments; every objective unless
-    ``objectives`` names some), saving the models in ``out_dir``, then add the ablation rows (module docstring).
-    Returns the report."""
+    ``options.objectives`` names some), saving the models in ``out_dir``, then add the ablation rows (module
+    docstring). Returns the report."""
+    options = options or TrainingOptions()
     trained = train_scorer(
         store,
         encoder,
         index,
         out_dir=out_dir,
-        settings=settings,
-        model_settings=model_settings,
-        objectives=list(objectives) if objectives else list(OBJECTIVES),
-        lambdamart=lambdamart,
-        cache_dir=cache_dir,
-        plain_trees=plain_trees,
-        progress=progress,
+        options=replace(options, objectives=options.objectives or OBJECTIVES),
         command=ABLATION_COMMAND,
     )
     start = time.perf_counter()

@@ -253,22 +253,38 @@ class TrainingRun:
         )
 
 
+@dataclass(frozen=True)
+class TrainingOptions:
+    """What a training run trains and how: the one record :func:`run_training`, :func:`train_scorer` and
+    :func:`gnn.recommend.studies.run_ablation` take (``citegraph train reranker`` fills it from its flags)."""
+
+    # Which queries and folds (gnn.recommend.examples.TrainSettings).
+    settings: TrainSettings = field(default_factory=TrainSettings)
+    # The neural reranker's settings; its objective is the one trained when `objectives` is None.
+    model_settings: RerankerSettings = field(default_factory=RerankerSettings)
+    # The objectives trained side by side, the best kept (None: model_settings.objective; the ablation: all).
+    objectives: tuple[str, ...] | None = None
+    # The stacked trees' settings; None trains the neural model alone.
+    lambdamart: LambdaMartSettings | None = DEFAULT_LAMBDAMART
+    # The example cache (None: build the examples afresh).
+    cache_dir: Path | None = None
+    # False leaves out the comparison row of LambdaMART over the features alone (about a quarter of a one-seed
+    # run); the scorer saved is the same.
+    plain_trees: bool = True
+    # Progress bars on the terminal.
+    progress: bool = False
+
+
 def run_training(
     store: GraphStore,
     encoder: TextEncoder,
     index: RetrievalIndex,
     *,
     out_dir: Path,
-    settings: TrainSettings | None = None,
-    model_settings: RerankerSettings | None = None,
-    objectives: Sequence[str] | None = None,
-    lambdamart: LambdaMartSettings | None = DEFAULT_LAMBDAMART,
-    cache_dir: Path | None = None,
-    plain_trees: bool = True,
-    progress: bool = False,
+    options: TrainingOptions | None = None,
 ) -> dict[str, Any]:
-    """Build the examples and train the neural reranker with each objective of ``objectives`` (or
-    ``model_settings.objective``). With ``lambdamart`` (None: skip) each gets one seed of stacked trees and
+    """Build the examples and train the neural reranker with each objective of ``options.objectives`` (or
+    ``options.model_settings.objective``). With ``options.lambdamart`` (None: skip) each gets one seed of stacked trees and
     its blend (:mod:`gnn.rerank.lambdamart`, α chosen on validation MRR), and the objective whose blend has the best
     validation MRR is kept (without: the best neural model); its trees grow to ``lambdamart.bag`` seeds and are
     blended anew. Save the final scorer — the blend when its validation MRR is higher, else the neural model
@@ -283,28 +299,9 @@ def run_training(
         store, encoder, index: the store the queries come from, the text encoder, the retrieval index whose
             candidates and vectors the examples use.
         out_dir: the folder the scorer is saved in (published whole).
-        settings: which queries and folds (:class:`gnn.recommend.examples.TrainSettings`).
-        model_settings: the neural reranker's settings; its ``objective`` when ``objectives`` is None.
-        objectives: the objectives trained side by side, the best kept.
-        lambdamart: the stacked trees' settings; None trains the neural model alone.
-        cache_dir: the example cache (None: build the examples afresh).
-        plain_trees: False leaves out the comparison row of LambdaMART over the features alone (about a
-            quarter of a one-seed run); the scorer saved is the same.
-        progress: progress bars on the terminal.
+        options: what is trained and how (:class:`TrainingOptions`; None: its defaults).
     """
-    return train_scorer(
-        store,
-        encoder,
-        index,
-        out_dir=out_dir,
-        settings=settings,
-        model_settings=model_settings,
-        objectives=objectives,
-        lambdamart=lambdamart,
-        cache_dir=cache_dir,
-        plain_trees=plain_trees,
-        progress=progress,
-    ).report
+    return train_scorer(store, encoder, index, out_dir=out_dir, options=options).report
 
 
 @dataclass
@@ -323,21 +320,21 @@ def train_scorer(
     index: RetrievalIndex,
     *,
     out_dir: Path,
-    settings: TrainSettings | None = None,
-    model_settings: RerankerSettings | None = None,
-    objectives: Sequence[str] | None = None,
-    lambdamart: LambdaMartSettings | None = DEFAULT_LAMBDAMART,
-    cache_dir: Path | None = None,
-    plain_trees: bool = True,
-    progress: bool = False,
+    options: TrainingOptions | None = None,
     command: str = "citegraph train reranker",
 ) -> TrainedScorer:
     """:func:`run_training` (its arguments), keeping the run for a study that continues it
     (:func:`gnn.recommend.studies.run_ablation`); ``command`` is the report's."""
     start = time.perf_counter()
-    settings = settings or TrainSettings()
+    options = options or TrainingOptions()
+    settings, objectives, lambdamart, progress = (
+        options.settings,
+        options.objectives,
+        options.lambdamart,
+        options.progress,
+    )
     run = TrainingRun(
-        index, load_splits(store, encoder, index, settings, cache_dir, progress), model_settings or RerankerSettings()
+        index, load_splits(store, encoder, index, settings, options.cache_dir, progress), options.model_settings
     )
     _check_learnable(run)
     timings: dict[str, float] = {"examples": round(time.perf_counter() - start, 1)}
@@ -352,7 +349,7 @@ def train_scorer(
     # One seed of stacked trees per objective: the objective is chosen by the validation MRR of the scorer
     # that is served (trees blended with the neural model), not of the neural model alone, whose lead can
     # be smaller than the trees' seed-to-seed spread (docs/results.md).
-    one_seed = _one_seed_rows(run, neural, lambdamart, plain_trees) if lambdamart is not None else {}
+    one_seed = _one_seed_rows(run, neural, lambdamart, options.plain_trees) if lambdamart is not None else {}
     if one_seed:
         best = max(chosen, key=lambda o: one_seed[o].mrr)
     else:
@@ -673,6 +670,7 @@ __all__ = [
     "NeuralScores",
     "OneSeedBlend",
     "TrainedScorer",
+    "TrainingOptions",
     "TrainingRun",
     "blend_rankings",
     "cross_fitted_scores",

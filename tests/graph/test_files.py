@@ -10,6 +10,7 @@ import pytest
 from graph import GraphStore
 from graph.files import (
     IndexFiles,
+    ModelFile,
     StoreFiles,
     default_cache_root,
     format_size,
@@ -28,10 +29,7 @@ def test_every_artefact_has_its_one_name(tmp_path: Path) -> None:
     assert files.reranker == tmp_path / "g.db.index.reranker"
     assert files.clusters == tmp_path / "g.db.clusters.json"
     assert files.models == tmp_path / "cache" / "models"
-    assert files.linker == tmp_path / "cache" / "models" / "linker.json"
-    assert files.cross_encoder == tmp_path / "cache" / "models" / "linker-cross-encoder"
-    assert files.hyperbolic_classes == tmp_path / "cache" / "models" / "hyperbolic_classes"
-    assert files.hyperbolic_map == tmp_path / "cache" / "models" / "hyperbolic_map"
+    assert ModelFile("linker", "linker.json").under(files) == tmp_path / "cache" / "models" / "linker.json"
     assert files.embeddings == tmp_path / "cache" / "embeddings"
     assert files.reranker_examples == tmp_path / "cache" / "reranker_examples"
 
@@ -48,7 +46,7 @@ def test_index_dir_moves_what_sits_beside_the_index(tmp_path: Path) -> None:
 def test_a_server_store_has_nothing_beside_it(tmp_path: Path) -> None:
     files = StoreFiles(None, cache=tmp_path)
     assert (files.index, files.reranker, files.clusters, files.stamp()) == (None, None, None, None)
-    assert files.linker == tmp_path / "models" / "linker.json"
+    assert files.models == tmp_path / "models"
     entries = {e.name: e for e in files.describe()}
     assert entries["store"].path is None and not entries["store"].exists
 
@@ -56,7 +54,7 @@ def test_a_server_store_has_nothing_beside_it(tmp_path: Path) -> None:
 def test_cache_root_comes_from_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CITEGRAPH_CACHE", str(tmp_path / "c"))
     assert default_cache_root() == tmp_path / "c"
-    assert StoreFiles().linker == tmp_path / "c" / "models" / "linker.json"
+    assert StoreFiles().models == tmp_path / "c" / "models"
 
 
 def test_of_an_open_store_and_the_helpers_that_ask_it(store: GraphStore, store_path: Path) -> None:
@@ -82,7 +80,7 @@ def test_describe_sizes_and_stamps(store: GraphStore, store_path: Path, tmp_path
     (files.reranker / "config.json").write_text(json.dumps({"data_hash": "abc123"}), encoding="utf-8")
     files.clusters.write_text("{}", encoding="utf-8")
 
-    entries = {e.name: e for e in files.describe()}
+    entries = {e.name: e for e in files.describe([ModelFile("linker", "linker.json"), ModelFile("taxonomy", "t")])}
     assert list(entries) == [
         "store",
         "index",
@@ -93,10 +91,7 @@ def test_describe_sizes_and_stamps(store: GraphStore, store_path: Path, tmp_path
         "coupling_clusters",
         "served_encoder",
         "linker",
-        "cross_encoder",
-        "hyperbolic_classes",
-        "hyperbolic_map",
-        "encoders",
+        "taxonomy",
         "embeddings",
         "reranker_examples",
     ]

@@ -13,7 +13,7 @@ from gnn.retrieval.index import IndexUnavailableError, index_status
 from gnn.text.embeddings import compute_embeddings
 from gnn.text.encoder import TextEncoder
 from graph import GraphBatch, GraphStore, StoreConfig, ingest, open_store
-from tests.api.test_recommend import _citances
+from tests.gnn.recommend.test_recommend import _citances
 
 REQUEST = RecommendRequest("Attention builds on neural translation [CIT].", k=3)
 

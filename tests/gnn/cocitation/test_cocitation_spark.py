@@ -17,7 +17,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from cocite_graph import CITES, open_cocite_store
+
+from tests.gnn.cocite_graph import CITES, open_cocite_store
 
 pytest.importorskip("pyspark", reason="pyspark is not installed: pip install '.[spark]'")
 if shutil.which("java") is None:

@@ -9,13 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_recommend_eval import _citances
 
 from gnn import reports
 from gnn.recommend.examples import Fold, TrainSettings
 from gnn.recommend.service import RecommendationService, RecommendRequest, ServiceSettings
 from gnn.recommend.studies import compare_objectives, paired_bootstrap, run_ablation
-from gnn.recommend.train import evaluate_saved_scorer, report_markdown, run_training
+from gnn.recommend.train import TrainingOptions, evaluate_saved_scorer, report_markdown, run_training
 from gnn.rerank.examples import QueryExample
 from gnn.rerank.features import FEATURE_GROUPS, FEATURE_NAMES
 from gnn.rerank.model import RerankerSettings, RerankerTrainer
@@ -27,6 +26,7 @@ from gnn.text.encoder import TextEncoder
 from graph import GraphStore, ingest
 from graph.errors import DataError
 from graph.files import IndexFiles
+from tests.gnn.recommend.test_recommend_eval import _citances
 
 # training queries of 2004 know the graph up to 2003; validation and test (2005) up to 2004
 SPLIT = TrainSettings(
@@ -93,9 +93,7 @@ def _train(
         encoder,
         index,
         out_dir=IndexFiles(folder).reranker,
-        settings=settings,
-        model_settings=model_settings,
-        **options,
+        options=TrainingOptions(settings=settings, model_settings=model_settings, **options),
     )
     return folder, index, report
 
@@ -106,7 +104,7 @@ def test_training_saves_a_model_the_service_then_uses(store: GraphStore, encoder
         encoder,
         tmp_path,
         RerankerSettings(epochs=3, patience=3, pool_negatives=4),
-        objectives=["triplet", "source_target"],
+        objectives=("triplet", "source_target"),
         cache_dir=tmp_path / "examples",
     )
     names = [row["name"] for row in report["systems"]]
@@ -207,7 +205,7 @@ def test_the_saved_scorer_on_an_unchanged_store_ranks_as_its_training_reported(
         encoder,
         tmp_path,
         RerankerSettings(epochs=2, patience=2, pool_negatives=4),
-        objectives=["triplet"],
+        objectives=("triplet",),
         lambdamart=LambdaMartSettings(max_trees=5, leaves=2, min_child_samples=1, patience=5, bag=1),
         plain_trees=False,
         cache_dir=tmp_path / "examples",
@@ -258,7 +256,7 @@ def test_without_test_queries_validation_still_chooses_and_the_test_columns_stay
         tmp_path,
         RerankerSettings(epochs=1, patience=1, pool_negatives=4),
         settings=replace(SPLIT, evaluate_test=False),
-        objectives=["triplet"],
+        objectives=("triplet",),
         lambdamart=None,
     )
     assert report["queries"]["test"]["queries"] == 0 and report["queries"]["validation"]["queries"] == 2
@@ -308,9 +306,11 @@ def test_a_training_run_killed_while_saving_leaves_the_served_reranker_as_it_was
             encoder,
             index,
             out_dir=served,
-            settings=SPLIT,
-            model_settings=RerankerSettings(epochs=2, patience=2, pool_negatives=4, seed=1),
-            **options,
+            options=TrainingOptions(
+                settings=SPLIT,
+                model_settings=RerankerSettings(epochs=2, patience=2, pool_negatives=4, seed=1),
+                **options,
+            ),
         )
     assert {f.name: f.read_bytes() for f in served.iterdir()} == before
     _, config = load_reranker(served)
@@ -406,13 +406,13 @@ def test_objective_comparison_trains_as_the_ablation_does_and_pairs_each_seed_wi
     store: GraphStore, encoder: TextEncoder, tmp_path: Path
 ) -> None:
     model = RerankerSettings(epochs=2, patience=2, pool_negatives=4)
-    _, index, report = _train(store, encoder, tmp_path, model, objectives=["triplet"], lambdamart=None)
+    _, index, report = _train(store, encoder, tmp_path, model, objectives=("triplet",), lambdamart=None)
     compared = compare_objectives(
         store,
         encoder,
         index,
         seeds=[0, 1],
-        objectives=["single_positive", "triplet", "source"],
+        objectives=("single_positive", "triplet", "source"),
         settings=SPLIT,
         model_settings=model,
     )
@@ -536,8 +536,8 @@ def test_epoch_patience_reaches_the_neural_model_and_nothing_else(tmp_path: Path
     db = ["--db", str(tmp_path / "x.db")]
     given = _training_options(parser.parse_args([*db, "train", "reranker", "--epoch-patience", "2"]))
     default = _training_options(parser.parse_args([*db, "train", "reranker"]))
-    assert given["model_settings"] == replace(default["model_settings"], patience=2)
-    assert default["model_settings"].patience == RerankerSettings().patience  # the full build's
-    assert given["lambdamart"] == default["lambdamart"] and given["settings"] == default["settings"]
+    assert given.model_settings == replace(default.model_settings, patience=2)
+    assert default.model_settings.patience == RerankerSettings().patience  # the full build's
+    assert given.lambdamart == default.lambdamart and given.settings == default.settings
     with pytest.raises(ConfigError, match="--epoch-patience is 0"):
         _training_options(parser.parse_args([*db, "train", "reranker", "--epoch-patience", "0"]))

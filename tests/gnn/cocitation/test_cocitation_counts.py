@@ -8,7 +8,6 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-from cocite_graph import CITED_BY, COCITED, MENTIONS, SENTENCE, citations, pairs_of
 
 from gnn.cocitation.counts import (
     association_strength,
@@ -19,6 +18,7 @@ from gnn.cocitation.counts import (
     salton_cosine,
 )
 from graph.errors import ConfigError
+from tests.gnn.cocite_graph import CITED_BY, COCITED, MENTIONS, SENTENCE, citations, pairs_of
 
 CPU = torch.device("cpu")
 

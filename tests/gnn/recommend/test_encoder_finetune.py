@@ -27,7 +27,7 @@ from gnn.recommend.finetune import (
     training_data,
 )
 from gnn.rerank.model import hinge
-from gnn.text.encoder import FINETUNE_RECORD, EncoderSettings, TextEncoder
+from gnn.text.encoder import FINE_TUNED_ENCODERS, FINETUNE_RECORD, EncoderSettings, TextEncoder
 from graph import GraphBatch, GraphStore, ingest
 from graph.errors import ConfigError
 from graph.files import StoreFiles
@@ -207,7 +207,7 @@ def test_the_store_serves_the_fine_tuned_encoder_once_put_in_service(
     assert files.served_encoder == tmp_path / "g.db.encoder.json"
     base = TextEncoder(EncoderSettings.from_env(device="cpu", served=files.served_encoder))
     assert base.settings.model == tiny_model and base.describe()["fine_tuned"] is False
-    report = EncoderTrainer(tiny_model, _settings(steps=2), files.encoders).fit(_data())
+    report = EncoderTrainer(tiny_model, _settings(steps=2), FINE_TUNED_ENCODERS.under(files)).fit(_data())
     put_in_service(files.served_encoder, Path(report.folder), {"data_hash": report.data_hash})
     tuned = TextEncoder(EncoderSettings.from_env(device="cpu", served=files.served_encoder))
     assert tuned.settings.model == report.folder

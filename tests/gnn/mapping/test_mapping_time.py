@@ -10,7 +10,6 @@ from pathlib import Path
 import networkx as nx
 import pandas as pd
 import pytest
-from cocite_graph import open_cocite_store
 
 from api.cli.main import main
 from gnn.cocitation.compute import CocitationSettings, compute_cocitation
@@ -28,6 +27,7 @@ from gnn.mapping.networks import MapEdge, MapNetwork, MapNode, MapUnit, NetworkF
 from gnn.mapping.timeline import read_membership
 from graph import GraphStore
 from graph.errors import ConfigError
+from tests.gnn.cocite_graph import open_cocite_store
 
 
 @pytest.fixture

@@ -8,7 +8,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from cocite_graph import open_cocite_store
 
 from gnn.cocitation.clusters import read_cluster_labels
 from gnn.cocitation.compute import coupling_table
@@ -16,6 +15,7 @@ from gnn.mapping import CouplingSettings, compute_coupling, coupling_counts, rea
 from gnn.mapping.networks import MapUnit, Measure, NetworkFilters, build_network
 from graph import GraphStore
 from graph.errors import ConfigError
+from tests.gnn.cocite_graph import open_cocite_store
 
 
 @pytest.fixture

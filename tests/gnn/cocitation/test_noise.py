@@ -9,7 +9,6 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-from cocite_graph import CITES, open_cocite_store
 
 from gnn.cocitation.compute import CocitationSettings, compute_cocitation
 from gnn.cocitation.counts import PairCounts, cooccurrence
@@ -22,6 +21,7 @@ from gnn.cocitation.noise import (
 )
 from graph import GraphStore
 from graph.errors import ConfigError
+from tests.gnn.cocite_graph import CITES, open_cocite_store
 
 CPU = torch.device("cpu")
 W = 2**0.75  # freq 2 at α = 3/4

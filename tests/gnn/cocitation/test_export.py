@@ -8,12 +8,12 @@ from pathlib import Path
 import networkx as nx
 import pandas as pd
 import pytest
-from cocite_graph import cocite_batch, open_cocite_store
 
 from gnn.cocitation.compute import CocitationSettings, compute_cocitation
 from gnn.cocitation.export import _vos_text, export_cocitation, export_coupling
 from graph import GraphBatch, GraphStore, StoreConfig, ingest, open_store
 from graph.errors import ConfigError
+from tests.gnn.cocite_graph import cocite_batch, open_cocite_store
 
 
 @pytest.fixture

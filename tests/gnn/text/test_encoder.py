@@ -129,3 +129,13 @@ def test_bad_settings_say_what_to_do(tmp_path: Path) -> None:
         EncoderSettings("x", max_length=2)
     with pytest.raises(ConfigError, match="CITEGRAPH_ENCODER"):
         TextEncoder(EncoderSettings(str(tmp_path / "no-such-model"), device="cpu"))
+
+
+def test_the_configured_encoder_is_read_from_one_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    from gnn.text.encoder import configured_encoder, describe_record, served_description
+
+    monkeypatch.setenv("CITEGRAPH_ENCODER", "")
+    assert configured_encoder() is None
+    monkeypatch.setenv("CITEGRAPH_ENCODER", "/models/scincl")
+    assert configured_encoder() == "/models/scincl"
+    assert served_description(None)["model"] == describe_record("/models/scincl", None)["model"]

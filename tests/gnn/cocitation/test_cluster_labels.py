@@ -12,7 +12,6 @@ import networkx as nx
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from cocite_graph import open_cocite_store
 from scipy.stats import chi2_contingency
 from sklearn.metrics import silhouette_samples
 
@@ -28,6 +27,7 @@ from gnn.cocitation.terms import (
     term_matrix,
 )
 from graph import GraphStore
+from tests.gnn.cocite_graph import open_cocite_store
 
 
 def test_llr_of_a_hand_computed_two_by_two_table() -> None:
@@ -165,6 +165,7 @@ def test_compute_writes_llr_labels_and_quality(cocite_store: GraphStore) -> None
         assert label.label == ", ".join(label.llr_terms[:3])  # the LLR label is the one shown
         assert label.silhouette is not None and -1.0 <= label.silhouette <= 1.0
     quality = read_cluster_quality(report.clusters_path)
-    assert quality is not None and quality["modularity"] == pytest.approx(report.quality.modularity)
+    assert quality is not None and quality.modularity == pytest.approx(report.quality.modularity)
+    assert (quality.nodes, quality.links) == (report.quality.nodes, report.quality.links)
     assert math.isclose(sum(label.modularity or 0.0 for label in labels), report.quality.modularity, abs_tol=1e-5)
     assert "modularity Q" in report.summary()

@@ -11,7 +11,6 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 import torch
-from cocite_graph import CITED_BY, CITES, COCITED, SENTENCE, citations, open_cocite_store, pairs_of
 
 from gnn.cocitation.clusters import read_cluster_labels
 from gnn.cocitation.compute import (
@@ -28,6 +27,7 @@ from gnn.cocitation.compute import (
 from gnn.cocitation.counts import cooccurrence
 from graph import GraphStore
 from graph.errors import ConfigError
+from tests.gnn.cocite_graph import CITED_BY, CITES, COCITED, SENTENCE, citations, open_cocite_store, pairs_of
 
 CPU = torch.device("cpu")
 
