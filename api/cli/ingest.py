@@ -158,6 +158,12 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         nargs="?",
         help="file, folder or quoted glob of the source (default for the bundled corpora: their place under --data)",
     )
+    add_ingest_options(p)
+    p.set_defaults(func=cmd_ingest)
+
+
+def add_ingest_options(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """The options of ``ingest`` after its source and path (``citegraph update`` ingests with them too)."""
     p.add_argument("--data", help="data folder (default: $CITEGRAPH_DATA or ../shared/data)")
     p.add_argument(
         "--on-error",
@@ -199,7 +205,6 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         f"(default: {MEMORY_LIMIT_MIB})",
     )
     p.add_argument("--json", action="store_true", help="print the ingest reports as JSON")
-    p.set_defaults(func=cmd_ingest)
 
 
-__all__ = ["add_commands", "cmd_ingest"]
+__all__ = ["add_commands", "add_ingest_options", "cmd_ingest"]

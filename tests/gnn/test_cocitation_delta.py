@@ -93,7 +93,9 @@ def assert_as_from_scratch(store: GraphStore) -> None:
     got, want = stored_papers(store), scratch_papers(store)
     assert got.index.tolist() == want.index.tolist()
     assert got["n_cited"].tolist() == want["n_cited"].tolist()
-    np.testing.assert_allclose(got["negative_weight"].to_numpy(float), want["negative_weight"].to_numpy(float), rtol=1e-6)
+    np.testing.assert_allclose(
+        got["negative_weight"].to_numpy(float), want["negative_weight"].to_numpy(float), rtol=1e-6
+    )
     for paper in want.index:
         assert got.loc[paper, "partners"] == want.loc[paper, "partners"], paper
         if want.loc[paper, "probs"] is None:
@@ -229,4 +231,3 @@ def test_random_sequences_of_changes_equal_the_full_step(tmp_path: Path, seed: i
             assert_as_from_scratch(store)
     finally:
         store.close()
-
