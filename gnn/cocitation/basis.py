@@ -56,9 +56,8 @@ class CitationState:
 
 
 def basis_folder(store: GraphStore) -> Path | None:
-    """``<db>.cocitation/`` for an embedded store; None for a store without a file (Neo4j)."""
-    db = StoreFiles.of(store).db
-    return None if db is None else db.with_name(db.name + ".cocitation")
+    """``<db>.cocitation/`` for an embedded store (``StoreFiles.cocitation_basis``); None for a server store (Neo4j)."""
+    return StoreFiles.of(store).cocitation_basis
 
 
 def write_basis(folder: Path, state: CitationState, settings: PairCountSettings, *, full: bool) -> None:
