@@ -31,7 +31,7 @@ on CO_CITED edges incident to :math:`T`, and :math:`p(j \mid t)` (MP-BERT4CR eq.
 (:func:`updated_rows`). Two values carry a global normaliser and change everywhere:
 
 * the association strength :math:`N c_{ij} / (s_i s_j)` (van Eck & Waltman, 2009) scales with
-  :math:`N`: every untouched edge's value is multiplied by :math:`N' / N` in one statement;
+  :math:`N`: every untouched edge's value is multiplied by :math:`N' / N`;
 * :math:`p(i) = s_i^{\alpha} / \sum_k s_k^{\alpha}` (MP-BERT4CR eq. 2): every untouched paper's
   ``negative_weight`` is multiplied by :math:`\sum_k s_k^{\alpha} / \sum_k s'^{\alpha}_k`.
 
@@ -41,8 +41,15 @@ updates (``tests/gnn/test_cocitation_delta.py``). The Leiden clusters are not re
 (a paper keeps its cluster; a new one has none until the clusters are re-run): ``recluster=True``
 runs the full step, at a full step's cost.
 
-The writes are not one transaction: a marker (``<db>.cocitation/pending``) is left while they run,
-and an update that finds it runs the full step instead, which rewrites everything.
+**The writes.** CO_CITED is read whole (one Arrow read), its edges incident to :math:`T` replaced and
+written back whole as the full step writes it (a staging table swapped in; the embedded store's in-place
+edge upsert rewrites the whole table too when stored edges change). Replacing CO_CITED, in either way,
+was seen to zero values of other Papers' ``cocite_probs`` (LadybugDB; the full step hides it by writing
+every Paper after its edges), so the noise properties of every paper that has them are read before the
+edge write and written again after it (``negative_weight`` rescaled): a write of every cited paper, as
+the full step's. The rows of :math:`T` and of new papers are written with their new values. These are
+several transactions: a marker (``<db>.cocitation/pending``) is left while they run, and an update that
+finds it runs the full step instead, which rewrites everything.
 """
 
 from __future__ import annotations
@@ -55,6 +62,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import torch
 
 from gnn.cocitation.basis import (
@@ -77,8 +85,8 @@ from gnn.cocitation.compute import (
     read_cocitation_input,
     read_mentions,
 )
-from gnn.cocitation.counts import PairCounts, count_pairs
-from gnn.cocitation.noise import NoiseDistributions, positive_distribution, top_partners
+from gnn.cocitation.counts import PairCounts, _sorted_unique, count_pairs
+from gnn.cocitation.noise import NoiseDistributions, arrow_ids, positive_distribution, top_partners
 from graph.errors import DataError
 from graph.store import GraphStore
 
@@ -155,8 +163,8 @@ def plan_delta(old: CitationState, new: CitationState) -> DeltaPlan:
         np.concatenate([old.sentences.to_numpy(dtype=object), new.sentences.to_numpy(dtype=object)])
     )
     old_sentence, new_sentence = sentence_codes[: len(old.sentences)], sentence_codes[len(old.sentences) :]
-    old_m = np.unique(old_sentence[old_mentions >= 0].astype(np.int64) * n + old_mentions[old_mentions >= 0])
-    new_m = np.unique(new_sentence[new_mentions >= 0].astype(np.int64) * n + new_mentions[new_mentions >= 0])
+    old_m = _sorted_unique(old_sentence[old_mentions >= 0].astype(np.int64) * n + old_mentions[old_mentions >= 0])
+    new_m = _sorted_unique(new_sentence[new_mentions >= 0].astype(np.int64) * n + new_mentions[new_mentions >= 0])
     changed_sentence = np.zeros(int(sentence_codes.max()) + 1 if len(sentence_codes) else 0, dtype=bool)
     changed_sentence[old_m[~_isin_sorted(old_m, new_m)] // n] = True
     changed_sentence[new_m[~_isin_sorted(new_m, old_m)] // n] = True
@@ -203,15 +211,20 @@ def updated_rows(plan: DeltaPlan, incident: pd.DataFrame, settings: CocitationSe
     the ones the basis describes (written by something else), and only the full step can repair that.
     """
     ids, n = plan.ids, max(len(plan.ids), 1)
-    a = ids.get_indexer(pd.Index(incident["source"]))
-    b = ids.get_indexer(pd.Index(incident["target"]))
+    known = arrow_ids(ids)  # Arrow's hash lookup of the ids: pandas' get_indexer on strings is several times slower
+    a = pc.index_in(pa.array(incident["source"].to_numpy(dtype=object), pa.string()), value_set=known)
+    b = pc.index_in(pa.array(incident["target"].to_numpy(dtype=object), pa.string()), value_set=known)
+    a = a.fill_null(-1).to_numpy().astype(np.int64)
+    b = b.fill_null(-1).to_numpy().astype(np.int64)
     if (a < 0).any() or (b < 0).any():
         raise DataError(
             "stored CO_CITED edges name papers the co-citation basis does not know; "
             "run `citegraph compute cocitation` to recount from scratch"
         )
     stored_codes = np.minimum(a, b).astype(np.int64) * n + np.maximum(a, b)
-    stored_codes, first = np.unique(stored_codes, return_index=True)  # an edge with both ends in T comes twice
+    order, starts = _first_of_runs(stored_codes)  # an edge with both ends in T comes twice
+    first = order[starts]
+    stored_codes = stored_codes[first]
     stored_count = incident["count"].to_numpy(dtype=np.int64)[first]
     stored_sentence = incident["sentence_count"].fillna(0).to_numpy(dtype=np.int64)[first]
     codes, count = _sum_by_code(
@@ -274,7 +287,7 @@ def _negative(occurrences: np.ndarray, power: float) -> tuple[np.ndarray, float]
 def _pair_codes(at: np.ndarray, citing: np.ndarray, cited: np.ndarray, n: int) -> np.ndarray:
     """Sorted distinct ``citing * n + cited`` in the union index (rows with an unknown end dropped)."""
     keep = (citing >= 0) & (cited >= 0)
-    return np.unique(at[citing[keep]] * n + at[cited[keep]])
+    return _sorted_unique(at[citing[keep]] * n + at[cited[keep]])
 
 
 def _isin_sorted(values: np.ndarray, sorted_unique: np.ndarray) -> np.ndarray:
@@ -285,14 +298,21 @@ def _isin_sorted(values: np.ndarray, sorted_unique: np.ndarray) -> np.ndarray:
     return sorted_unique[at] == values
 
 
+def _first_of_runs(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The order that sorts ``codes`` (stable) and, in it, where each run of equal codes starts."""
+    order = np.argsort(codes, kind="stable")
+    ordered = codes[order]
+    starts = np.flatnonzero(np.concatenate([[True], ordered[1:] != ordered[:-1]])) if len(codes) else np.empty(0, int)
+    return order, starts
+
+
 def _sum_by_code(codes: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Distinct codes (sorted) and the sum of their values."""
+    """Distinct codes (sorted) and the sum of their values (a sort, not a hash: faster on millions of int64)."""
     if len(codes) == 0:
         return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
-    unique, inverse = np.unique(codes, return_inverse=True)
-    sums = np.zeros(len(unique), dtype=np.int64)
-    np.add.at(sums, inverse, values.astype(np.int64))
-    return unique.astype(np.int64), sums
+    order, starts = _first_of_runs(codes)
+    sums = np.add.reduceat(values.astype(np.int64)[order], starts)
+    return codes[order][starts].astype(np.int64), sums.astype(np.int64)
 
 
 def _distinct_rows(codes: np.ndarray, n: int) -> int:
@@ -389,24 +409,27 @@ def update_cocitation(
     lap("delta")
     if plan.is_empty:
         return UpdateReport("current", "no citation or mention changed since the counts were made", seconds=seconds)
-    touched_ids = plan.ids[plan.touched].tolist()
-    incident = store.query_arrow("cocited_with", {"ids": touched_ids}) if touched_ids else pa.table({})
-    incident_frame = _incident_frame(incident)
+    stored = store.read_edges("CO_CITED")
+    noise = store.query_arrow("noise_weights").to_pandas()  # read before the edge write: see the module docstring
+    touched = pa.array(plan.ids[plan.touched].to_numpy(dtype=object), pa.string())
+    incident = _touches(stored["source"], touched) | _touches(stored["target"], touched)
     lap("read edges")
-    rows = updated_rows(plan, incident_frame, settings)
+    rows = updated_rows(plan, stored[incident], settings)
     lap("recompute")
     mark_pending(folder)
-    if rows.association_factor != 1.0:
-        store.query("scale_cocited_association", {"factor": rows.association_factor})
-    if rows.negative_factor != 1.0:
-        store.query("scale_negative_weights", {"factor": rows.negative_factor})
-    if touched_ids:
-        store.query("delete_cocited_of_papers", {"ids": touched_ids})
-    present = store.has_nodes("Paper", rows.edges["source"]) & store.has_nodes("Paper", rows.edges["target"])
-    edges = rows.edges[present]  # a deleted paper's pairs went with it
-    if len(edges):
-        store.upsert_edges("CO_CITED", edges.reset_index(drop=True))
+    kept = stored[~incident].copy()
+    kept["association"] = kept["association"] * rows.association_factor
+    present = (
+        plan.present[plan.ids.get_indexer(rows.edges["source"])]
+        & plan.present[plan.ids.get_indexer(rows.edges["target"])]
+    )  # a deleted paper's pairs went with it
+    edges = pd.concat([kept[rows.edges.columns], rows.edges[present]], ignore_index=True)
+    store.replace_edges("CO_CITED", edges)
     papers_written = store.write_node_properties("Paper", "id", rows.papers)
+    if len(noise):  # every other paper's noise as it was read, negative_weight rescaled
+        others = noise[~noise["id"].isin(set(rows.papers["id"])) & noise["id"].isin(set(plan.ids[plan.present]))]
+        others = others.assign(negative_weight=others["negative_weight"].fillna(0.0) * rows.negative_factor)
+        store.write_node_properties("Paper", "id", others.reset_index(drop=True))
     lap("write")
     write_basis(folder, new, settings, full=False)
     lap("basis")
@@ -416,31 +439,16 @@ def update_cocitation(
         changed_citing=plan.changed_citing,
         changed_sentences=plan.changed_sentences,
         touched_papers=int(plan.touched.sum()),
-        edges_written=len(edges),
+        edges_written=int(present.sum()),
         papers_written=papers_written,
         seconds=seconds,
     )
 
 
-def _incident_frame(table: pa.Table) -> pd.DataFrame:
-    """``cocited_with``'s rows as ``source``, ``target``, ``count``, ``sentence_count``."""
-    if table.num_rows == 0:
-        return pd.DataFrame(
-            {
-                "source": pd.Series([], dtype=object),
-                "target": pd.Series([], dtype=object),
-                "count": [],
-                "sentence_count": [],
-            }
-        )
-    return pd.DataFrame(
-        {
-            "source": table.column("paper_id").to_pandas(),
-            "target": table.column("other_id").to_pandas(),
-            "count": table.column("count").to_numpy(),
-            "sentence_count": table.column("sentence_count").to_pandas(),
-        }
-    )
+def _touches(ids: pd.Series, touched: pa.Array) -> np.ndarray:
+    """Which of ``ids`` are in ``touched`` (Arrow's hash lookup)."""
+    found = pc.is_in(pa.array(ids.to_numpy(dtype=object), pa.string()), value_set=touched)
+    return np.asarray(found.fill_null(False).to_numpy(zero_copy_only=False), dtype=bool)
 
 
 __all__ = [
