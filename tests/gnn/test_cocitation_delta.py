@@ -196,7 +196,7 @@ def test_a_half_written_update_or_other_settings_run_the_full_step(cocite_store:
     assert update_cocitation(cocite_store, other, recluster=True).mode == "full"
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("seed", [0, 1])
 def test_random_sequences_of_changes_equal_the_full_step(tmp_path: Path, seed: int) -> None:
     rng = random.Random(seed)
     papers = [f"p{k:02d}" for k in range(14)]
