@@ -123,10 +123,10 @@ def read_basis(folder: Path) -> CitationState:
     )
 
 
-def mark_pending(folder: Path | None) -> None:
-    """Mark the basis as no longer describing the store (a write is under way)."""
+def mark_pending(folder: Path | None, why: str) -> None:
+    """Mark the basis as no longer describing the store, saying ``why`` (the next update runs the full step)."""
     if folder is not None and folder.is_dir():
-        write_atomic(folder / PENDING, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+        write_atomic(folder / PENDING, f"{why} ({time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())})")
 
 
 __all__ = [

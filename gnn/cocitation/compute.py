@@ -341,7 +341,8 @@ def compute_cocitation(
             labels = with_quality(labels, quality)
         with stage("write"):
             basis = basis_folder(store)
-            mark_pending(basis)  # the basis no longer describes the store until it is written again below
+            # the basis no longer describes the store until it is written again below
+            mark_pending(basis, "`compute cocitation` was writing its results and stopped half-way")
             sentence_pairs = int((edges["sentence_count"] > 0).sum())
             negative = noise.negative.cpu().numpy()
             del noise  # the full p(j|t) CSR (2 entries per pair): only its head (partners) is written

@@ -363,7 +363,7 @@ def full_step_reason(folder: Path | None, settings: CocitationSettings, *, reclu
     if record is None:
         return f"no co-citation basis at {folder} (the counts were made by an older version, or never)"
     if (folder / PENDING).exists():
-        return f"an earlier write of the co-citation results stopped half-way ({folder / PENDING})"
+        return f"the stored results are not those the basis describes: {(folder / PENDING).read_text(encoding='utf-8')}"
     if record.get("version") != BASIS_VERSION:
         return f"the basis at {folder} has version {record.get('version')}, this version reads {BASIS_VERSION}"
     differing = [name for name in BASIS_SETTINGS if record.get(name) != getattr(settings, name)]
@@ -416,7 +416,7 @@ def update_cocitation(
     lap("read edges")
     rows = updated_rows(plan, stored[incident], settings)
     lap("recompute")
-    mark_pending(folder)
+    mark_pending(folder, "`citegraph update` was writing its results and stopped half-way")
     kept = stored[~incident].copy()
     kept["association"] = kept["association"] * rows.association_factor
     present = (

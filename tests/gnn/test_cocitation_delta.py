@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from cocite_graph import open_cocite_store
 
-from gnn.cocitation.basis import PENDING, basis_folder, read_basis_record
+from gnn.cocitation.basis import PENDING, basis_folder, mark_pending, read_basis_record
 from gnn.cocitation.compute import (
     CocitationSettings,
     cocitation_edges,
@@ -21,6 +21,7 @@ from gnn.cocitation.compute import (
 )
 from gnn.cocitation.delta import update_cocitation
 from gnn.cocitation.noise import noise_distributions, top_partners
+from gnn.cocitation.spark_load import load_spark_output
 from graph import GraphBatch, GraphStore, StoreConfig, ingest, open_store
 
 SETTINGS = CocitationSettings(device="cpu", top_m=3)
@@ -186,7 +187,7 @@ def test_a_half_written_update_or_other_settings_run_the_full_step(cocite_store:
     compute_cocitation(cocite_store, SETTINGS)
     folder = basis_folder(cocite_store)
     assert folder is not None
-    (folder / PENDING).write_text("killed")
+    mark_pending(folder, "`citegraph update` was writing its results and stopped half-way")
     add_papers(cocite_store, [("w", "a"), ("w", "b")], ["w"])
     report = update_cocitation(cocite_store, SETTINGS)
     assert report.mode == "full" and "half-way" in report.reason
@@ -231,3 +232,19 @@ def test_random_sequences_of_changes_equal_the_full_step(tmp_path: Path, seed: i
             assert_as_from_scratch(store)
     finally:
         store.close()
+
+
+def test_counts_loaded_from_spark_make_the_next_update_run_the_full_step(
+    cocite_store: GraphStore, tmp_path: Path
+) -> None:
+    compute_cocitation(cocite_store, SETTINGS)
+    out = tmp_path / "spark"
+    (out / "CO_CITED").mkdir(parents=True)
+    (out / "papers").mkdir()
+    stored_edges(cocite_store).to_parquet(out / "CO_CITED" / "part-0.parquet")
+    papers = stored_papers(cocite_store).reset_index()
+    papers = papers.rename(columns={"partners": "cocite_partners", "probs": "cocite_probs", "tail": "cocite_tail"})
+    papers[papers["n_cited"] > 0].to_parquet(out / "papers" / "part-0.parquet")
+    load_spark_output(cocite_store, out)
+    report = update_cocitation(cocite_store, SETTINGS)
+    assert report.mode == "full" and "Spark" in report.reason
