@@ -129,12 +129,42 @@ def mark_pending(folder: Path | None, why: str) -> None:
         write_atomic(folder / PENDING, f"{why} ({time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())})")
 
 
+def currency(folder: Path | None) -> dict[str, Any]:
+    """How current the stored co-citation results are, from the basis alone (no store read: ``/readyz`` shows it).
+
+    ``state``: ``basis`` (the results are those the basis describes: ``citegraph update`` brings them up to
+    the citations now, by delta), ``stale`` (a write stopped half-way, or counts came from elsewhere: the next
+    update runs the full step; ``why`` says which), ``none`` (no basis: counted by an older version, never
+    counted, or a server store). ``counts_at``: when the counts were made; ``clusters_at``: when the last full
+    step ran (clusters and labels); ``updates_since_clusters``: the updates by delta since (clusters kept).
+    """
+    record = read_basis_record(folder)
+    if folder is None or record is None:
+        return {"state": "none", "command": "citegraph compute cocitation"}
+    out: dict[str, Any] = {
+        "state": "basis",
+        "counts_at": record.get("written_at"),
+        "clusters_at": record.get("full_step_at"),
+        "updates_since_clusters": record.get("updates_since_full", 0),
+        "command": "citegraph update",
+    }
+    pending = folder / PENDING
+    if pending.exists():
+        try:
+            why = pending.read_text(encoding="utf-8")
+        except OSError:
+            why = "unreadable marker"
+        out.update(state="stale", why=why)
+    return out
+
+
 __all__ = [
     "BASIS_SETTINGS",
     "BASIS_VERSION",
     "PENDING",
     "CitationState",
     "basis_folder",
+    "currency",
     "mark_pending",
     "read_basis",
     "read_basis_record",
