@@ -60,6 +60,7 @@ from api.schema import Context, schema
 from api.services import GraphService
 from api.settings import AppSettings
 from api.web import DASHBOARD_DIR, NODE_MODULES, missing_assets, offline_graphiql_html
+from gnn.cocitation.basis import currency as cocitation_currency
 from gnn.linkage.service import LinkageService
 from gnn.recommend.service import RecommendationService, ServiceSettings
 from gnn.retrieval.index import index_status
@@ -448,6 +449,8 @@ class _Server:
             # which encoder the store's vectors are (a fine-tuned one once `train encoder --serve` ran)
             "encoder": served_description(served),
             "completeness": completeness,
+            # how current co-citation is: when its counts and clusters were made (`citegraph update`)
+            "cocitation": cocitation_currency(StoreFiles.of(service.store).cocitation_basis),
             "checked": time.time(),
         }
 

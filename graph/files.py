@@ -14,6 +14,8 @@ profiles                ``<db>.index.profiles/``                     citation-co
 reranker                ``<db>.index.reranker/``                     ``train reranker``
 clusters                ``<db>.clusters.json``                       ``compute cocitation`` (cluster labels)
 coupling_clusters       ``<db>.coupling_clusters.json``              ``compute coupling`` (coupling cluster labels)
+cocitation_basis        ``<db>.cocitation/``                         ``compute cocitation``, ``update`` (what the
+                                                                     co-citation counts were made from)
 served_encoder          ``<db>.encoder.json``                        ``train encoder`` (which encoder serves)
 models                  ``<cache>/models/``                          the trained models, each named by its
                                                                      capability (:class:`ModelFile`)
@@ -186,6 +188,12 @@ class StoreFiles:
         return None if self.db is None else self.db.with_name(self.db.name + ".coupling_clusters.json")
 
     @property
+    def cocitation_basis(self) -> Path | None:
+        """What the stored co-citation counts were made from, for ``citegraph update``: ``<db>.cocitation/``
+        (:mod:`gnn.cocitation.basis`)."""
+        return None if self.db is None else self.db.with_name(self.db.name + ".cocitation")
+
+    @property
     def served_encoder(self) -> Path | None:
         """Which text encoder this store's vectors, index and reranker use, once ``train encoder`` fine-tuned
         one: ``<db>.encoder.json`` (absent: the configured encoder, all-MiniLM-L6-v2 by default); None for a
@@ -254,6 +262,11 @@ class StoreFiles:
             _entry("reranker", self.reranker, _json_field(self.reranker, "config.json", "data_hash")),
             _entry("clusters", self.clusters),
             _entry("coupling_clusters", self.coupling_clusters),
+            _entry(
+                "cocitation_basis",
+                self.cocitation_basis,
+                _json_field(self.cocitation_basis, "basis.json", "written_at"),
+            ),
             _entry("served_encoder", self.served_encoder, _json_field_file(self.served_encoder, "data_hash")),
             *(_entry(model.name, model.under(self)) for model in model_files),
             _entry("embeddings", self.embeddings),

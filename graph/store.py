@@ -322,13 +322,6 @@ class GraphStore(ABC):
         clean = require_valid_rels(frame, rel, self.has_nodes)
         return self._replace_edges(rel_type, clean)
 
-    def upsert_edges(self, rel_type: str, frame: pd.DataFrame) -> WriteResult:
-        """Add or update edges of ``rel_type`` by identity; validated first, all or nothing."""
-        rel = self.schema.rel(rel_type)
-        _require_finite_writes(frame, rel, rel_type)
-        clean = require_valid_rels(frame, rel, self.has_nodes)
-        return self.apply({}, {rel_type: clean})[rel_type]
-
     def write_node_properties(self, label: str, key: str, frame: pd.DataFrame) -> int:
         """Write computed properties (``frame``: the key column plus properties) onto existing nodes.
 

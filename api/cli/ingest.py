@@ -74,6 +74,12 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         nargs="?",
         help="file, folder or quoted glob of the source (default for the bundled corpora: their place under --data)",
     )
+    add_ingest_options(p)
+    p.set_defaults(func=cmd_ingest)
+
+
+def add_ingest_options(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """The options of ``ingest`` after its source and path (``citegraph update`` ingests with them too)."""
     p.add_argument("--data", help="data folder (default: $CITEGRAPH_DATA or ../shared/data)")
     p.add_argument(
         "--on-error",
@@ -122,7 +128,6 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         "beside the works, when there is one)",
     )
     p.add_argument("--json", action="store_true", help="print the ingest reports as JSON")
-    p.set_defaults(func=cmd_ingest)
 
 
-__all__ = ["add_commands", "cmd_ingest", "ingest_settings"]
+__all__ = ["add_commands", "add_ingest_options", "cmd_ingest", "ingest_settings"]

@@ -3,7 +3,7 @@
 Every subcommand opens the store from ``--db`` / ``CITEGRAPH_DB`` (or Neo4j with ``--backend neo4j``
 and ``NEO4J_*``), does one job, and exits non-zero with a one-line error on failure (the
 traceback only with ``--debug``). Each command group registers its own subparsers
-(``add_commands``) from its module: :mod:`~api.cli.ingest`, :mod:`~api.cli.compute`,
+(``add_commands``) from its module: :mod:`~api.cli.ingest`, :mod:`~api.cli.update`, :mod:`~api.cli.compute`,
 :mod:`~api.cli.spark`, :mod:`~api.cli.linkage`, :mod:`~api.cli.recommend`, :mod:`~api.cli.query`,
 :mod:`~api.cli.data`, :mod:`~api.cli.serve`, and :mod:`~api.cli.build`, which runs the steps from data to a
 served graph.
@@ -34,6 +34,7 @@ import api.cli.recommend as recommend
 import api.cli.references as references
 import api.cli.serve as serve
 import api.cli.spark as spark
+import api.cli.update as update
 from api.cli.common import EXIT_DATA, add_global_flags
 from graph import CitegraphError, recovery
 from graph.errors import DataError
@@ -41,7 +42,7 @@ from graph.errors import DataError
 log = logging.getLogger("citegraph")
 
 # in the order `citegraph --help` lists their commands
-GROUPS = (build, ingest, compute, spark, linkage, recommend, query, references, data, serve)
+GROUPS = (build, ingest, update, compute, spark, linkage, recommend, query, references, data, serve)
 
 
 def build_parser() -> argparse.ArgumentParser:

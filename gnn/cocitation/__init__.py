@@ -5,6 +5,8 @@
 ``compute``    ``citegraph compute cocitation``: reads, CO_CITED and coupling tables, the step, write-back
 ``noise``      MP-BERT4CR noise distributions: co-citation partners and negative weights
 ``settings``   the settings both co-citation steps share (minimum count, partners kept, α)
+``basis``      what the stored counts were made from, kept beside the store (``<db>.cocitation/``)
+``delta``      ``citegraph update``: counts, strengths and noise brought up to date from what changed
 ``clusters``   Leiden clusters of the co-citation graph and their c-TF-IDF labels
 ``export``     co-citation and coupling networks for Gephi, VOSviewer, CSV and Parquet
 =============  ==========================================================================================

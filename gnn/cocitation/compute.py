@@ -24,6 +24,7 @@ import pyarrow.compute as pc
 import torch
 from tqdm import tqdm
 
+from gnn.cocitation.basis import CitationState, basis_folder, mark_pending, write_basis
 from gnn.cocitation.clusters import (
     ClusterLabel,
     label_bare_clusters,
@@ -321,6 +322,9 @@ def compute_cocitation(
 ) -> CocitationReport:
     """Compute co-citation counts, strengths, noise distributions and clusters; write them back.
 
+    Last, for an embedded store, the basis the counts were made from (:mod:`gnn.cocitation.basis`,
+    ``<db>.cocitation/``), from which ``citegraph update`` (:mod:`gnn.cocitation.delta`) brings them up to date.
+
     Writes CO_CITED (replacing every existing edge of the type) and, on every Paper, ``n_cited``,
     ``negative_weight``, ``cocite_partners``, ``cocite_probs``, ``cocite_tail`` and
     ``cocite_cluster`` (null where a paper has no co-citation). ``settings.min_count`` selects the
@@ -351,6 +355,9 @@ def compute_cocitation(
             labels = citer_labels(labels, membership, data, store, settings.label_terms, settings.label_abstracts)
             labels = with_quality(labels, quality)
         with stage("write"):
+            basis = basis_folder(store)
+            # the basis no longer describes the store until it is written again below
+            mark_pending(basis, "`compute cocitation` was writing its results and stopped half-way")
             sentence_pairs = int((edges["sentence_count"] > 0).sum())
             negative = noise.negative.cpu().numpy()
             del noise  # the full p(j|t) CSR (2 entries per pair): only its head (partners) is written
@@ -364,6 +371,9 @@ def compute_cocitation(
                 write_cluster_labels(path, labels, settings=_settings_record(settings), quality=quality.as_dict())
             else:
                 log.info("cluster labels not written: %s has no file path; pass clusters_path", store.describe())
+        if basis is not None:  # what these counts were made from, for `citegraph update` (gnn.cocitation.delta)
+            state = CitationState.of(data.papers, data.citing, data.cited, read_mentions(store))
+            write_basis(basis, state, settings, full=True)
 
     report = CocitationReport(
         citations=int(cocite.occurrences.sum()),  # distinct (citing, cited) pairs: each adds 1 to s_cited

@@ -29,6 +29,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
+from gnn.cocitation.basis import basis_folder, mark_pending
 from graph.errors import ConfigError, DataError
 from graph.store import GraphStore
 
@@ -98,6 +99,8 @@ def load_spark_output(store: GraphStore, folder: Path | str) -> SparkLoadReport:
             "cocite_tail": np.where(seen, tail[np.maximum(at, 0)] if len(tail) else np.nan, np.nan),
         }
     )
+    # counts made elsewhere: the basis of an earlier `compute cocitation` no longer describes them
+    mark_pending(basis_folder(store), "`ingest cocitation` wrote counts made by a Spark job")
     written_edges = store.replace_edges("CO_CITED", edges)
     written_papers = store.write_node_properties("Paper", "id", frame)
     manifest_path = folder / "manifest.json"

@@ -40,6 +40,9 @@ def test_graphql_health_and_readiness(served: str) -> None:
     assert ready["models"] == {"recommend": "loads on first use", "linkage": "loads on first use"}
     # no index was built beside this store, and the read-only server does not build one: it says how to
     assert ready["index"]["state"] == "missing" and ready["index"]["command"] == "citegraph compute index"
+    # compute cocitation left its basis: `citegraph update` brings the counts up to date by delta
+    assert ready["cocitation"]["state"] == "basis" and ready["cocitation"]["updates_since_clusters"] == 0
+    assert ready["cocitation"]["counts_at"] == ready["cocitation"]["clusters_at"] is not None
     response = httpx.post(
         f"{served}/graphql", json={"query": '{ paper(id: "p5") { title citations { edges { node { id } } } } }'}
     )

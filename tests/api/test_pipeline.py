@@ -231,7 +231,8 @@ TOUCH = Action("update touch", touch, skip=present)
 def test_an_update_plan_is_registered_and_runs_its_steps_by_function(
     store: GraphStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(plans, "PLANS", dict(plans.PLANS))
+    # a plan of this test's own under the name `update` (api/pipeline/update.py's is left out of the copy)
+    monkeypatch.setattr(plans, "PLANS", {name: plan for name, plan in plans.PLANS.items() if name != "update"})
     TOUCHED.clear()
 
     def update_plan() -> list[Step]:
@@ -256,3 +257,15 @@ def test_a_record_keeps_each_steps_settings_and_command(tmp_path: Path) -> None:
     record = step_record(step, "f", 12.34)
     assert record["seconds"] == 12.3 and record["argv"] == list(step.command)
     assert record["settings"]["objective"] == "triplet" and json.dumps(record)  # plain JSON
+
+
+def test_the_update_plan_runs_the_delta_then_the_steps_that_skip_unchanged_rows() -> None:
+    from api.pipeline.ingest import IngestSettings
+    from api.pipeline.update import UpdateSettings, update_plan
+
+    assert plans.PLANS["update"] is update_plan
+    assert [s.name for s in update_plan()] == ["cocitation", "embeddings", "index"]
+    assert [s.action.name for s in update_plan()] == ["update cocitation", "compute embeddings", "compute index"]
+    full = update_plan(UpdateSettings(ingest=IngestSettings(source="jsonl", path="new.jsonl"), steps=("index",)))
+    assert [s.name for s in full] == ["ingest", "index"] and full[0].command[:3] == ("ingest", "jsonl", "new.jsonl")
+    assert update_plan()[1].settings.embed == "papers"  # sentences are not re-embedded by an update

@@ -89,6 +89,7 @@ def test_describe_sizes_and_stamps(store: GraphStore, store_path: Path, tmp_path
         "reranker",
         "clusters",
         "coupling_clusters",
+        "cocitation_basis",
         "served_encoder",
         "linker",
         "taxonomy",

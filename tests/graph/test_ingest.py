@@ -155,10 +155,9 @@ def test_membership_is_looked_up_by_key_for_few_keys_and_scanned_for_many(
 
 
 def test_changed_edge_properties_are_updated_without_duplicates(store: GraphStore) -> None:
-    result = store.upsert_edges(
-        "CITES", pd.DataFrame({"source": ["p1", "p5"], "target": ["p2", "p1"], "n_contexts": [7, 1]})
-    )
-    assert (result.created, result.matched) == (1, 1)
+    cites = pd.DataFrame({"source": ["p1", "p5"], "target": ["p2", "p1"], "n_contexts": [7, 1]})
+    report = ingest(store, GraphBatch("again", rels={"CITES": cites}))
+    assert (report.tables["CITES"].created, report.tables["CITES"].matched) == (1, 1)
     edges = store.read_edges("CITES").set_index(["source", "target"])
     assert len(edges) == 7 and edges.loc[("p1", "p2"), "n_contexts"] == 7 and edges.loc[("p4", "p1"), "n_contexts"] == 3
 
