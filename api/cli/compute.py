@@ -80,6 +80,7 @@ def compute_cocitation_step(store: GraphStore, args: argparse.Namespace) -> None
         cluster_min_count=args.cluster_min_count,
         device=args.device,
         label_abstracts=args.label_abstracts,
+        label_keywords=args.label_keywords,
     )
     print(compute_cocitation(store, settings).summary())
 
@@ -92,6 +93,7 @@ def compute_coupling_step(store: GraphStore, args: argparse.Namespace) -> None:
         resolution=args.resolution,
         seed=args.seed,
         label_abstracts=args.label_abstracts,
+        label_keywords=args.label_keywords,
     )
     print(compute_coupling(store, settings).summary())
 
@@ -311,6 +313,12 @@ def _cocitation_arguments(g: argparse._ArgumentGroup) -> None:
         action=argparse.BooleanOptionalAction,
         default=d.label_abstracts,
         help="cluster labels (cocitation, coupling): the abstracts of the labelling papers add terms, not just titles",
+    )
+    g.add_argument(
+        "--label-keywords",
+        action=argparse.BooleanOptionalAction,
+        default=d.label_keywords,
+        help="cluster labels (cocitation, coupling): the labelling papers' keywords (HAS_KEYWORD) add whole terms",
     )
 
 

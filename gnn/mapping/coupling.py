@@ -6,7 +6,7 @@ integer codes by :func:`gnn.cocitation.counts.count_pairs` (cited works as the "
 "items"). :func:`coupling_counts` counts the documents of a year window; :func:`compute_coupling`
 clusters every document with Leiden (:func:`gnn.cocitation.clusters.leiden_membership`, each document's
 ``top_k`` strongest couplings, as the co-citation clusters), labels each cluster by its *own* documents'
-titles and abstracts (log-likelihood ratio and c-TF-IDF, :mod:`gnn.cocitation.terms`), measures modularity
+titles, abstracts and keywords (log-likelihood ratio and c-TF-IDF, :mod:`gnn.cocitation.terms`), measures modularity
 and silhouette on the cosine :math:`B_{ij}/\sqrt{s_i s_j}` (:mod:`gnn.cocitation.quality`, :math:`s_i` the
 references of :math:`i`), writes ``coupling_cluster`` on every Paper and the labels beside the store
 (``<db>.coupling_clusters.json``).
@@ -36,7 +36,7 @@ from gnn.cocitation.clusters import (
     read_cluster_labels,
     write_cluster_labels,
 )
-from gnn.cocitation.compute import read_texts, with_quality
+from gnn.cocitation.compute import read_keywords, read_texts, with_quality
 from gnn.cocitation.counts import (
     PairCounts,
     association_strength,
@@ -80,6 +80,8 @@ class CouplingSettings:
     label_terms: int = 5
     # Whether abstracts add terms to the labels (titles always do).
     label_abstracts: bool = True
+    # Whether the documents' keywords (HAS_KEYWORD) add whole terms to the labels, as for co-citation clusters.
+    label_keywords: bool = True
 
     def __post_init__(self) -> None:
         if self.min_count < 1:
@@ -196,6 +198,7 @@ def compute_coupling(
                     "seed": settings.seed,
                     "label_terms": settings.label_terms,
                     "label_abstracts": settings.label_abstracts,
+                    "label_keywords": settings.label_keywords,
                 }
                 write_cluster_labels(path, labels, settings=record, quality=quality.as_dict())
     return CouplingReport(
@@ -221,7 +224,8 @@ def _labels(
     n_clusters = int(membership.max()) + 1
     positions = data.papers.get_indexer(pairs.ids[clustered])
     texts = read_texts(store, data.papers, abstracts=settings.label_abstracts)
-    doc_terms, terms = term_matrix([texts[k] for k in positions.tolist()])
+    own = read_keywords(store, data.papers, positions) if settings.label_keywords else None
+    doc_terms, terms = term_matrix([texts[k] for k in positions.tolist()], keywords=own)
     counts = class_term_counts(membership[clustered], np.arange(len(clustered)), doc_terms, n_clusters)
     llr, ctf = rank_labels(counts, terms, settings.label_terms)
     cited = data.cited[data.cited >= 0]
