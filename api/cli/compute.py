@@ -94,6 +94,7 @@ def compute_coupling_step(store: GraphStore, args: argparse.Namespace) -> None:
         seed=args.seed,
         label_abstracts=args.label_abstracts,
         label_keywords=args.label_keywords,
+        max_share=args.coupling_max_share,
     )
     print(compute_coupling(store, settings).summary())
 
@@ -374,6 +375,14 @@ def _coupling_arguments(g: argparse._ArgumentGroup) -> None:
         type=int,
         default=d.top_k,
         help="coupling: each document keeps its N most strongly coupled documents (0: every link)",
+    )
+    g.add_argument(
+        "--coupling-max-share",
+        type=float,
+        default=d.max_share,
+        metavar="S",
+        help="coupling: references cited by more than this share of the documents (0 < S <= 1) are cut before "
+        "counting; default: exact while the count fits, else the most cited references cut until it does",
     )
 
 

@@ -35,7 +35,15 @@ from gnn.mapping.compute import (
     compute_mapping,
     yearly_citations,
 )
-from gnn.mapping.coupling import CouplingReport, CouplingSettings, compute_coupling, coupling_counts, coupling_network
+from gnn.mapping.coupling import (
+    CouplingCut,
+    CouplingReport,
+    CouplingSettings,
+    compute_coupling,
+    coupling_counts,
+    coupling_cut,
+    coupling_network,
+)
 from gnn.mapping.data import MappingInput, read_mapping_input
 from gnn.mapping.export import export_network, network_tables
 from gnn.mapping.historiograph import (
@@ -85,6 +93,7 @@ __all__ = [
     "CentralitySettings",
     "ClusterTimeline",
     "Cooccurrence",
+    "CouplingCut",
     "CouplingReport",
     "CouplingSettings",
     "Historiograph",
@@ -112,6 +121,7 @@ __all__ = [
     "cooccurrence",
     "country_network",
     "coupling_counts",
+    "coupling_cut",
     "coupling_network",
     "detect_bursts",
     "equivalence",
