@@ -149,7 +149,11 @@ def compute_thematic_map_step(store: GraphStore, args: argparse.Namespace) -> No
 def thematic_filters(args: argparse.Namespace) -> NetworkFilters:
     """The keyword network's filters from ``--year-min/--year-max``, ``--keyword-min-count``, ``--keyword-top``."""
     return NetworkFilters(
-        year_min=args.year_min, year_max=args.year_max, min_count=args.keyword_min_count, top=args.keyword_top
+        year_min=args.year_min,
+        year_max=args.year_max,
+        min_count=args.keyword_min_count,
+        top=args.keyword_top,
+        min_freq=args.keyword_min_freq,
     )
 
 
@@ -168,6 +172,13 @@ def add_thematic_arguments(g: argparse._ArgumentGroup) -> None:
         type=int,
         default=DEFAULT_TOP,
         help=f"thematic map: the N keywords with the most documents (bibliometrix: {DEFAULT_TOP})",
+    )
+    g.add_argument(
+        "--keyword-min-freq",
+        type=int,
+        default=NetworkFilters().min_freq,
+        help="thematic map: only keywords of at least N documents (bibliometrix's minfreq; VOSviewer's minimum "
+        "number of occurrences)",
     )
     g.add_argument(
         "--keyword-kinds",

@@ -117,7 +117,8 @@ class MappingQuery:
         description="A science map of one unit: nodes (the `top` heaviest units linked at least `minCount` times) "
         "and their links, strongest first by `measure`. `yearMin`/`yearMax` bound the citing (or occurring) "
         "documents; `seed` keeps one node and its partners; `clusterId` one cluster's members; `allAuthors` "
-        "counts every author of a cited work (AUTHORS), not just the first."
+        "counts every author of a cited work (AUTHORS), not just the first; `minFreq` leaves out nodes of fewer "
+        "documents (keywords: occurrences, bibliometrix's minfreq; cited units: citations; COUPLING: link strength)."
     )
     async def map_network(
         self,
@@ -131,6 +132,7 @@ class MappingQuery:
         seed: strawberry.ID | None = None,
         cluster_id: int | None = None,
         all_authors: bool | None = False,
+        min_freq: int | None = 1,
     ) -> MapNetwork:
         ctx = info.context
         # the contract's optional arguments: an explicit null means the default
@@ -139,6 +141,9 @@ class MappingQuery:
         top = DEFAULT_TOP if top is None else top
         check_years(year_min, year_max)
         check_min_count(min_count)
+        min_freq = 1 if min_freq is None else min_freq
+        if not 1 <= min_freq <= 1_000_000:
+            raise UserInputError(f"`minFreq` must be between 1 and 1000000, got {min_freq}")
         if not 1 <= top <= networks.MAX_NODES:
             raise UserInputError(
                 f"`top` must be between 1 and {networks.MAX_NODES}, got {top}; "
@@ -160,6 +165,7 @@ class MappingQuery:
             seed=seed_id,
             cluster=cluster_id,
             all_authors=bool(all_authors),
+            min_freq=min_freq,
         )
         try:
             network = await ctx.call(ctx.service.map_network, built, filters)

@@ -412,7 +412,7 @@ def coupling_network(store: GraphStore, filters: NetworkFilters) -> MapNetwork:
     strength_total = np.bincount(i, weights=count, minlength=len(ids)) + np.bincount(
         j, weights=count, minlength=len(ids)
     )
-    linked = np.flatnonzero(strength_total > 0)
+    linked = np.flatnonzero((strength_total > 0) & (strength_total >= filters.min_freq))
     ranked = linked[np.lexsort((linked, -strength_total[linked]))]  # heaviest first, ties by id
     chosen = np.sort(ranked[: filters.top])
     truncated = len(ranked) > filters.top

@@ -20,9 +20,9 @@ from api.services import GraphService
 from gnn.mapping import networks
 
 MAP = """query($unit: MapUnit! = REFERENCES, $min: Int = 2, $measure: MapMeasure = COUNT, $top: Int = 500,
-  $ymin: Int, $ymax: Int, $seed: ID, $cluster: Int) {
+  $ymin: Int, $ymax: Int, $seed: ID, $cluster: Int, $freq: Int = 1) {
   mapNetwork(unit: $unit, minCount: $min, measure: $measure, top: $top, yearMin: $ymin, yearMax: $ymax, seed: $seed,
-             clusterId: $cluster) {
+             clusterId: $cluster, minFreq: $freq) {
     unit truncated
     nodes { id label weight year avgYear cluster clusterLabel burstStrength betweenness sigma }
     edges { source target count strength }
@@ -122,3 +122,13 @@ def test_other_units_dispatch_to_their_builders(service: GraphService) -> None:
     assert data["nodes"][0]["avgYear"] == pytest.approx((2001 + 2004) / 2) and data["nodes"][0]["year"] is None
     message, code = error(service, MAP, {"unit": "COAUTHORS", "cluster": 0})
     assert code == "BAD_USER_INPUT" and "no clusters" in message
+
+
+def test_min_freq_leaves_out_nodes_of_fewer_citing_documents(service: GraphService) -> None:
+    # weights: p2 and p3 cited by two documents, p1 by one; minFreq 2 drops p1 and its two links
+    data = network(service, min=1, freq=2)
+    assert [n["id"] for n in data["nodes"]] == ["p2", "p3"]
+    assert links(data) == {frozenset({"p2", "p3"}): (2, 2.0)}
+    assert network(service, min=1, freq=3)["nodes"] == []
+    message, code = error(service, MAP, {"freq": 0})
+    assert code == "BAD_USER_INPUT" and "minFreq" in message
