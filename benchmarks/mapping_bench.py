@@ -54,6 +54,20 @@ instead of reading CO_CITED). ``--out`` adds its table to an existing record and
 
     nice python benchmarks/mapping_bench.py --units references authors sources coauthors institutions \
         countries --db var/citegraph.db --year-min 2015 --out docs/results/mapping_cost.json
+
+``--build-store PATH`` first writes the synthetic network (``--papers``, ``--refs``) into a fresh store with
+what every unit reads (venues, authors, author keywords, institutions in countries: ``synthetic_store_batch``),
+then times the ``--units`` maps on it; ``--window-only`` builds only the ``--year-min`` window (that store has no
+CO_CITED, so its all-years REFERENCES map would be empty)::
+
+    nice python benchmarks/mapping_bench.py --build-store var/syn1m.db --papers 1000000 --refs 20 \
+        --units references authors sources coauthors keywords institutions countries --year-min 1990 \
+        --window-only --system "synthetic 1M papers" --out docs/results/mapping_cost.json
+
+``coupling`` cuts the references cited by more than ``--coupling-max-share`` of the citing papers (default: the
+automatic cut of ``gnn.mapping.coupling.coupling_cut``) and keeps pairs sharing ``--coupling-min-count``;
+``--coupling-agreement S ...`` clusters the coupling network of the store ``--db`` (or the synthetic network)
+exactly and with each share cut, and reports NMI and ARI to the exact clusters (and Leiden's seed-to-seed spread).
 """
 
 from __future__ import annotations
@@ -117,6 +131,108 @@ def synthetic_titles(papers: int, seed: int) -> list[str]:
     topic = rng.integers(0, TOPICS, papers)
     words = rng.integers(0, TOPIC_WORDS, (papers, 6))
     return [" ".join(f"topic{t}word{w}" for w in row) for t, row in zip(topic.tolist(), words.tolist())]
+
+
+def _zipf_draws(rng: np.random.Generator, n: int, size: int, alpha: float) -> np.ndarray:
+    """``size`` draws from ``range(n)``, item ``k`` with probability ∝ ``(k + 1) ** -alpha``."""
+    cdf = np.cumsum(np.arange(1, n + 1, dtype=np.float64) ** -alpha)
+    cdf /= cdf[-1]
+    return np.minimum(np.searchsorted(cdf, rng.random(size), side="right"), n - 1)
+
+
+def synthetic_store_batch(papers: int, refs: int, seed: int, alpha: float) -> Any:
+    """The network of :func:`synthetic_input` as a store batch, with what every unit map reads.
+
+    Per paper: its year and title (:func:`synthetic_titles`), a venue of 5,000 (Zipf-like), 1-5 authors
+    from a pool of ``papers // 4`` (positions 1..k, Zipf-like productivity), five author keywords of
+    50,000 (as ``--keywords``), 1-3 institutions of 20,000, each in one of 60 countries (the paper is
+    IN_COUNTRY of its institutions' countries). Half the papers are records, half cited stubs (``stub``),
+    as :func:`synthetic_input`; every paper carries authors, as a full-coverage corpus (OpenAlex) does.
+    """
+    from graph import GraphBatch
+
+    data = synthetic_input(papers, refs, seed, alpha)
+    rng = np.random.default_rng(seed + 2)
+    ids = np.asarray(data.papers, dtype=object)
+    venues = np.array([f"Journal of Synthetic Studies {v}" for v in range(5_000)], dtype=object)
+    paper_frame = pd.DataFrame(
+        {
+            "id": ids,
+            "title": synthetic_titles(papers, seed),
+            "year": data.years.astype(np.int64),
+            "venue": venues[_zipf_draws(rng, len(venues), papers, alpha)],
+            "stub": ~data.record,
+        }
+    )
+    ids_of = pd.Series(ids)
+    cites = pd.DataFrame({"source": ids_of.take(data.citing).array, "target": ids_of.take(data.cited).array})
+
+    def incidence(per_paper: np.ndarray, pool: int) -> tuple[np.ndarray, np.ndarray]:
+        doc = np.repeat(np.arange(papers, dtype=np.int64), per_paper)
+        codes = np.unique(doc * pool + _zipf_draws(rng, pool, len(doc), alpha))  # a repeated draw is one
+        return codes // pool, codes % pool
+
+    pool = max(papers // 4, 10)
+    doc, author = incidence(rng.integers(1, 6, papers), pool)
+    position = np.arange(len(doc)) - np.searchsorted(doc, doc) + 1  # 1.. within each paper
+    authors = pd.DataFrame({"id": [f"A{a}" for a in range(pool)], "name": [f"Author{a}, X" for a in range(pool)]})
+    wrote = pd.DataFrame(
+        {"source": authors["id"].take(author).array, "target": ids_of.take(doc).array, "position": position}
+    )
+    doc_k, term = incidence(np.full(papers, 5), 50_000)
+    keywords = pd.DataFrame(
+        {"id": [f"author:k{k:05d}" for k in range(50_000)], "name": [f"k{k:05d}" for k in range(50_000)]}
+    ).assign(kind="author")
+    has_keyword = pd.DataFrame({"source": ids_of.take(doc_k).array, "target": keywords["id"].take(term).array})
+    codes = np.array([f"{chr(65 + c // 26)}{chr(65 + c % 26)}" for c in range(60)], dtype=object)
+    countries = pd.DataFrame({"code": codes, "name": [f"Country {c}" for c in codes]})
+    institution_country = rng.integers(0, len(codes), 20_000)
+    institutions = pd.DataFrame(
+        {
+            "id": [f"inst:i{i}|{codes[c]}" for i, c in enumerate(institution_country.tolist())],
+            "name": [f"University {i}" for i in range(20_000)],
+            "country": codes[institution_country],
+        }
+    )
+    doc_i, inst = incidence(rng.integers(1, 4, papers), 20_000)
+    affiliation = pd.DataFrame({"source": ids_of.take(doc_i).array, "target": institutions["id"].take(inst).array})
+    in_country = np.unique(doc_i * len(codes) + institution_country[inst])
+    country_rows = pd.DataFrame(
+        {"source": ids_of.take(in_country // len(codes)).array, "target": codes[in_country % len(codes)]}
+    )
+    return GraphBatch(
+        "synthetic",
+        nodes={
+            "Paper": paper_frame,
+            "Author": authors,
+            "Keyword": keywords,
+            "Institution": institutions,
+            "Country": countries,
+        },
+        rels={
+            "CITES": cites,
+            "WROTE": wrote,
+            "HAS_KEYWORD": has_keyword,
+            "AFFILIATION": affiliation,
+            "IN_COUNTRY": country_rows,
+        },
+    )
+
+
+def build_synthetic_store(path: Path, papers: int, refs: int, seed: int, alpha: float) -> dict[str, Any]:
+    """Write :func:`synthetic_store_batch` into a fresh embedded store at ``path``: its sizes and seconds."""
+    from graph import StoreConfig, ingest, open_store
+
+    if path.exists():
+        raise SystemExit(f"{path} exists; give --build-store a new path (the store is built fresh)")
+    started = time.perf_counter()
+    batch = synthetic_store_batch(papers, refs, seed, alpha)
+    generated = time.perf_counter() - started
+    started = time.perf_counter()
+    with open_store(StoreConfig(db_path=path)) as store:
+        report = ingest(store, batch, merge_known_ids=False)
+    sizes = {name: len(frame) for name, frame in {**batch.nodes, **batch.rels}.items()}
+    return {**sizes, "generate_seconds": round(generated, 1), "ingest_seconds": round(report.seconds, 1)}
 
 
 def _leiden_quality_labels(
@@ -214,17 +330,27 @@ def run_analysis(name: str, options: dict[str, Any]) -> dict[str, Any]:
         result.update(terms=len(terms), labelled=sum(1 for t in llr if t))
     elif name == "coupling":
         from gnn.cocitation.terms import class_term_counts, rank_labels, term_matrix
-        from gnn.mapping.coupling import coupling_counts
+        from gnn.mapping.coupling import coupling_counts, coupling_cut
 
-        citers = np.bincount(data.cited, minlength=len(data.papers)).astype(np.float64)
-        result["expansions"] = int((citers * (citers - 1) / 2).sum())
-        if result["expansions"] > options["max_expansions"]:
+        citers = np.bincount(data.cited, minlength=len(data.papers))
+        cut = coupling_cut(citers, len(np.unique(data.citing)), max_share=options["coupling_max_share"])
+        result.update(
+            expansions=cut.exact_expansions,
+            expansions_after_cut=cut.expansions,
+            max_citers=cut.max_citers,
+            references_cut=cut.references_cut,
+            citations_cut=cut.citations_cut,
+        )
+        if cut.expansions > options["max_expansions"]:
             result["skipped"] = f"over --max-expansions {options['max_expansions']:,}"
         else:
             titles = synthetic_titles(options["papers"], options["seed"])
             started = time.perf_counter()
-            pairs = coupling_counts(data)
+            pairs = coupling_counts(
+                data, max_share=options["coupling_max_share"], min_count=options["coupling_min_count"]
+            )
             result.update(pairs=len(pairs), count_seconds=round(time.perf_counter() - started, 2))
+            result["count_peak_rss_mib"] = round(_peak_mib(), 1)
             quality, (a, _, _), membership = _leiden_quality_labels(
                 pairs.i, pairs.j, pairs.count, pairs.occurrences, len(pairs.ids), options["top_k"]
             )
@@ -375,7 +501,10 @@ def unit_costs(args: argparse.Namespace) -> dict[str, Any]:
     results: dict[str, Any] = {}
     context = mp.get_context("spawn")
     for unit in args.units:
-        for window in (None, args.year_min) if args.year_min is not None else (None,):
+        windows: tuple[int | None, ...] = (None,) if args.year_min is None else (None, args.year_min)
+        if args.window_only:
+            windows = (args.year_min,)
+        for window in windows:
             options = {"db": args.db, "min_count": args.min_count, "map_top": args.map_top, "year_min": window}
             with context.Pool(1) as pool:
                 found = pool.apply(run_unit, (unit, options))
@@ -404,6 +533,60 @@ def unit_table(results: dict[str, Any], system: str) -> dict[str, Any]:
         "decimals": 1,
         "rows": rows,
     }
+
+
+def coupling_agreement(data: Any, shares: list[float], top_k: int) -> list[dict[str, Any]]:
+    """Coupling clusters (``compute coupling``'s: top-k links, Leiden, seed 0) with each share of citers cut,
+    against the exact clusters: references cut, pairs, clusters, and NMI and ARI over the documents both
+    cluster (sklearn), each with its counting seconds."""
+    from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score
+
+    from gnn.cocitation.clusters import leiden_membership
+    from gnn.mapping.coupling import _cluster_graph, coupling_counts, coupling_cut
+
+    known = (data.citing >= 0) & (data.cited >= 0)
+    codes = np.unique(data.citing[known] * len(data.papers) + data.cited[known])
+    citers = np.bincount(codes % len(data.papers), minlength=len(data.papers))
+    documents = len(np.unique(codes // len(data.papers)))
+    rows, exact = [], None
+    for share in [None, *shares]:
+        cut = coupling_cut(citers, documents, max_share=share)
+        started = time.perf_counter()
+        pairs = coupling_counts(data, max_share=share) if share is not None or cut.max_citers is None else None
+        if pairs is None:  # the exact count does not fit: nothing to compare with
+            rows.append({"share": None, "skipped": cut.summary()})
+            continue
+        seconds = time.perf_counter() - started
+        i, j, w = _cluster_graph(pairs, top_k=top_k, min_count=1)
+        membership = pd.Series(leiden_membership(i, j, w, len(pairs.ids), seed=0), index=pairs.ids)
+        membership = membership[membership >= 0]
+        row = {
+            "share": share,
+            "max_citers": cut.max_citers,
+            "references_cut": cut.references_cut,
+            "citations_cut": cut.citations_cut,
+            "expansions": cut.expansions,
+            "pairs": len(pairs),
+            "documents_clustered": len(membership),
+            "clusters": int(membership.nunique()),
+            "count_seconds": round(seconds, 2),
+        }
+        if exact is None:
+            exact = membership
+            # Leiden's own spread: the exact graph clustered with another seed, against seed 0
+            other = pd.Series(leiden_membership(i, j, w, len(pairs.ids), seed=1), index=pairs.ids)
+            other = other[other >= 0]
+            both = exact.index.intersection(other.index)
+            row["seed_1_nmi"] = round(float(normalized_mutual_info_score(exact[both], other[both])), 4)
+            row["seed_1_ari"] = round(float(adjusted_rand_score(exact[both], other[both])), 4)
+        else:
+            both = exact.index.intersection(membership.index)
+            row["nmi"] = round(float(normalized_mutual_info_score(exact[both], membership[both])), 4)
+            row["ari"] = round(float(adjusted_rand_score(exact[both], membership[both])), 4)
+            row["documents_compared"] = len(both)
+        rows.append(row)
+        print(row, flush=True)
+    return rows
 
 
 def scan_betweenness(sizes: list[int], refs: int, seed: int) -> list[dict[str, Any]]:
@@ -474,6 +657,18 @@ def main(argv: list[str] | None = None) -> int:
         default=2_000_000_000,
         help="coupling: skip it when its sum of squared citer counts is above this (it would not fit in memory)",
     )
+    parser.add_argument(
+        "--coupling-max-share",
+        type=float,
+        help="coupling: cut references cited by more than this share of the citing papers (default: the automatic cut)",
+    )
+    parser.add_argument("--coupling-min-count", type=int, default=1, help="coupling: least shared references kept")
+    parser.add_argument(
+        "--coupling-agreement",
+        nargs="*",
+        type=float,
+        help="on the store --db: coupling clusters with each of these shares cut against the exact clusters (NMI, ARI)",
+    )
     parser.add_argument("--analyses", nargs="+", choices=ANALYSES, default=list(ANALYSES))
     parser.add_argument("--scan-betweenness", action="store_true", help="time exact betweenness on small graphs")
     parser.add_argument("--out", help="write the results as JSON here")
@@ -489,6 +684,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--map-top", type=int, default=500, help="--units: nodes kept")
     parser.add_argument("--year-min", type=int, help="--units: also build each map over citing years from this one")
     parser.add_argument("--system", default="bundled store", help="--units: how the table names the store")
+    parser.add_argument(
+        "--window-only",
+        action="store_true",
+        help="--units: only the --year-min window (a store without CO_CITED has no all-years REFERENCES map)",
+    )
+    parser.add_argument(
+        "--build-store",
+        help="build the synthetic network (--papers, --refs) with authors, venues, keywords and affiliations "
+        "into a fresh store here first (then --units run on it)",
+    )
     args = parser.parse_args(argv)
 
     if args.keyword_samples:
@@ -562,7 +767,15 @@ def main(argv: list[str] | None = None) -> int:
             )
         return 0
 
+    if args.build_store:
+        built = build_synthetic_store(Path(args.build_store), args.papers, args.refs, args.seed, args.alpha)
+        print("built", args.build_store, built, flush=True)
+        if not args.units:
+            return 0
+        args.db = args.build_store
     if args.units:
+        if args.window_only and args.year_min is None:
+            parser.error("--window-only needs --year-min")
         results = unit_costs(args)
         if args.out:
             import json
@@ -570,12 +783,35 @@ def main(argv: list[str] | None = None) -> int:
             from benchmarks.run_record import write_json
 
             record = json.loads(Path(args.out).read_text(encoding="utf-8"))
-            record["tables"] = [t for t in record["tables"] if t.get("row_header") != "map"]
-            record["tables"].append(unit_table(results, args.system))
-            record["results"]["units"] = results
+            table = unit_table(results, args.system)
+            old = next((t for t in record["tables"] if t.get("row_header") == "map"), None)
+            if old is not None:  # the other stores' rows stay; this store's are replaced
+                kept = [r for r in old["rows"] if not r["system"].startswith(f"{args.system}: ")]
+                table["rows"] = kept + table["rows"]
+            record["tables"] = [t for t in record["tables"] if t.get("row_header") != "map"] + [table]
+            record.setdefault("results", {}).setdefault("units", {})[args.system] = results
             write_json(args.out, record)
         return 0
 
+    if args.coupling_agreement is not None:
+        if args.build_store is None and Path(args.db).exists() and args.system != "synthetic":
+            from gnn.mapping.data import read_mapping_input
+            from graph import StoreConfig, open_store
+
+            with open_store(StoreConfig(db_path=Path(args.db), read_only=True)) as store:
+                data = read_mapping_input(store)
+        else:
+            data = synthetic_input(args.papers, args.refs, args.seed, args.alpha)
+        rows = coupling_agreement(data, args.coupling_agreement, args.top_k)
+        if args.out:
+            import json
+
+            from benchmarks.run_record import write_json
+
+            record = json.loads(Path(args.out).read_text(encoding="utf-8"))
+            record.setdefault("results", {}).setdefault("coupling_agreement", {})[args.system] = rows
+            write_json(args.out, record)
+        return 0
     if args.scan_betweenness:
         rows = scan_betweenness([250, 500, 1000, 2000, 4000], refs=8, seed=args.seed)
         print(pd.DataFrame(rows).to_string(index=False))

@@ -149,6 +149,10 @@ def build_schema(sizes: VectorSizes = VectorSizes()) -> Schema:
                 _p("summary", S),
                 _p("year", I),
                 _p("venue", S),
+                # the source's abbreviation beside its full title in the record (WoS J9, else JI; Scopus's
+                # Abbreviated Source Title): source co-citation maps join cited references, which name their
+                # source by abbreviation ("PHYS REV D"), to the records' full titles ("PHYSICAL REVIEW D")
+                _p("venue_abbrev", S),
                 _p("doi", S),
                 _p("arxiv_id", S),
                 _p("dataset", S),  # which loader made it

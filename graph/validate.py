@@ -40,6 +40,7 @@ FIELD_LIMITS: dict[str, dict[str, int]] = {
         "reference": 4_000,
         # a journal's or proceedings' full name: well under 300 characters
         "venue": 1_000,
+        "venue_abbrev": 1_000,
     },
     # a person's name, or a consortium's: the longest group names run to a few hundred characters
     "Author": {"name": 1_000},

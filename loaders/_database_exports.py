@@ -66,6 +66,7 @@ class ExportRecord:
     abstract: object = None
     year: object = None  # an int, or the text as given (validation rejects it with this origin)
     venue: object = None
+    venue_abbrev: object = None  # the source's abbreviation beside the full title (WoS J9/JI, Scopus)
     authors: list[str] = field(default_factory=list)  # "First Last"
     facts: RecordFacts | None = None  # what references are matched against
     references: list[CitedRef] = field(default_factory=list)
@@ -421,6 +422,7 @@ def _batch(
         "abstract",
         "year",
         "venue",
+        "venue_abbrev",
         "doi",
         "dataset",
         "stub",
@@ -447,6 +449,7 @@ def _batch(
             abstract=record.abstract,
             year=record.year,
             venue=record.venue,
+            venue_abbrev=record.venue_abbrev,
             doi=doi.removeprefix(DOI_PREFIX) if doi else None,
             dataset=dataset,
             stub=False,

@@ -182,6 +182,7 @@ def _read_row(
             abstract=None if abstract == NO_ABSTRACT else text_or_null(abstract),
             year=year,
             venue=text_or_null(fields.get("Source title")),
+            venue_abbrev=text_or_null(fields.get("Abbreviated Source Title")),
             authors=[full for _, full in names],
             facts=RecordFacts(
                 key=ids[0],

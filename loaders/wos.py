@@ -462,6 +462,7 @@ def _add_record(where: str, fields: dict[str, list[str]], records: list[ExportRe
             abstract=_text(fields, "AB"),
             year=year,
             venue=_text(fields, "SO"),
+            venue_abbrev=_text(fields, "J9") or _text(fields, "JI"),
             authors=[_first_last(name) for name in authors],
             facts=RecordFacts(
                 key=ids[0],

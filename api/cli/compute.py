@@ -57,6 +57,7 @@ COCITATION_FLAGS: tuple[FlagSpec, ...] = (
     "seed",
     "device",
     "label_abstracts",
+    "label_keywords",
 )
 FUSION_FLAGS: tuple[FlagSpec, ...] = (("method", "--fusion"),)
 CATEGORY_FLAGS: tuple[FlagSpec, ...] = ("top_k", "min_score", "infer_from")
@@ -69,7 +70,7 @@ BURST_FLAGS: tuple[FlagSpec, ...] = (
     ("min_duration", "--min-burst-duration"),
 )
 CENTRALITY_FLAGS: tuple[FlagSpec, ...] = (("min_count", "--centrality-min-count"), "exact_up_to", "pivots")
-COUPLING_FLAGS: tuple[FlagSpec, ...] = ("min_count", "top_k")
+COUPLING_FLAGS: tuple[FlagSpec, ...] = ("min_count", "top_k", "max_share")
 
 
 def cmd_compute(args: argparse.Namespace) -> int:
@@ -135,6 +136,7 @@ def compute_coupling_step(store: GraphStore, args: argparse.Namespace) -> None:
         resolution=args.resolution,
         seed=args.seed,
         label_abstracts=args.label_abstracts,
+        label_keywords=args.label_keywords,
     )
     print(compute_coupling(store, settings).summary())
 
@@ -158,7 +160,11 @@ def compute_thematic_map_step(store: GraphStore, args: argparse.Namespace) -> No
 def thematic_filters(args: argparse.Namespace) -> NetworkFilters:
     """The keyword network's filters from ``--year-min/--year-max``, ``--keyword-min-count``, ``--keyword-top``."""
     return NetworkFilters(
-        year_min=args.year_min, year_max=args.year_max, min_count=args.keyword_min_count, top=args.keyword_top
+        year_min=args.year_min,
+        year_max=args.year_max,
+        min_count=args.keyword_min_count,
+        top=args.keyword_top,
+        min_freq=args.keyword_min_freq,
     )
 
 
@@ -177,6 +183,13 @@ def add_thematic_arguments(g: argparse._ArgumentGroup) -> None:
         type=int,
         default=DEFAULT_TOP,
         help=f"thematic map: the N keywords with the most documents (bibliometrix: {DEFAULT_TOP})",
+    )
+    g.add_argument(
+        "--keyword-min-freq",
+        type=int,
+        default=NetworkFilters().min_freq,
+        help="thematic map: only keywords of at least N documents (bibliometrix's minfreq; VOSviewer's minimum "
+        "number of occurrences)",
     )
     g.add_argument(
         "--keyword-kinds",

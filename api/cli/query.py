@@ -309,7 +309,11 @@ def cmd_export(args: argparse.Namespace) -> int:
             return 0
         if args.kind == "thematic-map":
             filters = NetworkFilters(
-                year_min=args.year_min, year_max=args.year_max, min_count=args.keyword_min_count, top=args.keyword_top
+                year_min=args.year_min,
+                year_max=args.year_max,
+                min_count=args.keyword_min_count,
+                top=args.keyword_top,
+                min_freq=args.keyword_min_freq,
             )
             themes = thematic_map(store, filters, args.keyword_kinds, resolution=args.resolution)
             path = write_thematic_map(themes, out)
@@ -355,6 +359,7 @@ def _export_network(store: GraphStore, args: argparse.Namespace, out: Path) -> E
         min_count=args.min_count,
         measure=Measure(args.measure),
         top=NETWORK_TOP if args.top is None else args.top,
+        min_freq=args.min_freq,
         seed=args.seed,
         cluster=args.cluster,
         all_authors=args.all_authors,
@@ -372,7 +377,9 @@ def export_time_slices(store: GraphStore, out: Path, args: argparse.Namespace) -
     if args.measure not in measures:
         raise ConfigError(f"`export slices` weighs links by one of {', '.join(measures)}, not {args.measure}")
     seed = paper_keys(store, [args.seed_paper], "--seed-paper")[0] if args.seed_paper else None
-    filters = NetworkFilters(min_count=args.min_count, measure=Measure(args.measure), top=args.nodes, seed=seed)
+    filters = NetworkFilters(
+        min_count=args.min_count, measure=Measure(args.measure), top=args.nodes, seed=seed, min_freq=args.min_freq
+    )
     return export_slices(
         store,
         MapUnit(args.unit),
@@ -525,6 +532,19 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         type=int,
         default=DEFAULT_TOP,
         help=f"thematic-map: the N keywords with the most documents (bibliometrix: {DEFAULT_TOP})",
+    )
+    p.add_argument(
+        "--keyword-min-freq",
+        type=int,
+        default=NetworkFilters().min_freq,
+        help="thematic-map: only keywords of at least N documents (bibliometrix's minfreq)",
+    )
+    p.add_argument(
+        "--min-freq",
+        type=int,
+        default=NetworkFilters().min_freq,
+        help="network, slices: only nodes of at least N documents (keywords: occurrences, bibliometrix's minfreq; "
+        "cited units: citations; co-authorship: documents; coupling: total link strength)",
     )
     p.add_argument(
         "--keyword-kinds",

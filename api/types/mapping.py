@@ -106,6 +106,7 @@ def _filters(
     seed: str | None,
     cluster_id: int | None,
     all_authors: bool,
+    min_freq: int = 1,
 ) -> networks.NetworkFilters:
     return networks.NetworkFilters(
         year_min=year_min,
@@ -116,6 +117,7 @@ def _filters(
         seed=seed,
         cluster=cluster_id,
         all_authors=all_authors,
+        min_freq=min_freq,
     )
 
 
@@ -160,7 +162,8 @@ class MappingQuery:
         description="A science map of one unit: nodes (the `top` heaviest units linked at least `minCount` times) "
         "and their links, strongest first by `measure`. `yearMin`/`yearMax` bound the citing (or occurring) "
         "documents; `seed` keeps one node and its partners; `clusterId` one cluster's members; `allAuthors` "
-        "counts every author of a cited work (AUTHORS), not just the first."
+        "counts every author of a cited work (AUTHORS), not just the first; `minFreq` leaves out nodes of fewer "
+        "documents (keywords: occurrences, bibliometrix's minfreq; cited units: citations; COUPLING: link strength)."
     )
     async def map_network(
         self,
@@ -174,6 +177,7 @@ class MappingQuery:
         seed: strawberry.ID | None = None,
         cluster_id: int | None = None,
         all_authors: bool | None = False,
+        min_freq: int | None = 1,
     ) -> MapNetwork:
         ctx = info.context
         # the contract's optional arguments: an explicit null means the default
@@ -182,6 +186,9 @@ class MappingQuery:
         top = DEFAULT_TOP if top is None else top
         check_years(year_min, year_max)
         check_min_count(min_count)
+        min_freq = 1 if min_freq is None else min_freq
+        if not 1 <= min_freq <= 1_000_000:
+            raise UserInputError(f"`minFreq` must be between 1 and 1000000, got {min_freq}")
         if not 1 <= top <= networks.MAX_NODES:
             raise UserInputError(
                 f"`top` must be between 1 and {networks.MAX_NODES}, got {top}; "
@@ -191,7 +198,9 @@ class MappingQuery:
         seed_id = None if seed is None else str(seed)
         if seed_id is not None and built is networks.MapUnit.REFERENCES:  # a work: any id a source gave it
             seed_id = await paper_key(ctx, seed_id) or seed_id
-        filters = _filters(min_count, measure, top, year_min, year_max, seed_id, cluster_id, bool(all_authors))
+        filters = _filters(
+            min_count, measure, top, year_min, year_max, seed_id, cluster_id, bool(all_authors), min_freq
+        )
         try:
             network = await ctx.call(ctx.service.map_network, built, filters)
         except ConfigError as exc:  # an unknown seed, a cluster filter on a unit without clusters

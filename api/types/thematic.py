@@ -93,7 +93,7 @@ class ThematicQuery:
     @strawberry.field(
         description="The thematic map (bibliometrix's thematicMap): Leiden clusters of the keyword co-occurrence "
         "network of the `top` keywords with the most documents, linked where they share at least `minCount` "
-        "documents of `yearMin`..`yearMax`, each with Callon centrality, density and quadrant."
+        "documents of `yearMin`..`yearMax` (keywords of fewer than `minFreq` documents left out), each with Callon centrality, density and quadrant."
     )
     async def thematic_map(
         self,
@@ -102,13 +102,20 @@ class ThematicQuery:
         year_max: int | None = None,
         min_count: int = 2,
         top: int = DEFAULT_TOP,
+        min_freq: int = 1,
     ) -> ThematicMapResult:
         ctx = info.context
         try:
-            filters = NetworkFilters(year_min=year_min, year_max=year_max, min_count=min_count, top=top)
+            filters = NetworkFilters(
+                year_min=year_min, year_max=year_max, min_count=min_count, top=top, min_freq=min_freq
+            )
         except ConfigError as exc:
             raise UserInputError(
-                str(exc).replace("year_min", "yearMin").replace("year_max", "yearMax").replace("min_count", "minCount")
+                str(exc)
+                .replace("year_min", "yearMin")
+                .replace("year_max", "yearMax")
+                .replace("min_count", "minCount")
+                .replace("min_freq", "minFreq")
             ) from exc
         return _theme_type(await ctx.call(_map, ctx.service, filters))
 

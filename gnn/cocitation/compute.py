@@ -88,6 +88,15 @@ class CocitationSettings(PairCountSettings):
             "help": "cluster labels (cocitation, coupling): the abstracts of the labelling papers add terms, not just titles"
         },
     )
+    # Whether the citing papers' keywords (HAS_KEYWORD: author keywords, Keywords Plus, index terms) add whole
+    # terms to the LLR/c-TF-IDF labels, as CiteSpace labels from titles, keywords and abstracts. A keyword is
+    # a phrase chosen for the work, often the field's own name for a theme the titles only circle around.
+    label_keywords: bool = field(
+        default=True,
+        metadata={
+            "help": "cluster labels (cocitation, coupling): the labelling papers' keywords (HAS_KEYWORD) add whole terms"
+        },
+    )
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -352,7 +361,15 @@ def compute_cocitation(
         with stage("cluster"):
             membership, quality = _clusters(noise, cocite, settings)
             labels = _labels(membership, data, cocite, settings, store)
-            labels = citer_labels(labels, membership, data, store, settings.label_terms, settings.label_abstracts)
+            labels = citer_labels(
+                labels,
+                membership,
+                data,
+                store,
+                settings.label_terms,
+                settings.label_abstracts,
+                settings.label_keywords,
+            )
             labels = with_quality(labels, quality)
         with stage("write"):
             basis = basis_folder(store)
@@ -474,6 +491,26 @@ def read_texts(store: GraphStore, papers: pd.Index, *, abstracts: bool = True) -
     return texts_of(titles, bodies if abstracts else None)
 
 
+def read_keywords(store: GraphStore, papers: pd.Index, wanted: np.ndarray) -> list[list[str]]:
+    """The keywords (``HAS_KEYWORD``, every kind) of the papers at positions ``wanted`` of ``papers`` (sorted ids),
+    one list per position, each keyword as its normalised term (the part of ``Keyword.id`` after ``<kind>:``),
+    so an author keyword and a Keywords Plus term of one spelling are one term; empty lists for papers without."""
+    table = store.query_arrow("keyword_uses")
+    out: list[list[str]] = [[] for _ in range(len(wanted))]
+    if table.num_rows == 0 or len(wanted) == 0:
+        return out
+    slot = np.full(len(papers), -1, dtype=np.int64)
+    slot[wanted] = np.arange(len(wanted))
+    at = papers.get_indexer(pd.Index(table.column("paper").to_pandas()))
+    row = np.where(at >= 0, slot[np.maximum(at, 0)], -1)
+    keep = np.flatnonzero(row >= 0)
+    keywords = table.column("keyword").take(pa.array(keep)).to_pylist()
+    for k, keyword in zip(row[keep].tolist(), keywords):
+        if isinstance(keyword, str):
+            out[k].append(keyword.split(":", 1)[-1])
+    return out
+
+
 def citer_labels(
     labels: list[ClusterLabel],
     membership: pd.Series,
@@ -481,13 +518,15 @@ def citer_labels(
     store: GraphStore,
     top_k: int,
     abstracts: bool = True,
+    keywords: bool = True,
 ) -> list[ClusterLabel]:
     """``labels`` with their LLR and c-TF-IDF terms from the papers citing each cluster's members.
 
     A cluster's documents are the papers citing at least one member (each once); their titles and abstracts
-    give the candidate terms (:func:`gnn.cocitation.terms.candidate_terms`), ranked against the other
-    clusters' citing papers (:func:`gnn.cocitation.terms.rank_labels`, CiteSpace's labelling). Only the
-    citing papers' texts are tokenised.
+    give the candidate terms (:func:`gnn.cocitation.terms.candidate_terms`) and, with ``keywords``, their
+    keywords give whole terms (:func:`read_keywords`), ranked against the other clusters' citing papers
+    (:func:`gnn.cocitation.terms.rank_labels`, CiteSpace's labelling from titles, keywords and abstracts).
+    Only the citing papers' texts are tokenised.
     """
     if not labels:
         return labels
@@ -499,7 +538,8 @@ def citer_labels(
     cluster = cluster[cluster >= 0]
     citers, document = np.unique(citing, return_inverse=True)
     texts = read_texts(store, data.papers, abstracts=abstracts)
-    doc_terms, terms = term_matrix([texts[k] for k in citers.tolist()])
+    own = read_keywords(store, data.papers, citers) if keywords else None
+    doc_terms, terms = term_matrix([texts[k] for k in citers.tolist()], keywords=own)
     n_clusters = max(label.cluster for label in labels) + 1
     llr, ctf = rank_labels(class_term_counts(cluster, document, doc_terms, n_clusters), terms, top_k)
     return [replace(label, llr_terms=llr[label.cluster], ctfidf_terms=ctf[label.cluster]) for label in labels]
@@ -572,6 +612,7 @@ def _settings_record(settings: CocitationSettings) -> dict[str, Any]:
         "cluster_min_count": settings.cluster_min_count,
         "label_terms": settings.label_terms,
         "label_abstracts": settings.label_abstracts,
+        "label_keywords": settings.label_keywords,
     }
 
 
@@ -588,6 +629,7 @@ __all__ = [
     "coupling_table",
     "read_citations",
     "read_cocitation_input",
+    "read_keywords",
     "read_mentions",
     "read_texts",
     "with_quality",

@@ -245,6 +245,74 @@ def count_pairs(
     return PairCounts(ids, i, j, count, occurrences, n_members)
 
 
+def count_pairs_bounded(
+    members: np.ndarray, items: np.ndarray, ids: pd.Index, *, min_count: int = 1, chunk: int = ESC_CHUNK
+) -> PairCounts:
+    r""":func:`count_pairs` (ESC on the CPU) in bounded memory, keeping only pairs counted at least ``min_count`` times.
+
+    The expansion is cut by *first item*, as :func:`esc_on_device` cuts it: the pairs whose first item lies in
+    one range of items (about ``chunk`` pairs) are expanded, sorted and compressed together, and the pairs
+    under ``min_count`` dropped before the next range. Every pair :math:`(i, j)` is expanded only in the
+    range of :math:`i`, so its count there is complete. Memory: the incidence, one range's transient arrays
+    (~4 int64 per pair of the range) and the kept pairs; the ranges ascend, so the kept pairs come out in
+    ``(i, j)`` order with no global sort. A single item whose pairs exceed ``chunk`` is a range of its own.
+    """
+    if min_count < 1:
+        raise ConfigError(f"min_count is {min_count}; a pair is counted at least once")
+    member_codes, item_codes = np.asarray(members, dtype=np.int64), np.asarray(items, dtype=np.int64)
+    kept = item_codes >= 0
+    member_codes, item_codes = member_codes[kept], item_codes[kept]
+    n_items = max(len(ids), 1)
+    if len(member_codes) and int(member_codes.max()) > (2**63 - 1) // n_items - 1:
+        member_codes = pd.factorize(member_codes)[0].astype(np.int64)
+    codes = _sorted_unique(member_codes * n_items + item_codes)
+    rows, cols = codes // n_items, codes % n_items
+    del codes
+    occurrences = np.bincount(cols, minlength=len(ids)).astype(np.int64)
+    n_members = int(len(rows) > 0) + int(np.count_nonzero(rows[1:] != rows[:-1]))
+    empty = np.empty(0, dtype=np.int64)
+    if len(rows) < 2:
+        return PairCounts(ids, empty, empty, empty, occurrences, n_members)
+    starts = np.flatnonzero(np.concatenate([[True], rows[1:] != rows[:-1]]))
+    ends = np.append(starts[1:], len(rows))
+    later = np.repeat(ends, ends - starts) - np.arange(len(rows)) - 1  # pairs each position starts
+    del rows, starts, ends
+    by_item = np.argsort(cols, kind="stable")  # positions grouped by their (first) item
+    item_start = np.searchsorted(cols[by_item], np.arange(n_items + 1))  # positions of item k: [start[k], start[k+1])
+    per_item = np.bincount(cols, weights=later, minlength=n_items).astype(np.int64)
+    cumulative = np.cumsum(per_item)
+    cuts = np.searchsorted(cumulative, np.arange(chunk, max(int(cumulative[-1]), 1), chunk), side="left") + 1
+    bounds = np.unique(np.concatenate([[0, n_items], np.minimum(cuts, n_items)]))
+    parts_i, parts_j, parts_count = [], [], []
+    for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+        positions = by_item[item_start[lo] : item_start[hi]]
+        counts = later[positions]
+        total = int(counts.sum())
+        if total == 0:
+            continue
+        left = np.repeat(positions, counts)
+        step = np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts) + 1  # 1..counts[p]
+        pair_codes = cols[left] * n_items + cols[left + step]
+        del left, step
+        pair_codes.sort()
+        boundary = np.empty(total, dtype=bool)
+        boundary[0] = True
+        np.not_equal(pair_codes[1:], pair_codes[:-1], out=boundary[1:])
+        at = np.flatnonzero(boundary)
+        count = np.diff(np.append(at, total)).astype(np.int64)
+        keep = count >= min_count
+        unique = pair_codes[at[keep]]
+        del pair_codes, boundary, at
+        parts_i.append(unique // n_items)
+        parts_j.append(unique % n_items)
+        parts_count.append(count[keep])
+    if not parts_i:
+        return PairCounts(ids, empty, empty, empty, occurrences, n_members)
+    return PairCounts(
+        ids, np.concatenate(parts_i), np.concatenate(parts_j), np.concatenate(parts_count), occurrences, n_members
+    )
+
+
 def _gram_upper_esc(rows: np.ndarray, cols: np.ndarray, n_items: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     r"""Strict upper triangle of :math:`B^\top B` by expand–sort–compress (see the module docstring).
 
@@ -455,6 +523,7 @@ __all__ = [
     "association_strength",
     "cooccurrence",
     "count_pairs",
+    "count_pairs_bounded",
     "esc_on_device",
     "inclusion_index",
     "jaccard_index",

@@ -7,7 +7,8 @@ ranks the same counts another way. Both work on one matrix :math:`K` (classes ×
 how often term :math:`t` occurs in the documents of class :math:`c` (for a co-citation cluster, the
 documents citing at least one member; for a coupling cluster, its own documents), built as
 :math:`K = C\,D` from the binary class × document incidence :math:`C` and the document × term counts
-:math:`D` (:func:`term_matrix`).
+:math:`D` (:func:`term_matrix`): the candidate terms of their titles and abstracts, and their keywords
+(``HAS_KEYWORD``: author keywords, Keywords Plus, index terms) each as one whole term.
 
 **Candidate terms** (:func:`candidate_terms`) are the 1- to 3-grams inside runs of content words: a text
 is lower-cased, split into words (:data:`gnn.cocitation.clusters.STOP_WORDS` and words under three
@@ -64,14 +65,40 @@ def candidate_terms(text: str | None, *, max_n: int = MAX_NGRAM) -> list[str]:
     return terms
 
 
-def term_matrix(texts: Sequence[str | None], *, max_n: int = MAX_NGRAM) -> tuple[sp.csr_matrix, np.ndarray]:
-    """Document × term counts of :func:`candidate_terms` (int64 CSR) and the terms (sorted, object array)."""
+def keyword_term(keyword: str | None) -> str | None:
+    """A keyword as one label term: lower case, single spaces (``"Citation  Analysis"`` -> ``"citation analysis"``);
+    None when nothing is left."""
+    if not isinstance(keyword, str):
+        return None
+    return " ".join(keyword.lower().split()) or None
+
+
+def term_matrix(
+    texts: Sequence[str | None],
+    *,
+    keywords: Sequence[Iterable[str]] | None = None,
+    max_n: int = MAX_NGRAM,
+) -> tuple[sp.csr_matrix, np.ndarray]:
+    """Document × term counts (int64 CSR) and the terms (sorted, object array).
+
+    A document's terms are the :func:`candidate_terms` of its text and, with ``keywords`` (one list per
+    document), each of its keywords as one whole term (:func:`keyword_term`, once per document): a keyword
+    is a phrase an author or indexer chose for the work, so it is counted as it stands, however many words it
+    has, beside the n-grams of the title and abstract (CiteSpace labels clusters from titles, keywords and
+    abstracts). A keyword that also occurs in the text counts once for each.
+    """
+    if keywords is not None and len(keywords) != len(texts):
+        raise ValueError(f"{len(keywords)} keyword lists for {len(texts)} documents; give one list per document")
     vocabulary: dict[str, int] = {}
     indptr = [0]
     columns: list[int] = []
-    for text in texts:
+    for k, text in enumerate(texts):
         for term in candidate_terms(text, max_n=max_n):
             columns.append(vocabulary.setdefault(term, len(vocabulary)))
+        if keywords is not None:
+            own = {t for t in map(keyword_term, keywords[k]) if t}
+            for term in sorted(own):
+                columns.append(vocabulary.setdefault(term, len(vocabulary)))
         indptr.append(len(columns))
     terms = np.array(list(vocabulary), dtype=object)
     raw = sp.csr_matrix(
@@ -164,6 +191,7 @@ __all__ = [
     "candidate_terms",
     "class_term_counts",
     "class_tfidf",
+    "keyword_term",
     "log_likelihood_ratios",
     "rank_labels",
     "term_matrix",

@@ -37,7 +37,15 @@ from gnn.mapping.compute import (
     compute_mapping,
     yearly_citations,
 )
-from gnn.mapping.coupling import CouplingReport, CouplingSettings, compute_coupling, coupling_counts, coupling_network
+from gnn.mapping.coupling import (
+    CouplingCut,
+    CouplingReport,
+    CouplingSettings,
+    compute_coupling,
+    coupling_counts,
+    coupling_cut,
+    coupling_network,
+)
 from gnn.mapping.data import MappingInput, read_mapping_input
 from gnn.mapping.documents import EdgeDocument, edge_documents
 from gnn.mapping.export import export_network, network_tables
@@ -89,6 +97,7 @@ __all__ = [
     "CentralitySettings",
     "ClusterTimeline",
     "Cooccurrence",
+    "CouplingCut",
     "CouplingReport",
     "CouplingSettings",
     "EdgeDocument",
@@ -118,6 +127,7 @@ __all__ = [
     "cooccurrence",
     "country_network",
     "coupling_counts",
+    "coupling_cut",
     "coupling_network",
     "detect_bursts",
     "edge_documents",

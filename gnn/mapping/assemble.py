@@ -95,12 +95,15 @@ def select(
     *,
     members: Collection[str] | None = None,
 ) -> Selection:
-    """Apply ``min_count``, ``cluster`` (``members``: that cluster's node ids), ``seed`` and ``top``.
+    """Apply ``min_freq``, ``min_count``, ``cluster`` (``members``: that cluster's node ids), ``seed`` and ``top``.
 
     ``weight`` is every node's weight by id; ``edges`` has :data:`EDGE_COLUMNS`. An unknown ``seed`` is a
     :class:`~graph.errors.ConfigError` naming the unit; a seed without partners is a network of one node.
     """
     edges = edges.loc[edges["count"] >= filters.min_count, EDGE_COLUMNS]
+    if filters.min_freq > 1:  # nodes under the least weight go, with their links
+        weight = weight[weight >= filters.min_freq]
+        edges = edges[edges["source"].isin(weight.index) & edges["target"].isin(weight.index)]
     if filters.cluster is not None:
         if members is None:
             raise ConfigError(f"the {unit.value} network has no clusters to choose from; leave out the cluster filter")

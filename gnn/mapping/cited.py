@@ -26,11 +26,15 @@ bibliometrix counts documents the same way (``crossprod`` of its binary document
   only author a reference string names.
 * **SOURCES**: a node is a cited work's venue, normalised as :func:`loaders.refmatch.source_tokens` does
   ("J. Informetr." = "J INFORMETR"; accents, case and stopwords of full titles dropped), labelled by the
-  spelling most of its cited works use.
+  spelling most of its cited works use. An abbreviation that records of the store give beside their full title
+  (``Paper.venue_abbrev``: WoS ``J9``/``JI``, Scopus's abbreviated source title) is joined to that title
+  (:func:`abbreviation_joins`): "PHYS REV D" in cited references and "PHYSICAL REVIEW D" in records are one
+  node, labelled by the full title.
 """
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -50,6 +54,7 @@ from graph.labels import author_label, complete_labels
 from graph.store import GraphStore
 from loaders.refmatch import source_tokens
 
+log = logging.getLogger(__name__)
 _YEAR_PART = re.compile(r"\d{4}[a-z]?")
 
 
@@ -265,15 +270,46 @@ def author_rows(store: GraphStore, citations: Citations, *, all_authors: bool = 
     return rows
 
 
+def abbreviation_joins(works: pd.DataFrame) -> dict[str, tuple[str, str]]:
+    """Source id of an abbreviation -> (source id, label) of the full title it abbreviates, from the records that
+    give both (``venue`` and ``venue_abbrev``: WoS ``SO`` with ``J9``/``JI``, Scopus's source title with its
+    abbreviation). Cited references name sources by abbreviation ("PHYS REV D") where records give the full title
+    ("PHYSICAL REVIEW D"); without the join one journal is two nodes. An abbreviation that records give to two
+    different full titles is ambiguous and joins nothing (it is logged)."""
+    if "venue_abbrev" not in works.columns:
+        return {}
+    both = works.dropna(subset=["venue", "venue_abbrev"]).drop_duplicates(["venue", "venue_abbrev"])
+    targets: dict[str, set[tuple[str, str]]] = {}
+    for venue, abbrev in zip(both["venue"], both["venue_abbrev"]):
+        short, full = source_id(abbrev), source_id(venue)
+        if short is not None and full is not None and short != full:
+            targets.setdefault(short, set()).add((full, " ".join(str(venue).split())))
+    joins: dict[str, tuple[str, str]] = {}
+    for short, found in targets.items():
+        if len({full for full, _ in found}) == 1:
+            joins[short] = min(found)
+        else:
+            log.info("source abbreviation %r names %d full titles; left apart", short, len(found))
+    return joins
+
+
 def source_rows(store: GraphStore, citations: Citations) -> pd.DataFrame:
-    """The cited works of the window and their source nodes: ``paper_id``, ``label`` (the venue as spelled),
-    ``unit`` (the node id, :func:`source_id`)."""
+    """The cited works of the window and their source nodes: ``paper_id``, ``label`` (the venue as spelled, or the
+    full title an abbreviation joins, :func:`abbreviation_joins`), ``unit`` (the node id, :func:`source_id`)."""
+    full_titles = abbreviation_joins(store.query_arrow("work_sources").to_pandas())
     works = _cited_rows(store, "work_sources", "id", citations)
+    units = _each(works["venue"], source_id)
+    joined = [full_titles.get(u) if u is not None else None for u in units]
     rows = pd.DataFrame(
         {
             "paper_id": works["id"],
-            "label": _each(works["venue"], lambda v: " ".join(v.split()) if isinstance(v, str) else None),
-            "unit": _each(works["venue"], source_id),
+            "label": [
+                j[1] if j is not None else label
+                for j, label in zip(
+                    joined, _each(works["venue"], lambda v: " ".join(v.split()) if isinstance(v, str) else None)
+                )
+            ],
+            "unit": [j[0] if j is not None else u for j, u in zip(joined, units)],
         }
     )
     return rows.dropna(subset=["label"])

@@ -6,10 +6,19 @@ integer codes by :func:`gnn.cocitation.counts.count_pairs` (cited works as the "
 "items"). :func:`coupling_counts` counts the documents of a year window; :func:`compute_coupling`
 clusters every document with Leiden (:func:`gnn.cocitation.clusters.leiden_membership`, each document's
 ``top_k`` strongest couplings, as the co-citation clusters), labels each cluster by its *own* documents'
-titles and abstracts (log-likelihood ratio and c-TF-IDF, :mod:`gnn.cocitation.terms`), measures modularity
+titles, abstracts and keywords (log-likelihood ratio and c-TF-IDF, :mod:`gnn.cocitation.terms`), measures modularity
 and silhouette on the cosine :math:`B_{ij}/\sqrt{s_i s_j}` (:mod:`gnn.cocitation.quality`, :math:`s_i` the
-references of :math:`i`), writes ``coupling_cluster`` on every Paper and the labels beside the store
+references of :math:`i`) (see the cut below), writes ``coupling_cluster`` on every Paper and the labels beside the store
 (``<db>.coupling_clusters.json``).
+
+**The cut of the most cited references** (:func:`coupling_cut`). Counting expands
+:math:`\sum_w c_w (c_w - 1)/2` pairs (:math:`c_w` the documents citing work :math:`w`), which the few most
+cited works dominate: 1.7e10 at 1M synthetic papers / 10M citations. As CiteSpace and VOSviewer leave the
+most frequent items out, references cited by more than ``max_share`` of the window's citing documents are
+cut before counting (``--coupling-max-share``); by default (no share) nothing is cut while the count expands
+at most :data:`MAX_EXPANSIONS` pairs, and above that the most cited references are cut until it fits. The
+count runs in ranges of documents and keeps only pairs sharing ``min_count`` references
+(:func:`gnn.cocitation.counts.count_pairs_bounded`), so its memory is bounded by one range and the kept pairs.
 
 :func:`coupling_network` is the COUPLING unit's builder (:mod:`gnn.mapping.networks`): citing documents of
 the window as nodes, sized by their total link strength (VOSviewer's default weight: the sum of their
@@ -36,11 +45,11 @@ from gnn.cocitation.clusters import (
     read_cluster_labels,
     write_cluster_labels,
 )
-from gnn.cocitation.compute import read_texts, with_quality
+from gnn.cocitation.compute import read_keywords, read_texts, with_quality
 from gnn.cocitation.counts import (
     PairCounts,
     association_strength,
-    count_pairs,
+    count_pairs_bounded,
     inclusion_index,
     jaccard_index,
     salton_cosine,
@@ -57,10 +66,67 @@ from graph.store import GraphStore
 
 log = logging.getLogger(__name__)
 
-# Pairs the coupling count may expand, sum over works of c_w (c_w - 1) / 2 with c_w the work's citing documents:
-# ~3 int64 per pair in flight, so 2e9 is ~48 GiB. At 20k synthetic papers (32M coupled pairs) the count peaked at
-# 5.6 GiB; at 1M papers / 10M citations it would expand 1.7e10 pairs (docs/results.md, "Science mapping").
+# Pairs the coupling count may expand, sum over works of c_w (c_w - 1) / 2 with c_w the work's citing documents
+# in the window. The count runs in ranges of documents (count_pairs_bounded), so memory no longer grows with it,
+# but time does: at 1M synthetic papers the exact count would expand 1.7e10 pairs, hours on two cores. Above this
+# budget, and when no max_share is set, the most cited references are cut until the count fits (coupling_cut).
 MAX_EXPANSIONS = 2_000_000_000
+
+
+@dataclass(frozen=True)
+class CouplingCut:
+    """Which references a coupling count left out: those cited by more than ``max_citers`` documents.
+
+    A reference cited by a large share of the documents couples nearly all of them, so it says little about
+    which documents belong together (the idea of inverse document frequency), yet its c(c−1)/2 pairs dominate
+    the count: at 1M synthetic papers the 60 most cited works (0.006 % of them) expand 94 % of the pairs.
+    CiteSpace and VOSviewer likewise leave the most frequent items out of their networks.
+    """
+
+    max_citers: int | None  # references cited by more documents were cut (None: nothing cut)
+    references_cut: int  # distinct references cut
+    citations_cut: int  # (document, reference) pairs they took with them
+    expansions: int  # pairs the count expands after the cut
+    exact_expansions: int  # pairs it would expand without a cut
+    documents: int  # citing documents of the window (N of the share)
+    why: str  # "share" (max_share), "budget" (MAX_EXPANSIONS) or "" (nothing cut)
+
+    def summary(self) -> str:
+        if self.max_citers is None:
+            return f"exact: {self.expansions:,} pairs expanded"
+        reason = "--coupling-max-share" if self.why == "share" else f"budget of {MAX_EXPANSIONS:,} expansions"
+        return (
+            f"references cited by more than {self.max_citers:,} of {self.documents:,} documents cut ({reason}): "
+            f"{self.references_cut:,} references, {self.citations_cut:,} citations; {self.expansions:,} pairs "
+            f"expanded instead of {self.exact_expansions:,}"
+        )
+
+
+def coupling_cut(citers: np.ndarray, documents: int, *, max_share: float | None = None) -> CouplingCut:
+    """The cut of :class:`CouplingCut` for works cited by ``citers[w]`` documents of ``documents``.
+
+    With ``max_share``, references cited by more than ``max_share * documents`` documents are cut. Without it
+    nothing is cut while the count expands at most :data:`MAX_EXPANSIONS` pairs; above, the references cited
+    most are cut: the largest threshold T whose works (c_w ≤ T) expand no more than the budget.
+    """
+    c = citers[citers > 0].astype(np.int64)
+    pairs = c * (c - 1) // 2
+    exact = int(pairs.sum())
+    if max_share is not None:
+        limit = int(np.floor(max_share * documents))
+        why = "share"
+    elif exact > MAX_EXPANSIONS:
+        order = np.sort(c)
+        cumulative = np.cumsum(order * (order - 1) // 2)
+        fits = int(np.searchsorted(cumulative, MAX_EXPANSIONS, side="right"))  # the `fits` least cited fit
+        limit = int(order[fits]) - 1  # works cited as often as the first that overflows go too (ties cut together)
+        why = "budget"
+    else:
+        return CouplingCut(None, 0, 0, exact, exact, documents, "")
+    out = c > limit
+    if not out.any():
+        return CouplingCut(None, 0, 0, exact, exact, documents, "")
+    return CouplingCut(limit, int(out.sum()), int(c[out].sum()), int(pairs[~out].sum()), exact, documents, why)
 
 
 @dataclass(frozen=True)
@@ -83,6 +149,18 @@ class CouplingSettings:
     label_terms: int = 5
     # Whether abstracts add terms to the labels (titles always do).
     label_abstracts: bool = True
+    # Whether the documents' keywords (HAS_KEYWORD) add whole terms to the labels, as for co-citation clusters.
+    label_keywords: bool = True
+    # References cited by more than this share of the citing documents are cut before counting (CouplingCut):
+    # they couple nearly everything and carry little information. None: exact while the count fits
+    # MAX_EXPANSIONS, else the fewest most-cited references cut to fit.
+    max_share: float | None = field(
+        default=None,
+        metadata={
+            "help": "coupling: references cited by more than this share of the documents (0 < S <= 1) are cut before "
+            "counting; default: exact while the count fits, else the most cited references cut until it does"
+        },
+    )
 
     def __post_init__(self) -> None:
         if self.min_count < 1:
@@ -93,14 +171,38 @@ class CouplingSettings:
             raise ConfigError(f"resolution is {self.resolution}; Leiden needs a positive resolution (default 1.0)")
         if self.label_terms < 1:
             raise ConfigError(f"label_terms is {self.label_terms}; a label needs at least one term (default 5)")
+        check_share(self.max_share)
+
+
+def check_share(max_share: float | None) -> None:
+    """Refuse a share outside (0, 1]."""
+    if max_share is not None and not 0 < max_share <= 1:
+        raise ConfigError(
+            f"max_share is {max_share}; give a share of the citing documents in (0, 1] such as 0.01, "
+            "or none for the automatic cut"
+        )
 
 
 def coupling_counts(
-    data: MappingInput, *, year_min: int | None = None, year_max: int | None = None, device: str = "cpu"
+    data: MappingInput,
+    *,
+    year_min: int | None = None,
+    year_max: int | None = None,
+    max_share: float | None = None,
+    min_count: int = 1,
 ) -> PairCounts:
     """:math:`B = A A^\\top` over the citing documents published in [year_min, year_max] (either may be open;
-    with a bound, documents without a year are left out). ``ids`` are the documents with a reference,
-    ``occurrences`` their references, ``n_members`` the distinct works they cite."""
+    with a bound, documents without a year are left out), after the cut of :func:`coupling_cut`, keeping
+    pairs that share at least ``min_count`` references, counted in bounded memory
+    (:func:`gnn.cocitation.counts.count_pairs_bounded`). ``ids`` are the documents with a reference,
+    ``occurrences`` their references and ``n_members`` the distinct works they cite, both after the cut."""
+    return _counts_and_cut(data, year_min, year_max, max_share, min_count)[0]
+
+
+def _counts_and_cut(
+    data: MappingInput, year_min: int | None, year_max: int | None, max_share: float | None, min_count: int
+) -> tuple[PairCounts, CouplingCut]:
+    check_share(max_share)
     known = (data.citing >= 0) & (data.cited >= 0)
     if year_min is not None or year_max is not None:
         year = data.years[np.where(known, data.citing, 0)]
@@ -109,17 +211,19 @@ def coupling_counts(
             known &= year >= year_min
         if year_max is not None:
             known &= year <= year_max
-    citing, cited = data.citing[known], data.cited[known]
-    citers = np.bincount(np.unique(citing * len(data.papers) + cited) % len(data.papers)).astype(np.float64)
-    expansions = float((citers * (citers - 1) / 2).sum())
-    if expansions > MAX_EXPANSIONS:
-        raise ConfigError(
-            f"bibliographic coupling of {len(np.unique(citing)):,} documents would expand {expansions:,.0f} pairs "
-            f"(the works they cite most are cited by up to {int(citers.max()):,} of them), over the "
-            f"{MAX_EXPANSIONS:,} that fit in memory; narrow the year window (year_min/year_max, --from/--to)"
-        )
+    n = len(data.papers)
+    codes = np.unique(data.citing[known] * n + data.cited[known])  # each (document, work) once
+    citing, cited = codes // n, codes % n
+    del codes
     documents = np.unique(citing)  # sorted positions, so their ids are sorted too
-    return count_pairs(cited, np.searchsorted(documents, citing), data.papers[documents], device=device)
+    citers = np.bincount(cited, minlength=n)
+    cut = coupling_cut(citers, len(documents), max_share=max_share)
+    if cut.max_citers is not None:
+        log.warning("bibliographic coupling: %s", cut.summary())
+        kept = citers[cited] <= cut.max_citers
+        citing, cited = citing[kept], cited[kept]
+    pairs = count_pairs_bounded(cited, np.searchsorted(documents, citing), data.papers[documents], min_count=min_count)
+    return pairs, cut
 
 
 def _cluster_graph(pairs: PairCounts, *, top_k: int, min_count: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -136,12 +240,13 @@ class CouplingReport:
     """What :func:`compute_coupling` computed and wrote."""
 
     documents: int  # citing documents (with at least one reference)
-    pairs: int  # coupled pairs (sharing at least one reference)
+    pairs: int  # coupled pairs (sharing at least min_count references)
     links: int  # links of the cluster graph
     clusters: tuple[ClusterLabel, ...]
     quality: ClusteringQuality
     papers_written: int
     clusters_path: Path | None
+    cut: CouplingCut | None = None  # the references left out of the count (None: not reported)
     seconds: dict[str, float] = field(default_factory=dict)
 
     def summary(self) -> str:
@@ -149,6 +254,7 @@ class CouplingReport:
         lines = [
             f"bibliographic coupling: {self.documents} citing documents, {self.pairs} coupled pairs, "
             f"{self.links} links clustered",
+            *([f"  {self.cut.summary()}"] if self.cut is not None else []),
             f"  {len(self.clusters)} clusters, modularity Q {self.quality.modularity:.3f}, mean silhouette {silhouette}"
             + (f"; labels in {self.clusters_path}" if self.clusters_path else ""),
             f"  {self.papers_written} papers updated",
@@ -172,7 +278,7 @@ def compute_coupling(
         with stage("read"):
             data = read_mapping_input(store)
         with stage("count"):
-            pairs = coupling_counts(data)
+            pairs, cut = _counts_and_cut(data, None, None, settings.max_share, settings.min_count)
         with stage("cluster"):
             i, j, weight = _cluster_graph(pairs, top_k=settings.top_k, min_count=settings.min_count)
             n = len(pairs.ids)
@@ -199,6 +305,9 @@ def compute_coupling(
                     "seed": settings.seed,
                     "label_terms": settings.label_terms,
                     "label_abstracts": settings.label_abstracts,
+                    "label_keywords": settings.label_keywords,
+                    "max_share": settings.max_share,
+                    "max_citers": cut.max_citers,
                 }
                 write_cluster_labels(path, labels, settings=record, quality=quality.as_dict())
     return CouplingReport(
@@ -209,6 +318,7 @@ def compute_coupling(
         quality=quality,
         papers_written=written,
         clusters_path=path,
+        cut=cut,
         seconds=stage.seconds,
     )
 
@@ -224,7 +334,8 @@ def _labels(
     n_clusters = int(membership.max()) + 1
     positions = data.papers.get_indexer(pairs.ids[clustered])
     texts = read_texts(store, data.papers, abstracts=settings.label_abstracts)
-    doc_terms, terms = term_matrix([texts[k] for k in positions.tolist()])
+    own = read_keywords(store, data.papers, positions) if settings.label_keywords else None
+    doc_terms, terms = term_matrix([texts[k] for k in positions.tolist()], keywords=own)
     counts = class_term_counts(membership[clustered], np.arange(len(clustered)), doc_terms, n_clusters)
     llr, ctf = rank_labels(counts, terms, settings.label_terms)
     cited = data.cited[data.cited >= 0]
@@ -287,7 +398,7 @@ def _stored_clusters(store: GraphStore) -> pd.Series:
 def coupling_network(store: GraphStore, filters: NetworkFilters) -> MapNetwork:
     """The COUPLING unit: documents of the window linked by shared references (module docstring)."""
     data = read_mapping_input(store)
-    pairs = coupling_counts(data, year_min=filters.year_min, year_max=filters.year_max)
+    pairs = coupling_counts(data, year_min=filters.year_min, year_max=filters.year_max, min_count=filters.min_count)
     keep = pairs.count >= filters.min_count
     i, j, count = pairs.i[keep], pairs.j[keep], pairs.count[keep]
     ids = pairs.ids
@@ -310,7 +421,7 @@ def coupling_network(store: GraphStore, filters: NetworkFilters) -> MapNetwork:
     strength_total = np.bincount(i, weights=count, minlength=len(ids)) + np.bincount(
         j, weights=count, minlength=len(ids)
     )
-    linked = np.flatnonzero(strength_total > 0)
+    linked = np.flatnonzero((strength_total > 0) & (strength_total >= filters.min_freq))
     ranked = linked[np.lexsort((linked, -strength_total[linked]))]  # heaviest first, ties by id
     chosen = np.sort(ranked[: filters.top])
     truncated = len(ranked) > filters.top
@@ -348,9 +459,12 @@ def coupling_network(store: GraphStore, filters: NetworkFilters) -> MapNetwork:
 
 
 __all__ = [
+    "MAX_EXPANSIONS",
+    "CouplingCut",
     "CouplingReport",
     "CouplingSettings",
     "compute_coupling",
     "coupling_counts",
+    "coupling_cut",
     "coupling_network",
 ]

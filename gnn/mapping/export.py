@@ -10,13 +10,13 @@ betweenness and sigma columns. Each edge carries ``count`` and, under the measur
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import asdict, fields
 from pathlib import Path
 
 import pandas as pd
 
 from gnn.cocitation.export import FORMATS, ExportReport, write_network
-from gnn.mapping.networks import MapNetwork, MapUnit, NetworkFilters, build_network
+from gnn.mapping.networks import MapNetwork, MapNode, MapUnit, NetworkFilters, build_network
 from graph.errors import ConfigError
 from graph.store import GraphStore
 
@@ -35,7 +35,7 @@ def network_tables(network: MapNetwork) -> tuple[pd.DataFrame, pd.DataFrame]:
     if measure != "count":
         edges[measure] = pd.Series([e.strength for e in network.edges], dtype="float64")
     rows = [asdict(n) for n in network.nodes]
-    nodes = pd.DataFrame.from_records(rows, columns=list(asdict(network.nodes[0])) if rows else ["id"])
+    nodes = pd.DataFrame.from_records(rows, columns=[f.name for f in fields(MapNode)])  # an empty map has them too
     nodes = nodes.rename(columns={"weight": "n_cited"})
     nodes.insert(2, "title", None)
     for column in ("id", "label", "n_cited", "year", "cluster"):

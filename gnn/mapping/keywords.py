@@ -125,7 +125,9 @@ def cooccurrence(uses: KeywordUses, filters: NetworkFilters, kinds: Sequence[str
     b.data[:] = 1  # a keyword counted once per document, whatever the store repeats
     weight = np.asarray(b.sum(axis=0)).ravel().astype(np.int64)
     ids = uses.keywords[terms]
-    order = np.lexsort((np.asarray(ids, dtype=object).astype(str), -weight))[: filters.top]
+    order = np.lexsort((np.asarray(ids, dtype=object).astype(str), -weight))
+    frequent = order[weight[order] >= filters.min_freq]  # bibliometrix's minfreq: rarer keywords are no nodes
+    order = frequent[: filters.top]
     b = b[:, order].tocsc().tocsr()
     years = uses.years[docs]
     dated = ~np.isnan(years)
@@ -146,7 +148,7 @@ def cooccurrence(uses: KeywordUses, filters: NetworkFilters, kinds: Sequence[str
         incidence=b.astype(np.int8),
         documents=len(docs),
         kinds=chosen,
-        cut=len(terms) > len(order),
+        cut=len(frequent) > len(order),
     )
 
 

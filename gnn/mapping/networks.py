@@ -55,7 +55,10 @@ class NetworkFilters:
 
     ``year_min``/``year_max`` bound the *citing* (or, for co-authorship and keywords, the *occurring*)
     documents' years, inclusive; ``min_count`` is the least c_ij a link keeps; ``top`` the most nodes,
-    by weight; ``seed`` keeps one node's neighbours only; ``cluster`` one cluster's members only;
+    by weight; ``min_freq`` the least weight a node needs before the top-N (bibliometrix's ``minfreq``,
+    VOSviewer's minimum number of occurrences: a keyword in fewer documents, a work cited fewer times, an author
+    with fewer documents is left out; for COUPLING the least total link strength); ``seed`` keeps one node's
+    neighbours only; ``cluster`` one cluster's members only;
     ``all_authors`` counts every author of a cited work, not just the first (bibliometrix's
     ``shortlabel``/first-author choice).
     """
@@ -65,6 +68,7 @@ class NetworkFilters:
     min_count: int = 2
     measure: Measure = Measure.COUNT
     top: int = 500
+    min_freq: int = 1
     seed: str | None = None
     cluster: int | None = None
     all_authors: bool = False
@@ -74,6 +78,8 @@ class NetworkFilters:
             raise ConfigError(f"year window {self.year_min}–{self.year_max} is empty: give year_min ≤ year_max")
         if self.min_count < 1:
             raise ConfigError(f"min_count must be at least 1, not {self.min_count}")
+        if self.min_freq < 1:
+            raise ConfigError(f"min_freq must be at least 1, not {self.min_freq} (1 keeps every node)")
         if not 1 <= self.top <= MAX_NODES:
             raise ConfigError(f"top must be between 1 and {MAX_NODES:,}, not {self.top}; export a file for more")
 

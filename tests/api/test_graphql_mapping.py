@@ -20,9 +20,9 @@ from api.services import GraphService
 from gnn.mapping import networks
 
 MAP = """query($unit: MapUnit! = REFERENCES, $min: Int = 2, $measure: MapMeasure = COUNT, $top: Int = 500,
-  $ymin: Int, $ymax: Int, $seed: ID, $cluster: Int) {
+  $ymin: Int, $ymax: Int, $seed: ID, $cluster: Int, $freq: Int = 1) {
   mapNetwork(unit: $unit, minCount: $min, measure: $measure, top: $top, yearMin: $ymin, yearMax: $ymax, seed: $seed,
-             clusterId: $cluster) {
+             clusterId: $cluster, minFreq: $freq) {
     unit truncated
     nodes { id label weight year avgYear cluster clusterLabel burstStrength betweenness sigma }
     edges { source target count strength }
@@ -134,3 +134,13 @@ def test_first_year_is_the_first_citation_in_the_window(service: GraphService) -
     authors = ok(service, "{ mapNetwork(unit: AUTHORS, minCount: 1) { nodes { firstYear avgYear } } }")
     for node in authors["mapNetwork"]["nodes"]:  # the first of the years the mean is taken over
         assert node["firstYear"] is None or node["firstYear"] <= node["avgYear"]
+
+
+def test_min_freq_leaves_out_nodes_of_fewer_citing_documents(service: GraphService) -> None:
+    # weights: p2 and p3 cited by two documents, p1 by one; minFreq 2 drops p1 and its two links
+    data = network(service, min=1, freq=2)
+    assert [n["id"] for n in data["nodes"]] == ["p2", "p3"]
+    assert links(data) == {frozenset({"p2", "p3"}): (2, 2.0)}
+    assert network(service, min=1, freq=3)["nodes"] == []
+    message, code = error(service, MAP, {"freq": 0})
+    assert code == "BAD_USER_INPUT" and "minFreq" in message

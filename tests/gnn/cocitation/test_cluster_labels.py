@@ -10,6 +10,7 @@ from pathlib import Path
 import igraph as ig
 import networkx as nx
 import numpy as np
+import pandas as pd
 import pytest
 import scipy.sparse as sp
 from scipy.stats import chi2_contingency
@@ -26,7 +27,7 @@ from gnn.cocitation.terms import (
     rank_labels,
     term_matrix,
 )
-from graph import GraphStore
+from graph import GraphBatch, GraphStore, StoreConfig, ingest, open_store
 from tests.gnn.cocite_graph import open_cocite_store
 
 
@@ -169,3 +170,74 @@ def test_compute_writes_llr_labels_and_quality(cocite_store: GraphStore) -> None
     assert (quality.nodes, quality.links) == (report.quality.nodes, report.quality.links)
     assert math.isclose(sum(label.modularity or 0.0 for label in labels), report.quality.modularity, abs_tol=1e-5)
     assert "modularity Q" in report.summary()
+
+
+def test_keywords_are_whole_terms_beside_the_text_ngrams() -> None:
+    doc_terms, terms = term_matrix(
+        ["Neural parsing", "Tagging"], keywords=[["Word Sense  Disambiguation", "word sense disambiguation"], []]
+    )
+    row = dict(zip(terms[doc_terms[0].indices], doc_terms[0].data))
+    assert row == {"neural": 1, "parsing": 1, "neural parsing": 1, "word sense disambiguation": 1}
+    assert list(terms[doc_terms[1].indices]) == ["tagging"]  # the second document has no keyword
+    with pytest.raises(ValueError, match="one list per document"):
+        term_matrix(["a"], keywords=[])
+
+
+def keyword_store(path: Path) -> GraphStore:
+    """Two co-citation clusters whose citing papers share one bland title and differ only by their keywords.
+
+    Works a1, a2, a3 are cited together by p1..p4; works b1, b2, b3 by q1..q4. Every citing paper is titled
+    "A study of methods"; p1..p3 carry the keyword "word sense disambiguation", q1..q3 "sentiment analysis",
+    p4 and q4 none. Only the keywords tell the clusters' citers apart.
+    """
+    citing = [f"p{k}" for k in range(1, 5)] + [f"q{k}" for k in range(1, 5)]
+    works = ["a1", "a2", "a3", "b1", "b2", "b3"]
+    papers = pd.DataFrame(
+        {
+            "id": works + citing,
+            "title": [f"Work {w}" for w in works] + ["A study of methods"] * len(citing),
+            "year": [1990] * len(works) + [2000] * len(citing),
+        }
+    )
+    cites = pd.DataFrame(
+        [(p, w) for p in citing for w in (works[:3] if p.startswith("p") else works[3:])], columns=["source", "target"]
+    )
+    keywords = pd.DataFrame(
+        {
+            "id": ["author:word sense disambiguation", "author:sentiment analysis"],
+            "name": ["Word sense disambiguation", "Sentiment analysis"],
+            "kind": ["author", "author"],
+        }
+    )
+    has_keyword = pd.DataFrame(
+        [(f"p{k}", keywords["id"][0]) for k in (1, 2, 3)] + [(f"q{k}", keywords["id"][1]) for k in (1, 2, 3)],
+        columns=["source", "target"],
+    )
+    store = open_store(StoreConfig(db_path=path / "kw.db"))
+    ingest(
+        store,
+        GraphBatch(
+            "keywords",
+            nodes={"Paper": papers, "Keyword": keywords},
+            rels={"CITES": cites, "HAS_KEYWORD": has_keyword},
+        ),
+    )
+    return store
+
+
+@pytest.mark.parametrize("label_keywords", [True, False])
+def test_a_citing_papers_keyword_decides_the_cluster_label(tmp_path: Path, label_keywords: bool) -> None:
+    with keyword_store(tmp_path) as store:
+        report = compute_cocitation(
+            store, CocitationSettings(device="cpu", label_abstracts=False, label_keywords=label_keywords)
+        )
+    by_members = {frozenset(label.papers): label for label in report.clusters}
+    a = next(label for members, label in by_members.items() if "a1" in members)
+    b = next(label for members, label in by_members.items() if "b1" in members)
+    assert a.cluster != b.cluster
+    if label_keywords:
+        assert a.llr_terms[0] == "word sense disambiguation" and b.llr_terms[0] == "sentiment analysis"
+        assert a.ctfidf_terms[0] == "word sense disambiguation" and b.ctfidf_terms[0] == "sentiment analysis"
+    else:  # titles alone: the same terms in both clusters' citers, nothing over-represented
+        assert "word sense disambiguation" not in a.llr_terms + a.ctfidf_terms
+        assert not a.llr_terms and not b.llr_terms

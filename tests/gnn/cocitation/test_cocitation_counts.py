@@ -13,6 +13,7 @@ from gnn.cocitation.counts import (
     association_strength,
     cooccurrence,
     count_pairs,
+    count_pairs_bounded,
     inclusion_index,
     jaccard_index,
     salton_cosine,
@@ -193,3 +194,24 @@ def test_inclusion_and_jaccard_differ_when_one_paper_is_popular() -> None:
     assert jaccard_index([1], [1], [10])[0] == pytest.approx(0.1)
     assert salton_cosine([1], [1], [10])[0] == pytest.approx(1 / math.sqrt(10))
     assert association_strength([1], [1], [10], total=20)[0] == pytest.approx(2.0)
+
+
+@pytest.mark.parametrize(("chunk", "min_count"), [(97, 1), (97, 3), (1 << 24, 2), (1, 1)])
+def test_bounded_count_in_item_ranges_equals_the_full_product(chunk: int, min_count: int) -> None:
+    """count_pairs_bounded against SciPy's full product, its pairs under min_count dropped: chunk 97 cuts the
+    first items into dozens of ranges, chunk 1 gives every item its own range."""
+    members, items = random_incidence(5)
+    reference = cooccurrence(members, items, engine="scipy")
+    member_codes = pd.factorize(pd.Series(members))[0].astype(np.int64)
+    got = count_pairs_bounded(
+        member_codes, reference.ids.get_indexer(items), reference.ids, min_count=min_count, chunk=chunk
+    )
+    keep = reference.count >= min_count
+    assert keep.sum() > 1_000 and (min_count == 1 or not keep.all())
+    np.testing.assert_array_equal(got.i, reference.i[keep])
+    np.testing.assert_array_equal(got.j, reference.j[keep])
+    np.testing.assert_array_equal(got.count, reference.count[keep])
+    np.testing.assert_array_equal(got.occurrences, reference.occurrences)
+    assert got.n_members == reference.n_members
+    with pytest.raises(ConfigError, match="min_count"):
+        count_pairs_bounded(member_codes, items, reference.ids, min_count=0)

@@ -7,15 +7,16 @@ import math
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from gnn.cocitation.clusters import read_cluster_labels
 from gnn.cocitation.compute import coupling_table
-from gnn.mapping import CouplingSettings, compute_coupling, coupling_counts, read_mapping_input
+from gnn.mapping import CouplingSettings, compute_coupling, coupling_counts, coupling_cut, read_mapping_input
 from gnn.mapping.networks import MapUnit, Measure, NetworkFilters, build_network
 from graph import GraphStore
 from graph.errors import ConfigError
-from tests.gnn.cocite_graph import open_cocite_store
+from tests.gnn.cocite_graph import open_cocite_store, pairs_of
 
 
 @pytest.fixture
@@ -80,14 +81,39 @@ def test_compute_coupling_writes_clusters_and_labels(cocite_store: GraphStore) -
     assert "modularity Q" in report.summary()
 
 
-def test_a_coupling_too_large_to_count_is_refused(cocite_store: GraphStore, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_coupling_over_the_budget_cuts_the_most_cited_references(
+    cocite_store: GraphStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import gnn.mapping.coupling as coupling
 
-    # b has 3 citers (3 pairs), a 2 (1 pair): 4 expansions in all
+    data = read_mapping_input(cocite_store)
+    assert pairs_of(coupling_counts(data)) == {("x", "y"): 2, ("x", "z"): 1, ("y", "z"): 1}
+    # b has 3 citers (3 pairs), a 2 (1 pair): 4 expansions; a budget of 3 cuts b, the most cited
     monkeypatch.setattr(coupling, "MAX_EXPANSIONS", 3)
-    with pytest.raises(ConfigError, match=r"would expand 4 pairs.*up to 3 of them.*narrow the year window"):
-        coupling_counts(read_mapping_input(cocite_store))
-    assert len(coupling_counts(read_mapping_input(cocite_store), year_max=2003)) == 1  # x, y: 1 + 1 expansions
+    assert pairs_of(coupling_counts(data)) == {("x", "y"): 1}  # x and y still share a
+    citers = np.bincount(data.cited[data.cited >= 0], minlength=len(data.papers))
+    cut = coupling_cut(citers, 3)
+    assert (cut.max_citers, cut.references_cut, cut.citations_cut, cut.why) == (2, 1, 3, "budget")
+    assert (cut.expansions, cut.exact_expansions) == (1, 4)
+    assert "more than 2 of 3 documents cut" in cut.summary()
+    monkeypatch.setattr(coupling, "MAX_EXPANSIONS", 0)  # nothing fits: every reference cited twice or more goes
+    assert coupling_cut(citers, 3).max_citers == 1 and len(coupling_counts(data)) == 0
+
+
+def test_a_share_cuts_the_references_cited_by_more_of_the_documents(cocite_store: GraphStore) -> None:
+    data = read_mapping_input(cocite_store)
+    citers = np.bincount(data.cited[data.cited >= 0], minlength=len(data.papers))
+    # 3 citing documents: a share of 0.7 allows 2 citers (a stays, b goes); 0.5 allows 1 (a and b go)
+    assert coupling_cut(citers, 3, max_share=0.7).max_citers == 2
+    assert pairs_of(coupling_counts(data, max_share=0.7)) == {("x", "y"): 1}
+    assert coupling_counts(data, max_share=0.5).count.size == 0
+    assert coupling_cut(citers, 3, max_share=1.0).max_citers is None  # nothing is cited by more than all
+    assert pairs_of(coupling_counts(data, min_count=2)) == {("x", "y"): 2}
+    with pytest.raises(ConfigError, match=r"max_share is 0.*\(0, 1\]"):
+        CouplingSettings(max_share=0)
+    report = compute_coupling(cocite_store, CouplingSettings(max_share=0.7))
+    assert report.cut is not None and report.cut.max_citers == 2 and report.pairs == 1
+    assert "--coupling-max-share" in report.summary()
 
 
 def test_settings_refuse_bad_values() -> None:

@@ -23,7 +23,7 @@ import pandas as pd
 import pytest
 
 import gnn.mapping  # noqa: F401  (registers the builders)
-from gnn.mapping.cited import author_id, source_id, stub_first_author
+from gnn.mapping.cited import abbreviation_joins, author_id, source_id, stub_first_author
 from gnn.mapping.networks import MAX_NODES, MapNetwork, MapUnit, Measure, NetworkFilters, build_network
 from graph import GraphBatch, GraphStore, StoreConfig, ingest, open_store
 from graph.errors import ConfigError
@@ -141,10 +141,10 @@ def test_stub_first_author_reads_the_head_of_a_label() -> None:
 def brute_force(store: GraphStore, unit: MapUnit, *, all_authors: bool = False) -> tuple[Counter, Counter]:
     """Pair counts and weights from the store's tables, one citing document at a time (no matrices)."""
     papers = pd.concat(list(store.iter_nodes("Paper", 10_000))).set_index("id")
-    names = pd.concat(list(store.iter_nodes("Author", 10_000))).set_index("id")["name"]
-    wrote = store.read_edges("WROTE").sort_values(["target", "position"], na_position="last")
     units: dict[str, set[str]] = {}
     if unit is MapUnit.AUTHORS:
+        names = pd.concat(list(store.iter_nodes("Author", 10_000))).set_index("id")["name"]
+        wrote = store.read_edges("WROTE").sort_values(["target", "position"], na_position="last")
         for work, rows in wrote.groupby("target"):
             labels = [author_label(names[a]) for a in rows["source"]]
             labels = [x for x in labels if x]
@@ -152,11 +152,17 @@ def brute_force(store: GraphStore, unit: MapUnit, *, all_authors: bool = False) 
         for work, label in papers["label"].items():
             if work not in units and stub_first_author(label):
                 units[work] = {author_id(stub_first_author(label))}
-    else:
+    else:  # a record's abbreviation (venue_abbrev) names its full title wherever a work gives it
+        full: dict[str, set[str]] = {}
+        if "venue_abbrev" in papers.columns:
+            for venue, abbrev in zip(papers["venue"], papers["venue_abbrev"]):
+                if isinstance(venue, str) and isinstance(abbrev, str) and source_id(abbrev) != source_id(venue):
+                    full.setdefault(str(source_id(abbrev)), set()).add(str(source_id(venue)))
         for work, venue in papers["venue"].items():
             key = source_id(venue)
             if key:
-                units[work] = {key}
+                titles = full.get(key, set())
+                units[work] = {next(iter(titles))} if len(titles) == 1 else {key}
     cited: dict[str, set[str]] = {}
     for citing, work in zip(*store.read_edges("CITES")[["source", "target"]].to_numpy().T):
         cited.setdefault(citing, set()).update(units.get(work, set()))
@@ -220,3 +226,30 @@ def test_export_network_writes_a_unit_map(tmp_path: Path, capsys: pytest.Capture
     ]  # N c/(s s) = 3·2/(2·3); ids sorted
 
     assert main(["--db", str(db), "export", "network", str(out), "--measure", "sentence_count"]) != 0
+
+
+def test_source_abbreviations_join_the_records_full_titles(tmp_path: Path) -> None:
+    """r1 is a record in "PHYSICAL REVIEW D" whose J9 is "PHYS REV D"; s1, a cited reference, names that
+    journal "PHYS REV D"; s2 is in Science. d1 cites r1 and s2, d2 cites s1 and s2: one journal, two documents."""
+    papers = pd.DataFrame(
+        {
+            "id": ["r1", "s1", "s2", "d1", "d2", "x1", "x2"],
+            "year": [1990, 1991, 1992, 2001, 2002, 1990, 1990],
+            "venue": ["PHYSICAL REVIEW D", "PHYS REV D", "Science", None, None, "J Ambig One", "J Ambig Two"],
+            # x1 and x2 give one abbreviation to two titles: ambiguous, joined to neither
+            "venue_abbrev": ["PHYS REV D", None, None, None, None, "J AMBIG", "J AMBIG"],
+            "stub": [False, True, True, False, False, False, False],
+        }
+    )
+    cites = pd.DataFrame([("d1", "r1"), ("d1", "s2"), ("d2", "s1"), ("d2", "s2")], columns=["source", "target"])
+    with open_store(StoreConfig(db_path=tmp_path / "abbrev.db")) as store:
+        ingest(store, GraphBatch("abbreviations", nodes={"Paper": papers}, rels={"CITES": cites}))
+        network = build_network(store, MapUnit.SOURCES, EVERY)
+        assert weights(network) == {"physical review d": 2, "science": 2}
+        assert links(network) == {frozenset({"physical review d", "science"}): 2}
+        assert network.nodes[0].label == "PHYSICAL REVIEW D"
+        pairs, weight = brute_force(store, MapUnit.SOURCES)
+        assert links(network) == dict(pairs) and weights(network) == dict(weight)
+        assert abbreviation_joins(store.query_arrow("work_sources").to_pandas()) == {
+            "phys rev d": ("physical review d", "PHYSICAL REVIEW D")
+        }

@@ -7,6 +7,7 @@ Bob-Cy 1 (d1), Cy-Dee 1 (d3); documents: Ada, Bob, Cy 2, Dee 1.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -55,3 +56,15 @@ def test_coauthors_linked_by_documents_written_together(coauthor_store: GraphSto
     assert links(late) == {frozenset({"ada", "bob"}): 1, frozenset({"cy", "dee"}): 1}
     strong = build_network(coauthor_store, MapUnit.COAUTHORS, NetworkFilters(measure=Measure.JACCARD))
     assert [(e.source, e.target, e.count, e.strength) for e in strong.edges] == [("ada", "bob", 2, 1.0)]
+
+
+def test_an_empty_map_is_written_with_its_columns(tmp_path: Path) -> None:
+    """A map without nodes (countries of records that each name one country) is an empty table, not an error."""
+    from gnn.cocitation.export import write_network
+    from gnn.mapping.export import network_tables
+
+    edges, nodes = network_tables(MapNetwork(MapUnit.COUNTRIES, NetworkFilters(min_count=1)))
+    assert len(nodes) == 0 and list(nodes.columns[:4]) == ["id", "label", "title", "n_cited"]
+    assert len(edges) == 0
+    write_network(edges, nodes, tmp_path / "countries.csv", "csv", "count")
+    assert (tmp_path / "countries.csv").is_file()

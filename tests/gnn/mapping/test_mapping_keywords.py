@@ -193,3 +193,58 @@ def test_the_cypher_recipe_counts_as_the_network(tmp_path: Path) -> None:
     assert {tuple(sorted(k)): v[:1] for k, v in got.items()} == {tuple(sorted(k)): v for k, v in expected.items()}
     assert all(v[1] == weight[a] and v[2] == weight[b] for (a, b), v in got.items())
     assert got[("d", "e")][0] == 2  # d6 has no year: outside the range
+
+
+@pytest.mark.parametrize("min_freq", [1, 2, 3, 4, 5])
+def test_min_freq_keeps_the_keywords_of_enough_documents(corpus: GraphStore, tmp_path: Path, min_freq: int) -> None:
+    """bibliometrix's minfreq, counted from DOCS without the store: keywords of at least min_freq documents,
+    linked as often as they share a document."""
+    frequency = Counter(term for _, terms in DOCS.values() for term in terms)
+    kept = {f"author:{t}" for t, n in frequency.items() if n >= min_freq}
+    shared = Counter(
+        (f"author:{a}", f"author:{b}")
+        for _, terms in DOCS.values()
+        for a, b in itertools.combinations(sorted(terms), 2)
+        if frequency[a] >= min_freq and frequency[b] >= min_freq
+    )
+    net = build_network(corpus, MapUnit.KEYWORDS, NetworkFilters(min_count=1, min_freq=min_freq))
+    assert {n.id for n in net.nodes} == kept  # a keyword map shows its keywords, linked or not
+    assert {k: c for k, (c, _) in _edges(net).items()} == dict(shared)
+    assert not net.truncated
+    themes = thematic_map(corpus, NetworkFilters(min_count=1, min_freq=min_freq))
+    assert {k for t in themes.themes for k in t.keyword_ids} <= kept
+
+
+def test_min_freq_from_the_command_line(tmp_path: Path) -> None:
+    path = tmp_path / "docs.jsonl"
+    path.write_text(
+        "\n".join(
+            json.dumps({"type": "paper", "id": d, "title": d, "year": y, "keywords": t}) for d, (y, t) in DOCS.items()
+        )
+        + "\n",
+        encoding="utf-8",
+    )
+    db = str(tmp_path / "k.db")
+    assert main(["--db", db, "ingest", "jsonl", str(path)]) == 0
+    out = tmp_path / "net.csv"
+    args = ["--db", db, "export", "network", str(out), "--unit", "keywords", "--min-count", "1", "--min-freq", "3"]
+    assert main(args) == 0
+    written = " ".join(p.read_text(encoding="utf-8") for p in sorted(tmp_path.glob("net*.csv")))
+    assert "author:d" in written and "author:a" in written and "author:b" not in written
+    assert (
+        main(
+            [
+                "--db",
+                db,
+                "export",
+                "thematic-map",
+                str(tmp_path / "m.csv"),
+                "--keyword-min-count",
+                "1",
+                "--keyword-min-freq",
+                "3",
+            ]
+        )
+        == 0
+    )
+    assert ",b," not in (tmp_path / "m.csv").read_text(encoding="utf-8")
