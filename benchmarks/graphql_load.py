@@ -145,6 +145,30 @@ async def client(
             out["errors"].append(failed)
 
 
+def tree_cpu_s(pid: int) -> float:
+    """CPU seconds (user + system) the process ``pid`` and every descendant alive now have used: the server,
+    its supervisor and its workers (``/proc``; 0 where it is not readable, e.g. off Linux)."""
+    ticks = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    parents: dict[int, int] = {}
+    used: dict[int, float] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue  # the process ended while the table was read
+        child = int(stat.parent.name)
+        parents[child] = int(fields[1])
+        used[child] = (int(fields[11]) + int(fields[12])) / ticks  # utime, stime
+    tree, frontier = {pid}, [pid]
+    while frontier:
+        parent = frontier.pop()
+        for child, ppid in parents.items():
+            if ppid == parent and child not in tree:
+                tree.add(child)
+                frontier.append(child)
+    return sum(used.get(p, 0.0) for p in tree)
+
+
 def percentiles(values: list[float]) -> list[float]:
     """The 1st..99th percentiles of ``values`` (seconds)."""
     ordered = sorted(values)
@@ -177,15 +201,18 @@ async def scenario(
     clients: int,
     seconds: float,
     seed: int,
+    server_pid: int,
 ) -> dict[str, Any]:
     out: dict[str, list] = {"latency": [], "errors": []}
     probe = subprocess.Popen(
         [sys.executable, __file__, "--probe", base, "--seconds", str(seconds)], stdout=subprocess.PIPE, text=True
     )
+    cpu = tree_cpu_s(server_pid)
     started = time.monotonic()
     stop = started + seconds
     await asyncio.gather(*(client(base, body, papers, stop, random.Random(seed + i), out) for i in range(clients)))
     elapsed = time.monotonic() - started
+    cpu = tree_cpu_s(server_pid) - cpu
     health = json.loads(probe.communicate(timeout=120)[0])
     q = percentiles(out["latency"])
     return {
@@ -196,6 +223,9 @@ async def scenario(
         "p95_ms": round(q[94] * 1000, 1),
         "p99_ms": round(q[98] * 1000, 1),
         "errors": sum(out["errors"]),
+        # the server's CPU time (every process of it) per answered request: what a request costs whatever
+        # else the machine runs
+        "server_cpu_ms_per_request": round(cpu * 1000 / max(len(out["latency"]), 1), 2),
         "healthz_p50_ms": health["p50_ms"],
         "healthz_p95_ms": health["p95_ms"],
         "healthz_max_ms": health["max_ms"],
@@ -332,7 +362,7 @@ def main() -> int:
                 results[name]["errors"] = results[name]["light_errors"]
             else:
                 results[name] = asyncio.run(
-                    scenario(base, SCENARIOS[name], papers, args.clients, args.seconds, args.seed)
+                    scenario(base, SCENARIOS[name], papers, args.clients, args.seconds, args.seed, server.pid)
                 )
             print(json.dumps({"scenario": name, "clients": args.clients, **results[name]}), flush=True)
     finally:
