@@ -19,7 +19,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import threading
 import time
+import weakref
 from collections.abc import Awaitable, Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -287,8 +289,35 @@ class CitegraphSchema(strawberry.Schema):
             return _timed_out(context)
 
 
+class _ThreadLoop:
+    """A worker thread's event loop, held in the thread's locals: collected when the thread ends."""
+
+    __slots__ = ("__weakref__", "loop")
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        weakref.finalize(self, self.loop.close)  # the thread ended (or the process exits): its pool shuts down
+
+
+_thread_state = threading.local()  # .held: this worker thread's _ThreadLoop, kept from one operation to the next
+
+
+def _thread_loop() -> asyncio.AbstractEventLoop:
+    """This worker thread's event loop, made on its first operation and kept for the next ones.
+
+    A fresh loop per operation cost a selector, a self-pipe and a thread pool whose threads were
+    started anew for the store calls of every request (about 10% of a light request's server CPU,
+    ``benchmarks/graphql_profile.py``); the kept loop keeps its pool's threads. It is closed (its
+    pool shut down without waiting) when the thread ends.
+    """
+    held: _ThreadLoop | None = getattr(_thread_state, "held", None)
+    if held is None or held.loop.is_closed():
+        held = _thread_state.held = _ThreadLoop()
+    return held.loop
+
+
 def _run_in_own_loop(operation: Callable[[], Awaitable[ExecutionResult]], context: Context) -> ExecutionResult:
-    """``operation()`` on a fresh event loop in this (worker) thread, cancelled past the deadline; every
+    """``operation()`` on this (worker) thread's own event loop, cancelled past the deadline; every
     store call it makes sees the request's budget (:data:`api.scheduling.current_budget`)."""
 
     async def bounded() -> ExecutionResult:
@@ -301,9 +330,9 @@ def _run_in_own_loop(operation: Callable[[], Awaitable[ExecutionResult]], contex
             return _timed_out(context)
 
     # asyncio.run would also wait for the loop's store-call threads; one that outlives the deadline
-    # finishes on its own instead, and the worker is free for the next request.
+    # finishes on its own instead (in the loop's pool), and the worker is free for the next request.
     token = current_budget.set(context.budget)  # before the loop's tasks copy this thread's context
-    loop = asyncio.new_event_loop()
+    loop = _thread_loop()
     try:
         return loop.run_until_complete(bounded())
     finally:
@@ -315,7 +344,6 @@ def _run_in_own_loop(operation: Callable[[], Awaitable[ExecutionResult]], contex
                 loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
             loop.run_until_complete(loop.shutdown_asyncgens())
         finally:
-            loop.close()  # shuts its thread pool down without waiting
             current_budget.reset(token)  # the pool's thread serves other requests next
 
 
