@@ -26,7 +26,7 @@ from pathlib import Path
 
 import httpx
 
-sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]  # this checkout
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 from graphql_load import PAPER, free_port, seed_papers
 
 PACKAGES = (  # the first whose path fragment a function's file holds names its package
@@ -84,12 +84,16 @@ def main() -> int:
     parser.add_argument("--clients", type=int, default=4)
     parser.add_argument("--top", type=int, default=30, help="functions listed")
     parser.add_argument("--show", nargs="*", default=[], help="also the inclusive time of these functions (by name)")
+    parser.add_argument("--http", default="auto", choices=["auto", "h11", "httptools"], help="uvicorn's HTTP parser")
+    parser.add_argument("--plain", action="store_true", help="no profiler: only the server's CPU per request")
+    parser.add_argument("--repo", type=Path, default=Path(__file__).resolve().parents[1], help="checkout to serve")
     parser.add_argument("--client", nargs=2, metavar=("BASE", "PAPERS"), help=argparse.SUPPRESS)  # internal
     args = parser.parse_args()
     if args.client:
         client(args.client[0], json.loads(args.client[1]), args.requests, args.clients)
         return 0
 
+    sys.path.insert(0, str(args.repo.resolve()))  # that checkout's code, before the installed one
     import uvicorn
     import yappi
 
@@ -100,16 +104,19 @@ def main() -> int:
     config = StoreConfig.from_env(db_path=Path(args.db), read_only=True)
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    server = uvicorn.Server(uvicorn.Config(create_app(config, AppSettings.from_env()), port=port, log_level="warning"))
+    server = uvicorn.Server(
+        uvicorn.Config(create_app(config, AppSettings.from_env()), port=port, log_level="warning", http=args.http)
+    )
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     while not server.started:
         time.sleep(0.1)
     papers = [paper for paper, _ in seed_papers(base, 100, 0)]
-    for paper in papers[:20]:  # warm: first-call imports and caches are not what a request costs
+    for paper in papers:  # warm: first-call imports and the per-text caches are not what a request costs
         httpx.post(f"{base}/graphql", json={"query": PAPER % paper}, timeout=60)
-    yappi.set_clock_type("cpu")
-    yappi.start(builtins=True, profile_threads=True)
+    if not args.plain:
+        yappi.set_clock_type("cpu")
+        yappi.start(builtins=True, profile_threads=True)
     started = time.process_time()
     command = [sys.executable, __file__, "--requests", str(args.requests), "--clients", str(args.clients)]
     subprocess.run([*command, "--client", base, json.dumps(papers)], check=True)
@@ -117,6 +124,17 @@ def main() -> int:
     yappi.stop()
     server.should_exit = True
     thread.join(timeout=30)
+    if args.plain:
+        print(
+            json.dumps(
+                {
+                    "repo": str(args.repo),
+                    "requests": args.requests,
+                    "server_cpu_ms_per_request": round(cpu * 1000 / args.requests, 2),
+                }
+            )
+        )
+        return 0
 
     stats = yappi.get_func_stats()
     by_package: dict[str, float] = defaultdict(float)
