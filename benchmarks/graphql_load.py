@@ -265,7 +265,7 @@ async def heavy_client(
 
 
 async def starvation(
-    base: str, papers: list[tuple[str, str]], clients: int, heavy: int, seconds: float, seed: int
+    base: str, papers: list[tuple[str, str]], clients: int, heavy: int, seconds: float, seed: int, server_pid: int
 ) -> dict[str, object]:
     """``heavy`` clients send heavy operations, the rest the light ``paper`` query, for ``seconds``."""
     out: dict[str, list] = {"latency": [], "errors": [], "heavy": []}
@@ -277,6 +277,7 @@ async def starvation(
         )
         for path in ("/healthz", "/readyz")
     }
+    cpu, own_cpu = tree_cpu_s(server_pid), time.process_time()
     started = time.monotonic()
     stop = started + seconds
     light = SCENARIOS["paper"]
@@ -285,6 +286,7 @@ async def starvation(
         *(client(base, light, papers, stop, random.Random(seed + i), out) for i in range(heavy, clients)),
     )
     elapsed = time.monotonic() - started
+    cpu, own_cpu = tree_cpu_s(server_pid) - cpu, time.process_time() - own_cpu
     health = {path: json.loads(probe.communicate(timeout=120)[0]) for path, probe in probes.items()}
     q = percentiles(out["latency"])
     outcomes: dict[str, int] = {}
@@ -302,6 +304,9 @@ async def starvation(
         "light_errors": sum(out["errors"]),
         "heavy_outcomes": dict(sorted(outcomes.items())),
         "heavy_ok_median_s": round(statistics.median(heavy_ok), 1) if heavy_ok else None,
+        # where the machine's cores went meanwhile: the server's processes and these clients (the probers aside)
+        "server_cpu_s": round(cpu, 1),
+        "clients_cpu_s": round(own_cpu, 1),
         "healthz_p95_ms": health["/healthz"]["p95_ms"],
         "healthz_max_ms": health["/healthz"]["max_ms"],
         "readyz_p95_ms": health["/readyz"]["p95_ms"],
@@ -358,7 +363,9 @@ def main() -> int:
                 state = wait_model(base, "recommend")
                 print(json.dumps({"scenario": name, "model": state}), flush=True)
             if name == "starvation":
-                results[name] = asyncio.run(starvation(base, papers, args.clients, args.heavy, args.seconds, args.seed))
+                results[name] = asyncio.run(
+                    starvation(base, papers, args.clients, args.heavy, args.seconds, args.seed, server.pid)
+                )
                 results[name]["errors"] = results[name]["light_errors"]
             else:
                 results[name] = asyncio.run(
