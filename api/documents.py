@@ -72,7 +72,7 @@ class DocumentCache:
             if full in self._entries:
                 self._entries.move_to_end(full)
                 self._hits[kind] = self._hits.get(kind, 0) + 1
-                return self._entries[full]  # type: ignore[no-any-return]
+                return self._entries[full]
         value = compute()  # outside the lock: two threads may both work a new text out, and keep one
         with self._lock:
             self._misses[kind] = self._misses.get(kind, 0) + 1

@@ -124,7 +124,9 @@ class OperationChecks(SchemaExtension):
             schema,
             text,
             document,
-            ec.operation_name,  # before execution this is the request's own operationName (or None)
+            # the request's own operationName (None where it sent none): once parsed, ec.operation_name falls
+            # back to the document's first operation, which would hide a document of several unnamed ones
+            getattr(ec, "_provided_operation_name", ec.operation_name),
             dict(ec.variables or {}),
             max_results=context.max_results if context else DEFAULT_MAX_RESULTS,
             max_cost=context.max_query_cost if context else DEFAULT_MAX_QUERY_COST,
