@@ -71,3 +71,15 @@ def test_a_text_that_does_not_parse_raises_each_time() -> None:
         with pytest.raises(GraphQLError):
             cache.parse("{ unclosed", max_tokens=None)
     assert cache.stats().hits == {}
+
+
+def test_the_cost_counted_to_classify_is_the_one_checked() -> None:
+    """The scheduler parses and costs a request to classify it; the operation then finds both kept."""
+    from api.scheduling import classify
+
+    query = '{ papers(search: "x", first: 5) { totalCount } }'
+    classify(schema._schema, query, operation_name=None, variables=None, max_results=200, max_tokens=2_000)
+    run(query)
+    stats = documents.stats()
+    assert stats.misses["cost"] == 1 and stats.hits["cost"] == 1
+    assert stats.misses["parse"] == 1 and stats.hits["parse"] == 1
