@@ -29,13 +29,14 @@ MAX_INT_MAGNITUDE = 10**MAX_NUMBER_CHARS
 
 def oversized_input(document: DocumentNode, variables: Mapping[str, Any] | None) -> str | None:
     """What is wrong with the number literals of ``document`` or with ``variables``; None when nothing is."""
-    problem = _literal_problem(document)
+    problem = literal_problem(document)
     if problem is None and variables:
-        problem = _variables_problem(variables)
+        problem = variables_problem(variables)
     return problem
 
 
-def _literal_problem(document: DocumentNode) -> str | None:
+def literal_problem(document: DocumentNode) -> str | None:
+    """What is wrong with the number literals of ``document``; None when nothing is (depends on the text only)."""
     stack: list[Node] = [document]
     while stack:
         node = stack.pop()
@@ -67,7 +68,7 @@ def _where(node: Node) -> str:
     return f" at line {token.line}, column {token.column}"
 
 
-def _variables_problem(variables: Mapping[str, Any]) -> str | None:
+def variables_problem(variables: Mapping[str, Any]) -> str | None:
     """Walks the variables without recursion (a deep value must not exhaust the stack)."""
     stack: list[tuple[str, Any, int]] = [(f"${name}", value, 1) for name, value in variables.items()]
     while stack:
@@ -97,4 +98,4 @@ def _short(text: str, limit: int = 120) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-__all__ = ["MAX_INT_MAGNITUDE", "MAX_NUMBER_CHARS", "oversized_input"]
+__all__ = ["MAX_INT_MAGNITUDE", "MAX_NUMBER_CHARS", "literal_problem", "oversized_input", "variables_problem"]

@@ -35,11 +35,11 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
 
-from graphql import DocumentNode, FieldNode, GraphQLError, GraphQLSchema, OperationDefinitionNode, parse
+from graphql import DocumentNode, FieldNode, GraphQLError, GraphQLSchema, OperationDefinitionNode
 from graphql.execution.values import VariableValues, get_argument_values, get_variable_values
 from graphql.utilities import get_operation_ast
 
-from api.cost import query_cost
+from api.documents import documents
 from api.errors import TimeBudgetExceeded
 
 LIGHT = "light"
@@ -215,14 +215,15 @@ def classify(
     if not query:
         return LIGHT, None
     try:
-        document = parse(query, max_tokens=max_tokens)
+        document = documents.parse(query, max_tokens=max_tokens)
     except Exception:  # classifying never fails a request: the operation parses again and says why
         return LIGHT, None
-    return _kind(schema, document, operation_name, variables, max_results), document
+    return _kind(schema, query, document, operation_name, variables, max_results), document
 
 
 def _kind(
     schema: GraphQLSchema,
+    query: str,
     document: DocumentNode,
     operation_name: str | None,
     variables: Mapping[str, Any] | None,
@@ -240,7 +241,9 @@ def _kind(
             return LIGHT
         if _heavy_field(schema, operation, coerced):
             return HEAVY
-        cost = query_cost(schema, document, operation_name=operation_name, variables=variables, max_results=max_results)
+        cost = documents.cost(
+            schema, query, document, operation_name=operation_name, variables=variables, max_results=max_results
+        )
     except Exception:  # classifying never fails a request: the operation reports its own errors
         return LIGHT
     return HEAVY if cost is not None and cost >= HEAVY_COST else LIGHT

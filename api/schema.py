@@ -17,16 +17,20 @@ this schema printed (``make schema``); a test keeps it current.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
+import threading
 import time
+import weakref
 from collections.abc import Awaitable, Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 import strawberry
-from graphql import DocumentNode, GraphQLError, OperationDefinitionNode, ValidationRule
+from graphql import DocumentNode, GraphQLError, GraphQLSchema, OperationDefinitionNode
 from strawberry.extensions import MaxAliasesLimiter, MaxTokensLimiter, QueryDepthLimiter, SchemaExtension
 from strawberry.printer import print_schema
+from strawberry.schema.schema import validate_document
 from strawberry.tools import merge_types
 from strawberry.types import ExecutionContext, ExecutionResult
 from strawberry.types.graphql import OperationType
@@ -34,8 +38,9 @@ from strawberry.types.graphql import OperationType
 from api.budget import ResponseBudget
 from api.context import Context, timeout_message
 from api.cost import DEFAULT_MAX_QUERY_COST, query_cost
+from api.documents import documents
 from api.errors import CodedMaskErrors, UserInputError, coded_error, error_code, log_internal
-from api.inputs import oversized_input
+from api.inputs import oversized_input, variables_problem
 from api.scheduling import HEAVY, HEAVY_YIELD_EVERY, HEAVY_YIELD_S, classify, current_budget
 from api.types import (
     ExploreQueries,
@@ -78,80 +83,111 @@ Query = merge_types("Query", QUERY_TYPES)
 
 
 class OperationChecks(SchemaExtension):
-    """Refuses, with the validation errors, a document whose operations the request does not choose
-    between (``OPERATION_NAME_REQUIRED``) and an operation over the cost limit (``QUERY_TOO_COMPLEX``,
-    the cost in ``extensions.cost``): nothing of either runs. Before validation, a number literal or
-    variable no argument takes (:func:`api.inputs.oversized_input`) is ``BAD_USER_INPUT`` and nothing
-    else is checked: validation would quote it, or fail converting it."""
+    """Validates the document, and refuses one whose operations the request does not choose between
+    (``OPERATION_NAME_REQUIRED``) and an operation over the cost limit (``QUERY_TOO_COMPLEX``, the cost
+    in ``extensions.cost``): nothing of either runs. Before validation, a number literal or variable no
+    argument takes (:func:`api.inputs.oversized_input`) is ``BAD_USER_INPUT`` and nothing else is
+    checked: validation would quote it, or fail converting it.
+
+    What depends on the document's text alone (its literals' problems, the errors of the schema's
+    rules and of the depth and alias limits) is worked out once per text (:mod:`api.documents`); the
+    checks that read the request (its variables, its operation name, the server's limits) run each
+    time, with the cost kept per text and variables too. Validation therefore happens here, and
+    strawberry's own validation step finds it done.
+    """
 
     def on_validate(self) -> Iterator[None]:
         ec = self.execution_context
-        if ec.graphql_document is not None and ec.pre_execution_errors is None:
-            problem = oversized_input(ec.graphql_document, ec.variables)
-            if problem is not None:  # strawberry skips validation and execution once these are set
-                ec.pre_execution_errors = [coded_error(problem, "BAD_USER_INPUT")]
+        document = ec.graphql_document
+        if document is not None and ec.pre_execution_errors is None:
+            ec.pre_execution_errors = self._errors(ec, document)  # strawberry skips its validation once set
         yield
 
-    def on_operation(self) -> Iterator[None]:
-        ec = self.execution_context
-        context = ec.context if isinstance(ec.context, Context) else None
-        ec.validation_rules = (
-            *ec.validation_rules,
-            _checks_rule(
-                ec.operation_name,  # before parsing this is the request's own operationName (or None)
-                dict(ec.variables or {}),
-                max_results=context.max_results if context else DEFAULT_MAX_RESULTS,
-                max_cost=context.max_query_cost if context else DEFAULT_MAX_QUERY_COST,
-            ),
-        )
-        yield
-
-
-def _checks_rule(
-    operation_name: str | None, variables: dict[str, Any], *, max_results: int, max_cost: int
-) -> type[ValidationRule]:
-    """A validation rule that makes the checks of :class:`OperationChecks` for one request."""
-
-    class OperationChecksRule(ValidationRule):
-        def enter_document(self, node: DocumentNode, *_: Any) -> bool:
-            operations = [d for d in node.definitions if isinstance(d, OperationDefinitionNode)]
-            if operation_name is None and len(operations) > 1:
-                names = ", ".join(o.name.value if o.name else "(anonymous)" for o in operations)
-                self.report_error(
-                    coded_error(
-                        f"the document holds {len(operations)} operations ({names}) and the request names none; "
-                        "send `operationName` with the one to run",
-                        "OPERATION_NAME_REQUIRED",
-                    )
-                )
-                return False
-            cost = query_cost(
-                self.context.schema, node, operation_name=operation_name, variables=variables, max_results=max_results
+    def _errors(self, ec: ExecutionContext, document: DocumentNode) -> list[GraphQLError]:
+        text = ec.query
+        if text is None:  # a document handed over without its text: nothing to key a cache by
+            problem = oversized_input(document, ec.variables)
+        else:
+            problem = documents.literal_problem(text, document) or (
+                variables_problem(ec.variables) if ec.variables else None
             )
-            if cost is not None and cost > max_cost:
-                self.report_error(
-                    coded_error(
-                        f"the query would fetch about {cost:,} objects, over this server's limit of {max_cost:,} "
-                        "(CITEGRAPH_MAX_QUERY_COST); ask for fewer items (smaller `first`, `limit` or `k`) or nest "
-                        "fewer lists",
-                        "QUERY_TOO_COMPLEX",
-                        cost=cost,
-                        maxCost=max_cost,
-                    )
-                )
-            return False  # the whole document was checked here; no node below needs a visit
+        if problem is not None:
+            return [coded_error(problem, "BAD_USER_INPUT")]
+        schema = ec.schema._schema
+        rules = tuple(ec.validation_rules)
+        if text is None:
+            errors = validate_document(schema, document, rules)
+        else:
+            errors = documents.validation_errors(schema, text, lambda: validate_document(schema, document, rules))
+        context = ec.context if isinstance(ec.context, Context) else None
+        checks = _operation_checks(
+            schema,
+            text,
+            document,
+            # the request's own operationName (None where it sent none): once parsed, ec.operation_name falls
+            # back to the document's first operation, which would hide a document of several unnamed ones
+            getattr(ec, "_provided_operation_name", ec.operation_name),
+            dict(ec.variables or {}),
+            max_results=context.max_results if context else DEFAULT_MAX_RESULTS,
+            max_cost=context.max_query_cost if context else DEFAULT_MAX_QUERY_COST,
+        )
+        return errors + checks  # in the order of the rules: the schema's and the limits', then these
 
-    return OperationChecksRule
+
+def _operation_checks(
+    schema: GraphQLSchema,
+    text: str | None,
+    document: DocumentNode,
+    operation_name: str | None,
+    variables: dict[str, Any],
+    *,
+    max_results: int,
+    max_cost: int,
+) -> list[GraphQLError]:
+    """The errors of :class:`OperationChecks`' per-request checks of ``document`` (parsed from ``text``)."""
+    operations = [d for d in document.definitions if isinstance(d, OperationDefinitionNode)]
+    if operation_name is None and len(operations) > 1:
+        names = ", ".join(o.name.value if o.name else "(anonymous)" for o in operations)
+        return [
+            coded_error(
+                f"the document holds {len(operations)} operations ({names}) and the request names none; "
+                "send `operationName` with the one to run",
+                "OPERATION_NAME_REQUIRED",
+            )
+        ]
+    if text is None:
+        cost = query_cost(schema, document, operation_name=operation_name, variables=variables, max_results=max_results)
+    else:  # the scheduler counted it while classifying the request: found kept
+        cost = documents.cost(
+            schema, text, document, operation_name=operation_name, variables=variables, max_results=max_results
+        )
+    if cost is not None and cost > max_cost:
+        return [
+            coded_error(
+                f"the query would fetch about {cost:,} objects, over this server's limit of {max_cost:,} "
+                "(CITEGRAPH_MAX_QUERY_COST); ask for fewer items (smaller `first`, `limit` or `k`) or nest "
+                "fewer lists",
+                "QUERY_TOO_COMPLEX",
+                cost=cost,
+                maxCost=max_cost,
+            )
+        ]
+    return []
 
 
 class ParsedOnce(SchemaExtension):
     """Hands the operation the document :func:`api.scheduling.classify` parsed (with the same token
-    limit), so that a long document is not parsed twice."""
+    limit), so that a long document is not parsed twice; without one, the document kept for its text
+    (:mod:`api.documents`). A text that does not parse is left to strawberry, which reports why."""
 
     def on_parse(self) -> Iterator[None]:
         ec = self.execution_context
-        if ec.graphql_document is None and isinstance(ec.context, Context) and ec.context.document is not None:
-            ec.graphql_document = ec.context.document
+        if ec.graphql_document is None:
+            if isinstance(ec.context, Context) and ec.context.document is not None:
+                ec.graphql_document = ec.context.document
+            elif ec.query:
+                with contextlib.suppress(Exception):  # strawberry parses it again and reports the error its way
+                    ec.graphql_document = documents.parse(ec.query, max_tokens=ec.parse_options.get("max_tokens"))
         yield
 
 
@@ -255,8 +291,35 @@ class CitegraphSchema(strawberry.Schema):
             return _timed_out(context)
 
 
+class _ThreadLoop:
+    """A worker thread's event loop, held in the thread's locals: collected when the thread ends."""
+
+    __slots__ = ("__weakref__", "loop")
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        weakref.finalize(self, self.loop.close)  # the thread ended (or the process exits): its pool shuts down
+
+
+_thread_state = threading.local()  # .held: this worker thread's _ThreadLoop, kept from one operation to the next
+
+
+def _thread_loop() -> asyncio.AbstractEventLoop:
+    """This worker thread's event loop, made on its first operation and kept for the next ones.
+
+    A fresh loop per operation cost a selector, a self-pipe and a thread pool whose threads were
+    started anew for the store calls of every request (about 10% of a light request's server CPU,
+    ``benchmarks/graphql_profile.py``); the kept loop keeps its pool's threads. It is closed (its
+    pool shut down without waiting) when the thread ends.
+    """
+    held: _ThreadLoop | None = getattr(_thread_state, "held", None)
+    if held is None or held.loop.is_closed():
+        held = _thread_state.held = _ThreadLoop()
+    return held.loop
+
+
 def _run_in_own_loop(operation: Callable[[], Awaitable[ExecutionResult]], context: Context) -> ExecutionResult:
-    """``operation()`` on a fresh event loop in this (worker) thread, cancelled past the deadline; every
+    """``operation()`` on this (worker) thread's own event loop, cancelled past the deadline; every
     store call it makes sees the request's budget (:data:`api.scheduling.current_budget`)."""
 
     async def bounded() -> ExecutionResult:
@@ -269,9 +332,9 @@ def _run_in_own_loop(operation: Callable[[], Awaitable[ExecutionResult]], contex
             return _timed_out(context)
 
     # asyncio.run would also wait for the loop's store-call threads; one that outlives the deadline
-    # finishes on its own instead, and the worker is free for the next request.
+    # finishes on its own instead (in the loop's pool), and the worker is free for the next request.
     token = current_budget.set(context.budget)  # before the loop's tasks copy this thread's context
-    loop = asyncio.new_event_loop()
+    loop = _thread_loop()
     try:
         return loop.run_until_complete(bounded())
     finally:
@@ -283,7 +346,6 @@ def _run_in_own_loop(operation: Callable[[], Awaitable[ExecutionResult]], contex
                 loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
             loop.run_until_complete(loop.shutdown_asyncgens())
         finally:
-            loop.close()  # shuts its thread pool down without waiting
             current_budget.reset(token)  # the pool's thread serves other requests next
 
 

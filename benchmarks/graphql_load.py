@@ -145,6 +145,30 @@ async def client(
             out["errors"].append(failed)
 
 
+def tree_cpu_s(pid: int) -> float:
+    """CPU seconds (user + system) the process ``pid`` and every descendant alive now have used: the server,
+    its supervisor and its workers (``/proc``; 0 where it is not readable, e.g. off Linux)."""
+    ticks = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    parents: dict[int, int] = {}
+    used: dict[int, float] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue  # the process ended while the table was read
+        child = int(stat.parent.name)
+        parents[child] = int(fields[1])
+        used[child] = (int(fields[11]) + int(fields[12])) / ticks  # utime, stime
+    tree, frontier = {pid}, [pid]
+    while frontier:
+        parent = frontier.pop()
+        for child, ppid in parents.items():
+            if ppid == parent and child not in tree:
+                tree.add(child)
+                frontier.append(child)
+    return sum(used.get(p, 0.0) for p in tree)
+
+
 def percentiles(values: list[float]) -> list[float]:
     """The 1st..99th percentiles of ``values`` (seconds)."""
     ordered = sorted(values)
@@ -177,15 +201,18 @@ async def scenario(
     clients: int,
     seconds: float,
     seed: int,
+    server_pid: int,
 ) -> dict[str, Any]:
     out: dict[str, list] = {"latency": [], "errors": []}
     probe = subprocess.Popen(
         [sys.executable, __file__, "--probe", base, "--seconds", str(seconds)], stdout=subprocess.PIPE, text=True
     )
+    cpu = tree_cpu_s(server_pid)
     started = time.monotonic()
     stop = started + seconds
     await asyncio.gather(*(client(base, body, papers, stop, random.Random(seed + i), out) for i in range(clients)))
     elapsed = time.monotonic() - started
+    cpu = tree_cpu_s(server_pid) - cpu
     health = json.loads(probe.communicate(timeout=120)[0])
     q = percentiles(out["latency"])
     return {
@@ -196,6 +223,9 @@ async def scenario(
         "p95_ms": round(q[94] * 1000, 1),
         "p99_ms": round(q[98] * 1000, 1),
         "errors": sum(out["errors"]),
+        # the server's CPU time (every process of it) per answered request: what a request costs whatever
+        # else the machine runs
+        "server_cpu_ms_per_request": round(cpu * 1000 / max(len(out["latency"]), 1), 2),
         "healthz_p50_ms": health["p50_ms"],
         "healthz_p95_ms": health["p95_ms"],
         "healthz_max_ms": health["max_ms"],
@@ -235,7 +265,7 @@ async def heavy_client(
 
 
 async def starvation(
-    base: str, papers: list[tuple[str, str]], clients: int, heavy: int, seconds: float, seed: int
+    base: str, papers: list[tuple[str, str]], clients: int, heavy: int, seconds: float, seed: int, server_pid: int
 ) -> dict[str, object]:
     """``heavy`` clients send heavy operations, the rest the light ``paper`` query, for ``seconds``."""
     out: dict[str, list] = {"latency": [], "errors": [], "heavy": []}
@@ -247,6 +277,7 @@ async def starvation(
         )
         for path in ("/healthz", "/readyz")
     }
+    cpu, own_cpu = tree_cpu_s(server_pid), time.process_time()
     started = time.monotonic()
     stop = started + seconds
     light = SCENARIOS["paper"]
@@ -255,6 +286,7 @@ async def starvation(
         *(client(base, light, papers, stop, random.Random(seed + i), out) for i in range(heavy, clients)),
     )
     elapsed = time.monotonic() - started
+    cpu, own_cpu = tree_cpu_s(server_pid) - cpu, time.process_time() - own_cpu
     health = {path: json.loads(probe.communicate(timeout=120)[0]) for path, probe in probes.items()}
     q = percentiles(out["latency"])
     outcomes: dict[str, int] = {}
@@ -272,6 +304,9 @@ async def starvation(
         "light_errors": sum(out["errors"]),
         "heavy_outcomes": dict(sorted(outcomes.items())),
         "heavy_ok_median_s": round(statistics.median(heavy_ok), 1) if heavy_ok else None,
+        # where the machine's cores went meanwhile: the server's processes and these clients (the probers aside)
+        "server_cpu_s": round(cpu, 1),
+        "clients_cpu_s": round(own_cpu, 1),
         "healthz_p95_ms": health["/healthz"]["p95_ms"],
         "healthz_max_ms": health["/healthz"]["max_ms"],
         "readyz_p95_ms": health["/readyz"]["p95_ms"],
@@ -328,11 +363,13 @@ def main() -> int:
                 state = wait_model(base, "recommend")
                 print(json.dumps({"scenario": name, "model": state}), flush=True)
             if name == "starvation":
-                results[name] = asyncio.run(starvation(base, papers, args.clients, args.heavy, args.seconds, args.seed))
+                results[name] = asyncio.run(
+                    starvation(base, papers, args.clients, args.heavy, args.seconds, args.seed, server.pid)
+                )
                 results[name]["errors"] = results[name]["light_errors"]
             else:
                 results[name] = asyncio.run(
-                    scenario(base, SCENARIOS[name], papers, args.clients, args.seconds, args.seed)
+                    scenario(base, SCENARIOS[name], papers, args.clients, args.seconds, args.seed, server.pid)
                 )
             print(json.dumps({"scenario": name, "clients": args.clients, **results[name]}), flush=True)
     finally:
