@@ -6,13 +6,16 @@ export CITEGRAPH_DATA ?= ../shared/data
 export CITEGRAPH_DB   ?= var/citegraph.db
 # FULL=1 builds every step at full scale; the default scope is documented in README.md.
 FULL         ?=
+# Test processes (pytest-xdist): the suite's files are spread over them, each file whole in one process (its
+# module fixtures built once). 2 matches the CI machine's cores; TEST_WORKERS=0 runs in this process.
+TEST_WORKERS ?= 2
 
 .PHONY: demo test install lint-tools api-assets browser-tools schema build serve lint clean
 
 demo: install build serve
 
 test: install lint-tools browser-tools
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 install: $(VENV)/.installed api-assets
 
