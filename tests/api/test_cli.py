@@ -248,6 +248,7 @@ def test_stats_files_lists_what_the_store_consists_of(
     models = tmp_path / "cache" / "models"
     assert list(files)[6:] == [
         "coupling_clusters",
+        "cocitation_basis",
         "served_encoder",
         "linker",
         "cross_encoder",

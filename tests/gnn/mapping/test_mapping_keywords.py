@@ -175,7 +175,7 @@ def test_wos_sample_cooccurrence_against_the_file(data_dir: Path, tmp_path: Path
 
 
 def test_the_cypher_recipe_counts_as_the_network(tmp_path: Path) -> None:
-    text = (Path(__file__).resolve().parents[2] / "cypher" / "explore" / "keyword_cooccurrence.cypher").read_text(
+    text = (Path(__file__).resolve().parents[3] / "cypher" / "explore" / "keyword_cooccurrence.cypher").read_text(
         encoding="utf-8"
     )
     path = tmp_path / "docs.jsonl"

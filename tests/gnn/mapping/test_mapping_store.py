@@ -20,7 +20,7 @@ from gnn.mapping.historiograph import historiograph, write_historiograph
 from graph import GraphBatch, GraphStore, StoreConfig, ingest, open_store
 from graph.errors import ConfigError
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 YEARS = list(range(2000, 2010))
 PER_YEAR = 10  # citing records per year: d_t = 10
 W_CITED = [1, 1, 1, 1, 8, 8, 1, 1, 1, 1]  # r_t of work w: a spike in 2004-2005
