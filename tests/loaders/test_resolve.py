@@ -113,6 +113,7 @@ def test_resolve_reference(index: TitleIndex) -> None:
     assert index.resolve_reference("J. Smith. A study of something else entirely. J. Irrel. 3 (1999).") is None
 
 
+@pytest.mark.slow  # the whole Anthology's title index (15 s): the default run's index tests use fixtures
 @pytest.mark.shared_data
 def test_anthology_title_index_build_time(data_dir: Path, caplog: pytest.LogCaptureFixture) -> None:
     papers = anthology.load(data_dir / "anthology" / "papers.jsonl.gz").nodes["Paper"]

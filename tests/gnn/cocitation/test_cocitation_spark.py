@@ -123,6 +123,7 @@ def generated_citations(seed: int = 7) -> pd.DataFrame:
     return pd.concat([frame, *reviews], ignore_index=True)
 
 
+@pytest.mark.slow  # a generated graph against the single-machine step; the by-hand tests stay in the default run
 def test_generated_graph_equals_the_single_machine_step(spark: object, tmp_path: Path) -> None:
     cites = generated_citations()
     settings = SparkCocitationSettings(top_m=8, block_size=100)  # each review: 7 blocks, 28 block pairs
@@ -160,6 +161,7 @@ def test_generated_graph_equals_the_single_machine_step(spark: object, tmp_path:
     np.testing.assert_allclose(with_partners["cocite_tail"], partners["cocite_tail"], **TOLERANCE)
 
 
+@pytest.mark.slow  # a generated graph against the single-machine step; the by-hand tests stay in the default run
 def test_generated_coupling_equals_the_single_machine_step(spark: object, tmp_path: Path) -> None:
     cites = generated_citations()
     citations = read_citations(spark, _write_edges(tmp_path / "in", cites))
