@@ -19,8 +19,14 @@ from api.cli.common import open_from_args, step_context
 from api.cli.flags import FlagSpec, add_settings_flags, settings_from_args
 from api.cli.linkage import add_cross_encoder_arguments
 from api.pipeline.compute import (
+    CATEGORY_FLAGS,
+    COCITATION_FLAGS,
     COMPUTE_ACTIONS,
     COMPUTE_STEPS,
+    FIT_MAP_FLAGS,
+    FUSION_FLAGS,
+    HYPERBOLIC_FLAGS,
+    MAP_FLAGS,
     CocitationStep,
     ComputeAll,
     EmbeddingsStep,
@@ -44,26 +50,11 @@ from gnn.taxonomy.fusion import FusionSettings
 from gnn.text.embeddings import EmbeddingSettings
 from graph import GraphStore
 
-# The settings fields each argument group offers as flags (api/cli/flags.py). The cocitation group also holds --seed
-# and --device, which every step takes, and --resolution and --label-abstracts, which coupling and the thematic map take.
+# The settings fields each argument group offers as flags (api/cli/flags.py); those of the registry's steps are
+# declared with the steps (api/pipeline/compute.py), whose command lines render the same flags. The cocitation group
+# also holds --seed and --device, which every step takes, and --resolution and --label-abstracts, which coupling and
+# the thematic map take.
 EMBEDDING_FLAGS: tuple[FlagSpec, ...] = ("force", "limit")
-COCITATION_FLAGS: tuple[FlagSpec, ...] = (
-    "min_count",
-    "top_m",
-    "power",
-    "resolution",
-    "cluster_top_k",
-    "cluster_min_count",
-    "seed",
-    "device",
-    "label_abstracts",
-    "label_keywords",
-)
-FUSION_FLAGS: tuple[FlagSpec, ...] = (("method", "--fusion"),)
-CATEGORY_FLAGS: tuple[FlagSpec, ...] = ("top_k", "min_score", "infer_from")
-HYPERBOLIC_FLAGS: tuple[FlagSpec, ...] = ("dim", "epochs", "tolerance")
-MAP_FLAGS: tuple[FlagSpec, ...] = (("epochs", "--map-epochs"),)
-FIT_MAP_FLAGS: tuple[FlagSpec, ...] = (("fit_map", "--map"),)
 BURST_FLAGS: tuple[FlagSpec, ...] = (
     ("s", "--burst-s"),
     ("gamma", "--burst-gamma"),

@@ -22,18 +22,9 @@ import typing
 from collections.abc import Iterable, Sequence
 from typing import Any, Literal, TypeVar, Union
 
+from api.pipeline.commands import FlagSpec, flag_name
+
 S = TypeVar("S")
-
-# A field offered as a flag: its name (the flag is --<prefix><name with dashes>), or (name, flag) when the flag is
-# named otherwise (HyperbolicSettings.fit_map is --map).
-FlagSpec = str | tuple[str, str]
-
-
-def _flag_name(spec: FlagSpec, prefix: str) -> tuple[str, str]:
-    """(field name, flag) of one spec."""
-    if isinstance(spec, tuple):
-        return spec
-    return spec, f"--{prefix}{spec.replace('_', '-')}"
 
 
 def _dest(flag: str) -> str:
@@ -78,7 +69,7 @@ def add_settings_flags(
     """
     declared, hints, defaults = _fields(settings), typing.get_type_hints(settings), settings()
     for spec in fields:
-        name, flag = _flag_name(spec, prefix)
+        name, flag = flag_name(spec, prefix)
         if name not in declared:
             raise TypeError(f"{settings.__name__} has no field {name!r} to offer as {flag}")
         help_text = declared[name].metadata.get("help")
@@ -101,7 +92,7 @@ def settings_from_args(
 ) -> S:
     """``settings`` with the values of the flags :func:`add_settings_flags` added for ``fields``, and ``given``
     (values the command takes from elsewhere: another group's flag, a nested settings object)."""
-    values = {name: getattr(args, _dest(flag)) for name, flag in map(lambda s: _flag_name(s, prefix), fields)}
+    values = {name: getattr(args, _dest(flag)) for name, flag in map(lambda s: flag_name(s, prefix), fields)}
     return settings(**values, **given)
 
 

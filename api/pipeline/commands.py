@@ -8,7 +8,37 @@ every plan's commands with the CLI and check that the settings the CLI builds fr
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
+from typing import Any
+
+# A settings field offered as a flag: its name (the flag is --<prefix><name with dashes>), or (name, flag) when the
+# flag is named otherwise (HyperbolicSettings.fit_map is --map). The CLI adds the flags from the same tables
+# (api/cli/flags.py), so a command line and the step's settings name each flag once.
+FlagSpec = str | tuple[str, str]
+
+
+def flag_name(spec: FlagSpec, prefix: str = "") -> tuple[str, str]:
+    """(field name, flag) of one spec."""
+    if isinstance(spec, tuple):
+        return spec
+    return spec, f"--{prefix}{spec.replace('_', '-')}"
+
+
+def settings_flags(settings: Any, specs: Iterable[FlagSpec], prefix: str = "") -> tuple[str, ...]:
+    """The flags of ``specs`` whose value in ``settings`` (a dataclass) differs from its class's default: a bool as
+    :func:`switch`, anything else as :func:`option`."""
+    defaults = type(settings)()
+    out: list[str] = []
+    for spec in specs:
+        name, flag = flag_name(spec, prefix)
+        value, default = getattr(settings, name), getattr(defaults, name)
+        field_type = {f.name: f.type for f in dataclasses.fields(settings)}[name]
+        if isinstance(value, bool) and "bool" in str(field_type):
+            out.extend(switch(flag, value, default))
+        else:
+            out.extend(option(flag, value, default))
+    return tuple(out)
 
 
 def option(flag: str, value: object, default: object = None) -> tuple[str, ...]:
@@ -42,4 +72,4 @@ def joined(*parts: Iterable[str]) -> tuple[str, ...]:
     return tuple(out)
 
 
-__all__ = ["joined", "option", "switch"]
+__all__ = ["FlagSpec", "flag_name", "joined", "option", "settings_flags", "switch"]

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from api.pipeline.commands import joined, option, switch
+from api.pipeline.commands import FlagSpec, joined, option, settings_flags, switch
 from api.pipeline.linkage import load_linker
 from api.pipeline.registry import Action, Step, StepContext
 from gnn.cocitation.compute import CocitationSettings, compute_cocitation
@@ -21,13 +21,11 @@ from gnn.hyperbolic.compute import (
     HYPERBOLIC_CLASSES,
     HYPERBOLIC_MAP,
     HyperbolicSettings,
-    MapSettings,
     compute_hyperbolic,
 )
 from gnn.linkage import compute_linkage
 from gnn.linkage.cross_encoder import CROSS_ENCODER_FILE, CrossEncodedLinker, CrossEncoder
 from gnn.recommend.service import ServiceSettings, open_retrieval
-from gnn.taxonomy.categories import CategorySettings
 from gnn.taxonomy.compute import TaxonomySettings, compute_taxonomy
 from gnn.taxonomy.fusion import FusionSettings
 from gnn.text.embeddings import TARGETS, EmbeddingSettings, compute_embeddings
@@ -42,6 +40,27 @@ def no_taxonomy(store: GraphStore, settings: object = None) -> str | None:
     if store.count_nodes("ArxivCategory") + store.count_nodes("AcmClass") == 0:
         return "the store has no ArxivCategory/AcmClass nodes"
     return None
+
+
+# The settings fields of the steps below offered as flags: `citegraph compute` adds them (api/cli/flags.py) and
+# each step's command line renders them (settings_flags), so the two name each flag once.
+COCITATION_FLAGS: tuple[FlagSpec, ...] = (
+    "min_count",
+    "top_m",
+    "power",
+    "resolution",
+    "cluster_top_k",
+    "cluster_min_count",
+    "seed",
+    "device",
+    "label_abstracts",
+    "label_keywords",
+)
+FUSION_FLAGS: tuple[FlagSpec, ...] = (("method", "--fusion"),)
+CATEGORY_FLAGS: tuple[FlagSpec, ...] = ("top_k", "min_score", "infer_from")
+HYPERBOLIC_FLAGS: tuple[FlagSpec, ...] = ("dim", "epochs", "tolerance")
+MAP_FLAGS: tuple[FlagSpec, ...] = (("epochs", "--map-epochs"),)
+FIT_MAP_FLAGS: tuple[FlagSpec, ...] = (("fit_map", "--map"),)
 
 
 # embeddings ---------------------------------------------------------------------------------------------
@@ -93,18 +112,7 @@ class CocitationStep:
     settings: CocitationSettings = field(default_factory=CocitationSettings)
 
     def flags(self) -> tuple[str, ...]:
-        s, d = self.settings, CocitationSettings()
-        return (
-            *option("--min-count", s.min_count, d.min_count),
-            *option("--top-m", s.top_m, d.top_m),
-            *option("--power", s.power, d.power),
-            *option("--resolution", s.resolution, d.resolution),
-            *option("--cluster-top-k", s.cluster_top_k, d.cluster_top_k),
-            *option("--cluster-min-count", s.cluster_min_count, d.cluster_min_count),
-            *option("--seed", s.seed, d.seed),
-            *option("--device", s.device, d.device),
-            *switch("--label-abstracts", s.label_abstracts, d.label_abstracts),
-        )
+        return settings_flags(self.settings, COCITATION_FLAGS)
 
     def command(self) -> tuple[str, ...]:
         return ("compute", "cocitation", *self.flags())
@@ -129,10 +137,8 @@ class TaxonomyStep:
     def flags(self) -> tuple[str, ...]:
         fusion, categories = self.settings.fusion, self.settings.categories
         return (
-            *option("--fusion", fusion.method, FusionSettings().method),
-            *option("--top-k", categories.top_k, CategorySettings().top_k),
-            *option("--min-score", categories.min_score, CategorySettings().min_score),
-            *option("--infer-from", categories.infer_from, CategorySettings().infer_from),
+            *settings_flags(fusion, FUSION_FLAGS),
+            *settings_flags(categories, CATEGORY_FLAGS),
             *option("--seed", fusion.seed, FusionSettings().seed),
             *option("--device", self.device),
         )
@@ -165,11 +171,9 @@ class HyperbolicStep:
     def flags(self) -> tuple[str, ...]:
         s, d = self.settings, HyperbolicSettings()
         return (
-            *option("--dim", s.dim, d.dim),
-            *option("--epochs", s.epochs, d.epochs),
-            *option("--tolerance", s.tolerance, d.tolerance),
-            *option("--map-epochs", s.map_settings.epochs, MapSettings().epochs),
-            *switch("--map", s.fit_map, d.fit_map),
+            *settings_flags(s, HYPERBOLIC_FLAGS),
+            *settings_flags(s.map_settings, MAP_FLAGS),
+            *settings_flags(s, FIT_MAP_FLAGS),
             *option("--seed", s.seed, d.seed),
             *option("--device", s.device, d.device),
         )
