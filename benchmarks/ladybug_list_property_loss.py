@@ -73,10 +73,11 @@ IDS = [f"p{k:02d}" for k in range(14)]
 def read(conn: ladybug.Connection) -> dict[str, list[float] | None]:
     """Every node's list."""
     result = conn.execute("MATCH (n:P) RETURN n.id, n.probs")
-    rows = {}
+    assert not isinstance(result, list)  # one statement, one result
+    rows: dict[str, list[float] | None] = {}
     while result.has_next():
         key, value = result.get_next()
-        rows[key] = value
+        rows[str(key)] = value  # type: ignore[assignment]  # a DOUBLE[] column: a list or None
     return rows
 
 
