@@ -9,7 +9,10 @@ three checkpoints is needed (dropping any one, or all with ``--no-checkpoint``, 
 so are the values: the same statements with every list a constant, or with uniformly random doubles,
 keep them all; the lists below (co-citation noise distributions that ``citegraph compute cocitation``
 wrote on a test graph: repeated values and short decimals such as 0.2, 0.125, 0.25 next to long ones)
-lose some, which points at the floating-point compression of the list's data column on checkpoint.
+lose some. After the first round ``CALL storage_info('P')`` shows the list's data column
+``probs_data`` as ``FLOAT_COMPRESSION[55], 6 Exceptions`` (ALP with exceptions); opening the database with
+``compression=False`` (``--no-compression``) keeps every value, but a store whose first round was written
+compressed still loses them in later rounds opened without compression.
 No relationship table, DROP, RENAME, deletion or NULL is needed. In citegraph the checkpoints were
 the ones the engine runs after an autocommit ``COPY`` (the staging table of a relationship swap),
 which is why the loss showed after a ``CO_CITED`` rewrite and looked tied to it.
@@ -30,10 +33,14 @@ x86-64)::
     wrong after the rounds: none
     a second connection reads: none
     after a reopen: none
+    $ python benchmarks/ladybug_list_property_loss.py --no-compression
+    ladybug 0.22.0, checkpoint after each round: True, compression: False
+    wrong after the rounds: none
+    ...
 
-citegraph's co-citation update writes every paper's noise properties again after its CO_CITED write
-(``gnn/cocitation/delta.py``), and ``tests/graph/test_list_property_checkpoint.py`` runs this case
-against the store, so an engine upgrade that fixes it (or a store change that hides it) shows.
+citegraph opens the engine with compression off (``graph.embedded.COMPRESSION``;
+``benchmarks/store_compression.py`` measures the cost), and ``tests/graph/test_list_property_checkpoint.py``
+runs this case through the store, with a relationship swap or a close as the checkpoints.
 """
 
 from __future__ import annotations
@@ -89,9 +96,10 @@ def wrong(rows: dict[str, list[float] | None], want: dict[str, list[float]]) -> 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--no-checkpoint", action="store_true", help="no CHECKPOINT after the rounds")
+    parser.add_argument("--no-compression", action="store_true", help="open the database with compression=False")
     args = parser.parse_args()
     path = os.path.join(tempfile.mkdtemp(), "db")
-    db = ladybug.Database(path)
+    db = ladybug.Database(path, compression=not args.no_compression)
     conn = ladybug.Connection(db)
     conn.execute("CREATE NODE TABLE P(id STRING, probs DOUBLE[], PRIMARY KEY(id))")
     conn.execute("COPY P(id) FROM $f", {"f": pa.table({"id": IDS})})
@@ -102,12 +110,15 @@ def main() -> None:
         want.update(rows)
         if not args.no_checkpoint:
             conn.execute("CHECKPOINT")
-    print(f"ladybug {ladybug.__version__}, checkpoint after each round: {not args.no_checkpoint}")
+    print(
+        f"ladybug {ladybug.__version__}, checkpoint after each round: {not args.no_checkpoint}"
+        + (", compression: False" if args.no_compression else "")
+    )
     print("wrong after the rounds:", wrong(read(conn), want) or "none")
     print("a second connection reads:", wrong(read(ladybug.Connection(db)), want) or "none")
     conn.close()
     db.close()
-    db = ladybug.Database(path)
+    db = ladybug.Database(path, compression=not args.no_compression)
     print("after a reopen:", wrong(read(ladybug.Connection(db)), want) or "none")
 
 
