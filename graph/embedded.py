@@ -357,6 +357,14 @@ KEYED_LOOKUP_MAX = 200
 # The memory a streamed load's deferred relationship COPYs plan for (EmbeddedStore.write_deferred): a quarter of it
 # is the Arrow data of one COPY. `citegraph ingest --memory-limit` sets it.
 DEFERRED_MEMORY_BYTES = 1536 * 2**20
+# The engine's column compression, off. LadybugDB 0.22 stores a DOUBLE[] list's values with its floating-point
+# compression (ALP: storage_info shows `FLOAT_COMPRESSION[e], n Exceptions`) when they mix short decimals with
+# long ones, as co-citation probabilities do; a later SET of some nodes' lists and a checkpoint (the one after an
+# autocommit COPY, a CHECKPOINT, or a close: each CLI command's) then zeroes values of other nodes, written or
+# not (benchmarks/ladybug_list_property_loss.py; rerunning `compute cocitation` after CITES changed lost them).
+# Uncompressed, every value is kept. Cost, measured on `ingest anthology` (docs/results/store_compression.json):
+# the store 37% larger, the load no slower. Chunks a store already holds compressed stay so until rewritten.
+COMPRESSION = False
 
 
 class EmbeddedStore(GraphStore):
@@ -410,6 +418,7 @@ class EmbeddedStore(GraphStore):
             read_only=read_only,
             buffer_pool_size=self.buffer_pool_mib * 2**20,
             throw_on_wal_replay_failure=not tolerate_torn_wal,
+            compression=COMPRESSION,
         )
         self._conn = ladybug.Connection(self._db)
         self._pool = None

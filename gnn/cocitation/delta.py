@@ -43,11 +43,12 @@ runs the full step, at a full step's cost.
 
 **The writes.** CO_CITED is read whole (one Arrow read), its edges incident to :math:`T` replaced and
 written back whole as the full step writes it (a staging table swapped in; the embedded store's in-place
-edge upsert rewrites the whole table too when stored edges change). Replacing CO_CITED, in either way,
-was seen to zero values of other Papers' ``cocite_probs`` (LadybugDB; the full step hides it by writing
-every Paper after its edges), so the noise properties of every paper that has them are read before the
-edge write and written again after it (``negative_weight`` rescaled): a write of every cited paper, as
-the full step's. The rows of :math:`T` and of new papers are written with their new values. These are
+edge upsert rewrites the whole table too when stored edges change). The noise properties of every paper
+that has them are read before the edge write and written again after it (``negative_weight`` rescaled):
+a write of every cited paper, as the full step's. (Values of ``cocite_probs`` zeroed after the edge write
+were LadybugDB's compressed ``DOUBLE[]`` columns losing values on the checkpoint that follows the COPY,
+not the edge write itself; the embedded store opens the engine with compression off,
+``graph.embedded.COMPRESSION``, and ``benchmarks/ladybug_list_property_loss.py`` reproduces it.) The rows of :math:`T` and of new papers are written with their new values. These are
 several transactions: a marker (``<db>.cocitation/pending``) is left while they run, and an update that
 finds it runs the full step instead, which rewrites everything.
 """

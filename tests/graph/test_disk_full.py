@@ -95,7 +95,7 @@ def test_a_checkpoint_the_disk_interrupts_is_finished_by_recover_once_there_is_r
     small_fs: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     db = _tiny_store(small_fs)
-    filler = _fill(small_fs, 1_000_000)  # room for the log, not for the checkpoint's shadow pages
+    filler = _fill(small_fs, 1_600_000)  # room for the (uncompressed) log, not for the checkpoint's shadow pages
     with open_store(StoreConfig(db_path=db)) as store, pytest.raises(StoreFullError) as caught:
         ingest(store, _papers(5000))
     assert caught.value.pending_recovery and companions(db)

@@ -234,6 +234,40 @@ def test_random_sequences_of_changes_equal_the_full_step(tmp_path: Path, seed: i
         store.close()
 
 
+@pytest.mark.parametrize(("run", "seed"), [("full", 5), ("update", 29)])
+def test_steps_run_as_separate_commands_keep_every_paper_s_probabilities(tmp_path: Path, run: str, seed: int) -> None:
+    """Each step in its own open of the store, as separate CLI commands run: every close is a checkpoint.
+
+    With the engine's column compression on, these seeds lost ``cocite_probs`` values (zeros) of papers after
+    the second or third command, in the full step (``compute cocitation`` rerun after CITES changed) and in
+    the update alike (``benchmarks/ladybug_list_property_loss.py``; ``graph.embedded.COMPRESSION``).
+    """
+    rng = random.Random(seed)
+    path = tmp_path / "commands.db"
+    papers = [f"p{k:02d}" for k in range(14)]
+    cites = {(a, b) for a in papers for b in papers if a != b and rng.random() < 0.25}
+    store = open_store(StoreConfig(db_path=path))
+    try:
+        add_papers(store, sorted(cites), papers)
+        compute_cocitation(store, SETTINGS)
+        for _ in range(4):
+            store.close()
+            store = open_store(StoreConfig(db_path=path))
+            now = citations_of(store)
+            citing = rng.choice(sorted({s for s, _ in now}))
+            keep = {(s, t) for s, t in now if s != citing or rng.random() < 0.5}
+            set_citations(store, keep | {(citing, t) for t in rng.sample(papers, 2) if t != citing})
+            if run == "full":
+                compute_cocitation(store, SETTINGS)
+            else:
+                update_cocitation(store, SETTINGS)
+            store.close()
+            store = open_store(StoreConfig(db_path=path))
+            assert_as_from_scratch(store)
+    finally:
+        store.close()
+
+
 def test_counts_loaded_from_spark_make_the_next_update_run_the_full_step(
     cocite_store: GraphStore, tmp_path: Path
 ) -> None:
