@@ -754,6 +754,22 @@ class EmbeddedStore(GraphStore):
             identifiers={"TYPE": name or rel.type, "SOURCE": rel.source, "TARGET": rel.target, "COLUMNS": columns},
         )
 
+    def compressed_float_lists(self) -> dict[str, int]:
+        """``Label.property`` -> how many of its chunks hold float-list values compressed (storage_info's
+        ``FLOAT_COMPRESSION`` on the list's ``<property>_data`` column): the chunks that LadybugDB 0.22 can zero
+        after later writes and checkpoints (:data:`COMPRESSION`). A store written by this version has none; one
+        written before the guard can, until it is rebuilt."""
+        found: dict[str, int] = {}
+        for node in self.schema.nodes.values():
+            lists = {f"{p.name}_data": p.name for p in node.properties if p.kind is Kind.FLOAT_LIST}
+            if not lists:
+                continue
+            for row in self.query("storage_info", identifiers={"TABLE": node.label}):
+                prop = lists.get(row["column_name"])
+                if prop is not None and str(row["compression"]).startswith("FLOAT_COMPRESSION"):
+                    found[f"{node.label}.{prop}"] = found.get(f"{node.label}.{prop}", 0) + 1
+        return found
+
     def _check_columns(self, owner: NodeType | RelType) -> None:
         """Add properties the schema gained; refuse a store whose column types differ (e.g. vector sizes)."""
         table = owner.label if isinstance(owner, NodeType) else owner.type

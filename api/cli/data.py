@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 from pathlib import Path
 
 from api.cli.flags import FlagSpec, add_settings_flags, settings_from_args
@@ -12,6 +13,8 @@ from graph import StoreConfig, open_store, recovery
 from graph.copy import CopySettings, copy_store
 from graph.errors import CitegraphError, ConfigError, StoreError, StoreFullError
 from loaders.fetch import fetch_data
+
+log = logging.getLogger("citegraph")
 
 COPY_FLAGS: tuple[FlagSpec, ...] = ("batch_size",)  # the CopySettings fields `copy` offers as flags (api/cli/flags.py)
 
@@ -74,9 +77,12 @@ def cmd_recover(args: argparse.Namespace) -> int:
             f"filesystem and run `{recovery.recovery_command(path)}` again; until it succeeds, commands cannot open "
             "the store"
         )
+    from graph.embedded import EmbeddedStore  # here: the other commands of this module never open the engine
+
     try:
         with open_store(StoreConfig.from_env(db_path=path, read_only=True)) as store:
             stats = store.stats()
+            at_risk = store.compressed_float_lists() if isinstance(store, EmbeddedStore) else {}
     except StoreFullError:
         raise
     except CitegraphError as exc:
@@ -89,6 +95,17 @@ def cmd_recover(args: argparse.Namespace) -> int:
         f"{path}: opens read-write and read-only, with every table and column of this version; nothing left to "
         f"repair. It holds {held or 'nothing'}"
     )
+    if at_risk:
+        lists = ", ".join(
+            f"{name} ({chunks} chunk{'s' if chunks > 1 else ''})" for name, chunks in sorted(at_risk.items())
+        )
+        log.warning(
+            "%s was written with the engine's compression on, which this version turns off: float lists stored "
+            "compressed (%s) can lose values when they are written again (LadybugDB 0.22; docs/architecture.md). "
+            "Rebuild the store (`make clean build`, or ingest and compute into a new --db) before computing on it",
+            path,
+            lists,
+        )
     return 0
 
 

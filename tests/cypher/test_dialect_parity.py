@@ -32,6 +32,7 @@ ONE_BACKEND: dict[str, dict[str, str]] = {
         "drop_table_if_exists": "removes a LadybugDB staging table of the swap; Neo4j has no tables",
         "rename_table": "the LadybugDB staging table takes the replaced table's name; Neo4j has no tables",
         "show_tables": "LadybugDB catalog call, used to find missing tables",
+        "storage_info": "LadybugDB storage call, used to find float lists its compression can lose (recover)",
         "table_info": "LadybugDB catalog call, used to check column types (vector sizes)",
     },
     "neo4j": {

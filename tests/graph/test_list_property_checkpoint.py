@@ -91,3 +91,31 @@ def test_a_checkpoint_after_each_write_keeps_every_value(
 
 def test_rewriting_every_paper_before_each_checkpoint_keeps_every_value(tmp_path: Path) -> None:
     assert write_rounds(tmp_path / "s.db", rewrite_all=True, after_round=swap_edges) == {}
+
+
+@pytest.mark.parametrize("compressed", [True, False], ids=["written-compressed", "written-by-this-version"])
+def test_recover_names_the_float_lists_a_compressed_store_can_lose(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, compressed: bool
+) -> None:
+    """A store written before the guard (compression on) keeps its compressed chunks: ``recover`` names them and
+    says to rebuild; a store written by this version gets no such line."""
+    import graph.embedded
+    from api.cli.main import main
+
+    path = tmp_path / "s.db"
+    monkeypatch.setattr(graph.embedded, "COMPRESSION", compressed)
+    store = open_store(StoreConfig(db_path=path))
+    ingest(store, GraphBatch("case", nodes={"Paper": pd.DataFrame({"id": IDS})}, rels={}))
+    rows = ROUNDS[0]
+    store.write_node_properties(
+        "Paper", "id", pd.DataFrame({"id": [k for k, _ in rows], "cocite_probs": [v for _, v in rows]})
+    )
+    store.close()
+    monkeypatch.setattr(graph.embedded, "COMPRESSION", False)
+    with caplog.at_level("WARNING", logger="citegraph"):
+        assert main(["--db", str(path), "recover"]) == 0
+    warned = [r.getMessage() for r in caplog.records if "compression" in r.getMessage()]
+    if compressed:
+        assert len(warned) == 1 and "Paper.cocite_probs (1 chunk)" in warned[0] and "Rebuild the store" in warned[0]
+    else:
+        assert warned == []
