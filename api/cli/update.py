@@ -10,26 +10,39 @@ from __future__ import annotations
 import argparse
 
 from api.cli.common import step_context
-from api.cli.compute import _cocitation_arguments, compute_all_settings
+from api.cli.compute import _cocitation_arguments
+from api.cli.flags import settings_from_args
 from api.cli.ingest import add_ingest_options, ingest_settings
-from api.pipeline.compute import IndexStep
+from api.pipeline.compute import (
+    COCITATION_FLAGS,
+    CocitationStep,
+    EmbeddingsStep,
+    HyperbolicStep,
+    IndexStep,
+    TaxonomyStep,
+)
 from api.pipeline.registry import PlanRun
 from api.pipeline.update import UPDATE_STEPS, CocitationUpdate, UpdateSettings, update_plan
-from gnn.hyperbolic.compute import HyperbolicSettings, MapSettings
+from gnn.cocitation.compute import CocitationSettings
+from gnn.hyperbolic.compute import HyperbolicSettings
 from gnn.taxonomy.categories import CategorySettings
+from gnn.taxonomy.compute import TaxonomySettings
 from gnn.taxonomy.fusion import FusionSettings
 
 
 def update_settings(args: argparse.Namespace) -> UpdateSettings:
-    """``update``'s flags as the registry's settings."""
-    steps = compute_all_settings(args)  # the defaults below stand for the flags `update` does not offer
+    """``update``'s flags as the registry's settings; taxonomy and hyperbolic (``--taxonomy``) take their defaults
+    with the seed and device of the cocitation flags."""
+    cocitation = settings_from_args(CocitationSettings, args, COCITATION_FLAGS)
+    seed, device = cocitation.seed, cocitation.device
+    taxonomy = TaxonomySettings(fusion=FusionSettings(seed=seed, device=device), categories=CategorySettings(seed=seed))
     return UpdateSettings(
         ingest=ingest_settings(args) if args.source else None,
         steps=tuple(args.steps or UPDATE_STEPS),
-        cocitation=CocitationUpdate(steps.cocitation, recluster=args.recluster),
-        embeddings=steps.embeddings,
-        taxonomy=steps.taxonomy if args.taxonomy else None,
-        hyperbolic=steps.hyperbolic if args.taxonomy else None,
+        cocitation=CocitationUpdate(CocitationStep(cocitation), recluster=args.recluster),
+        embeddings=EmbeddingsStep(embed="papers", device=device),
+        taxonomy=TaxonomyStep(taxonomy, device=device) if args.taxonomy else None,
+        hyperbolic=HyperbolicStep(HyperbolicSettings(seed=seed, device=device)) if args.taxonomy else None,
         index=IndexStep(index_dir=args.index_dir),
     )
 
@@ -70,22 +83,7 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     )
     p.add_argument("--index-dir", help="the retrieval index folder (default: <db>.index beside the store)")
     _cocitation_arguments(p.add_argument_group("cocitation"))
-    p.set_defaults(
-        func=cmd_update,
-        embed="papers",
-        force=False,
-        limit=None,
-        # taxonomy and hyperbolic with their defaults (--taxonomy)
-        fusion=FusionSettings().method,
-        top_k=CategorySettings().top_k,
-        min_score=None,
-        infer_from=CategorySettings().infer_from,
-        dim=HyperbolicSettings().dim,
-        epochs=HyperbolicSettings().epochs,
-        tolerance=HyperbolicSettings().tolerance,
-        map_epochs=MapSettings().epochs,
-        map=HyperbolicSettings().fit_map,
-    )
+    p.set_defaults(func=cmd_update)
 
 
 __all__ = ["add_commands", "cmd_update", "update_settings"]
