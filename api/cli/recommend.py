@@ -257,11 +257,6 @@ def reranker_settings(args: argparse.Namespace) -> RerankerTraining:
     )
 
 
-def _training_options(args: argparse.Namespace) -> train.TrainingOptions:
-    """The keyword arguments of :func:`gnn.recommend.train.run_training` that the flags set."""
-    return reranker_settings(args).options(progress=not args.quiet)
-
-
 def cmd_train_reranker(args: argparse.Namespace) -> int:
     """``citegraph train reranker`` (and ``eval recommend --ablation``): build examples, train, save, report
     (the step registry's action, :mod:`api.pipeline.train`)."""

@@ -529,15 +529,17 @@ def test_train_reranker_cli_refuses_an_empty_bag_before_any_work(
 
 def test_epoch_patience_reaches_the_neural_model_and_nothing_else(tmp_path: Path) -> None:
     from api.cli.main import build_parser
-    from api.cli.recommend import _training_options
+    from api.cli.recommend import reranker_settings
     from graph.errors import ConfigError
 
     parser = build_parser()
     db = ["--db", str(tmp_path / "x.db")]
-    given = _training_options(parser.parse_args([*db, "train", "reranker", "--epoch-patience", "2"]))
-    default = _training_options(parser.parse_args([*db, "train", "reranker"]))
+    given = reranker_settings(parser.parse_args([*db, "train", "reranker", "--epoch-patience", "2"])).options(
+        progress=False
+    )
+    default = reranker_settings(parser.parse_args([*db, "train", "reranker"])).options(progress=False)
     assert given.model_settings == replace(default.model_settings, patience=2)
     assert default.model_settings.patience == RerankerSettings().patience  # the full build's
     assert given.lambdamart == default.lambdamart and given.settings == default.settings
     with pytest.raises(ConfigError, match="--epoch-patience is 0"):
-        _training_options(parser.parse_args([*db, "train", "reranker", "--epoch-patience", "0"]))
+        reranker_settings(parser.parse_args([*db, "train", "reranker", "--epoch-patience", "0"]))
