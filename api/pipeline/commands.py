@@ -8,7 +8,6 @@ every plan's commands with the CLI and check that the settings the CLI builds fr
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable
 from typing import Any
 
@@ -33,8 +32,7 @@ def settings_flags(settings: Any, specs: Iterable[FlagSpec], prefix: str = "") -
     for spec in specs:
         name, flag = flag_name(spec, prefix)
         value, default = getattr(settings, name), getattr(defaults, name)
-        field_type = {f.name: f.type for f in dataclasses.fields(settings)}[name]
-        if isinstance(value, bool) and "bool" in str(field_type):
+        if isinstance(value, bool):  # only a bool field holds a bool (an int field's value is an int)
             out.extend(switch(flag, value, default))
         else:
             out.extend(option(flag, value, default))
