@@ -233,7 +233,11 @@ def _unit_network(
 def _cited_rows(store: GraphStore, name: str, key: str, citations: Citations) -> pd.DataFrame:
     """The rows of statement ``name`` (read as Arrow) whose ``key`` column names a work cited in the window: only
     those need an author or a source, and the per-row string work below stays small."""
-    frame = store.query_arrow(name).to_pandas()
+    return _of_cited(store.query_arrow(name).to_pandas(), key, citations)
+
+
+def _of_cited(frame: pd.DataFrame, key: str, citations: Citations) -> pd.DataFrame:
+    """The rows of ``frame`` whose ``key`` column names a work cited in the window."""
     cited = np.zeros(len(citations.data.papers), dtype=bool)
     cited[citations.cited] = True
     position = citations.data.papers.get_indexer(pd.Index(frame[key].astype(object)))
@@ -296,8 +300,9 @@ def abbreviation_joins(works: pd.DataFrame) -> dict[str, tuple[str, str]]:
 def source_rows(store: GraphStore, citations: Citations) -> pd.DataFrame:
     """The cited works of the window and their source nodes: ``paper_id``, ``label`` (the venue as spelled, or the
     full title an abbreviation joins, :func:`abbreviation_joins`), ``unit`` (the node id, :func:`source_id`)."""
-    full_titles = abbreviation_joins(store.query_arrow("work_sources").to_pandas())
-    works = _cited_rows(store, "work_sources", "id", citations)
+    every = store.query_arrow("work_sources").to_pandas()  # read once: the joins need every record's titles
+    full_titles = abbreviation_joins(every)
+    works = _of_cited(every, "id", citations)
     units = _each(works["venue"], source_id)
     joined = [full_titles.get(u) if u is not None else None for u in units]
     rows = pd.DataFrame(
